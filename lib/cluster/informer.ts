@@ -1,0 +1,292 @@
+/**
+ * @module cluster/informer
+ * A list+watch informer that keeps a local Store in step with the API server and never stops
+ * by itself (unlike @kubernetes/client-node's, which stops for good on any error but 410 Gone):
+ * - watches carry a server-side `timeoutSeconds` (5–10 min, random, like client-go) and
+ *   `allowWatchBookmarks`; when a watch ends it is re-opened from the last resourceVersion seen
+ *   (bookmarks included), without a relist;
+ * - 410 Gone (expired resourceVersion) → immediate relist;
+ * - any other failure → exponential backoff with jitter, then a re-watch (and a relist after
+ *   repeated failures); failures are logged and counted, never swallowed;
+ * - `resyncMs` > 0 → a full relist that often (`--resync-period`); 0 → only when needed.
+ * Handlers see add/update/delete; a relist diffs the new list against the store.
+ */
+import { log } from "../log/logger.ts";
+import { Backoff } from "./backoff.ts";
+import { type ClusterClient, isStatus } from "./client.ts";
+import { relists, watchErrors, watchStarts } from "./metrics.ts";
+import { sleep } from "./rate_limiter.ts";
+import { collectionPath, keyOf, type KubeObject, type ResourceType } from "./resources.ts";
+import { Store } from "./store.ts";
+
+export interface InformerOptions {
+  namespace?: string | null;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Full relist period in ms; 0: relist only when the watch cannot resume. */
+  resyncMs?: number;
+  /** Page size of lists. */
+  pageSize?: number;
+  /** Fixed server-side watch timeout in seconds (default: random 300–600). */
+  watchTimeoutSeconds?: number;
+  backoff?: Backoff;
+}
+
+export interface InformerHandlers<T extends KubeObject> {
+  onAdd?(obj: T): void;
+  onUpdate?(old: T, obj: T): void;
+  onDelete?(obj: T): void;
+  /** Called after every completed list (initial, resync, recovery). */
+  onSync?(): void;
+}
+
+type WatchEnd = "ended" | "gone" | "resync";
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store = new Store<T>();
+  /** Watches opened (first and restarts), lists done. */
+  watchStarts = 0;
+  lists = 0;
+  lastError: unknown = null;
+  #handlers: InformerHandlers<T>[] = [];
+  #stop = new AbortController();
+  #watchAbort: AbortController | null = null;
+  #resyncDue = false;
+  #resyncTimer: ReturnType<typeof setTimeout> | undefined;
+  #loop: Promise<void> | null = null;
+  #rv = "";
+  #synced = false;
+  #syncWaiters: (() => void)[] = [];
+  #backoff: Backoff;
+  readonly name: string;
+
+  constructor(readonly client: ClusterClient, readonly resource: ResourceType, readonly opts: InformerOptions = {}) {
+    this.#backoff = opts.backoff ?? new Backoff();
+    this.name = opts.namespace && resource.namespaced ? `${resource.plural}@${opts.namespace}` : resource.plural;
+  }
+
+  on(handlers: InformerHandlers<T>): this {
+    this.#handlers.push(handlers);
+    return this;
+  }
+
+  get hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** The last resourceVersion seen (list, event or bookmark). */
+  get resourceVersion(): string {
+    return this.#rv;
+  }
+
+  start(): this {
+    if (!this.#loop) {
+      this.#loop = this.#run();
+      if (this.opts.resyncMs && this.opts.resyncMs > 0) this.#scheduleResync();
+    }
+    return this;
+  }
+
+  /** Resolves once the first list is in the store. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#syncWaiters.push(resolve);
+      signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort(new Error("informer stopped"));
+    clearTimeout(this.#resyncTimer);
+    this.#watchAbort?.abort();
+    await this.#loop?.catch(() => {});
+  }
+
+  /** Ends the current watch and relists now (used by the periodic resync and by tests). */
+  resync(): void {
+    this.#resyncDue = true;
+    this.#watchAbort?.abort(new Error("resync"));
+  }
+
+  #scheduleResync(): void {
+    this.#resyncTimer = setTimeout(() => {
+      if (this.#stop.signal.aborted) return;
+      this.resync();
+      this.#scheduleResync();
+    }, this.opts.resyncMs!);
+  }
+
+  async #run(): Promise<void> {
+    const stop = this.#stop.signal;
+    let needList = true;
+    let reason = "initial";
+    let watchFailures = 0;
+    while (!stop.aborted) {
+      try {
+        if (needList) {
+          await this.#list(reason);
+          needList = false;
+          this.#backoff.reset();
+        }
+        const end = await this.#watch();
+        watchFailures = 0;
+        if (end === "gone") [needList, reason] = [true, "gone"];
+        else if (end === "resync") [needList, reason] = [true, "resync"];
+      } catch (err) {
+        if (stop.aborted) break;
+        if (this.#resyncDue) {
+          [needList, reason] = [true, "resync"];
+          continue;
+        }
+        this.lastError = err;
+        watchErrors.inc({ resource: this.name });
+        if (isStatus(err, 410)) {
+          [needList, reason] = [true, "gone"];
+          continue;
+        }
+        // A watch that cannot be re-opened several times in a row may be stuck on a bad
+        // resourceVersion: start over with a list.
+        if (!needList && ++watchFailures >= 3) [needList, reason, watchFailures] = [true, "error", 0];
+        const delay = this.#backoff.next();
+        log.warn("cluster watch failed; retrying", {
+          resource: this.name,
+          error: err instanceof Error ? err.message : String(err),
+          retryInMs: Math.round(delay),
+          relist: needList,
+        });
+        try {
+          await sleep(delay, stop);
+        } catch {
+          break;
+        }
+      }
+    }
+  }
+
+  #query(): Record<string, string | undefined> {
+    return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
+  }
+
+  async #list(reason: string): Promise<void> {
+    this.#resyncDue = false;
+    relists.inc({ resource: this.name, reason });
+    this.lists++;
+    const path = collectionPath(this.resource, this.opts.namespace);
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv = "";
+    do {
+      const page = await this.client.request("GET", path, {
+        query: { ...this.#query(), limit: this.opts.pageSize ?? 500, continue: cont },
+        signal: this.#stop.signal,
+      });
+      for (const item of page.items ?? []) items.push(withKind(item, this.resource));
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion ?? rv;
+    } while (cont);
+    this.#replace(items);
+    this.#rv = rv;
+    log.v(2)?.info("cluster list done", { resource: this.name, reason, objects: items.length, resourceVersion: rv });
+    if (!this.#synced) {
+      this.#synced = true;
+      for (const w of this.#syncWaiters.splice(0)) w();
+    }
+    this.#emit((h) => h.onSync?.());
+  }
+
+  #replace(items: T[]): void {
+    const seen = new Set<string>();
+    for (const obj of items) {
+      const key = keyOf(obj);
+      seen.add(key);
+      const old = this.store.set(obj);
+      if (!old) this.#emit((h) => h.onAdd?.(obj));
+      else this.#emit((h) => h.onUpdate?.(old, obj));
+    }
+    for (const key of this.store.keys()) {
+      if (seen.has(key)) continue;
+      const old = this.store.delete(key);
+      if (old) this.#emit((h) => h.onDelete?.(old));
+    }
+  }
+
+  async #watch(): Promise<WatchEnd> {
+    const abort = new AbortController();
+    this.#watchAbort = abort;
+    const onStop = () => abort.abort();
+    this.#stop.signal.addEventListener("abort", onStop, { once: true });
+    const timeoutSeconds = this.opts.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
+    // Guard against a half-open connection that would never deliver the server's end of stream.
+    const guard = setTimeout(() => abort.abort(new Error("watch outlived its timeout")), (timeoutSeconds + 60) * 1000);
+    watchStarts.inc({ resource: this.name });
+    this.watchStarts++;
+    let stream;
+    try {
+      stream = await this.client.watch(collectionPath(this.resource, this.opts.namespace), {
+        ...this.#query(),
+        resourceVersion: this.#rv,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+      }, abort.signal);
+      const closeOnAbort = () => stream!.close();
+      abort.signal.addEventListener("abort", closeOnAbort, { once: true });
+      let events = 0;
+      for await (const ev of stream.events) {
+        if (abort.signal.aborted) break;
+        if (ev.type === "ERROR") {
+          const code = ev.object?.code;
+          if (code === 410) return "gone";
+          throw new Error(`watch error event: ${code ?? "?"} ${ev.object?.reason ?? ""} ${ev.object?.message ?? ""}`);
+        }
+        const rv = ev.object?.metadata?.resourceVersion;
+        if (rv) this.#rv = rv;
+        if (++events === 1) this.#backoff.reset();
+        if (ev.type === "BOOKMARK") continue;
+        this.#apply(ev.type, withKind(ev.object, this.resource));
+      }
+      if (this.#resyncDue) return "resync";
+      if (this.#stop.signal.aborted) return "ended";
+      if (abort.signal.aborted) throw abort.signal.reason ?? new Error("watch aborted");
+      log.v(4)?.info("cluster watch ended; resuming", { resource: this.name, resourceVersion: this.#rv });
+      return "ended";
+    } catch (err) {
+      if (this.#resyncDue) return "resync";
+      throw err;
+    } finally {
+      clearTimeout(guard);
+      this.#stop.signal.removeEventListener("abort", onStop);
+      stream?.close();
+      this.#watchAbort = null;
+    }
+  }
+
+  #apply(type: string, obj: T): void {
+    const key = keyOf(obj);
+    if (type === "DELETED") {
+      const old = this.store.delete(key) ?? obj;
+      this.#emit((h) => h.onDelete?.(old));
+      return;
+    }
+    const old = this.store.set(obj);
+    if (old) this.#emit((h) => h.onUpdate?.(old, obj));
+    else this.#emit((h) => h.onAdd?.(obj));
+  }
+
+  #emit(call: (h: InformerHandlers<T>) => void): void {
+    for (const h of this.#handlers) {
+      try {
+        call(h);
+      } catch (err) {
+        log.error("informer handler failed", { resource: this.name, error: err instanceof Error ? err.message : err });
+      }
+    }
+  }
+}
+
+/** List items come without apiVersion/kind; set them so handlers see complete objects. */
+function withKind<T extends KubeObject>(obj: T, r: ResourceType): T {
+  if (!obj.kind) obj.kind = r.kind;
+  if (!obj.apiVersion) obj.apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+  return obj;
+}

@@ -1,0 +1,84 @@
+/**
+ * @module cluster/store
+ * The local cache of one informer: objects by `namespace/name`, plus named indexers
+ * (e.g. EndpointSlices by their service, owned objects by owner uid).
+ */
+import { keyOf, type KubeObject } from "./resources.ts";
+
+export type IndexFunc<T> = (obj: T) => readonly string[];
+
+export class Store<T extends KubeObject = KubeObject> {
+  #items = new Map<string, T>();
+  #indexers = new Map<string, IndexFunc<T>>();
+  #indices = new Map<string, Map<string, Set<string>>>();
+
+  /** Adds an indexer; existing objects are indexed at once. */
+  addIndexer(name: string, fn: IndexFunc<T>): void {
+    this.#indexers.set(name, fn);
+    const index = new Map<string, Set<string>>();
+    this.#indices.set(name, index);
+    for (const [key, obj] of this.#items) for (const v of fn(obj)) addTo(index, v, key);
+  }
+
+  get(key: string): T | undefined {
+    return this.#items.get(key);
+  }
+
+  list(): T[] {
+    return [...this.#items.values()];
+  }
+
+  keys(): string[] {
+    return [...this.#items.keys()];
+  }
+
+  get size(): number {
+    return this.#items.size;
+  }
+
+  /** Objects whose indexer `name` produced `value`. */
+  byIndex(name: string, value: string): T[] {
+    const keys = this.#indices.get(name)?.get(value);
+    if (!keys) return [];
+    return [...keys].map((k) => this.#items.get(k)!).filter(Boolean);
+  }
+
+  /** Stores `obj`, returns the object it replaced. */
+  set(obj: T): T | undefined {
+    const key = keyOf(obj);
+    const old = this.#items.get(key);
+    if (old) this.#unindex(key, old);
+    this.#items.set(key, obj);
+    for (const [name, fn] of this.#indexers) {
+      const index = this.#indices.get(name)!;
+      for (const v of fn(obj)) addTo(index, v, key);
+    }
+    return old;
+  }
+
+  /** Removes the object with `key`, returns it. */
+  delete(key: string): T | undefined {
+    const old = this.#items.get(key);
+    if (!old) return undefined;
+    this.#unindex(key, old);
+    this.#items.delete(key);
+    return old;
+  }
+
+  #unindex(key: string, obj: T): void {
+    for (const [name, fn] of this.#indexers) {
+      const index = this.#indices.get(name)!;
+      for (const v of fn(obj)) {
+        const set = index.get(v);
+        set?.delete(key);
+        if (set?.size === 0) index.delete(v);
+      }
+    }
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
+  let set = index.get(value);
+  if (!set) index.set(value, set = new Set());
+  set.add(key);
+}
