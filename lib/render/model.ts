@@ -1,0 +1,514 @@
+/**
+ * @module render/model
+ * Builds the typed, validated, sorted model of one proxy from cluster objects. Everything the
+ * templates see comes from here and has passed an anchored pattern (render/patterns.ts).
+ *
+ * Policy (what happens to invalid input; each case adds a problem that the controller turns
+ * into an Event on the object):
+ * - Ingress with an invalid namespace or name, or outside the allowed namespace: ignored.
+ * - Rule with an invalid host: the rule is dropped.
+ * - Path with an invalid path or pathType, or a non-Service backend: the path is dropped.
+ * - Path whose Service, Service port or endpoints cannot be resolved: the route is kept and its
+ *   backend has no servers (HAProxy answers 503) so the route goes live as soon as endpoints
+ *   appear, without a reload.
+ * - Two paths with the same host + path + pathType (also across ingresses): the oldest ingress
+ *   (creationTimestamp, then namespace/name) wins, the other gets a `RouteConflict` problem.
+ * - Several default backends: the oldest ingress's wins, the others get `DefaultBackendConflict`.
+ * - TLS entry with a missing or invalid Secret or an invalid host: TLS is dropped for those hosts
+ *   (they stay reachable over HTTP, without redirect).
+ * - Annotation with an invalid value: the default applies.
+ * `servable` is false when nothing at all can be routed (no route and no default backend).
+ */
+import type { V1EndpointSlice, V1Ingress, V1IngressBackend, V1Secret, V1Service } from "@kubernetes/client-node";
+import {
+  isDns1123Label,
+  isDns1123Subdomain,
+  isHost,
+  isIPv4,
+  isIPv6,
+  isPath,
+  isPortName,
+  isPortNumber,
+  isProxyName,
+} from "./patterns.ts";
+import { slotCount } from "./slots.ts";
+
+export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
+export type Balance = "roundrobin" | "leastconn" | "source";
+
+/** One routing rule. `host` "" means any host; `match` is how `path` is compared. */
+export interface Route {
+  host: string;
+  path: string;
+  pathType: PathType;
+  match: "exact" | "prefix";
+  backend: string;
+  /** `namespace/name` of the ingress the route comes from. */
+  ingress: string;
+}
+
+/** An endpoint: `address` as written in the configuration (IPv4, or bracketed IPv6). */
+export interface Server {
+  address: string;
+  port: number;
+}
+
+export interface Backend {
+  /** `be_<namespace>_<service>_<port>`; parts are validated, `_` cannot occur in them. */
+  name: string;
+  namespace: string;
+  service: string;
+  /** The Service port as the ingress refers to it: a number or a port name. */
+  port: number | string;
+  servers: Server[];
+  /** max(4, next power of two ≥ servers.length). */
+  slots: number;
+  balance: Balance;
+  /** `timeout server` for this backend, e.g. `30s`; null: the defaults section applies. */
+  timeoutServer: string | null;
+}
+
+/** One TLS certificate: a kubernetes.io/tls Secret written by the proxy as `file` in its cert dir. */
+export interface TlsCert {
+  file: string;
+  namespace: string;
+  name: string;
+  /** SNI names served with this certificate, sorted; empty: no filter (the names in the certificate). */
+  hosts: string[];
+}
+
+export interface Model {
+  /** `namespace/name` of the ingresses merged into this model, oldest first. */
+  ingresses: string[];
+  /** Routes in match order: exact hosts, wildcard hosts, any host; longer paths first; Exact before prefix. */
+  routes: Route[];
+  /** Sorted by name. */
+  backends: Backend[];
+  /** Backend name of the ingress default backend; null: the built-in 404. */
+  defaultBackend: string | null;
+  /** Sorted by file. */
+  tls: TlsCert[];
+  /** Hosts whose plain HTTP requests are redirected to HTTPS, sorted. */
+  redirectHosts: string[];
+  /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
+  refs: { services: string[]; secrets: string[] };
+}
+
+export type ProblemKind = "Ingress" | "Service" | "EndpointSlice" | "Secret";
+
+/** Something wrong with one object; the controller emits it as a Warning Event on `object`. */
+export interface Problem {
+  object: string;
+  kind: ProblemKind;
+  reason: string;
+  message: string;
+}
+
+/** Access to the cluster state (the controller's caches; tests use `lookupFromLists`). */
+export interface ClusterLookup {
+  service(namespace: string, name: string): V1Service | undefined;
+  /** The EndpointSlices labelled `kubernetes.io/service-name=<service>` in `namespace`. */
+  endpointSlices(namespace: string, service: string): readonly V1EndpointSlice[];
+  secret(namespace: string, name: string): V1Secret | undefined;
+}
+
+export interface ModelInput {
+  ingresses: readonly V1Ingress[];
+  lookup: ClusterLookup;
+  /** With --restrict-to-operator-namespace: ingresses of other namespaces are refused. */
+  namespace?: string | null;
+}
+
+export interface BuildResult {
+  model: Model;
+  problems: Problem[];
+  servable: boolean;
+}
+
+export const ANNOTATION_PREFIX = "ingress.kubernetes.io/";
+export const SSL_REDIRECT_ANNOTATION = `${ANNOTATION_PREFIX}ssl-redirect`;
+export const BALANCE_ANNOTATION = `${ANNOTATION_PREFIX}load-balance`;
+export const TIMEOUT_ANNOTATION = `${ANNOTATION_PREFIX}timeout-server`;
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+const BALANCES: readonly Balance[] = ["roundrobin", "leastconn", "source"];
+const TIMEOUT = /^[1-9][0-9]{0,5}(?:ms|s|m)$/;
+
+/** A lookup over plain lists (tests, benchmarks, the demo). */
+export function lookupFromLists(lists: {
+  services?: readonly V1Service[];
+  endpointSlices?: readonly V1EndpointSlice[];
+  secrets?: readonly V1Secret[];
+}): ClusterLookup {
+  const key = (ns: string | undefined, n: string | undefined) => `${ns ?? ""}/${n ?? ""}`;
+  const services = new Map((lists.services ?? []).map((s) => [key(s.metadata?.namespace, s.metadata?.name), s]));
+  const secrets = new Map((lists.secrets ?? []).map((s) => [key(s.metadata?.namespace, s.metadata?.name), s]));
+  const slices = new Map<string, V1EndpointSlice[]>();
+  for (const s of lists.endpointSlices ?? []) {
+    const k = key(s.metadata?.namespace, s.metadata?.labels?.[SERVICE_NAME_LABEL]);
+    slices.set(k, [...(slices.get(k) ?? []), s]);
+  }
+  return {
+    service: (ns, n) => services.get(key(ns, n)),
+    endpointSlices: (ns, svc) => slices.get(key(ns, svc)) ?? [],
+    secret: (ns, n) => secrets.get(key(ns, n)),
+  };
+}
+
+function timestampOf(i: V1Ingress): number {
+  const t = i.metadata?.creationTimestamp as unknown;
+  const ms = t instanceof Date ? t.getTime() : typeof t === "string" ? Date.parse(t) : NaN;
+  return Number.isFinite(ms) ? ms : Number.MAX_SAFE_INTEGER;
+}
+
+function idOf(i: { metadata?: { namespace?: string; name?: string } }): string {
+  return `${i.metadata?.namespace ?? ""}/${i.metadata?.name ?? ""}`;
+}
+
+/** Oldest first; then namespace/name: the order in which ingresses win conflicts. */
+export function compareIngresses(a: V1Ingress, b: V1Ingress): number {
+  return timestampOf(a) - timestampOf(b) || cmp(idOf(a), idOf(b));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** JSON for messages: keeps a hostile value on one line and visibly quoted. */
+function show(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 80 ? `${s.slice(0, 77)}..."` : s;
+}
+
+/** Prefix paths compare element-wise: a trailing slash means nothing (except for the root). */
+function normalizePrefix(path: string): string {
+  const p = path.replace(/\/+$/, "");
+  return p === "" ? "/" : p;
+}
+
+function sliceProblem(ctx: Context, ns: string, slice: V1EndpointSlice, message: string): void {
+  const object = `${ns}/${slice.metadata?.name ?? ""}`;
+  ctx.problems.push({ object, kind: "EndpointSlice", reason: "InvalidEndpoints", message });
+}
+
+function decodePem(data: Record<string, string> | undefined, key: string): string | null {
+  const b64 = data?.[key];
+  if (typeof b64 !== "string") return null;
+  try {
+    return atob(b64);
+  } catch {
+    return null;
+  }
+}
+
+interface Context {
+  lookup: ClusterLookup;
+  problems: Problem[];
+  backends: Map<string, Backend>;
+  services: Set<string>;
+  secrets: Set<string>;
+}
+
+/** Builds the model of one proxy; see the module header for what happens to invalid input. */
+export function buildModel(input: ModelInput): BuildResult {
+  const ctx: Context = {
+    lookup: input.lookup,
+    problems: [],
+    backends: new Map(),
+    services: new Set(),
+    secrets: new Set(),
+  };
+  const ingresses = [...input.ingresses].sort(compareIngresses);
+  const accepted: string[] = [];
+  const routes = new Map<string, Route>();
+  const certs = new Map<string, TlsCert>();
+  const redirect = new Set<string>();
+  let defaultBackend: { name: string; ingress: string } | null = null;
+
+  for (const ing of ingresses) {
+    const ns = ing.metadata?.namespace;
+    const name = ing.metadata?.name;
+    const id = idOf(ing);
+    const problem = (reason: string, message: string) =>
+      ctx.problems.push({ object: id, kind: "Ingress", reason, message });
+    if (!isDns1123Label(ns) || !isDns1123Subdomain(name)) {
+      problem("InvalidName", `ingress namespace/name ${show(id)} is not a valid DNS-1123 name; ingress ignored`);
+      continue;
+    }
+    if (input.namespace && ns !== input.namespace) {
+      problem(
+        "NamespaceRefused",
+        `ingress is outside the operator namespace ${input.namespace} (--restrict-to-operator-namespace); ignored`,
+      );
+      continue;
+    }
+    accepted.push(id);
+    const annotations = ing.metadata?.annotations ?? {};
+    const settings = backendSettings(annotations, problem);
+    const sslRedirect = boolAnnotation(annotations, SSL_REDIRECT_ANNOTATION, true, problem);
+
+    // TLS
+    for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
+      const hosts: string[] = [];
+      for (const h of tls.hosts ?? []) {
+        if (isHost(h)) hosts.push(h);
+        else problem("InvalidHost", `spec.tls[${t}].hosts: ${show(h)} is not a valid host; ignored`);
+      }
+      const cert = tlsCert(ctx, ns, tls.secretName, `spec.tls[${t}]`, problem);
+      if (!cert) continue;
+      const existing = certs.get(cert.file);
+      const merged = new Set([...(existing?.hosts ?? []), ...hosts]);
+      certs.set(cert.file, { ...cert, hosts: [...merged].sort() });
+      if (sslRedirect) { for (const h of hosts) redirect.add(h); }
+    }
+
+    // default backend
+    if (ing.spec?.defaultBackend) {
+      const be = resolveBackend(ctx, ns, ing.spec.defaultBackend, "spec.defaultBackend", settings, problem);
+      if (be) {
+        if (defaultBackend === null) defaultBackend = { name: be, ingress: id };
+        else if (defaultBackend.name !== be) {
+          problem(
+            "DefaultBackendConflict",
+            `spec.defaultBackend is ignored: ingress ${defaultBackend.ingress} is older and sets the default backend`,
+          );
+        }
+      }
+    }
+
+    // rules
+    for (const [r, rule] of (ing.spec?.rules ?? []).entries()) {
+      const host = rule.host ?? "";
+      if (host !== "" && !isHost(host)) {
+        problem("InvalidHost", `spec.rules[${r}].host: ${show(host)} is not a valid host; rule ignored`);
+        continue;
+      }
+      for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
+        const where = `spec.rules[${r}].http.paths[${p}]`;
+        const pathType = hp.pathType as PathType;
+        if (pathType !== "Exact" && pathType !== "Prefix" && pathType !== "ImplementationSpecific") {
+          problem("InvalidPathType", `${where}.pathType: ${show(hp.pathType)} is not supported; path ignored`);
+          continue;
+        }
+        const raw = hp.path ?? (pathType === "ImplementationSpecific" ? "/" : undefined);
+        if (!isPath(raw)) {
+          problem(
+            "InvalidPath",
+            `${where}.path: ${show(raw)} is not an absolute path of letters, digits and -._~!*+,;=:@/%XX; path ignored`,
+          );
+          continue;
+        }
+        const match = pathType === "Exact" ? "exact" : "prefix";
+        const path = match === "prefix" ? normalizePrefix(raw) : raw;
+        const key = `${host} ${path} ${pathType}`;
+        const winner = routes.get(key);
+        if (winner) {
+          problem(
+            "RouteConflict",
+            `${where}: host ${show(host || "*")} path ${show(path)} (${pathType}) is already routed by ` +
+              `ingress ${winner.ingress}${winner.ingress === id ? "" : ", which is older"}; path ignored`,
+          );
+          continue;
+        }
+        const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, settings, problem);
+        if (!be) continue;
+        routes.set(key, { host, path, pathType, match, backend: be, ingress: id });
+      }
+    }
+  }
+
+  const model: Model = {
+    ingresses: accepted,
+    routes: [...routes.values()].sort(compareRoutes),
+    backends: [...ctx.backends.values()].sort((a, b) => cmp(a.name, b.name)),
+    defaultBackend: (defaultBackend as { name: string } | null)?.name ?? null,
+    tls: [...certs.values()].sort((a, b) => cmp(a.file, b.file)),
+    redirectHosts: [...redirect].sort(),
+    refs: { services: [...ctx.services].sort(), secrets: [...ctx.secrets].sort() },
+  };
+  const servable = model.routes.length > 0 || model.defaultBackend !== null;
+  if (!servable) {
+    for (const id of accepted) {
+      ctx.problems.push({
+        object: id,
+        kind: "Ingress",
+        reason: "NothingToServe",
+        message: "no valid rule and no default backend: every request gets 404",
+      });
+    }
+  }
+  const unique = new Map(ctx.problems.map((p) => [JSON.stringify(p), p]));
+  return { model, problems: [...unique.values()], servable };
+}
+
+function hostRank(host: string): number {
+  return host === "" ? 2 : host.startsWith("*.") ? 1 : 0;
+}
+
+const TYPE_RANK: Record<PathType, number> = { Exact: 0, Prefix: 1, ImplementationSpecific: 2 };
+
+/** Match order: the first route whose host and path match wins (see Model.routes). */
+export function compareRoutes(a: Route, b: Route): number {
+  return hostRank(a.host) - hostRank(b.host) || cmp(a.host, b.host) || b.path.length - a.path.length ||
+    TYPE_RANK[a.pathType] - TYPE_RANK[b.pathType] || cmp(a.path, b.path);
+}
+
+type Report = (reason: string, message: string) => void;
+
+function boolAnnotation(annotations: Record<string, string>, key: string, dflt: boolean, problem: Report): boolean {
+  const v = annotations[key];
+  if (v === undefined) return dflt;
+  if (v === "true" || v === "false") return v === "true";
+  problem("InvalidAnnotation", `annotation ${key}: ${show(v)} is not "true" or "false"; using ${dflt}`);
+  return dflt;
+}
+
+function backendSettings(annotations: Record<string, string>, problem: Report) {
+  let balance: Balance = "roundrobin";
+  const b = annotations[BALANCE_ANNOTATION];
+  if (b !== undefined) {
+    if ((BALANCES as readonly string[]).includes(b)) balance = b as Balance;
+    else problem("InvalidAnnotation", `annotation ${BALANCE_ANNOTATION}: ${show(b)} is not one of ${BALANCES}`);
+  }
+  let timeoutServer: string | null = null;
+  const t = annotations[TIMEOUT_ANNOTATION];
+  if (t !== undefined) {
+    if (TIMEOUT.test(t)) timeoutServer = t;
+    else problem("InvalidAnnotation", `annotation ${TIMEOUT_ANNOTATION}: ${show(t)} is not a duration like 30s`);
+  }
+  return { balance, timeoutServer };
+}
+
+function tlsCert(
+  ctx: Context,
+  ns: string,
+  secretName: string | undefined,
+  where: string,
+  problem: Report,
+): Omit<TlsCert, "hosts"> | null {
+  if (secretName === undefined || secretName === "") {
+    problem("MissingSecret", `${where}.secretName is empty; TLS for these hosts is ignored`);
+    return null;
+  }
+  if (!isDns1123Subdomain(secretName)) {
+    problem("InvalidSecretName", `${where}.secretName: ${show(secretName)} is not a valid name; TLS ignored`);
+    return null;
+  }
+  ctx.secrets.add(`${ns}/${secretName}`);
+  const secret = ctx.lookup.secret(ns, secretName);
+  if (!secret) {
+    problem("SecretNotFound", `${where}: Secret ${ns}/${secretName} not found; TLS for these hosts is ignored`);
+    return null;
+  }
+  const crt = decodePem(secret.data, "tls.crt");
+  const key = decodePem(secret.data, "tls.key");
+  if (
+    secret.type !== "kubernetes.io/tls" || !crt?.includes("-----BEGIN CERTIFICATE-----") ||
+    !key?.includes("PRIVATE KEY-----")
+  ) {
+    problem(
+      "InvalidSecret",
+      `${where}: Secret ${ns}/${secretName} is not a kubernetes.io/tls Secret with PEM tls.crt and tls.key; ` +
+        `TLS for these hosts is ignored`,
+    );
+    return null;
+  }
+  return { file: `${ns}_${secretName}.pem`, namespace: ns, name: secretName };
+}
+
+/** Resolves an ingress backend to a backend name (creating the Backend once); null: path unusable. */
+function resolveBackend(
+  ctx: Context,
+  ns: string,
+  backend: V1IngressBackend | undefined,
+  where: string,
+  settings: { balance: Balance; timeoutServer: string | null },
+  problem: Report,
+): string | null {
+  const svc = backend?.service;
+  if (!svc) {
+    problem("UnsupportedBackend", `${where}: only Service backends are supported; path ignored`);
+    return null;
+  }
+  if (!isDns1123Label(svc.name)) {
+    problem("InvalidBackend", `${where}.service.name: ${show(svc.name)} is not a valid Service name; path ignored`);
+    return null;
+  }
+  const portRef: number | string | undefined = svc.port?.number ?? svc.port?.name;
+  if (!isPortNumber(portRef) && !isPortName(portRef)) {
+    problem(
+      "InvalidBackend",
+      `${where}.service.port: ${show(svc.port)} is neither a port number nor a port name; path ignored`,
+    );
+    return null;
+  }
+  const name = `be_${ns}_${svc.name}_${portRef}`;
+  if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
+  if (ctx.backends.has(name)) return name;
+  ctx.services.add(`${ns}/${svc.name}`);
+  const servers = resolveServers(ctx, ns, svc.name, portRef, where, problem);
+  ctx.backends.set(name, {
+    name,
+    namespace: ns,
+    service: svc.name,
+    port: portRef,
+    servers,
+    slots: slotCount(servers.length),
+    balance: settings.balance,
+    timeoutServer: settings.timeoutServer,
+  });
+  return name;
+}
+
+/** Service port (by number or name) → its name/targetPort → the ready endpoints of the matching EndpointSlice port. */
+function resolveServers(
+  ctx: Context,
+  ns: string,
+  service: string,
+  portRef: number | string,
+  where: string,
+  problem: Report,
+): Server[] {
+  const svc = ctx.lookup.service(ns, service);
+  if (!svc) {
+    problem("ServiceNotFound", `${where}: Service ${ns}/${service} not found; requests get 503 until it exists`);
+    return [];
+  }
+  if (svc.spec?.type === "ExternalName") {
+    problem("UnsupportedService", `${where}: Service ${ns}/${service} is of type ExternalName; requests get 503`);
+    return [];
+  }
+  const ports = svc.spec?.ports ?? [];
+  const sp = ports.find((p) => typeof portRef === "number" ? p.port === portRef : p.name === portRef);
+  if (!sp) {
+    problem("PortNotFound", `${where}: Service ${ns}/${service} has no port ${show(portRef)}; requests get 503`);
+    return [];
+  }
+  const portName = sp.name ?? "";
+  const target = sp.targetPort;
+  const seen = new Map<string, Server>();
+  for (const slice of ctx.lookup.endpointSlices(ns, service)) {
+    if (slice.metadata?.labels?.[SERVICE_NAME_LABEL] !== service) continue;
+    const v6 = slice.addressType === "IPv6";
+    if (!v6 && slice.addressType !== "IPv4") continue;
+    const slicePorts = slice.ports ?? [];
+    let port = slicePorts.find((p) => (p.name ?? "") === portName)?.port;
+    if (port === undefined && slicePorts.length === 0 && typeof target === "number") port = target;
+    if (!isPortNumber(port)) {
+      if (port !== undefined) sliceProblem(ctx, ns, slice, `port ${show(port)} is invalid; slice ignored`);
+      continue;
+    }
+    for (const ep of slice.endpoints ?? []) {
+      if (ep.conditions?.ready === false) continue;
+      const addr = ep.addresses?.[0];
+      const ok = v6 ? isIPv6(addr) : isIPv4(addr);
+      if (!ok) {
+        sliceProblem(ctx, ns, slice, `address ${show(addr)} is not an ${slice.addressType} address; endpoint ignored`);
+        continue;
+      }
+      const address = v6 ? `[${addr.toLowerCase()}]` : addr;
+      seen.set(`${address}:${port}`, { address, port });
+    }
+  }
+  return [...seen.values()].sort((a, b) => cmp(a.address, b.address) || a.port - b.port);
+}

@@ -1,0 +1,105 @@
+/**
+ * @module render/patterns
+ * Anchored patterns that every cluster value must pass before it may reach the HAProxy
+ * configuration, and the quoting helper for the one place where such values land as strings.
+ * A value that fails is rejected (the caller reports a problem); nothing is ever "cleaned up".
+ */
+
+/** DNS-1123 label (namespaces, Service names must also be DNS-1035 but 1123 is the superset we accept). */
+const DNS1123_LABEL = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
+/** DNS-1123 subdomain (object names such as Ingress and Secret names). */
+const DNS1123_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
+/** RFC-1123 host as Kubernetes accepts it in `rules[].host`, optionally with a leading `*.` label. */
+const HOST = /^(?:\*\.)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)*$/;
+/** IANA service name (named Service and EndpointSlice ports). */
+const PORT_NAME = /^[a-z0-9](?:[-a-z0-9]{0,13}[a-z0-9])?$/;
+/**
+ * HTTP path: absolute, a conservative subset of RFC 3986 `pchar` plus `/`, percent escapes only as
+ * `%XX`. Excludes quotes, backslash, `#`, `?`, spaces, `$`, `[`, `{` and every control character.
+ */
+const PATH = /^\/(?:[A-Za-z0-9._~!*+,;=:@/-]|%[0-9A-Fa-f]{2})*$/;
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+const IPV6_CHARS = /^[0-9a-fA-F:.]{2,45}$/;
+
+export const MAX_PATH_LENGTH = 1024;
+
+export function isDns1123Label(s: unknown): s is string {
+  return typeof s === "string" && DNS1123_LABEL.test(s);
+}
+
+export function isDns1123Subdomain(s: unknown): s is string {
+  return typeof s === "string" && s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
+}
+
+/** An Ingress host: lower-case RFC-1123 name, at most 253 characters, optionally `*.` + name. */
+export function isHost(s: unknown): s is string {
+  return typeof s === "string" && s.length <= 253 && HOST.test(s);
+}
+
+export function isPortName(s: unknown): s is string {
+  return typeof s === "string" && PORT_NAME.test(s) && /[a-z]/.test(s) && !s.includes("--");
+}
+
+export function isPortNumber(n: unknown): n is number {
+  return typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= 65535;
+}
+
+/**
+ * An Ingress path. Also refuses the segments Kubernetes refuses for Exact and Prefix paths
+ * (`//`, `/./`, `/../`, a trailing `/.` or `/..`) so that a route means what it says.
+ */
+export function isPath(s: unknown): s is string {
+  if (typeof s !== "string" || s.length > MAX_PATH_LENGTH || !PATH.test(s)) return false;
+  if (s.includes("//") || s.includes("/./") || s.includes("/../")) return false;
+  if (s.endsWith("/.") || s.endsWith("/..")) return false;
+  return !/%2f/i.test(s);
+}
+
+export function isIPv4(s: unknown): s is string {
+  return typeof s === "string" && IPV4.test(s);
+}
+
+/** A strict IPv6 literal check: at most 8 groups, at most one `::`, optional embedded IPv4 tail. */
+export function isIPv6(s: unknown): s is string {
+  if (typeof s !== "string" || !IPV6_CHARS.test(s)) return false;
+  let head = s;
+  const lastColon = s.lastIndexOf(":");
+  if (s.slice(lastColon + 1).includes(".")) {
+    if (!isIPv4(s.slice(lastColon + 1))) return false;
+    head = s.slice(0, lastColon + 1) + "0:0";
+  }
+  const dbl = head.split("::");
+  if (dbl.length > 2) return false;
+  const part = (p: string) => p === "" ? [] : p.split(":");
+  const groups = [...part(dbl[0]), ...(dbl.length === 2 ? part(dbl[1]) : [])];
+  if (!groups.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return false;
+  return dbl.length === 2 ? groups.length <= 7 : groups.length === 8;
+}
+
+/**
+ * Places a value as an HAProxy single-quoted word. Inside single quotes HAProxy expands nothing
+ * (no `${VAR}`, no escapes), so the only characters that could escape are the quote itself and
+ * line breaks; anything outside printable ASCII is refused outright. Values reaching here have
+ * already passed an anchored pattern: this is the last line of defence and throws (a program bug)
+ * rather than emitting a dangerous line.
+ */
+export function sq(value: string): string {
+  if (!/^[\x21-\x7e]*$/.test(value) || value.includes("'") || value.includes("\\")) {
+    throw new Error(`refusing to place unsafe value in the HAProxy configuration: ${JSON.stringify(value)}`);
+  }
+  return `'${value}'`;
+}
+
+/** A name usable as HAProxy proxy (backend) name: letters, digits, `-`, `_`, `.`, `:`. */
+export function isProxyName(s: string): boolean {
+  return /^[A-Za-z0-9_.:-]{1,200}$/.test(s);
+}
+
+/**
+ * Regex source (for `-m reg`) matching a host of exactly one label below a wildcard suffix.
+ * Dots become `[.]` so the pattern needs no backslash.
+ */
+export function wildcardRegex(host: string): string {
+  if (!isHost(host) || !host.startsWith("*.")) throw new Error(`not a wildcard host: ${JSON.stringify(host)}`);
+  return `^[^.]+${host.slice(1).replaceAll(".", "[.]")}$`;
+}

@@ -1,0 +1,49 @@
+/**
+ * @module render/slots
+ * Server slots (contracts.md §4): every backend has a fixed number of `server s<N>` lines so
+ * that an endpoint change is a Runtime API change, not a reload. `skeleton` is the structural
+ * form of a configuration in which two configs that differ only in endpoints are equal; the
+ * proxy applies the same regex on its side.
+ */
+
+/** Slot count for `endpoints` servers: max(4, the next power of two ≥ endpoints). */
+export function slotCount(endpoints: number): number {
+  let n = 4;
+  while (n < endpoints) n *= 2;
+  return n;
+}
+
+/** A slot line as fixed by the contract: group 2 is the address, group 3 the `disabled` flag. */
+export const SLOT_LINE = /^(\s+server\s+s\d+\s+)(\S+?)(\s+disabled)?(\s.*)?$/;
+
+/** The unused-slot target: never reached, always written with `disabled`. */
+export const UNUSED_SLOT_ADDRESS = "127.0.0.1:1";
+
+/**
+ * The slot lines of one backend (4 spaces indent, no newline): endpoints fill s1…sK in the
+ * given (already sorted) order, the rest are `127.0.0.1:1 disabled`. `params` is appended to
+ * every line and must be the same for all of them (it never contains `disabled`).
+ */
+export function slotLines(servers: readonly { address: string; port: number }[], params = ""): string[] {
+  if (/\bdisabled\b/.test(params) || /[\r\n]/.test(params)) throw new Error(`invalid server params ${params}`);
+  const tail = params ? ` ${params}` : "";
+  const n = slotCount(servers.length);
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = servers[i];
+    lines.push(
+      s
+        ? `    server s${i + 1} ${s.address}:${s.port}${tail}`
+        : `    server s${i + 1} ${UNUSED_SLOT_ADDRESS} disabled${tail}`,
+    );
+  }
+  return lines;
+}
+
+/** Replaces each slot line's address with `ADDR` and drops its `disabled` flag. */
+export function skeleton(config: string): string {
+  return config.split("\n").map((line) => {
+    const m = SLOT_LINE.exec(line);
+    return m ? `${m[1]}ADDR${m[4] ?? ""}` : line;
+  }).join("\n");
+}

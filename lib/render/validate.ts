@@ -1,0 +1,125 @@
+/**
+ * @module render/validate
+ * `--validate-proxy-config`: checks a rendered configuration with `haproxy -c` before it is
+ * published. The check runs in a fresh temporary directory that plays the proxy's work dir: the
+ * IC_* variables point into it, and every certificate file the crt-list names is a throwaway
+ * self-signed PEM (made once per process), so no real secret is ever read or written. The child
+ * is killed when the timeout expires and the directory is always removed.
+ */
+import { join } from "node:path";
+import { x509 } from "../pki.ts";
+import type { Rendered } from "./render.ts";
+
+export interface ValidateOptions {
+  /** The haproxy binary (`--haproxy` of the proxy command; default `haproxy`). */
+  haproxy?: string;
+  /** Kill the check after this long; default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface ValidationResult {
+  ok: boolean;
+  /** The lines explaining the failure (haproxy's ALERT lines, else all its output); empty when ok. */
+  errors: string[];
+  /** Wall time of the check. */
+  ms: number;
+}
+
+const SAFE_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,250}$/;
+
+let throwaway: Promise<string> | null = null;
+
+/** One self-signed certificate + key PEM per process, used for every file name in a crt-list. */
+export function throwawayPem(): Promise<string> {
+  throwaway ??= (async () => {
+    const alg = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
+    const keys = await crypto.subtle.generateKey(alg, true, ["sign", "verify"]) as CryptoKeyPair;
+    const cert = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: "01",
+      name: "CN=ingress-controller config check",
+      notBefore: new Date(Date.now() - 86_400_000),
+      notAfter: new Date(Date.now() + 10 * 365 * 86_400_000),
+      keys,
+      signingAlgorithm: alg,
+    });
+    const key = x509.PemConverter.encode(await crypto.subtle.exportKey("pkcs8", keys.privateKey), "PRIVATE KEY");
+    return `${cert.toString("pem")}\n${key}\n`;
+  })();
+  return throwaway;
+}
+
+/** The certificate file names a crt-list refers to (first word of each line). */
+export function crtListFiles(crtList: string): string[] {
+  return crtList.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#")).map((l) =>
+    l.split(/\s+/)[0]
+  );
+}
+
+/** Runs `haproxy -c` on the rendered configuration in an isolated temporary directory. */
+export async function validateConfig(rendered: Rendered, opts: ValidateOptions = {}): Promise<ValidationResult> {
+  const started = performance.now();
+  const result = (ok: boolean, errors: string[]) => ({ ok, errors, ms: performance.now() - started });
+  const files = new Set([...crtListFiles(rendered.crtList), ...rendered.secrets.map((s) => s.file)]);
+  for (const f of files) {
+    if (!SAFE_FILE.test(f)) return result(false, [`crt-list names an unsafe file ${JSON.stringify(f)}`]);
+  }
+  const pem = files.size > 0 ? await throwawayPem() : "";
+  const dir = await Deno.makeTempDir({ prefix: "ic-validate-" });
+  try {
+    const certDir = join(dir, "certs");
+    await Deno.mkdir(certDir);
+    const cfg = join(dir, "haproxy.cfg");
+    await Deno.writeTextFile(cfg, rendered.config);
+    await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
+    for (const f of files) await Deno.writeTextFile(join(certDir, f), pem, { mode: 0o600 });
+
+    const child = new Deno.Command(opts.haproxy ?? "haproxy", {
+      args: ["-c", "-f", cfg],
+      cwd: dir,
+      clearEnv: true,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin",
+        IC_BIND_ADDR: "127.0.0.1",
+        IC_HTTP_PORT: "8080",
+        IC_HTTPS_PORT: "8443",
+        IC_STATS_PORT: "56789",
+        IC_RUNTIME_SOCKET: join(dir, "runtime.sock"),
+        IC_CERT_DIR: certDir,
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+    }, opts.timeoutMs ?? 10_000);
+    let out: Deno.CommandOutput;
+    try {
+      out = await child.output();
+    } finally {
+      clearTimeout(timer);
+    }
+    if (timedOut) return result(false, [`haproxy -c did not finish within ${opts.timeoutMs ?? 10_000} ms`]);
+    if (out.success) return result(true, []);
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l !== "").map((l) =>
+      l.replaceAll(dir, "<tmp>")
+    );
+    const alerts = lines.filter((l) => l.includes("[ALERT]"));
+    return result(
+      false,
+      alerts.length > 0 ? alerts : lines.length > 0 ? lines : [`haproxy -c exited with ${out.code}`],
+    );
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      return result(false, [`haproxy binary ${JSON.stringify(opts.haproxy ?? "haproxy")} not found`]);
+    }
+    throw err;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}

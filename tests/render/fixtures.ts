@@ -1,0 +1,101 @@
+/**
+ * @module tests/render/fixtures
+ * Plain cluster objects for renderer tests: an Ingress, Services, EndpointSlices and TLS Secrets
+ * shaped as the API server returns them.
+ */
+import type { V1EndpointSlice, V1Ingress, V1IngressBackend, V1Secret, V1Service } from "@kubernetes/client-node";
+
+export function backend(service: string, port: number | string): V1IngressBackend {
+  return { service: { name: service, port: typeof port === "number" ? { number: port } : { name: port } } };
+}
+
+export interface PathSpec {
+  path?: string;
+  pathType?: string;
+  service: string;
+  port: number | string;
+}
+
+export function ingress(opts: {
+  namespace?: string;
+  name: string;
+  created?: string;
+  annotations?: Record<string, string>;
+  rules?: { host?: string; paths: PathSpec[] }[];
+  tls?: { hosts?: string[]; secretName?: string }[];
+  defaultBackend?: { service: string; port: number | string };
+}): V1Ingress {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: {
+      namespace: opts.namespace ?? "default",
+      name: opts.name,
+      creationTimestamp: (opts.created ?? "2026-01-01T00:00:00Z") as unknown as Date,
+      annotations: opts.annotations,
+    },
+    spec: {
+      defaultBackend: opts.defaultBackend ? backend(opts.defaultBackend.service, opts.defaultBackend.port) : undefined,
+      tls: opts.tls,
+      rules: opts.rules?.map((r) => ({
+        host: r.host,
+        http: {
+          paths: r.paths.map((p) => ({
+            path: p.path,
+            pathType: (p.pathType ?? "Prefix") as string,
+            backend: backend(p.service, p.port),
+          })),
+        },
+      })),
+    },
+  };
+}
+
+export function service(
+  name: string,
+  ports: { name?: string; port: number; targetPort?: number | string }[],
+  namespace = "default",
+): V1Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { namespace, name },
+    spec: { ports: ports.map((p) => ({ protocol: "TCP", ...p })) },
+  };
+}
+
+export function endpointSlice(
+  serviceName: string,
+  ports: { name?: string; port: number }[],
+  endpoints: { address: string; ready?: boolean }[],
+  opts: { namespace?: string; name?: string; addressType?: string } = {},
+): V1EndpointSlice {
+  return {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: {
+      namespace: opts.namespace ?? "default",
+      name: opts.name ?? `${serviceName}-abc`,
+      labels: { "kubernetes.io/service-name": serviceName },
+    },
+    addressType: opts.addressType ?? "IPv4",
+    ports: ports.map((p) => ({ protocol: "TCP", ...p })),
+    endpoints: endpoints.map((e) => ({
+      addresses: [e.address],
+      conditions: e.ready === undefined ? {} : { ready: e.ready },
+    })),
+  };
+}
+
+const FAKE_PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+const FAKE_KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n";
+
+export function tlsSecret(name: string, namespace = "default", type = "kubernetes.io/tls"): V1Secret {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { namespace, name },
+    type,
+    data: { "tls.crt": btoa(FAKE_PEM), "tls.key": btoa(FAKE_KEY) },
+  };
+}
