@@ -1,0 +1,38 @@
+/**
+ * @module controller/metrics
+ * Prometheus metrics of the controller loop.
+ */
+import { prom, registry } from "../metrics.ts";
+
+export const reconciles = new prom.Counter({
+  name: "ingress_controller_reconciles_total",
+  help: "Ingress reconciles, by result (published, unchanged, removed, invalid, failed).",
+  labelNames: ["result"] as const,
+  registers: [registry],
+});
+
+export const renders = new prom.Counter({
+  name: "ingress_controller_renders_total",
+  help: "Proxy configurations rendered.",
+  registers: [registry],
+});
+
+export const validationFailures = new prom.Counter({
+  name: "ingress_controller_validation_failures_total",
+  help: "Rendered configurations refused by `haproxy -c` (never published).",
+  registers: [registry],
+});
+
+export const writes = new prom.Counter({
+  name: "ingress_controller_object_writes_total",
+  help: "Owned objects written (applied or deleted), by kind and operation.",
+  labelNames: ["kind", "op"] as const,
+  registers: [registry],
+});
+
+export const reconcileSeconds = new prom.Histogram({
+  name: "ingress_controller_reconcile_seconds",
+  help: "Time to reconcile one ingress (render, validate, publish).",
+  buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+  registers: [registry],
+});

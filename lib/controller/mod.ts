@@ -1,0 +1,15 @@
+/**
+ * @module controller
+ * The ingress controller: `startController(config)` watches the cluster and publishes, per
+ * handled ingress, its proxy configuration and proxy objects.
+ */
+export {
+  type ControllerDeps,
+  type ControllerHandle,
+  type ControllerStats,
+  startController,
+  type Validator,
+} from "./controller.ts";
+export { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
+export { handlesIngress, ingressClassOf } from "./class.ts";
+export { proxyName } from "./objects.ts";

@@ -1,0 +1,213 @@
+/**
+ * @module controller/objects
+ * The objects a handled ingress owns: the ConfigMap with its rendered configuration (contracts
+ * §4), the proxy Deployment (haproxy image running `proxy`, exporter sidecar), the Service in
+ * front of it and, with `--rbac`, a ServiceAccount, Role and RoleBinding that allow only reading
+ * that ConfigMap and the Secrets it needs. Each carries a hash of its content so an unchanged
+ * object is never written again.
+ */
+import { createHash } from "node:crypto";
+import { apiVersionOf, type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
+import type { ControllerSettings } from "./settings.ts";
+
+export const managedByLabel = "app.kubernetes.io/managed-by";
+export const managedByValue = "ingress-controller";
+export const controllerLabel = "ingress-controller.io/controller";
+export const ingressAnnotation = "ingress-controller.io/ingress";
+export const hashAnnotation = "ingress-controller.io/hash";
+export const fieldManager = "ingress-controller";
+
+export const httpPort = 80;
+export const httpsPort = 443;
+export const statsPort = 56789;
+export const exporterPort = 56790;
+
+/** The rendered configuration as published in the ConfigMap `data` (contracts §4). */
+export interface ProxyConfigData {
+  "haproxy.cfg": string;
+  "crt-list": string;
+  "secrets.json": string;
+}
+
+/** One owned object to apply, with the resource it belongs to. */
+export interface Desired {
+  resource: ResourceType;
+  object: KubeObject;
+}
+
+const dns1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Short stable hash (hex) of a string. */
+export function shortHash(s: string, len = 10): string {
+  return createHash("sha256").update(s).digest("hex").slice(0, len);
+}
+
+/** Name of the proxy objects of an ingress: `<name>-haproxy` when that is a valid Service name, else a hash. */
+export function proxyName(ingressName: string): string {
+  if (dns1035.test(ingressName) && ingressName.length <= 55) return `${ingressName}-haproxy`;
+  return `haproxy-${shortHash(ingressName)}`;
+}
+
+/** A label-safe form of the controller id. */
+export function controllerLabelValue(id: string): string {
+  return labelValue.test(id) && id.length <= 63 ? id : `h-${shortHash(id, 16)}`;
+}
+
+/** Label selector that finds the objects of this controller. */
+export function ownedSelector(settings: ControllerSettings): string {
+  return `${managedByLabel}=${managedByValue},${controllerLabel}=${controllerLabelValue(settings.controllerId)}`;
+}
+
+/** `5s`, `1500ms`: Go duration text for the exporter's flag. */
+export function goDuration(ms: number): string {
+  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m0s`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/** Adds the hash annotation computed over everything else. */
+export function withHash(obj: KubeObject): KubeObject {
+  const hash = shortHash(canonicalJson(obj), 16);
+  obj.metadata.annotations = { ...obj.metadata.annotations, [hashAnnotation]: hash };
+  return obj;
+}
+
+function canonicalJson(v: unknown): string {
+  return JSON.stringify(
+    v,
+    (_k, val) =>
+      val && typeof val === "object" && !Array.isArray(val)
+        ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => a.localeCompare(b)))
+        : val,
+  );
+}
+
+/** Builds every object `ingress` owns, each with its hash annotation. */
+export function desiredObjects(
+  ingress: KubeObject,
+  data: ProxyConfigData,
+  secretNames: readonly string[],
+  settings: ControllerSettings,
+): Desired[] {
+  const ns = ingress.metadata.namespace!;
+  const name = proxyName(ingress.metadata.name);
+  const key = `${ns}/${ingress.metadata.name}`;
+  const labels = {
+    [managedByLabel]: managedByValue,
+    [controllerLabel]: controllerLabelValue(settings.controllerId),
+    "app.kubernetes.io/name": "haproxy",
+    "app.kubernetes.io/instance": name,
+  };
+  const selector = { "app.kubernetes.io/name": "haproxy", "app.kubernetes.io/instance": name };
+  const ownerReferences = [{
+    apiVersion: apiVersionOf(resources.ingresses),
+    kind: "Ingress",
+    name: ingress.metadata.name,
+    uid: ingress.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  }];
+  const meta = (objName = name) => ({
+    name: objName,
+    namespace: ns,
+    labels: { ...labels },
+    annotations: { [ingressAnnotation]: key },
+    ownerReferences,
+  });
+  const obj = (r: ResourceType, body: Omit<KubeObject, "metadata">, objName?: string): Desired => ({
+    resource: r,
+    object: withHash({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: meta(objName), ...body }),
+  });
+
+  const registry = settings.imageRegistry.replace(/\/+$/, "");
+  const workDir = "/var/run/ingress-controller";
+  const out: Desired[] = [
+    obj(resources.configMaps, { data: { ...data } }),
+    obj(resources.deployments, {
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: { ...labels } },
+          spec: {
+            ...(settings.rbac ? { serviceAccountName: name } : {}),
+            containers: [
+              {
+                name: "haproxy",
+                image: `${registry}/haproxy:${settings.proxyImageTag}`,
+                args: [
+                  "proxy",
+                  `--namespace=${ns}`,
+                  `--configmap=${name}`,
+                  `--work-dir=${workDir}`,
+                  `--http-port=${httpPort}`,
+                  `--https-port=${httpsPort}`,
+                  `--stats-port=${statsPort}`,
+                ],
+                env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }],
+                ports: [
+                  { name: "http", containerPort: httpPort, protocol: "TCP" },
+                  { name: "https", containerPort: httpsPort, protocol: "TCP" },
+                  { name: "stats", containerPort: statsPort, protocol: "TCP" },
+                ],
+                volumeMounts: [{ name: "work", mountPath: workDir }],
+              },
+              {
+                name: "exporter",
+                image: `${registry}/ingress-controller:${settings.exporterImageTag}`,
+                args: [
+                  "exporter",
+                  `--proxy.server-metric-fields=${settings.proxyServerMetricFields}`,
+                  `--proxy.timeout=${goDuration(settings.proxyTimeoutMs)}`,
+                  `--proxy.scrape-uri=http://127.0.0.1:${statsPort}/;csv`,
+                ],
+                ports: [{ name: "metrics", containerPort: exporterPort, protocol: "TCP" }],
+              },
+            ],
+            volumes: [{ name: "work", emptyDir: {} }],
+          },
+        },
+      },
+    }),
+    obj(resources.services, {
+      spec: {
+        type: "ClusterIP",
+        selector,
+        ports: [
+          { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
+          { name: "https", port: httpsPort, targetPort: "https", protocol: "TCP" },
+          { name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" },
+        ],
+      },
+    }),
+  ];
+  if (settings.rbac) {
+    const rules: unknown[] = [
+      { apiGroups: [""], resources: ["configmaps"], resourceNames: [name], verbs: ["get", "list", "watch"] },
+    ];
+    if (secretNames.length > 0) {
+      rules.push({
+        apiGroups: [""],
+        resources: ["secrets"],
+        resourceNames: [...secretNames].sort(),
+        verbs: ["get", "list", "watch"],
+      });
+    }
+    out.push(
+      obj(resources.serviceAccounts, {}),
+      obj(resources.roles, { rules }),
+      obj(resources.roleBindings, {
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+        subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
+      }),
+    );
+  }
+  return out;
+}
+
+/** The kinds of owned objects, in the order they are deleted. */
+export function ownedResources(rbac: boolean): ResourceType[] {
+  const base = [resources.deployments, resources.services, resources.configMaps];
+  return rbac ? [...base, resources.roleBindings, resources.roles, resources.serviceAccounts] : base;
+}

@@ -1,0 +1,119 @@
+/**
+ * @module controller/queue
+ * A keyed work queue with dedup and coalescing: a key added many times before a worker takes
+ * it is handled once; a key is never handled by two workers at once (added while in work, it is
+ * handled again afterwards); a key becomes ready `coalesceMs` after its first add, so a burst of
+ * changes produces one render. Failed keys come back after a per-key exponential backoff.
+ */
+import { Backoff } from "../cluster/backoff.ts";
+
+export interface WorkQueueOptions {
+  /** Delay between the first add of a key and its handling (collects bursts). */
+  coalesceMs?: number;
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+}
+
+export class WorkQueue {
+  #ready: string[] = [];
+  #readySet = new Set<string>();
+  #waiting = new Map<string, ReturnType<typeof setTimeout>>();
+  #processing = new Set<string>();
+  #again = new Set<string>();
+  #retries = new Map<string, Backoff>();
+  #takers: ((key: string | undefined) => void)[] = [];
+  #closed = false;
+  readonly coalesceMs: number;
+
+  constructor(readonly opts: WorkQueueOptions = {}) {
+    this.coalesceMs = opts.coalesceMs ?? 0;
+  }
+
+  /** Number of keys ready or waiting (not counting those in work). */
+  get length(): number {
+    return this.#ready.length + this.#waiting.size;
+  }
+
+  get processing(): number {
+    return this.#processing.size;
+  }
+
+  /** Schedules `key`; `delayMs` overrides the coalescing window (used for retries). */
+  add(key: string, delayMs = this.coalesceMs): void {
+    if (this.#closed) return;
+    if (this.#processing.has(key)) {
+      this.#again.add(key);
+      return;
+    }
+    if (this.#readySet.has(key) || this.#waiting.has(key)) return;
+    if (delayMs <= 0) return this.#makeReady(key);
+    this.#waiting.set(
+      key,
+      setTimeout(() => {
+        this.#waiting.delete(key);
+        this.#makeReady(key);
+      }, delayMs),
+    );
+  }
+
+  #makeReady(key: string): void {
+    if (this.#closed || this.#readySet.has(key)) return;
+    if (this.#processing.has(key)) {
+      this.#again.add(key);
+      return;
+    }
+    const taker = this.#takers.shift();
+    if (taker) {
+      this.#processing.add(key);
+      taker(key);
+      return;
+    }
+    this.#ready.push(key);
+    this.#readySet.add(key);
+  }
+
+  /** The next ready key (marked in work), or undefined once the queue is shut down. */
+  take(): Promise<string | undefined> {
+    if (this.#closed) return Promise.resolve(undefined);
+    const key = this.#ready.shift();
+    if (key !== undefined) {
+      this.#readySet.delete(key);
+      this.#processing.add(key);
+      return Promise.resolve(key);
+    }
+    return new Promise((resolve) => this.#takers.push(resolve));
+  }
+
+  /** Marks `key` as handled; if it was added meanwhile it becomes ready again. */
+  done(key: string): void {
+    this.#processing.delete(key);
+    if (this.#again.delete(key)) this.#makeReady(key);
+  }
+
+  /** Schedules `key` again after its backoff (call before `done`). Returns the delay. */
+  retry(key: string): number {
+    let b = this.#retries.get(key);
+    if (!b) this.#retries.set(key, b = new Backoff(this.opts.retryInitialMs ?? 200, this.opts.retryMaxMs ?? 60_000));
+    const delay = b.next();
+    this.#processing.delete(key);
+    this.#again.delete(key);
+    this.add(key, delay);
+    this.#processing.add(key);
+    return delay;
+  }
+
+  /** Clears the backoff of `key` after a success. */
+  forget(key: string): void {
+    this.#retries.delete(key);
+  }
+
+  /** Stops the queue: waiting takers get undefined, timers are cleared. */
+  shutdown(): void {
+    this.#closed = true;
+    for (const t of this.#waiting.values()) clearTimeout(t);
+    this.#waiting.clear();
+    this.#ready = [];
+    this.#readySet.clear();
+    for (const t of this.#takers.splice(0)) t(undefined);
+  }
+}

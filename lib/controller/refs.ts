@@ -1,0 +1,69 @@
+/**
+ * @module controller/refs
+ * What an ingress uses (Services, their EndpointSlices, TLS Secrets) and the reverse index from
+ * each of those to the ingresses that use it, so a change re-renders only those ingresses.
+ */
+import type { KubeObject } from "../cluster/resources.ts";
+
+/** Reference keys: `service:<ns>/<name>` and `secret:<ns>/<name>`. */
+export type RefKey = string;
+
+export const serviceRef = (namespace: string, name: string): RefKey => `service:${namespace}/${name}`;
+export const secretRef = (namespace: string, name: string): RefKey => `secret:${namespace}/${name}`;
+
+/** The Services and Secrets `ingress` names (backends, default backend, TLS). */
+export function refsOf(ingress: KubeObject): RefKey[] {
+  const ns = ingress.metadata.namespace ?? "default";
+  const out = new Set<RefKey>();
+  const addBackend = (b: any) => {
+    const name = b?.service?.name;
+    if (typeof name === "string" && name) out.add(serviceRef(ns, name));
+  };
+  addBackend(ingress.spec?.defaultBackend);
+  for (const rule of ingress.spec?.rules ?? []) for (const p of rule?.http?.paths ?? []) addBackend(p?.backend);
+  for (const tls of ingress.spec?.tls ?? []) {
+    if (typeof tls?.secretName === "string" && tls.secretName) out.add(secretRef(ns, tls.secretName));
+  }
+  return [...out].sort();
+}
+
+/** The service reference an EndpointSlice belongs to (its `kubernetes.io/service-name` label). */
+export function sliceServiceRef(slice: KubeObject): RefKey | null {
+  const svc = slice.metadata.labels?.["kubernetes.io/service-name"];
+  return svc ? serviceRef(slice.metadata.namespace ?? "default", svc) : null;
+}
+
+/** Reference → ingress keys that use it, kept in step as ingresses change. */
+export class ReverseIndex {
+  #byRef = new Map<RefKey, Set<string>>();
+  #byIngress = new Map<string, readonly RefKey[]>();
+
+  /** Records that `ingressKey` uses exactly `refs` (replacing what it used before). */
+  set(ingressKey: string, refs: readonly RefKey[]): void {
+    this.delete(ingressKey);
+    this.#byIngress.set(ingressKey, refs);
+    for (const r of refs) {
+      let s = this.#byRef.get(r);
+      if (!s) this.#byRef.set(r, s = new Set());
+      s.add(ingressKey);
+    }
+  }
+
+  delete(ingressKey: string): void {
+    for (const r of this.#byIngress.get(ingressKey) ?? []) {
+      const s = this.#byRef.get(r);
+      s?.delete(ingressKey);
+      if (s?.size === 0) this.#byRef.delete(r);
+    }
+    this.#byIngress.delete(ingressKey);
+  }
+
+  /** Ingress keys using `ref`, sorted. */
+  users(ref: RefKey): string[] {
+    return [...(this.#byRef.get(ref) ?? [])].sort();
+  }
+
+  refs(ingressKey: string): readonly RefKey[] {
+    return this.#byIngress.get(ingressKey) ?? [];
+  }
+}

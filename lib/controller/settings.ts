@@ -1,0 +1,99 @@
+/**
+ * @module controller/settings
+ * The controller's settings as plain data (so tests start it programmatically) and the adapter
+ * from the parsed command line (`Config`, contracts §1).
+ */
+import { operatorNamespace } from "../cluster/access.ts";
+
+export interface ControllerSettings {
+  kubeconfig: string | null;
+  ingressClass: string | null;
+  restrictToOperatorNamespace: boolean;
+  /** The operator's namespace (POD_NAMESPACE, the service-account file, else `default`). */
+  operatorNamespace: string;
+  rbac: boolean;
+  /** 0: relist only when a watch cannot resume. */
+  resyncPeriodMs: number;
+  qps: number;
+  burst: number;
+  customTemplates: string | null;
+  imageRegistry: string;
+  proxyImageTag: string;
+  exporterImageTag: string;
+  proxyServerMetricFields: string;
+  proxyTimeoutMs: number;
+  /** `--validate-proxy-config` (A, B); release C never validates. */
+  validateProxyConfig: boolean;
+  operatorService: string;
+  /** haproxy binary used by validation. */
+  haproxyBinary: string;
+  /** Concurrent reconciles. */
+  workers: number;
+  /** Coalescing window of the work queue. */
+  coalesceMs: number;
+  /** Label value that marks the objects of this controller (several controllers may share a cluster). */
+  controllerId: string;
+}
+
+export const defaultSettings: ControllerSettings = {
+  kubeconfig: null,
+  ingressClass: null,
+  restrictToOperatorNamespace: false,
+  operatorNamespace: "default",
+  rbac: false,
+  resyncPeriodMs: 600_000,
+  qps: 1e6,
+  burst: 1_000_000,
+  customTemplates: null,
+  imageRegistry: "docker.io/ingresscontroller",
+  proxyImageTag: "1.9.2-9.0.0-alpine",
+  exporterImageTag: "9.0.0",
+  proxyServerMetricFields: "2,3,4,5,6,7,8,9,13,14,15,16,17,18,21,24,33,35,38,39,40,41,42,43,44",
+  proxyTimeoutMs: 5000,
+  validateProxyConfig: true,
+  operatorService: "ingress-controller-operator",
+  haproxyBinary: "haproxy",
+  workers: 4,
+  coalesceMs: 10,
+  controllerId: "default",
+};
+
+/** What the adapter needs from `Config` (lib/flags/config.ts). */
+export interface ConfigLike {
+  readonly release: "A" | "B" | "C";
+  has(name: string): boolean;
+  get(name: string): unknown;
+}
+
+/** Settings from the parsed command line; options a release lacks keep their defaults. */
+export function settingsFromConfig(
+  config: ConfigLike,
+  overrides: Partial<ControllerSettings> = {},
+): ControllerSettings {
+  const s = (name: string): string | null => (config.has(name) ? (config.get(name) as string | null) : null);
+  const n = (name: string, d: number): number => (config.has(name) ? Number(config.get(name) ?? d) : d);
+  const b = (name: string, d: boolean): boolean => (config.has(name) ? Boolean(config.get(name) ?? d) : d);
+  const ingressClass = s("ingress-class") || null;
+  return {
+    ...defaultSettings,
+    kubeconfig: s("kubeconfig") || null,
+    ingressClass,
+    restrictToOperatorNamespace: b("restrict-to-operator-namespace", false),
+    operatorNamespace: operatorNamespace(),
+    rbac: b("rbac", false),
+    resyncPeriodMs: n("resync-period", defaultSettings.resyncPeriodMs),
+    qps: n("qps", defaultSettings.qps),
+    burst: n("burst", defaultSettings.burst),
+    customTemplates: s("custom-templates") || null,
+    imageRegistry: s("image-registry") || defaultSettings.imageRegistry,
+    proxyImageTag: s("proxy-image-tag") || defaultSettings.proxyImageTag,
+    exporterImageTag: s("exporter-image-tag") || defaultSettings.exporterImageTag,
+    proxyServerMetricFields: s("proxy.server-metric-fields") ?? defaultSettings.proxyServerMetricFields,
+    proxyTimeoutMs: n("proxy.timeout", defaultSettings.proxyTimeoutMs),
+    // Release C has no --validate-proxy-config and never validates.
+    validateProxyConfig: config.release !== "C" && b("validate-proxy-config", true),
+    operatorService: s("operator-service") || defaultSettings.operatorService,
+    controllerId: ingressClass ?? "default",
+    ...overrides,
+  };
+}

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { WorkQueue } from "../../lib/controller/queue.ts";
+
+Deno.test("queue: a key added many times is handed out once", async () => {
+  const q = new WorkQueue();
+  for (let i = 0; i < 5; i++) q.add("a");
+  q.add("b");
+  assert.equal(q.length, 2);
+  assert.equal(await q.take(), "a");
+  assert.equal(await q.take(), "b");
+  assert.equal(q.length, 0);
+  q.done("a");
+  q.done("b");
+  q.shutdown();
+});
+
+Deno.test("queue: a key added while in work is handled again after done, never twice at once", async () => {
+  const q = new WorkQueue();
+  q.add("a");
+  const k = await q.take();
+  assert.equal(k, "a");
+  q.add("a");
+  q.add("a");
+  assert.equal(q.length, 0, "not ready while in work");
+  let got: string | undefined;
+  const next = q.take().then((x) => (got = x));
+  await Promise.resolve();
+  assert.equal(got, undefined);
+  q.done("a");
+  await next;
+  assert.equal(got, "a");
+  q.done("a");
+  q.shutdown();
+});
+
+Deno.test("queue: a burst within the coalescing window becomes one item", async () => {
+  const q = new WorkQueue({ coalesceMs: 30 });
+  q.add("a");
+  for (let i = 0; i < 50; i++) q.add("a");
+  assert.equal(q.length, 1);
+  const k = await q.take();
+  assert.equal(k, "a");
+  q.done("a");
+  assert.equal(q.length, 0);
+  q.shutdown();
+});
+
+Deno.test("queue: retry brings the key back after a backoff; shutdown releases takers", async () => {
+  const q = new WorkQueue({ retryInitialMs: 10, retryMaxMs: 20 });
+  q.add("a");
+  const k = (await q.take())!;
+  const delay = q.retry(k);
+  assert.ok(delay >= 5 && delay <= 10);
+  q.done(k);
+  assert.equal(await q.take(), "a");
+  q.done("a");
+  const waiting = q.take();
+  q.shutdown();
+  assert.equal(await waiting, undefined);
+  q.add("b");
+  assert.equal(await q.take(), undefined);
+});

@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { refsOf, ReverseIndex, sliceServiceRef } from "../../lib/controller/refs.ts";
+
+const ingress = {
+  metadata: { name: "web", namespace: "shop" },
+  spec: {
+    defaultBackend: { service: { name: "fallback", port: { number: 80 } } },
+    tls: [{ hosts: ["a.example.com"], secretName: "cert" }],
+    rules: [
+      {
+        host: "a.example.com",
+        http: { paths: [{ path: "/", backend: { service: { name: "front", port: { number: 80 } } } }] },
+      },
+      { http: { paths: [{ path: "/x", backend: { resource: { kind: "Bucket", name: "b" } } }] } },
+    ],
+  },
+};
+
+Deno.test("refs: services of rules and default backend, TLS secrets", () => {
+  assert.deepEqual(refsOf(ingress), ["secret:shop/cert", "service:shop/fallback", "service:shop/front"]);
+  assert.deepEqual(refsOf({ metadata: { name: "e", namespace: "n" } }), []);
+});
+
+Deno.test("refs: an EndpointSlice maps to its service", () => {
+  assert.equal(
+    sliceServiceRef({
+      metadata: { name: "front-abc", namespace: "shop", labels: { "kubernetes.io/service-name": "front" } },
+    }),
+    "service:shop/front",
+  );
+  assert.equal(sliceServiceRef({ metadata: { name: "x", namespace: "shop" } }), null);
+});
+
+Deno.test("reverse index: only the ingresses that use a reference, updated on change and delete", () => {
+  const ix = new ReverseIndex();
+  ix.set("shop/a", ["service:shop/front", "secret:shop/cert"]);
+  ix.set("shop/b", ["service:shop/front"]);
+  ix.set("shop/c", ["service:shop/other"]);
+  assert.deepEqual(ix.users("service:shop/front"), ["shop/a", "shop/b"]);
+  ix.set("shop/b", ["service:shop/other"]);
+  assert.deepEqual(ix.users("service:shop/front"), ["shop/a"]);
+  assert.deepEqual(ix.users("service:shop/other"), ["shop/b", "shop/c"]);
+  ix.delete("shop/a");
+  assert.deepEqual(ix.users("service:shop/front"), []);
+  assert.deepEqual(ix.users("secret:shop/cert"), []);
+  assert.deepEqual(ix.refs("shop/c"), ["service:shop/other"]);
+});
