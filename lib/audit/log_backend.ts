@@ -1,0 +1,64 @@
+/**
+ * @module audit/log_backend
+ * The log backend: events as JSON lines (in the configured API version) or legacy text lines,
+ * appended to a rotating file or standard output. A batch (or a truncation-split part of one) is one
+ * write of whole lines.
+ */
+import { log } from "../log/logger.ts";
+import type { Backend } from "./backend.ts";
+import { encodeEvents, splitBatches } from "./encode.ts";
+import type { AuditEvent } from "./event.ts";
+import { eventsDropped, eventsWritten } from "./metrics.ts";
+import { type LineSink, RotatingFile, StdoutSink } from "./rotating_file.ts";
+import { eventLegacy } from "./serialize.ts";
+import type { LogSettings } from "./settings.ts";
+import { everyFewSeconds } from "./throttled_log.ts";
+
+/** lumberjack's size limit when none is given, which kube-apiserver inherited. */
+export const defaultMaxSizeMB = 100;
+
+export class LogBackend implements Backend {
+  readonly name = "log";
+  readonly #warnFailed = everyFewSeconds();
+
+  private constructor(readonly settings: LogSettings, private readonly sink: LineSink) {}
+
+  static async open(settings: LogSettings, now?: () => number): Promise<LogBackend> {
+    if (settings.path === "-") return new LogBackend(settings, new StdoutSink());
+    const file = await RotatingFile.open(settings.path, {
+      maxSizeBytes: (settings.maxSizeMB > 0 ? settings.maxSizeMB : defaultMaxSizeMB) * 1024 * 1024,
+      maxBackups: settings.maxBackups,
+      maxAgeDays: settings.maxAgeDays,
+    }, now);
+    return new LogBackend(settings, file);
+  }
+
+  async process(events: AuditEvent[]): Promise<void> {
+    const s = this.settings;
+    const encoded = encodeEvents(events, s.version, s.truncate, this.name);
+    for (const batch of splitBatches(encoded, s.truncate)) {
+      const text = batch.map((e) => (s.format === "legacy" ? eventLegacy(e.event) : e.json) + "\n").join("");
+      try {
+        await this.sink.write(text);
+        eventsWritten.inc({ backend: this.name }, batch.length);
+      } catch (err) {
+        eventsDropped.inc({ backend: this.name, reason: "write_error" }, batch.length);
+        this.#warnFailed((suppressed) =>
+          log.error("cannot write audit events to --audit-log-path", {
+            path: s.path,
+            events: batch.length,
+            error: (err as Error).message,
+            suppressed,
+          })
+        );
+      }
+    }
+  }
+
+  /** Writes to a file never wait on anything that could be given up. */
+  abort(): void {}
+
+  async close(): Promise<void> {
+    await this.sink.close();
+  }
+}

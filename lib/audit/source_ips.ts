@@ -1,0 +1,95 @@
+/**
+ * @module audit/source_ips
+ * The `sourceIPs` of an audit event, computed as Kubernetes does: every valid X-Forwarded-For entry,
+ * then X-Real-Ip unless already listed, then the peer address unless it equals the last entry;
+ * addresses are written in Go's canonical form (IPv4-mapped IPv6 as dotted IPv4, compressed IPv6).
+ */
+import { isIPv4, isIPv6 } from "node:net";
+
+/** The request's source addresses, most distant client first. */
+export function sourceIPs(headers: Headers, remoteAddress: string): string[] {
+  const ips: Uint8Array[] = [];
+  const forwarded = headers.get("x-forwarded-for");
+  if (forwarded) {
+    for (const part of forwarded.split(",")) {
+      const ip = parseIP(part.trim());
+      if (ip) ips.push(ip);
+    }
+  }
+  const realIp = headers.get("x-real-ip");
+  if (realIp) {
+    const ip = parseIP(realIp.trim());
+    if (ip && !ips.some((x) => sameIP(x, ip))) ips.push(ip);
+  }
+  const remote = parseIP(stripPort(remoteAddress));
+  if (remote && (ips.length === 0 || !sameIP(ips[ips.length - 1], remote))) ips.push(remote);
+  return ips.map(formatIP);
+}
+
+/** `host:port`, `[v6]:port` or a bare address → the address. */
+function stripPort(addr: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(addr);
+  if (bracketed) return bracketed[1];
+  const v4port = /^([0-9.]+):\d+$/.exec(addr);
+  return v4port ? v4port[1] : addr;
+}
+
+/** Parses an address into 16 bytes (IPv4 as IPv4-mapped); IPv4 octets may carry leading zeros, as Go's sloppy parser allows. */
+export function parseIP(text: string): Uint8Array | null {
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const octets = v4.slice(1).map(Number);
+    if (octets.some((o) => o > 255)) return null;
+    return new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, ...octets]);
+  }
+  if (!isIPv6(text) || text.includes("%")) return null;
+  let tail: number[] = [];
+  let head = text;
+  const lastColon = text.lastIndexOf(":");
+  const maybeV4 = text.slice(lastColon + 1);
+  if (isIPv4(maybeV4)) {
+    tail = maybeV4.split(".").map(Number);
+    head = text.slice(0, lastColon + 1) + "0:0";
+  }
+  const [left, right] = head.includes("::") ? head.split("::") : [head, null];
+  const groups = (s: string) => (s === "" ? [] : s.split(":").map((g) => parseInt(g, 16)));
+  const l = groups(left);
+  const r = right === null ? [] : groups(right);
+  const words = right === null ? l : [...l, ...new Array(8 - l.length - r.length).fill(0), ...r];
+  if (words.length !== 8) return null;
+  const bytes = new Uint8Array(16);
+  words.forEach((w, i) => {
+    bytes[i * 2] = w >> 8;
+    bytes[i * 2 + 1] = w & 0xff;
+  });
+  if (tail.length === 4) bytes.set(tail, 12);
+  return bytes;
+}
+
+function sameIP(a: Uint8Array, b: Uint8Array): boolean {
+  return a.every((v, i) => v === b[i]);
+}
+
+function isMappedV4(b: Uint8Array): boolean {
+  return b.slice(0, 10).every((v) => v === 0) && b[10] === 0xff && b[11] === 0xff;
+}
+
+/** Go's net.IP.String(): dotted IPv4 for mapped addresses, else RFC 5952 (the longest run of ≥2 zero groups becomes "::"). */
+export function formatIP(b: Uint8Array): string {
+  if (isMappedV4(b)) return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
+  const words = Array.from({ length: 8 }, (_, i) => (b[i * 2] << 8) | b[i * 2 + 1]);
+  let bestStart = -1, bestLen = 0;
+  for (let i = 0; i < 8;) {
+    if (words[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && words[j] === 0) j++;
+    if (j - i > bestLen && j - i >= 2) [bestStart, bestLen] = [i, j - i];
+    i = j;
+  }
+  const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(":");
+  if (bestStart < 0) return hex(words);
+  return `${hex(words.slice(0, bestStart))}::${hex(words.slice(bestStart + bestLen))}`;
+}
