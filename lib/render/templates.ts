@@ -45,7 +45,8 @@ export class TemplateError extends Error {
 }
 
 function oneLine(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
+  // eta appends the whole generated function after a line of "="; the reason comes before it
+  const msg = (err instanceof Error ? err.message : String(err)).split(/\n={4,}/)[0];
   return msg.replace(/\s*\n\s*/g, " ").trim();
 }
 

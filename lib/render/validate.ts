@@ -7,7 +7,7 @@
  * is killed when the timeout expires and the directory is always removed.
  */
 import { join } from "node:path";
-import { x509 } from "../pki.ts";
+import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
 
 export interface ValidateOptions {
@@ -15,6 +15,8 @@ export interface ValidateOptions {
   haproxy?: string;
   /** Kill the check after this long; default 10 s. */
   timeoutMs?: number;
+  /** Parent of the temporary directory; default the system's. */
+  tmpDir?: string;
 }
 
 export interface ValidationResult {
@@ -31,20 +33,9 @@ let throwaway: Promise<string> | null = null;
 
 /** One self-signed certificate + key PEM per process, used for every file name in a crt-list. */
 export function throwawayPem(): Promise<string> {
-  throwaway ??= (async () => {
-    const alg = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
-    const keys = await crypto.subtle.generateKey(alg, true, ["sign", "verify"]) as CryptoKeyPair;
-    const cert = await x509.X509CertificateGenerator.createSelfSigned({
-      serialNumber: "01",
-      name: "CN=ingress-controller config check",
-      notBefore: new Date(Date.now() - 86_400_000),
-      notAfter: new Date(Date.now() + 10 * 365 * 86_400_000),
-      keys,
-      signingAlgorithm: alg,
-    });
-    const key = x509.PemConverter.encode(await crypto.subtle.exportKey("pkcs8", keys.privateKey), "PRIVATE KEY");
-    return `${cert.toString("pem")}\n${key}\n`;
-  })();
+  throwaway ??= createCA({ commonName: "ingress-controller config check", validityDays: 3650 }).then((c) =>
+    `${c.certPem.trimEnd()}\n${c.keyPem.trimEnd()}\n`
+  );
   return throwaway;
 }
 
@@ -64,7 +55,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
     if (!SAFE_FILE.test(f)) return result(false, [`crt-list names an unsafe file ${JSON.stringify(f)}`]);
   }
   const pem = files.size > 0 ? await throwawayPem() : "";
-  const dir = await Deno.makeTempDir({ prefix: "ic-validate-" });
+  const dir = await Deno.makeTempDir({ prefix: "ic-validate-", dir: opts.tmpDir });
   try {
     const certDir = join(dir, "certs");
     await Deno.mkdir(certDir);

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { buildModel, type ClusterLookup, lookupFromLists, type ModelInput } from "../../lib/render/model.ts";
+import { configMapData, loadTemplates, render } from "../../lib/render/render.ts";
+import { skeleton, SLOT_LINE } from "../../lib/render/slots.ts";
+import { validateConfig } from "../../lib/render/validate.ts";
+import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
+
+const templates = await loadTemplates(null);
+
+function lookupWith(endpoints: string[], v6: string[] = []): ClusterLookup {
+  return lookupFromLists({
+    services: [
+      service("web", [{ name: "http", port: 80, targetPort: "web" }]),
+      service("api", [{ port: 8080, targetPort: 9090 }]),
+    ],
+    endpointSlices: [
+      endpointSlice("web", [{ name: "http", port: 8080 }], endpoints.map((address) => ({ address }))),
+      endpointSlice("api", [{ name: "", port: 9090 }], v6.map((address) => ({ address })), {
+        addressType: "IPv6",
+      }),
+    ],
+    secrets: [tlsSecret("foo-tls"), tlsSecret("wild-tls")],
+  });
+}
+
+const full = ingress({
+  name: "full",
+  tls: [{ hosts: ["foo.example.com"], secretName: "foo-tls" }, { hosts: ["*.example.org"], secretName: "wild-tls" }],
+  defaultBackend: { service: "api", port: 8080 },
+  rules: [
+    {
+      host: "foo.example.com",
+      paths: [
+        { path: "/", service: "web", port: "http" },
+        { path: "/exact", pathType: "Exact", service: "api", port: 8080 },
+      ],
+    },
+    { host: "*.example.org", paths: [{ path: "/impl", pathType: "ImplementationSpecific", service: "web", port: 80 }] },
+    { paths: [{ path: "/any/", service: "web", port: "http" }] },
+  ],
+});
+
+const cases: Record<string, ModelInput> = {
+  full: { ingresses: [full], lookup: lookupWith(["10.0.0.2", "10.0.0.1"], ["fd00::2", "fd00::1"]) },
+  "no TLS, built-in default backend": {
+    ingresses: [ingress({ name: "plain", rules: [{ paths: [{ path: "/", service: "web", port: 80 }] }] })],
+    lookup: lookupWith(["10.0.0.1"]),
+  },
+  "nothing servable": { ingresses: [ingress({ name: "empty" })], lookup: lookupWith([]) },
+  "many endpoints, no endpoints": {
+    ingresses: [full],
+    lookup: lookupWith(Array.from({ length: 33 }, (_, i) => `10.0.${i >> 4}.${i & 15}`)),
+  },
+};
+
+Deno.test("the contract's directives: binds, stats socket, crt-base, stats page", () => {
+  const { config, crtList, secrets } = render(buildModel(cases.full).model, templates);
+  const lines = config.split("\n");
+  const has = (l: string) => assert.ok(lines.includes(l), `missing line: ${l}`);
+  has('    crt-base "${IC_CERT_DIR}"');
+  has('    stats socket "${IC_RUNTIME_SOCKET}" mode 600 level admin expose-fd listeners');
+  has('    bind "${IC_BIND_ADDR}:${IC_HTTP_PORT}"');
+  has('    bind "${IC_BIND_ADDR}:${IC_HTTPS_PORT}" ssl crt-list "${IC_CERT_DIR}/crt-list" alpn h2,http/1.1');
+  has('    bind "${IC_BIND_ADDR}:${IC_STATS_PORT}"');
+  has("    http-request use-service prometheus-exporter if { path /metrics }");
+  has("    http-request redirect scheme https code 308 if { var(txn.host) -m str 'foo.example.com' }");
+  has("    http-request redirect scheme https code 308 if { var(txn.host) -m reg '^[^.]+[.]example[.]org$' }");
+  has("    default_backend be_default_api_8080");
+  assert.equal(crtList, "default_foo-tls.pem foo.example.com\ndefault_wild-tls.pem *.example.org\n");
+  assert.deepEqual(secrets, [
+    { file: "default_foo-tls.pem", namespace: "default", name: "foo-tls" },
+    { file: "default_wild-tls.pem", namespace: "default", name: "wild-tls" },
+  ]);
+  const data = configMapData({ config, crtList, secrets });
+  assert.deepEqual(Object.keys(data), ["haproxy.cfg", "crt-list", "secrets.json"]);
+  assert.deepEqual(JSON.parse(data["secrets.json"]), secrets);
+});
+
+Deno.test("routes: element-wise prefix, exact, wildcard of one label, hostless", () => {
+  const { config } = render(buildModel(cases.full).model, templates);
+  const http = config.split("\nfrontend http\n")[1].split("\n\n")[0];
+  assert.deepEqual(http.split("\n").filter((l) => l.includes("use_backend")), [
+    "    use_backend be_default_api_8080 if { var(txn.host) -m str 'foo.example.com' } { path -m str '/exact' }",
+    "    use_backend be_default_web_http if { var(txn.host) -m str 'foo.example.com' }",
+    "    use_backend be_default_web_80 if { var(txn.host) -m reg '^[^.]+[.]example[.]org$' } { path -m str '/impl' }",
+    "    use_backend be_default_web_80 if { var(txn.host) -m reg '^[^.]+[.]example[.]org$' } { path -m beg '/impl/' }",
+    "    use_backend be_default_web_http if { path -m str '/any' }",
+    "    use_backend be_default_web_http if { path -m beg '/any/' }",
+  ]);
+});
+
+Deno.test("server slots: sorted endpoints, power-of-two count, unused slots disabled", () => {
+  const { config } = render(buildModel(cases.full).model, templates);
+  const web = config.split("\nbackend be_default_web_http\n")[1].split("\n\n")[0].split("\n");
+  assert.deepEqual(web, [
+    "    balance roundrobin",
+    "    server s1 10.0.0.1:8080",
+    "    server s2 10.0.0.2:8080",
+    "    server s3 127.0.0.1:1 disabled",
+    "    server s4 127.0.0.1:1 disabled",
+  ]);
+  const api = config.split("\nbackend be_default_api_8080\n")[1].split("\n\n")[0];
+  assert.match(api, /server s1 \[fd00::1\]:9090\n {4}server s2 \[fd00::2\]:9090\n/);
+  const many = render(buildModel(cases["many endpoints, no endpoints"]).model, templates).config;
+  const slots = many.split("\nbackend be_default_web_http\n")[1].split("\n\n")[0].split("\n").filter((l) =>
+    SLOT_LINE.test(l)
+  );
+  assert.equal(slots.length, 64);
+  assert.equal(slots.filter((l) => l.endsWith("127.0.0.1:1 disabled")).length, 31);
+});
+
+Deno.test("deterministic: same state renders byte-identical output; endpoint-only changes keep the skeleton", () => {
+  const a = render(buildModel(cases.full).model, templates);
+  const b = render(buildModel({ ...cases.full, ingresses: [structuredClone(full)] }).model, templates);
+  assert.equal(a.config, b.config);
+  assert.equal(a.crtList, b.crtList);
+  const moved = render(
+    buildModel({ ingresses: [full], lookup: lookupWith(["10.9.9.9", "10.0.0.1", "10.0.0.7"], ["fd00::9"]) }).model,
+    templates,
+  );
+  assert.notEqual(moved.config, a.config);
+  assert.equal(skeleton(moved.config), skeleton(a.config));
+  const grown = render(buildModel(cases["many endpoints, no endpoints"]).model, templates);
+  assert.notEqual(skeleton(grown.config), skeleton(a.config));
+});
+
+Deno.test("no TLS: no https frontend, no redirect, empty crt-list", () => {
+  const r = render(buildModel(cases["no TLS, built-in default backend"]).model, templates);
+  assert.doesNotMatch(r.config, /frontend https|crt-list|redirect/);
+  assert.match(r.config, /default_backend ic_default_404/);
+  assert.equal(r.crtList, "");
+  assert.deepEqual(r.secrets, []);
+});
+
+for (const [name, input] of Object.entries(cases)) {
+  Deno.test(`haproxy -c accepts the rendered config: ${name}`, async () => {
+    const r = render(buildModel(input).model, templates);
+    const check = await validateConfig(r, { timeoutMs: 20_000 });
+    assert.deepEqual(check.errors, []);
+    assert.equal(check.ok, true);
+  });
+}

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
+import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts";
+import { crtListFiles, throwawayPem, validateConfig } from "../../lib/render/validate.ts";
+import { ingress, service, tlsSecret } from "./fixtures.ts";
+
+const templates = await loadTemplates(null);
+const tlsRendered: Rendered = render(
+  buildModel({
+    ingresses: [ingress({
+      name: "x",
+      tls: [{ hosts: ["a.example.com"], secretName: "a-tls" }],
+      rules: [{ host: "a.example.com", paths: [{ path: "/", service: "web", port: 80 }] }],
+    })],
+    lookup: lookupFromLists({ services: [service("web", [{ port: 80 }])], secrets: [tlsSecret("a-tls")] }),
+  }).model,
+  templates,
+);
+
+async function inTmp(fn: (parent: string) => Promise<void>): Promise<void> {
+  const parent = await Deno.makeTempDir({ prefix: "ic-validate-test-" });
+  try {
+    await fn(parent);
+    assert.deepEqual([...Deno.readDirSync(parent)].map((e) => e.name), [], "the temporary directory is removed");
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+}
+
+async function fakeHaproxy(parent: string, script: string): Promise<string> {
+  const path = join(parent, "..", `${parent.split("/").at(-1)}-fake-haproxy.sh`);
+  await Deno.writeTextFile(path, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+  return path;
+}
+
+Deno.test("a valid config with TLS passes haproxy -c and the temporary directory is removed", async () => {
+  await inTmp(async (tmpDir) => {
+    const res = await validateConfig(tlsRendered, { tmpDir, timeoutMs: 20_000 });
+    assert.deepEqual(res.errors, []);
+    assert.ok(res.ok);
+  });
+});
+
+Deno.test("an invalid config fails with haproxy's ALERT lines, without the temporary path", async () => {
+  await inTmp(async (tmpDir) => {
+    const bad = { ...tlsRendered, config: tlsRendered.config.replace("    balance roundrobin", "    balance nosuch") };
+    const res = await validateConfig(bad, { tmpDir, timeoutMs: 20_000 });
+    assert.equal(res.ok, false);
+    assert.ok(res.errors.length > 0);
+    assert.ok(res.errors.every((l) => l.includes("[ALERT]")), res.errors.join("\n"));
+    assert.ok(res.errors.some((l) => l.includes("balance only supports")), res.errors.join("\n"));
+    assert.ok(res.errors.every((l) => !l.includes(tmpDir)));
+  });
+});
+
+Deno.test("the check writes a throwaway PEM under every file the crt-list names; unsafe names are refused", async () => {
+  await inTmp(async (tmpDir) => {
+    const extra = { ...tlsRendered, crtList: tlsRendered.crtList + "default_other.pem b.example.com\n" };
+    assert.deepEqual(crtListFiles(extra.crtList), ["default_a-tls.pem", "default_other.pem"]);
+    assert.ok((await validateConfig(extra, { tmpDir, timeoutMs: 20_000 })).ok);
+    const unsafe = { ...tlsRendered, crtList: "../../etc/passwd a.example.com\n" };
+    const res = await validateConfig(unsafe, { tmpDir });
+    assert.equal(res.ok, false);
+    assert.match(res.errors[0], /unsafe file/);
+  });
+});
+
+Deno.test("only throwaway certificates are written and the environment points into the temporary dir", async () => {
+  await inTmp(async (tmpDir) => {
+    const haproxy = await fakeHaproxy(
+      tmpDir,
+      'echo "dir=$IC_CERT_DIR sock=$IC_RUNTIME_SOCKET home=${HOME:-unset}"; cat "$IC_CERT_DIR/default_a-tls.pem"; exit 3',
+    );
+    try {
+      const res = await validateConfig(tlsRendered, { haproxy, tmpDir });
+      assert.equal(res.ok, false);
+      assert.match(res.errors[0], /^dir=<tmp>\/certs sock=<tmp>\/runtime.sock home=unset$/);
+      assert.equal(res.errors.slice(1).join("\n") + "\n", await throwawayPem());
+    } finally {
+      await Deno.remove(haproxy);
+    }
+  });
+});
+
+Deno.test("the check is killed when it exceeds its timeout", async () => {
+  await inTmp(async (tmpDir) => {
+    const haproxy = await fakeHaproxy(tmpDir, "exec sleep 30");
+    try {
+      const res = await validateConfig(tlsRendered, { haproxy, tmpDir, timeoutMs: 300 });
+      assert.equal(res.ok, false);
+      assert.match(res.errors[0], /did not finish within 300 ms/);
+    } finally {
+      await Deno.remove(haproxy);
+    }
+  });
+});
+
+Deno.test("a missing haproxy binary is reported, not thrown", async () => {
+  await inTmp(async (tmpDir) => {
+    const res = await validateConfig(tlsRendered, { haproxy: "/nonexistent/haproxy", tmpDir });
+    assert.equal(res.ok, false);
+    assert.match(res.errors[0], /not found/);
+  });
+});
