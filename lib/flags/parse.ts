@@ -19,6 +19,8 @@ export interface ParsedFlags {
   readonly given: Set<string>;
   /** Arguments that are not flags (and everything after `--`). */
   readonly args: string[];
+  /** Every flag occurrence in order, with its text (`bare`: a switch given without a value). */
+  readonly occurrences: { name: string; raw: string; bare: boolean }[];
 }
 
 /** The defaults of every option of `table` in `release`. */
@@ -51,11 +53,13 @@ export function parseFlags(table: AnyTable, release: Release, argv: readonly str
   const values = defaultsOf(table, release);
   const given = new Set<string>();
   const args: string[] = [];
+  const occurrences: ParsedFlags["occurrences"] = [];
   const byName = (name: string) => (Object.hasOwn(table, name) && values.has(name) ? table[name] : undefined);
   const byShort = new Map<string, string>();
   for (const [name, spec] of Object.entries(table)) if (spec.short && values.has(name)) byShort.set(spec.short, name);
 
-  const set = (name: string, flag: string, raw: string) => {
+  const set = (name: string, flag: string, raw: string, bare = false) => {
+    occurrences.push({ name, raw, bare });
     const spec = table[name];
     const kind = KINDS[spec.kind];
     let v: unknown;
@@ -91,7 +95,7 @@ export function parseFlags(table: AnyTable, release: Release, argv: readonly str
       const spec = byName(name);
       if (!spec) throw notAnOption(table, release, flag, name);
       if (eq >= 0) set(name, flag, body.slice(eq + 1));
-      else if (KINDS[spec.kind].isBool) set(name, flag, "true");
+      else if (KINDS[spec.kind].isBool) set(name, flag, "true", true);
       else if (i < argv.length) set(name, flag, argv[i++]);
       else throw new UsageError(`flag needs an argument: ${flag}`);
       continue;
@@ -113,7 +117,7 @@ export function parseFlags(table: AnyTable, release: Release, argv: readonly str
           set(name, flag, rest.slice(2));
           rest = "";
         } else if (KINDS[spec.kind].isBool) {
-          set(name, flag, "true");
+          set(name, flag, "true", true);
           rest = rest.slice(1);
         } else if (rest.length > 1) {
           set(name, flag, rest.slice(1));
@@ -129,5 +133,5 @@ export function parseFlags(table: AnyTable, release: Release, argv: readonly str
     }
     args.push(a);
   }
-  return { release, values, given, args };
+  return { release, values, given, args, occurrences };
 }

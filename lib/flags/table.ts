@@ -72,6 +72,8 @@ export interface OptionSpec {
   readonly sameAs?: string;
   /** What to do instead, for users moving to a release without this option. */
   readonly advice?: string;
+  /** The default is tied to the release's own version (image tags): no migration note when it changes. */
+  readonly followsRelease?: boolean;
 }
 
 const all = <const T extends DefaultValue>(v: T) => ({ A: v, B: v, C: v });
@@ -210,11 +212,13 @@ export const runTable = {
   "proxy-image-tag": {
     kind: "string",
     default: { A: "1.9.2-9.0.0-alpine", B: "1.8.8-7.0.0-rc.2-alpine", C: "1.7.9-6.0.0-rc.0" },
+    followsRelease: true,
     help: "Tag of the proxy image",
   },
   "exporter-image-tag": {
     kind: "string",
     default: { A: "9.0.0", B: "7.0.0-rc.2", C: "6.0.0-rc.0" },
+    followsRelease: true,
     help: "Tag of the metrics exporter image",
   },
   "proxy.server-metric-fields": {

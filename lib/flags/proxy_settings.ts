@@ -1,0 +1,47 @@
+/**
+ * @module flags/proxy_settings
+ * The flags of the hidden `proxy` command (contracts.md section 5), read with the same table
+ * engine as `run`, as the camelCase settings object `runProxy` takes.
+ */
+
+import { UsageError } from "../errors.ts";
+import { parseFlags } from "./parse.ts";
+import { proxyTable } from "./table.ts";
+import { validateFlags } from "./validate.ts";
+
+export interface ProxySettings {
+  /** Path of a kubeconfig file; "" means the in-cluster configuration. */
+  readonly kubeconfig: string;
+  /** Namespace of the ConfigMap; "" means the pod's own namespace. */
+  readonly namespace: string;
+  /** Name of the ConfigMap with the rendered configuration. */
+  readonly configmap: string;
+  readonly haproxy: string;
+  readonly workDir: string;
+  readonly bindAddress: string;
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  readonly statsPort: number;
+}
+
+/** Parses `proxy` flags; returns "help" when --help/-h was given. */
+export function parseProxyFlags(argv: readonly string[]): ProxySettings | "help" {
+  const parsed = parseFlags(proxyTable, "A", argv);
+  if (parsed.values.get("help") === true) return "help";
+  if (parsed.args.length > 0) {
+    throw new UsageError(`proxy takes no arguments, got ${JSON.stringify(parsed.args[0])} (options start with --)`);
+  }
+  validateFlags(proxyTable, parsed);
+  const v = parsed.values;
+  return Object.freeze({
+    kubeconfig: v.get("kubeconfig") as string,
+    namespace: v.get("namespace") as string,
+    configmap: v.get("configmap") as string,
+    haproxy: v.get("haproxy") as string,
+    workDir: v.get("work-dir") as string,
+    bindAddress: v.get("bind-address") as string,
+    httpPort: v.get("http-port") as number,
+    httpsPort: v.get("https-port") as number,
+    statsPort: v.get("stats-port") as number,
+  });
+}
