@@ -73,7 +73,10 @@ export async function metricValue(
   const data = await metric.get();
   const name = data.name + suffix;
   return data.values
-    .filter((v) => (v as { metricName?: string }).metricName === undefined || v.metricName === name)
+    .filter((v) => {
+      const metricName = (v as { metricName?: string }).metricName;
+      return metricName === undefined || metricName === name;
+    })
     .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
     .reduce((n, v) => n + v.value, 0);
 }
