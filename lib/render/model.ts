@@ -174,9 +174,12 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** JSON for messages: keeps a hostile value on one line and visibly quoted. */
+/** JSON for messages, non-ASCII escaped too: keeps a hostile value on one line and visibly quoted. */
 function show(v: unknown): string {
-  const s = JSON.stringify(v) ?? String(v);
+  const s = (JSON.stringify(v) ?? String(v)).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   return s.length > 80 ? `${s.slice(0, 77)}..."` : s;
 }
 

@@ -1,0 +1,362 @@
+/**
+ * Fuzz test of the renderer: hostile values (line breaks, quotes, backslash, `#`, `%[`, `${`,
+ * spaces, unicode, very long strings, bad numbers) in every cluster-controlled field must never
+ * change the structure of the configuration. Compared with a benign baseline, a mutated state
+ * renders only sections and directives the baseline has, only lines the baseline has (slot lines:
+ * only the baseline's endpoints), and a rejected value produces a problem instead of config.
+ * Seeded PRNG (FUZZ_SEED, FUZZ_ITERATIONS) so a failure reproduces.
+ */
+import assert from "node:assert/strict";
+import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
+import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
+import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts";
+import { validateConfig } from "../../lib/render/validate.ts";
+import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
+
+const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 0x5eed);
+const ITERATIONS = Math.min(Number(Deno.env.get("FUZZ_ITERATIONS") ?? 600), 20_000);
+const HAPROXY_CHECKS = 6;
+
+/** mulberry32: small, fast, good enough to pick mutations reproducibly. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const FRAGMENTS = [
+  "\n",
+  "\r",
+  "\r\n",
+  "'",
+  '"',
+  "\\",
+  "#",
+  "%[",
+  "%[req.hdr(host)]",
+  "${",
+  "${HOME}",
+  " ",
+  "\t",
+  "é",
+  "☃",
+  "\u2028",
+  "\0",
+  "{",
+  "}",
+  "`",
+  "\nbackend evil\n    server x 1.2.3.4:80",
+  "' } || TRUE { '",
+  "\n    use_backend evil if TRUE\n",
+  " if TRUE",
+  "\\n",
+];
+
+interface State {
+  ingresses: V1Ingress[];
+  services: V1Service[];
+  slices: V1EndpointSlice[];
+  secrets: V1Secret[];
+}
+
+function baseline(): State {
+  return {
+    ingresses: [
+      ingress({
+        name: "fuzz",
+        created: "2026-01-01T00:00:00Z",
+        annotations: {
+          "ingress.kubernetes.io/ssl-redirect": "true",
+          "ingress.kubernetes.io/load-balance": "leastconn",
+          "ingress.kubernetes.io/timeout-server": "30s",
+          "example.com/unrelated": "value",
+        },
+        tls: [
+          { hosts: ["foo.example.com", "bar.example.com"], secretName: "foo-tls" },
+          { hosts: ["*.example.org"], secretName: "wild-tls" },
+        ],
+        defaultBackend: { service: "web", port: "http" },
+        rules: [
+          {
+            host: "foo.example.com",
+            paths: [
+              { path: "/", pathType: "Prefix", service: "web", port: "http" },
+              { path: "/exact", pathType: "Exact", service: "api", port: 8080 },
+              { path: "/impl", pathType: "ImplementationSpecific", service: "web", port: 80 },
+            ],
+          },
+          {
+            host: "bar.example.com",
+            paths: [
+              { path: "/b", pathType: "Exact", service: "web", port: 80 },
+              { path: "/c/", pathType: "Prefix", service: "api", port: 8080 },
+            ],
+          },
+          { host: "*.example.org", paths: [{ path: "/w", pathType: "Prefix", service: "web", port: "http" }] },
+          { host: "*.example.net", paths: [{ path: "/v", pathType: "Exact", service: "api", port: 8080 }] },
+          { paths: [{ path: "/any", pathType: "Prefix", service: "web", port: 80 }] },
+          { paths: [{ path: "/ex", pathType: "Exact", service: "api", port: 8080 }] },
+        ],
+      }),
+      ingress({
+        name: "second",
+        created: "2026-02-01T00:00:00Z",
+        rules: [{ host: "baz.example.com", paths: [{ path: "/", pathType: "Prefix", service: "api", port: 8080 }] }],
+      }),
+    ],
+    services: [
+      service("web", [{ name: "http", port: 80, targetPort: "web" }]),
+      service("api", [{ name: "main", port: 8080, targetPort: 9090 }]),
+    ],
+    slices: [
+      endpointSlice("web", [{ name: "http", port: 8080 }], [{ address: "10.0.0.1" }, { address: "10.0.0.2" }]),
+      endpointSlice("api", [{ name: "main", port: 9090 }], [{ address: "fd00::1" }, { address: "fd00::2" }], {
+        name: "api-v6",
+        addressType: "IPv6",
+      }),
+      endpointSlice("api", [{ name: "main", port: 9090 }], [{ address: "10.1.0.1" }, { address: "10.1.0.2" }]),
+    ],
+    secrets: [tlsSecret("foo-tls"), tlsSecret("wild-tls")],
+  };
+}
+
+type Kind = "string" | "number";
+/** One cluster-controlled field: how to set it, and whether a hostile value there must yield a problem. */
+interface Field {
+  name: string;
+  kind: Kind;
+  problem: boolean;
+  set: (s: State, v: any) => void;
+}
+
+const ing = (s: State) => s.ingresses[0];
+const rule = (s: State, r: number) => ing(s).spec!.rules![r];
+const path = (s: State, r: number, p: number) => rule(s, r).http!.paths[p];
+
+function fields(): Field[] {
+  const f: Field[] = [
+    { name: "ingress namespace", kind: "string", problem: true, set: (s, v) => ing(s).metadata!.namespace = v },
+    { name: "ingress name", kind: "string", problem: true, set: (s, v) => ing(s).metadata!.name = v },
+    { name: "second ingress name", kind: "string", problem: true, set: (s, v) => s.ingresses[1].metadata!.name = v },
+    {
+      name: "annotation ssl-redirect",
+      kind: "string",
+      problem: true,
+      set: (s, v) => ing(s).metadata!.annotations!["ingress.kubernetes.io/ssl-redirect"] = v,
+    },
+    {
+      name: "annotation load-balance",
+      kind: "string",
+      problem: true,
+      set: (s, v) => ing(s).metadata!.annotations!["ingress.kubernetes.io/load-balance"] = v,
+    },
+    {
+      name: "annotation timeout-server",
+      kind: "string",
+      problem: true,
+      set: (s, v) => ing(s).metadata!.annotations!["ingress.kubernetes.io/timeout-server"] = v,
+    },
+    {
+      name: "unrelated annotation",
+      kind: "string",
+      problem: false,
+      set: (s, v) => ing(s).metadata!.annotations!["example.com/unrelated"] = v,
+    },
+    {
+      name: "annotation key",
+      kind: "string",
+      problem: false,
+      set: (s, v) => ing(s).metadata!.annotations![v] = "true",
+    },
+    { name: "tls secretName", kind: "string", problem: true, set: (s, v) => ing(s).spec!.tls![0].secretName = v },
+    { name: "tls host", kind: "string", problem: true, set: (s, v) => ing(s).spec!.tls![0].hosts![1] = v },
+    { name: "tls wildcard host", kind: "string", problem: true, set: (s, v) => ing(s).spec!.tls![1].hosts![0] = v },
+    {
+      name: "default backend service",
+      kind: "string",
+      problem: true,
+      set: (s, v) => ing(s).spec!.defaultBackend!.service!.name = v,
+    },
+    {
+      name: "default backend port name",
+      kind: "string",
+      problem: true,
+      set: (s, v) => ing(s).spec!.defaultBackend!.service!.port = { name: v },
+    },
+    { name: "secret type", kind: "string", problem: true, set: (s, v) => s.secrets[0].type = v },
+    { name: "secret tls.crt", kind: "string", problem: true, set: (s, v) => s.secrets[0].data!["tls.crt"] = v },
+    { name: "secret tls.key", kind: "string", problem: true, set: (s, v) => s.secrets[1].data!["tls.key"] = v },
+    {
+      name: "service port name",
+      kind: "string",
+      problem: true,
+      set: (s, v) => s.services[0].spec!.ports![0].name = v,
+    },
+    {
+      name: "service targetPort",
+      kind: "string",
+      problem: false,
+      set: (s, v) => s.services[0].spec!.ports![0].targetPort = v,
+    },
+    { name: "service type", kind: "string", problem: false, set: (s, v) => s.services[1].spec!.type = v },
+    {
+      name: "endpoint address",
+      kind: "string",
+      problem: true,
+      set: (s, v) => s.slices[0].endpoints![1].addresses = [v],
+    },
+    {
+      name: "IPv6 endpoint address",
+      kind: "string",
+      problem: true,
+      set: (s, v) => s.slices[1].endpoints![0].addresses = [v],
+    },
+    { name: "slice port name", kind: "string", problem: false, set: (s, v) => s.slices[0].ports![0].name = v },
+    { name: "slice port number", kind: "number", problem: true, set: (s, v) => s.slices[2].ports![0].port = v },
+    { name: "slice addressType", kind: "string", problem: false, set: (s, v) => s.slices[0].addressType = v },
+    {
+      name: "slice service label",
+      kind: "string",
+      problem: false,
+      set: (s, v) => s.slices[0].metadata!.labels!["kubernetes.io/service-name"] = v,
+    },
+  ];
+  baseline().ingresses[0].spec!.rules!.forEach((r, ri) => {
+    f.push({ name: `rule ${ri} host`, kind: "string", problem: true, set: (s, v) => rule(s, ri).host = v });
+    r.http!.paths.forEach((_, pi) => {
+      const at = `rule ${ri} path ${pi}`;
+      f.push(
+        { name: `${at} path`, kind: "string", problem: true, set: (s, v) => path(s, ri, pi).path = v },
+        { name: `${at} pathType`, kind: "string", problem: true, set: (s, v) => path(s, ri, pi).pathType = v },
+        {
+          name: `${at} service`,
+          kind: "string",
+          problem: true,
+          set: (s, v) => path(s, ri, pi).backend.service!.name = v,
+        },
+        {
+          name: `${at} port name`,
+          kind: "string",
+          problem: true,
+          set: (s, v) => path(s, ri, pi).backend.service!.port = { name: v },
+        },
+        {
+          name: `${at} port number`,
+          kind: "number",
+          problem: true,
+          set: (s, v) => path(s, ri, pi).backend.service!.port = { number: v },
+        },
+      );
+    });
+  });
+  return f;
+}
+
+const BENIGN = ["foo.example.com", "/path", "web", "http", "10.0.0.9", "true", "30s", "default", "*.example.com"];
+const BAD_NUMBERS = [0, -1, 65536, 1.5, NaN, Infinity, 1e20, "80", "80\n", null, { n: 1 }];
+
+function hostile(rand: () => number, kind: Kind): unknown {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
+  if (kind === "number") return pick(BAD_NUMBERS);
+  const style = rand();
+  if (style < 0.1) return pick(BENIGN).repeat(300 + Math.floor(rand() * 700)) + pick(FRAGMENTS);
+  if (style < 0.15) return "a".repeat(5000 + Math.floor(rand() * 5000));
+  let s = pick(BENIGN);
+  const n = 1 + Math.floor(rand() * 3);
+  for (let i = 0; i < n; i++) {
+    const at = Math.floor(rand() * (s.length + 1));
+    s = s.slice(0, at) + pick(FRAGMENTS) + s.slice(at);
+  }
+  return s;
+}
+
+function renderState(s: State, templates: Awaited<ReturnType<typeof loadTemplates>>) {
+  const lookup = lookupFromLists({ services: s.services, endpointSlices: s.slices, secrets: s.secrets });
+  const built = buildModel({ ingresses: s.ingresses, lookup });
+  return { ...built, rendered: render(built.model, templates) };
+}
+
+/** Section header → the set of first words of its lines. */
+function structure(config: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  let current = "";
+  for (const line of config.split("\n")) {
+    if (line.trim() === "" || line.startsWith("#")) continue;
+    if (!/^\s/.test(line)) {
+      current = line;
+      out.set(current, out.get(current) ?? new Set());
+    } else out.get(current)!.add(line.trim().split(/\s+/)[0]);
+  }
+  return out;
+}
+
+const SLOT = /^ {4}server s(\d+) (\S+?)( disabled)?$/;
+
+Deno.test("fuzz: hostile cluster values never change the structure of the configuration", async () => {
+  const templates = await loadTemplates(null);
+  const base = renderState(baseline(), templates);
+  assert.deepEqual(base.problems, [], "the baseline is clean");
+  const baseStructure = structure(base.rendered.config);
+  const baseLines = new Set(base.rendered.config.split("\n"));
+  const baseEndpoints = new Set(
+    [...baseLines].map((l) => SLOT.exec(l)?.[2]).filter((a): a is string => a !== undefined),
+  );
+  const baseCrt = base.rendered.crtList.split("\n").filter((l) => l !== "").map((l) => l.split(" "));
+  const baseFiles = new Set(baseCrt.map((w) => w[0]));
+  const baseSni = new Set(baseCrt.flatMap((w) => w.slice(1)));
+  // lines a rejected value may fall back to
+  const fallbacks = new Set(["    balance roundrobin", "    default_backend ic_default_404"]);
+
+  const rand = prng(SEED);
+  const all = fields();
+  const toCheck: Rendered[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const state = baseline();
+    const chosen = Array.from(
+      { length: rand() < 0.8 ? 1 : 2 + Math.floor(rand() * 2) },
+      () => all[Math.floor(rand() * all.length)],
+    );
+    const applied: string[] = [];
+    for (const field of chosen) {
+      const value = hostile(rand, field.kind);
+      field.set(state, value);
+      applied.push(`${field.name}=${JSON.stringify(value)?.slice(0, 60)}`);
+    }
+    const where = `seed ${SEED} iteration ${i}: ${applied.join(", ")}`;
+    const { problems, rendered } = renderState(state, templates);
+
+    for (const [section, words] of structure(rendered.config)) {
+      const baseWords = baseStructure.get(section);
+      assert.ok(baseWords, `${where}: new section ${JSON.stringify(section)}`);
+      for (const w of words) assert.ok(baseWords.has(w), `${where}: new directive ${w} in ${section}`);
+    }
+    for (const line of rendered.config.split("\n")) {
+      const slot = SLOT.exec(line);
+      if (slot) {
+        assert.ok(slot[3] ? slot[2] === "127.0.0.1:1" : baseEndpoints.has(slot[2]), `${where}: slot ${line}`);
+      } else {
+        assert.ok(baseLines.has(line) || fallbacks.has(line), `${where}: new line ${JSON.stringify(line)}`);
+      }
+    }
+    for (const line of rendered.crtList.split("\n").filter((l) => l !== "")) {
+      const [file, ...sni] = line.split(" ");
+      assert.ok(baseFiles.has(file) && sni.every((h) => baseSni.has(h)), `${where}: crt-list ${line}`);
+    }
+    for (const s of rendered.secrets) assert.ok(baseFiles.has(s.file), `${where}: secret ${s.file}`);
+    // with several mutations one may hide another (a skipped slice hides its bad address)
+    if (chosen.length === 1 && chosen[0].problem) {
+      assert.ok(problems.length > 0, `${where}: rejected without a problem`);
+    }
+    for (const p of problems) assert.doesNotMatch(p.message, /[\r\n\u2028]/, `${where}: multi-line message`);
+    if (i % Math.ceil(ITERATIONS / HAPROXY_CHECKS) === 0) toCheck.push(rendered);
+  }
+  for (const [n, rendered] of toCheck.entries()) {
+    const check = await validateConfig(rendered, { timeoutMs: 20_000 });
+    assert.deepEqual(check.errors, [], `haproxy -c of sample ${n}`);
+  }
+});
