@@ -5,14 +5,26 @@
  */
 import { type AuditEvent, orderedEvent, rfc3339Nano, secondsTime } from "./event.ts";
 
-export type AuditVersion = "audit.k8s.io/v1" | "audit.k8s.io/v1beta1";
-export const auditVersions: readonly AuditVersion[] = ["audit.k8s.io/v1", "audit.k8s.io/v1beta1"];
+export type AuditVersion = "audit.k8s.io/v1" | "audit.k8s.io/v1beta1" | "audit.k8s.io/v1alpha1";
+export const auditVersions: readonly AuditVersion[] = [
+  "audit.k8s.io/v1",
+  "audit.k8s.io/v1beta1",
+  "audit.k8s.io/v1alpha1",
+];
 
-/** The event as a JSON object of the given version; v1beta1 adds metadata.creationTimestamp and timestamp. */
+/**
+ * The event as a JSON object of the given version. v1beta1 and v1alpha1 add metadata.creationTimestamp
+ * and timestamp; v1alpha1's objectRef has no apiGroup but an apiVersion of `group/version`.
+ */
 export function versionedEvent(e: AuditEvent, version: AuditVersion): Record<string, unknown> {
   const body = orderedEvent(e);
   if (version === "audit.k8s.io/v1") return { kind: "Event", apiVersion: version, ...body };
-  // v1beta1 converts stageTimestamp into metadata.creationTimestamp and requestReceivedTimestamp into timestamp.
+  if (version === "audit.k8s.io/v1alpha1" && e.objectRef) {
+    const { apiGroup, apiVersion, subresource, ...ref } = e.objectRef;
+    const groupVersion = apiGroup ? `${apiGroup}/${apiVersion ?? ""}` : apiVersion;
+    body.objectRef = { ...ref, apiVersion: groupVersion || undefined, subresource };
+  }
+  // Older versions carry stageTimestamp as metadata.creationTimestamp and requestReceivedTimestamp as timestamp.
   const { level, ...rest } = body;
   return {
     kind: "Event",

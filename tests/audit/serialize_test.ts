@@ -137,3 +137,15 @@ Deno.test("serialize: responseStatus of errors as metav1.Status", () => {
     reason: "InternalError",
   });
 });
+
+Deno.test("serialize: audit.k8s.io/v1alpha1 folds the API group into objectRef.apiVersion", () => {
+  const obj = JSON.parse(eventJSON(event, "audit.k8s.io/v1alpha1"));
+  assert.equal(obj.apiVersion, "audit.k8s.io/v1alpha1");
+  assert.deepEqual(obj.objectRef, {
+    resource: "ingresses",
+    namespace: "prod",
+    name: "web",
+    apiVersion: "networking.k8s.io/v1",
+  });
+  assert.equal(obj.timestamp, "2026-11-22T01:02:03Z");
+});
