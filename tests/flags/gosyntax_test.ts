@@ -35,7 +35,9 @@ Deno.test("ParseInt base 0: prefixes, leading-0 octal, signs, underscores as Go 
     ["-0b1_1", -3],
   ];
   for (const [s, n] of ok) assert.equal(parseInt0(s), n, s);
-  for (const s of ["", "-", "0x", "0b", "08", "09", "1.0", "1e3", "abc", "1_", "_1", "1__0", "0x_", " 1", "1 ", "0b2"]) {
+  for (
+    const s of ["", "-", "0x", "0b", "08", "09", "1.0", "1e3", "abc", "1_", "_1", "1__0", "0x_", " 1", "1 ", "0b2"]
+  ) {
     assert.throws(() => parseInt0(s), s);
   }
   assert.throws(() => parseInt0("99999999999999999999"), /out of range/);
@@ -116,7 +118,9 @@ Deno.test("Duration.String: Go's canonical form", () => {
     [-90_000_000_000n, "-1m30s"],
   ];
   for (const [ns, s] of cases) assert.equal(formatDurationNs(ns), s, s);
-  for (const s of ["10m0s", "5s", "1h0m0s", "1.5s", "300ms", "1µs"]) assert.equal(formatDurationNs(parseDurationNs(s)), s);
+  for (const s of ["10m0s", "5s", "1h0m0s", "1.5s", "300ms", "1µs"]) {
+    assert.equal(formatDurationNs(parseDurationNs(s)), s);
+  }
 });
 
 Deno.test("ParseIP: IPv4 and IPv6 literals only, canonical output", () => {
@@ -134,7 +138,22 @@ Deno.test("ParseIP: IPv4 and IPv6 literals only, canonical output", () => {
   ];
   for (const [s, want] of ok) assert.equal(parseIP(s), want, s);
   for (
-    const s of ["", "localhost", "1.2.3", "1.2.3.4.5", "256.0.0.1", "01.2.3.4", "1.2.3.4/24", "[::1]", "fe80::1%eth0", ":::", "1::2::3", "12345::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7"]
+    const s of [
+      "",
+      "localhost",
+      "1.2.3",
+      "1.2.3.4.5",
+      "256.0.0.1",
+      "01.2.3.4",
+      "1.2.3.4/24",
+      "[::1]",
+      "fe80::1%eth0",
+      ":::",
+      "1::2::3",
+      "12345::",
+      "1:2:3:4:5:6:7:8:9",
+      "1:2:3:4:5:6:7",
+    ]
   ) {
     assert.throws(() => parseIP(s), s);
   }
