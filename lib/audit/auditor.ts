@@ -14,7 +14,6 @@ import { type AuditSettings, checkSettings } from "./settings.ts";
 import { type ConfigLike, settingsFromConfig } from "./settings_from_config.ts";
 import { sourceIPs } from "./source_ips.ts";
 import type { AuditHandle, AuditLevel, Auditor, AuditRequest } from "./types.ts";
-import { WebhookBackend } from "./webhook_backend.ts";
 
 const maxUserAgentLength = 1024;
 const defaultShutdownTimeoutMs = 15_000;
@@ -42,7 +41,11 @@ export async function createAuditor(source: ConfigLike | AuditSettings): Promise
   const opened: Backend[] = [];
   try {
     if (settings.log) opened.push(await LogBackend.open(settings.log));
-    if (settings.webhook) opened.push(await WebhookBackend.open(settings.webhook));
+    if (settings.webhook) {
+      // Loaded only when used: the cluster client library is large.
+      const { WebhookBackend } = await import("./webhook_backend.ts");
+      opened.push(await WebhookBackend.open(settings.webhook));
+    }
   } catch (err) {
     await Promise.all(opened.map((b) => b.close()));
     throw err;

@@ -58,22 +58,34 @@ export function nowMicros(): number {
   return Math.floor((performance.timeOrigin + performance.now()) * 1000);
 }
 
+// toISOString() is the costly part of a timestamp; events come many per second, so the seconds are cached.
+let cachedSecond = -1;
+let cachedPrefix = "";
+
+/** `2006-01-02T15:04:05` (UTC) of a microsecond time. */
+function secondsPrefix(us: number): string {
+  const second = Math.floor(us / 1_000_000);
+  if (second !== cachedSecond) {
+    cachedSecond = second;
+    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19);
+  }
+  return cachedPrefix;
+}
+
 /** metav1.MicroTime: `2006-01-02T15:04:05.000000Z`. */
 export function microTime(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const iso = new Date(ms).toISOString(); // 2006-01-02T15:04:05.000Z
-  return `${iso.slice(0, 19)}.${String(((us % 1_000_000) + 1_000_000) % 1_000_000).padStart(6, "0")}Z`;
+  return `${secondsPrefix(us)}.${String(((us % 1_000_000) + 1_000_000) % 1_000_000).padStart(6, "0")}Z`;
 }
 
 /** metav1.Time: whole seconds, `2006-01-02T15:04:05Z`. */
 export function secondsTime(us: number): string {
-  return `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}Z`;
+  return `${secondsPrefix(us)}Z`;
 }
 
 /** Go's time.RFC3339Nano in UTC: the fraction without trailing zeros, none at all when zero. */
 export function rfc3339Nano(us: number): string {
   const fraction = String(((us % 1_000_000) + 1_000_000) % 1_000_000).padStart(6, "0").replace(/0+$/, "");
-  return `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}${fraction ? "." + fraction : ""}Z`;
+  return `${secondsPrefix(us)}${fraction ? "." + fraction : ""}Z`;
 }
 
 export function eventUser(u: UserInfo): EventUser {

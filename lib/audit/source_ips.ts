@@ -8,15 +8,20 @@ import { isIPv4, isIPv6 } from "node:net";
 
 /** The request's source addresses, most distant client first. */
 export function sourceIPs(headers: Headers, remoteAddress: string): string[] {
-  const ips: Uint8Array[] = [];
   const forwarded = headers.get("x-forwarded-for");
+  const realIp = headers.get("x-real-ip");
+  // The common case, a direct client with a canonical IPv4 address, needs no parsing.
+  if (!forwarded && !realIp) {
+    const v4 = canonicalV4.exec(remoteAddress);
+    if (v4) return [v4[1]];
+  }
+  const ips: Uint8Array[] = [];
   if (forwarded) {
     for (const part of forwarded.split(",")) {
       const ip = parseIP(part.trim());
       if (ip) ips.push(ip);
     }
   }
-  const realIp = headers.get("x-real-ip");
   if (realIp) {
     const ip = parseIP(realIp.trim());
     if (ip && !ips.some((x) => sameIP(x, ip))) ips.push(ip);
@@ -25,6 +30,9 @@ export function sourceIPs(headers: Headers, remoteAddress: string): string[] {
   if (remote && (ips.length === 0 || !sameIP(ips[ips.length - 1], remote))) ips.push(remote);
   return ips.map(formatIP);
 }
+
+const octet = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+const canonicalV4 = new RegExp(`^(?:::ffff:)?(${octet}\\.${octet}\\.${octet}\\.${octet})(?::\\d+)?$`);
 
 /** `host:port`, `[v6]:port` or a bare address → the address. */
 function stripPort(addr: string): string {
