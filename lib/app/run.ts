@@ -22,7 +22,8 @@ export type RunPart = (ctx: RunContext) => Promise<void>;
 
 /**
  * Starts `run`. Throws SetupError at once when no cluster configuration can be loaded; otherwise
- * runs `parts` until `signal` aborts (or one part fails, which stops the others).
+ * runs `parts` until `signal` aborts or one part fails (which stops the others); resolves or rejects
+ * once every part has stopped.
  */
 export async function startRun(config: Config, signal?: AbortSignal, parts: readonly RunPart[] = []): Promise<void> {
   const kubeConfig = loadKubeConfig(config.get("kubeconfig"));
@@ -39,12 +40,17 @@ export async function startRun(config: Config, signal?: AbortSignal, parts: read
   const onAbort = () => stop.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    await Promise.all(parts.map((part) =>
-      part({ config, kubeConfig, signal: stop.signal }).catch((err) => {
-        stop.abort(err);
-        throw err;
-      })
-    ));
+    // A failing part stops the others; startRun returns once every part has stopped.
+    const results = await Promise.allSettled(
+      parts.map((part) =>
+        part({ config, kubeConfig, signal: stop.signal }).catch((err) => {
+          stop.abort(err);
+          throw err;
+        })
+      ),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
   } finally {
     signal?.removeEventListener("abort", onAbort);
   }

@@ -8,7 +8,7 @@ Deno.test("batch options are checked only when their mode is batch", () => {
   assert.equal(parseRunFlags("A", ["--audit-log-batch-max-size=0"]).get("audit-log-batch-max-size"), 0);
   assert.throws(
     () => parseRunFlags("A", ["--audit-log-mode=batch", "--audit-log-batch-max-size=0"]),
-    new UsageError('invalid value 0 for --audit-log-batch-max-size: must be positive with --audit-log-mode=batch'),
+    new UsageError("invalid value 0 for --audit-log-batch-max-size: must be positive with --audit-log-mode=batch"),
   );
   assert.throws(
     () => parseRunFlags("B", ["--audit-webhook-batch-buffer-size=0"]),
@@ -48,7 +48,10 @@ Deno.test("truncation: sizes positive when enabled, event size within batch size
 
 Deno.test("enumerations: audit modes, formats, versions, log level", () => {
   assert.throws(() => parseRunFlags("A", ["--audit-log-mode=async"]), /must be one of batch, blocking/);
-  assert.throws(() => parseRunFlags("C", ["--audit-log-format=yaml"]), /--audit-log-format: must be one of legacy, json/);
+  assert.throws(
+    () => parseRunFlags("C", ["--audit-log-format=yaml"]),
+    /--audit-log-format: must be one of legacy, json/,
+  );
   assert.equal(parseRunFlags("A", ["--audit-log-version=audit.k8s.io/v1"]).get("audit-log-version"), "audit.k8s.io/v1");
   assert.throws(() => parseRunFlags("A", ["--audit-webhook-version=v1"]), /--audit-webhook-version/);
   assert.equal(parseRunFlags("A", ["--log.level=ERROR"]).get("log.level"), "error");
@@ -74,7 +77,9 @@ Deno.test("TLS versions and cipher suites differ between A and B", () => {
 });
 
 Deno.test("files that must exist; the TLS cert and key go together", () => {
-  for (const name of ["kubeconfig", "client-ca-file", "audit-policy-file", "audit-webhook-config-file", "cloud-config"]) {
+  for (
+    const name of ["kubeconfig", "client-ca-file", "audit-policy-file", "audit-webhook-config-file", "cloud-config"]
+  ) {
     assert.throws(
       () => parseRunFlags("A", [`--${name}=/nonexistent/x`]),
       (err: Error) => err instanceof SetupError && err.message.startsWith(`--${name} "/nonexistent/x": no such file`),

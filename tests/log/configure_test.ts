@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SetupError } from "../../lib/errors.ts";
+import { parseRunFlags } from "../../lib/flags/config.ts";
+import { configureLogging, logSettingsFromConfig } from "../../lib/log/configure.ts";
+import { log } from "../../lib/log/logger.ts";
+
+function capture(argv: string[]) {
+  const out = { stdout: [] as string[], stderr: [] as string[] };
+  const close = configureLogging(logSettingsFromConfig(parseRunFlags("A", argv)), {
+    stdout: (l) => out.stdout.push(l),
+    stderr: (l) => out.stderr.push(l),
+  });
+  return { out, close };
+}
+
+Deno.test("--log.format target and json, --log.level and -v drive the logger", () => {
+  const { out, close } = capture(["--log.format=logger:stdout?json=true", "--log.level=warn", "-v", "2"]);
+  try {
+    log.info("hidden");
+    log.warn("shown", { k: 1 });
+    log.v(2)?.error("v2");
+    log.v(3)?.error("v3");
+    assert.equal(out.stderr.length, 0);
+    assert.deepEqual(out.stdout.map((l) => JSON.parse(l).msg), ["shown", "v2"]);
+    assert.equal(JSON.parse(out.stdout[0]).k, 1);
+  } finally {
+    close();
+    configureLogging(logSettingsFromConfig(parseRunFlags("A", [])));
+  }
+});
+
+Deno.test("default: text lines on stderr at info", () => {
+  const { out, close } = capture([]);
+  try {
+    log.debug("no");
+    log.info("yes");
+    assert.equal(out.stdout.length, 0);
+    assert.equal(out.stderr.length, 1);
+    assert.match(out.stderr[0], /^\S+ INFO yes$/);
+  } finally {
+    close();
+  }
+});
+
+Deno.test("--log_dir with --logtostderr=false also writes a log file", () => {
+  const dir = mkdtempSync(join(tmpdir(), "log-"));
+  try {
+    const { out, close } = capture([`--log_dir=${dir}`, "--logtostderr=false"]);
+    log.info("to file");
+    close();
+    assert.equal(out.stderr.length, 1);
+    assert.match(readFileSync(join(dir, "ingress-controller.log"), "utf-8"), /INFO to file\n$/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    configureLogging(logSettingsFromConfig(parseRunFlags("A", [])));
+  }
+});
+
+Deno.test("logger:syslog is refused with one clear line", () => {
+  assert.throws(
+    () => capture(["--log.format=logger:syslog?appname=bob&local=7"]),
+    (err: Error) => err instanceof SetupError && /cannot write to syslog/.test(err.message),
+  );
+});
