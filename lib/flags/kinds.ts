@@ -46,6 +46,8 @@ export interface KindImpl {
 const goQuote = (s: string) => JSON.stringify(s);
 
 const same = (d: DefaultValue) => d;
+/** Lists are copied and frozen so no consumer can change the table's defaults. */
+const frozenList = (d: DefaultValue) => Object.freeze([...(d as readonly unknown[])]);
 const asJson = (v: unknown) => v as Json;
 
 const stringLike = (typeName: string, parse: (raw: string) => string, quoted: boolean): KindImpl => ({
@@ -213,7 +215,7 @@ export const KINDS: Record<Kind, KindImpl> = {
     typeName: "strings",
     isList: true,
     parse: readCsvRecord,
-    fromDefault: same,
+    fromDefault: frozenList,
     toJson: asJson,
     helpDefault: (v) => ((v as string[]).length === 0 ? undefined : `[${writeCsvRecord(v as string[])}]`),
   },
@@ -228,7 +230,7 @@ export const KINDS: Record<Kind, KindImpl> = {
     typeName: "namedCertKey",
     isList: true,
     parse: (raw) => [parseNamedCertKey(raw)],
-    fromDefault: same,
+    fromDefault: frozenList,
     toJson: asJson,
     // k8s NamedCertKeyArray.String() is "[...]" even when empty, which pflag does not treat as zero.
     helpDefault: (v) =>
