@@ -2,8 +2,11 @@
  * @module log/configure
  * Applies the logging options of `run` to the process logger: `--log.format`
  * (`logger:stdout|stderr[?json=true]`), `--log.level`, `-v`, and the klog file options
- * (`--log_dir` with `--logtostderr=false`: every line is also appended to
- * `<log_dir>/ingress-controller.log`). `logger:syslog` is refused: this runtime has no syslog client.
+ * (`--log_dir` with `--logtostderr=false`: every line goes to `<log_dir>/ingress-controller.log`, and
+ * the `--log.format` target keeps only lines at or above `--stderrthreshold` (default ERROR) unless
+ * `--alsologtostderr`, as klog does). `logger:syslog` is refused: this runtime has no syslog client.
+ * `--vmodule`, `--log_backtrace_at` and `--log-flush-frequency` are accepted and have no effect
+ * (there are no Go source files to match, and every line is written at once).
  */
 
 import { SetupError } from "../errors.ts";
@@ -18,7 +21,13 @@ export interface LogSettings {
   readonly verbosity: number;
   readonly logDir: string | null;
   readonly logToStderr: boolean;
+  readonly alsoLogToStderr: boolean;
+  /** klog severity name; null = ERROR. */
+  readonly stderrThreshold: "INFO" | "WARNING" | "ERROR" | "FATAL" | null;
 }
+
+const LEVEL_OF_SEVERITY = { INFO: "info", WARNING: "warn", ERROR: "error", FATAL: "fatal" } as const;
+const RANK: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3, fatal: 4 };
 
 /** Adapter from the run configuration. */
 export function logSettingsFromConfig(config: Config): LogSettings {
@@ -28,6 +37,8 @@ export function logSettingsFromConfig(config: Config): LogSettings {
     verbosity: config.get("v"),
     logDir: config.get("log_dir"),
     logToStderr: config.get("logtostderr"),
+    alsoLogToStderr: config.get("alsologtostderr"),
+    stderrThreshold: config.get("stderrthreshold"),
   };
 }
 
@@ -43,9 +54,14 @@ export function configureLogging(s: LogSettings, out = {
     );
   }
   const makeSink = format.json ? jsonSink : textSink;
-  const sinks: Sink[] = [makeSink(format.target === "stdout" ? out.stdout : out.stderr)];
+  const main = makeSink(format.target === "stdout" ? out.stdout : out.stderr);
+  const sinks: Sink[] = [main];
   let file: Deno.FsFile | undefined;
   if (s.logDir && !s.logToStderr) {
+    if (!s.alsoLogToStderr) {
+      const min = RANK[LEVEL_OF_SEVERITY[s.stderrThreshold ?? "ERROR"]];
+      sinks[0] = { write: (level, msg, fields) => RANK[level] >= min && main.write(level, msg, fields) };
+    }
     const path = `${s.logDir}/ingress-controller.log`;
     try {
       file = Deno.openSync(path, { append: true, create: true });

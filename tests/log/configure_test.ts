@@ -45,14 +45,24 @@ Deno.test("default: text lines on stderr at info", () => {
   }
 });
 
-Deno.test("--log_dir with --logtostderr=false also writes a log file", () => {
+Deno.test("--log_dir with --logtostderr=false writes a log file; stderr keeps lines at --stderrthreshold", () => {
   const dir = mkdtempSync(join(tmpdir(), "log-"));
   try {
     const { out, close } = capture([`--log_dir=${dir}`, "--logtostderr=false"]);
     log.info("to file");
+    log.error("to both");
     close();
-    assert.equal(out.stderr.length, 1);
-    assert.match(readFileSync(join(dir, "ingress-controller.log"), "utf-8"), /INFO to file\n$/);
+    assert.deepEqual(out.stderr.map((l) => l.replace(/^\S+ /, "")), ["ERROR to both"]);
+    assert.match(readFileSync(join(dir, "ingress-controller.log"), "utf-8"), /INFO to file\n.* ERROR to both\n$/);
+    const warn = capture([`--log_dir=${dir}`, "--logtostderr=false", "--stderrthreshold=WARNING"]);
+    log.info("file only");
+    log.warn("warned");
+    warn.close();
+    assert.deepEqual(warn.out.stderr.map((l) => l.replace(/^\S+ /, "")), ["WARN warned"]);
+    const also = capture([`--log_dir=${dir}`, "--logtostderr=false", "--alsologtostderr"]);
+    log.info("everywhere");
+    also.close();
+    assert.deepEqual(also.out.stderr.map((l) => l.replace(/^\S+ /, "")), ["INFO everywhere"]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     configureLogging(logSettingsFromConfig(parseRunFlags("A", [])));
