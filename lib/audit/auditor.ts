@@ -130,7 +130,8 @@ class Handle implements AuditHandle {
   readonly #omitManagedFields: boolean;
   readonly #annotations: Record<string, string> = {};
   #requestObject: unknown = undefined;
-  #pending: Promise<void>[] = [];
+  /** Per sink, the delivery of this request's latest event (blocking mode). */
+  readonly #tails: (Promise<void> | undefined)[] = [];
   #done = false;
   #started = false;
 
@@ -218,17 +219,17 @@ class Handle implements AuditHandle {
   }
 
   #emit(event: AuditEvent): void {
-    for (const sink of this.sinks) {
-      const p = sink.offer(event);
-      if (p) this.#pending.push(p);
-    }
+    this.sinks.forEach((sink, i) => {
+      const prev = this.#tails[i];
+      // A sink that could reorder (concurrent webhook requests) gets this request's stages one after another.
+      const p = prev && !sink.inOrder ? prev.then(() => sink.offer(event)) : sink.offer(event);
+      if (p) this.#tails[i] = p;
+    });
   }
 
   async #settle(): Promise<void> {
-    const pending = this.#pending;
-    this.#pending = [];
-    if (pending.length === 1) await pending[0];
-    else if (pending.length > 1) await Promise.all(pending);
+    // In-order sinks finish an earlier event before a later one, so the latest delivery per sink is enough.
+    for (const tail of this.#tails) if (tail) await tail;
   }
 
   /** A body as the event carries it: JSON text parsed, managedFields removed when the policy says so. */

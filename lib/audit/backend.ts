@@ -7,6 +7,8 @@ import type { AuditEvent } from "./event.ts";
 export interface Backend {
   /** "log" or "webhook": the metrics label and the option prefix in messages. */
   readonly name: "log" | "webhook";
+  /** Whether events given in one order are delivered in that order even when processed concurrently. */
+  readonly inOrder: boolean;
   /**
    * Delivers the events (blocking mode: awaited by the request; batch mode: by the batch worker).
    * Never rejects: failures are counted as dropped events and logged.
@@ -21,6 +23,8 @@ export interface Backend {
 /** A delivery mode around a backend. */
 export interface Sink {
   readonly name: "log" | "webhook";
+  /** Whether offered events are delivered in the order offered. */
+  readonly inOrder: boolean;
   /** Resolves once the event is delivered (blocking) or returns at once after queueing or dropping it (batch). */
   offer(event: AuditEvent): Promise<void> | void;
   /** Delivers what is queued (giving up at the deadline), then closes the backend. */

@@ -16,11 +16,13 @@ import { everyFewSeconds } from "./throttled_log.ts";
 /** Blocking mode: each event is one `process` call the request awaits. */
 export class BlockingSink implements Sink {
   readonly name: "log" | "webhook";
+  readonly inOrder: boolean;
   readonly #inFlight = new Set<Promise<void>>();
   #closed = false;
 
   constructor(private readonly backend: Backend) {
     this.name = backend.name;
+    this.inOrder = backend.inOrder;
   }
 
   offer(event: AuditEvent): Promise<void> {
@@ -52,6 +54,8 @@ export class BlockingSink implements Sink {
 /** Batch mode. */
 export class BufferedSink implements Sink {
   readonly name: "log" | "webhook";
+  /** One queue, one worker. */
+  readonly inOrder = true;
   #queue: AuditEvent[] = [];
   #closing = false;
   #finished = false;

@@ -25,8 +25,8 @@ export interface Rotation {
 
 /** A destination for whole lines. */
 export interface LineSink {
-  /** `text` is one or more complete lines, each ending in "\n". Resolves once written. */
-  write(text: string): Promise<void>;
+  /** Complete lines, each ending in "\n", written in one go where the size limit allows. Resolves once written. */
+  write(lines: string | readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -34,7 +34,8 @@ const encoder = new TextEncoder();
 const dayMs = 24 * 60 * 60 * 1000;
 
 interface Pending {
-  bytes: Uint8Array;
+  /** Whole lines: rotation may fall between them. */
+  lines: readonly string[];
   resolve: () => void;
   reject: (err: Error) => void;
 }
@@ -51,10 +52,10 @@ abstract class GroupWriter implements LineSink {
   #draining: Promise<void> | null = null;
   #closed = false;
 
-  write(text: string): Promise<void> {
+  write(lines: string | readonly string[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("audit log is closed"));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ bytes: encoder.encode(text), resolve, reject });
+      this.#queue.push({ lines: typeof lines === "string" ? [lines] : lines, resolve, reject });
       this.#draining ??= this.#drain();
     });
   }
@@ -64,7 +65,7 @@ abstract class GroupWriter implements LineSink {
       const group = this.#queue;
       this.#queue = [];
       try {
-        await this.writeGroup(group.map((p) => p.bytes));
+        await this.writeGroup(group.flatMap((p) => p.lines));
         for (const p of group) p.resolve();
       } catch (err) {
         for (const p of group) p.reject(err as Error);
@@ -73,8 +74,8 @@ abstract class GroupWriter implements LineSink {
     this.#draining = null;
   }
 
-  /** Writes the chunks in order; each chunk is whole lines. */
-  protected abstract writeGroup(chunks: Uint8Array[]): Promise<void>;
+  /** Writes the lines in order (an entry may hold several lines when given as one string). */
+  protected abstract writeGroup(lines: string[]): Promise<void>;
   protected abstract release(): Promise<void> | void;
 
   async close(): Promise<void> {
@@ -97,8 +98,8 @@ function concat(chunks: Uint8Array[], total: number): Uint8Array {
 
 /** Standard output (`--audit-log-path -`): no rotation. */
 export class StdoutSink extends GroupWriter {
-  protected async writeGroup(chunks: Uint8Array[]): Promise<void> {
-    await writeAll(Deno.stdout, concat(chunks, chunks.reduce((n, c) => n + c.length, 0)));
+  protected async writeGroup(lines: string[]): Promise<void> {
+    await writeAll(Deno.stdout, encoder.encode(lines.join("")));
   }
   protected release(): void {}
 }
@@ -140,8 +141,12 @@ export class RotatingFile extends GroupWriter {
     return rf;
   }
 
-  protected async writeGroup(chunks: Uint8Array[]): Promise<void> {
+  protected async writeGroup(lines: string[]): Promise<void> {
     const max = this.rotation.maxSizeBytes;
+    // Usually the whole group fits: one encode, one write.
+    const all = encoder.encode(lines.join(""));
+    if (max <= 0 || this.#size + all.length <= max) return await this.#flush([all], all.length);
+    const chunks = lines.map((l) => encoder.encode(l));
     let part: Uint8Array[] = [];
     let partSize = 0;
     for (const chunk of chunks) {

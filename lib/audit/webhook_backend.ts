@@ -20,6 +20,8 @@ const backoffJitter = 0.2;
 
 export class WebhookBackend implements Backend {
   readonly name = "webhook";
+  /** Concurrent requests may arrive in any order. */
+  readonly inOrder = false;
   readonly #stop = new AbortController();
   readonly #warnFailed = everyFewSeconds();
   readonly #warnRetry = everyFewSeconds();

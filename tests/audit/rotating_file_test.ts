@@ -152,3 +152,35 @@ Deno.test("rotating file: backup time format round-trips", () => {
   assert.equal(parseBackupTime("2006-01-02T15-04-05.007"), t);
   assert.equal(parseBackupTime("2006-01-02T15:04:05.007"), null);
 });
+
+Deno.test("rotating file: after a process is killed mid-write, reopening leaves only whole lines", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/audit.log`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./fixtures/crash_writer.ts", import.meta.url).pathname, path],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const reader = child.stdout.getReader();
+    await reader.read(); // "writing"
+    reader.releaseLock();
+    // Let it write some more, bounded: until the file passes 8 MiB or 2000 polls.
+    for (let i = 0; i < 2000 && (await Deno.stat(path)).size < 8 << 20; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    child.kill("SIGKILL");
+    await child.status;
+    await child.stdout.cancel();
+    const f = await RotatingFile.open(path, { maxSizeBytes: 0, maxBackups: 0, maxAgeDays: 0 });
+    await f.close();
+    const text = await Deno.readTextFile(path);
+    assert.ok(text.length === 0 || text.endsWith("\n"), "ends with a whole line");
+    const lines = text.split("\n").filter(Boolean);
+    assert.ok(lines.length >= 3, `${lines.length} lines survived`);
+    const whole = /^\d+ a{1048576} end$/;
+    for (const l of lines) assert.ok(whole.test(l), `a partial line of ${l.length} characters`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
