@@ -4,6 +4,7 @@
  * appended to a rotating file or standard output. A batch (or a truncation-split part of one) is one
  * write of whole lines.
  */
+import { SetupError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import type { Backend } from "./backend.ts";
 import { encodeEvents, splitBatches } from "./encode.ts";
@@ -27,12 +28,19 @@ export class LogBackend implements Backend {
 
   static async open(settings: LogSettings, now?: () => number): Promise<LogBackend> {
     if (settings.path === "-") return new LogBackend(settings, new StdoutSink());
-    const file = await RotatingFile.open(settings.path, {
-      maxSizeBytes: (settings.maxSizeMB > 0 ? settings.maxSizeMB : defaultMaxSizeMB) * 1024 * 1024,
-      maxBackups: settings.maxBackups,
-      maxAgeDays: settings.maxAgeDays,
-    }, now);
-    return new LogBackend(settings, file);
+    try {
+      const file = await RotatingFile.open(settings.path, {
+        maxSizeBytes: (settings.maxSizeMB > 0 ? settings.maxSizeMB : defaultMaxSizeMB) * 1024 * 1024,
+        maxBackups: settings.maxBackups,
+        maxAgeDays: settings.maxAgeDays,
+      }, now);
+      return new LogBackend(settings, file);
+    } catch (err) {
+      throw new SetupError(
+        `--audit-log-path ${settings.path}: cannot open the audit log (${(err as Error).message}); ` +
+          "give a writable file path or -",
+      );
+    }
   }
 
   async process(events: AuditEvent[]): Promise<void> {

@@ -382,3 +382,33 @@ Deno.test("auditor: without a policy nothing is audited; bad settings are usage 
     (err: Error) => err instanceof UsageError && /--audit-log-truncate-max-event-size/.test(err.message),
   );
 });
+
+Deno.test("auditor: throttling holds batches back to the rate; shutdown lifts it and flushes", () =>
+  withDir(async (dir) => {
+    const policyFile = await writePolicy(
+      dir,
+      "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
+    );
+    const path = `${dir}/audit.log`;
+    const auditor = await createAuditor(settings(policyFile, {
+      log: logSettings(path, {
+        mode: "batch",
+        // one batch of one event per 1000 seconds, burst 1
+        batch: {
+          bufferSize: 100,
+          maxBatchSize: 1,
+          maxBatchWaitMs: 0,
+          throttleEnable: true,
+          throttleQPS: 0.001,
+          throttleBurst: 1,
+        },
+      }),
+    }));
+    for (let i = 0; i < 3; i++) await auditor.begin(request({ auditID: `th-${i}` }))!.complete(200);
+    const lines = async () => (await Deno.readTextFile(path)).split("\n").filter(Boolean).length;
+    for (let i = 0; i < 500 && (await lines()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100)); // room for a broken throttle to write more
+    assert.equal(await lines(), 1, "only the burst went out");
+    await auditor.shutdown();
+    assert.deepEqual((await readEvents(path)).map((e) => e.auditID), ["th-0", "th-1", "th-2"]);
+  }));

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createAuditor } from "../../lib/audit/auditor.ts";
+import { SetupError } from "../../lib/errors.ts";
 import { logSettings, readEvents, request, settings, writePolicy } from "./helpers.ts";
 
 Deno.test("log backend: --audit-log-maxsize is in megabytes; every event lands in exactly one file", async () => {
@@ -46,5 +47,19 @@ Deno.test("log backend: --audit-log-path - writes events to standard output", as
       for (const l of lines) assert.match(l, / AUDIT: id="out-\d" stage="(RequestReceived|ResponseComplete)" /);
     }
     assert.match(new TextDecoder().decode(out.stderr), /audit enabled/);
+  }
+});
+
+Deno.test("log backend: an unwritable path is a SetupError naming the option", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const policy = await writePolicy(dir, "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Request\n");
+    await assert.rejects(
+      createAuditor(settings(policy, { log: logSettings(`${dir}/missing/dir/audit.log`) })),
+      (err: Error) =>
+        err instanceof SetupError && err.message.startsWith(`--audit-log-path ${dir}/missing/dir/audit.log: `),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
