@@ -6,6 +6,7 @@ import { UsageError } from "../../lib/errors.ts";
 import {
   alice,
   allRequestResponse,
+  batchOf,
   logSettings,
   metricValue,
   readEvents,
@@ -224,14 +225,7 @@ Deno.test("auditor: blocking waits for the write; batch returns at once and shut
     const batch = await createAuditor(settings(policyFile, {
       log: logSettings(batchPath, {
         mode: "batch",
-        batch: {
-          bufferSize: 100,
-          maxBatchSize: 50,
-          maxBatchWaitMs: 600_000,
-          throttleEnable: false,
-          throttleQPS: 0,
-          throttleBurst: 0,
-        },
+        batch: batchOf({ bufferSize: 100, maxBatchSize: 50, maxBatchWaitMs: 600_000 }),
       }),
     }));
     for (let i = 0; i < 3; i++) await batch.begin(request({ auditID: `q-${i}` }))!.complete(200);
@@ -254,14 +248,7 @@ Deno.test("auditor: a full buffer drops events, counts them and never blocks", (
       log: logSettings(path, {
         mode: "batch",
         // The worker waits for 100 events that never fit in a buffer of 10: the buffer stays full.
-        batch: {
-          bufferSize: 10,
-          maxBatchSize: 100,
-          maxBatchWaitMs: 600_000,
-          throttleEnable: false,
-          throttleQPS: 0,
-          throttleBurst: 0,
-        },
+        batch: batchOf({ bufferSize: 10, maxBatchSize: 100, maxBatchWaitMs: 600_000 }),
       }),
     }));
     const dropped0 = await metricValue(eventsDropped, { backend: "log", reason: "buffer_full" });
@@ -284,14 +271,7 @@ Deno.test("auditor: batch mode loses no event while the buffer is not full (100,
     const auditor = await createAuditor(settings(policyFile, {
       log: logSettings(path, {
         mode: "batch",
-        batch: {
-          bufferSize: 10000,
-          maxBatchSize: 400,
-          maxBatchWaitMs: 5,
-          throttleEnable: false,
-          throttleQPS: 0,
-          throttleBurst: 0,
-        },
+        batch: batchOf({ bufferSize: 10000, maxBatchSize: 400, maxBatchWaitMs: 5 }),
       }),
     })) as PolicyAuditor;
     const sink = auditor.sinks[0] as BufferedSink;
@@ -394,14 +374,14 @@ Deno.test("auditor: throttling holds batches back to the rate; shutdown lifts it
       log: logSettings(path, {
         mode: "batch",
         // one batch of one event per 1000 seconds, burst 1
-        batch: {
+        batch: batchOf({
           bufferSize: 100,
           maxBatchSize: 1,
           maxBatchWaitMs: 0,
           throttleEnable: true,
           throttleQPS: 0.001,
           throttleBurst: 1,
-        },
+        }),
       }),
     }));
     for (let i = 0; i < 3; i++) await auditor.begin(request({ auditID: `th-${i}` }))!.complete(200);

@@ -8,7 +8,13 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { UserInfo } from "../../lib/auth/types.ts";
 import type { AuditRequest } from "../../lib/audit/types.ts";
-import { type AuditSettings, defaultBatch, type LogSettings, noTruncate } from "../../lib/audit/settings.ts";
+import {
+  type AuditSettings,
+  type BatchSettings,
+  defaultBatch,
+  type LogSettings,
+  noTruncate,
+} from "../../lib/audit/settings.ts";
 import type { prom } from "../../lib/metrics.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
@@ -40,6 +46,11 @@ export function logSettings(path: string, over: Partial<LogSettings> = {}): LogS
     truncate: noTruncate,
     ...over,
   };
+}
+
+/** Batch settings without waiting or throttling unless asked for. */
+export function batchOf(over: Partial<BatchSettings>): BatchSettings {
+  return { ...defaultBatch, maxBatchWaitMs: 0, throttleEnable: false, throttleQPS: 0, throttleBurst: 0, ...over };
 }
 
 export async function writePolicy(dir: string, text: string): Promise<string> {
