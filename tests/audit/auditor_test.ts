@@ -392,3 +392,20 @@ Deno.test("auditor: throttling holds batches back to the rate; shutdown lifts it
     await auditor.shutdown();
     assert.deepEqual((await readEvents(path)).map((e) => e.auditID), ["th-0", "th-1", "th-2"]);
   }));
+
+Deno.test("auditor: omitManagedFields drops metadata.managedFields from the logged objects", () =>
+  withDir(async (dir) => {
+    const policyFile = await writePolicy(
+      dir,
+      "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitManagedFields: true\nrules:\n- level: RequestResponse\n",
+    );
+    const path = `${dir}/audit.log`;
+    const auditor = await createAuditor(settings(policyFile, { log: logSettings(path) }));
+    const h = auditor.begin(request())!;
+    h.requestBody({ metadata: { name: "a", managedFields: [{ manager: "kubectl" }] } });
+    await h.complete(200, { kind: "List", items: [{ metadata: { name: "b", managedFields: [] } }] });
+    await auditor.shutdown();
+    const complete = (await readEvents(path)).find((e) => e.stage === "ResponseComplete")!;
+    assert.deepEqual(complete.requestObject, { metadata: { name: "a" } });
+    assert.deepEqual(complete.responseObject, { kind: "List", items: [{ metadata: { name: "b" } }] });
+  }));
