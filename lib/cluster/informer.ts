@@ -52,6 +52,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   #stop = new AbortController();
   #watchAbort: AbortController | null = null;
   #resyncDue = false;
+  #restartDue = false;
   #resyncTimer: ReturnType<typeof setTimeout> | undefined;
   #loop: Promise<void> | null = null;
   #rv = "";
@@ -107,6 +108,16 @@ export class Informer<T extends KubeObject = KubeObject> {
   resync(): void {
     this.#resyncDue = true;
     this.#watchAbort?.abort(new Error("resync"));
+  }
+
+  /**
+   * Ends the current watch and resumes it from `resourceVersion` (default: the last seen).
+   * For diagnostics and tests (an expired resourceVersion must lead to a relist).
+   */
+  restartWatch(resourceVersion?: string): void {
+    if (resourceVersion !== undefined) this.#rv = resourceVersion;
+    this.#restartDue = true;
+    this.#watchAbort?.abort(new Error("restart"));
   }
 
   #scheduleResync(): void {
@@ -231,6 +242,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       }, abort.signal);
       const closeOnAbort = () => stream!.close();
       abort.signal.addEventListener("abort", closeOnAbort, { once: true });
+      // A resync or restart asked for while the watch was being opened.
+      if (this.#resyncDue || this.#restartDue) abort.abort(new Error("resync"));
       let events = 0;
       for await (const ev of stream.events) {
         if (abort.signal.aborted) break;
@@ -246,14 +259,16 @@ export class Informer<T extends KubeObject = KubeObject> {
         this.#apply(ev.type, withKind(ev.object, this.resource));
       }
       if (this.#resyncDue) return "resync";
-      if (this.#stop.signal.aborted) return "ended";
+      if (this.#stop.signal.aborted || this.#restartDue) return "ended";
       if (abort.signal.aborted) throw abort.signal.reason ?? new Error("watch aborted");
       log.v(4)?.info("cluster watch ended; resuming", { resource: this.name, resourceVersion: this.#rv });
       return "ended";
     } catch (err) {
       if (this.#resyncDue) return "resync";
+      if (this.#restartDue && !isStatus(err, 410)) return "ended";
       throw err;
     } finally {
+      this.#restartDue = false;
       clearTimeout(guard);
       this.#stop.signal.removeEventListener("abort", onStop);
       stream?.close();
