@@ -1,0 +1,42 @@
+/**
+ * @module demo/netns
+ * A private network namespace for the local demo, the end-to-end tests and the benchmarks.
+ * Why: the API server refuses loopback addresses (127.0.0.0/8, ::1) in EndpointSlices, yet the
+ * sample backends must stay on the loopback interface. In a namespace of our own (`unshare -rn`,
+ * no privileges needed) the loopback interface also carries `privateSubnet`, an address range
+ * the API server accepts and that no packet can ever leave: the namespace has no other interface.
+ */
+
+/** The range put on the namespace's loopback interface; backends listen on its addresses. */
+export const privateSubnet = "10.255.255";
+const marker = "IC_PRIVATE_NETNS";
+
+/** Whether this process runs inside the private namespace (set up by `privateNetworkCommand`). */
+export function inPrivateNetwork(): boolean {
+  return Deno.env.get(marker) === "1";
+}
+
+/** An address of the private range, `n` in 2..254. */
+export function privateAddress(n: number): string {
+  if (!Number.isInteger(n) || n < 2 || n > 254) throw new RangeError(`private address index ${n} is not in 2..254`);
+  return `${privateSubnet}.${n}`;
+}
+
+/**
+ * A command that runs `args` (a program and its arguments) in a new user + network namespace
+ * whose loopback interface is up and also carries `${privateSubnet}.0/24`.
+ */
+export function privateNetworkCommand(
+  args: readonly string[],
+  opts: { stdout?: "inherit" | "piped" | "null"; stderr?: "inherit" | "piped" | "null"; env?: Record<string, string> } =
+    {},
+): Deno.Command {
+  const setup = `ip link set lo up && ip addr add ${privateSubnet}.1/24 dev lo && exec "$@"`;
+  return new Deno.Command("unshare", {
+    args: ["--user", "--map-root-user", "--net", "--", "sh", "-c", setup, "sh", ...args],
+    stdin: "null",
+    stdout: opts.stdout ?? "inherit",
+    stderr: opts.stderr ?? "inherit",
+    env: { ...opts.env, [marker]: "1" },
+  });
+}

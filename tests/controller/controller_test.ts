@@ -1,0 +1,137 @@
+/**
+ * The controller loop against the real kube-apiserver (no traffic: that is tests/e2e): owned
+ * objects, steady state without writes, coalescing, the reverse index, drift repair, removal.
+ */
+import assert from "node:assert/strict";
+import { proxyName } from "../../lib/controller/objects.ts";
+import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../e2e/harness.ts";
+
+const slice = (ns: string, svc: string, ips: string[]) => ({
+  apiVersion: "discovery.k8s.io/v1",
+  kind: "EndpointSlice",
+  metadata: { name: `${svc}-1`, namespace: ns, labels: { "kubernetes.io/service-name": svc } },
+  addressType: "IPv4",
+  endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
+  ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+});
+
+Deno.test("controller loop against a real API server", async (t) => {
+  const cluster = await Cluster.start();
+  try {
+    const ns = await cluster.namespace("loop");
+    await cluster.apply(resources.services, serviceObj(ns, "svc-a"));
+    await cluster.apply(resources.services, serviceObj(ns, "svc-b"));
+    await cluster.apply(resources.endpointSlices, slice(ns, "svc-a", ["10.1.0.1"]));
+    await cluster.apply(resources.ingresses, ingressObj(ns, "one", [{ host: "one.example", service: "svc-a" }]));
+    await cluster.apply(resources.ingresses, ingressObj(ns, "two", [{ host: "two.example", service: "svc-b" }]));
+    const ctl = await controller(cluster, { validateProxyConfig: true });
+    try {
+      await t.step("publishes the owned objects of every ingress, with validation", async () => {
+        for (const name of ["one", "two"]) {
+          const cm = await eventually(
+            `ConfigMap of ${name}`,
+            () => cluster.get(resources.configMaps, ns, proxyName(name)),
+          );
+          assert.match(cm.data["haproxy.cfg"], /^frontend /m);
+        }
+        const cfg = (await cluster.get(resources.configMaps, ns, proxyName("one")))!.data["haproxy.cfg"];
+        assert.match(cfg, /server s1 10\.1\.0\.1:8080/);
+        assert.ok(ctl.stats().validations >= 2);
+      });
+
+      await t.step("steady state makes no writes; a resync re-renders nothing new", async () => {
+        await ctl.idle();
+        const before = ctl.stats();
+        await new Promise((r) => setTimeout(r, 300));
+        await ctl.idle();
+        assert.equal(ctl.stats().writes, before.writes);
+      });
+
+      await t.step(
+        "an EndpointSlice change re-renders only the ingresses using its service, once per burst",
+        async () => {
+          await ctl.idle();
+          const before = ctl.stats();
+          for (let i = 2; i <= 6; i++) {
+            await cluster.apply(
+              resources.endpointSlices,
+              slice(
+                ns,
+                "svc-a",
+                Array.from({ length: i }, (_, k) => `10.1.0.${k + 1}`),
+              ),
+            );
+          }
+          await eventually("the last endpoint set published", async () => {
+            const cm = await cluster.get(resources.configMaps, ns, proxyName("one"));
+            return /server s5 10\.1\.0\.5:8080/.test(cm?.data["haproxy.cfg"] ?? "") &&
+              /server s6 10\.1\.0\.6:8080/.test(cm?.data["haproxy.cfg"] ?? "");
+          });
+          await ctl.idle();
+          const after = ctl.stats();
+          // Five changes to svc-a's slice: ingress "one" only, and fewer renders than changes is allowed
+          // (coalesced); "two" is never rendered for them.
+          assert.ok(after.renders - before.renders <= 5, `${after.renders - before.renders} renders for 5 changes`);
+          const two = await cluster.get(resources.configMaps, ns, proxyName("two"));
+          assert.doesNotMatch(two!.data["haproxy.cfg"], /10\.1\.0\./);
+        },
+      );
+
+      await t.step("a deleted owned object is recreated", async () => {
+        await cluster.remove(resources.configMaps, ns, proxyName("two"));
+        await eventually("ConfigMap recreated", () => cluster.get(resources.configMaps, ns, proxyName("two")));
+      });
+
+      await t.step("deleting the ingress removes its objects", async () => {
+        await cluster.remove(resources.ingresses, ns, "two");
+        for (const r of [resources.configMaps, resources.deployments, resources.services]) {
+          await eventually(
+            `${r.kind} of two removed`,
+            async () => (await cluster.get(r, ns, proxyName("two"))) === null,
+          );
+        }
+        assert.ok(await cluster.get(resources.configMaps, ns, proxyName("one")));
+      });
+    } finally {
+      await ctl.stop();
+    }
+
+    await t.step("a restarted controller removes objects of ingresses deleted while it was down", async () => {
+      await cluster.remove(resources.ingresses, ns, "one");
+      const again = await controller(cluster, { validateProxyConfig: false });
+      try {
+        await eventually(
+          "orphans removed",
+          async () => (await cluster.get(resources.configMaps, ns, proxyName("one"))) === null,
+        );
+      } finally {
+        await again.stop();
+      }
+    });
+
+    await t.step(
+      "with --rbac, a ServiceAccount, Role and RoleBinding limited to the ConfigMap and Secrets",
+      async () => {
+        const ctl2 = await controller(cluster, { rbac: true, validateProxyConfig: false, controllerId: "rbac" });
+        try {
+          await cluster.apply(resources.ingresses, ingressObj(ns, "secure", [{ host: "s.example", service: "svc-a" }]));
+          const role = await eventually("the Role", () => cluster.get(resources.roles, ns, proxyName("secure")));
+          assert.deepEqual(role.rules, [{
+            apiGroups: [""],
+            resources: ["configmaps"],
+            resourceNames: [proxyName("secure")],
+            verbs: ["get", "list", "watch"],
+          }]);
+          assert.ok(await cluster.get(resources.serviceAccounts, ns, proxyName("secure")));
+          assert.ok(await cluster.get(resources.roleBindings, ns, proxyName("secure")));
+          const dep = await cluster.get(resources.deployments, ns, proxyName("secure"));
+          assert.equal(dep!.spec.template.spec.serviceAccountName, proxyName("secure"));
+        } finally {
+          await ctl2.stop();
+        }
+      },
+    );
+  } finally {
+    await cluster.stop();
+  }
+});

@@ -1,0 +1,388 @@
+/**
+ * End to end: the controller against the real kube-apiserver, publishing to a real haproxy run by
+ * the proxy command, with real traffic. Runs inside a private network namespace (see
+ * lib/demo/netns.ts: the API server refuses loopback addresses in EndpointSlices); outside one,
+ * the single test below re-runs this file inside one and reports its result.
+ */
+import assert from "node:assert/strict";
+import { inPrivateNetwork, privateNetworkCommand } from "../../lib/demo/netns.ts";
+import { proxyName } from "../../lib/controller/objects.ts";
+import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
+import {
+  backends,
+  Cluster,
+  controller,
+  eventually,
+  httpGet,
+  httpsGet,
+  ingressObj,
+  resources,
+  serviceObj,
+  sliceObj,
+} from "./harness.ts";
+import { startProxy } from "./proxy_run.ts";
+
+if (!inPrivateNetwork()) {
+  Deno.test("end-to-end tests (run in a private network namespace)", async () => {
+    const self = new URL(import.meta.url).pathname;
+    const out = await privateNetworkCommand([
+      Deno.execPath(),
+      "test",
+      "-A",
+      "--sanitize-ops",
+      "--sanitize-resources",
+      self,
+    ]).output();
+    assert.equal(
+      out.code,
+      0,
+      "the end-to-end tests failed inside the private network namespace: see their output above",
+    );
+  });
+} else {
+  Deno.test("controller end to end", async (t) => {
+    const cluster = await Cluster.start();
+    try {
+      await t.step(
+        "ingress → routes by host and path; path change; endpoint scaling without reload; TLS by SNI; delete",
+        async () => {
+          const ns = await cluster.namespace("shop");
+          const [alpha, beta] = await backends(["alpha", "beta"], 2);
+          const extra = await backends(["alpha-2", "alpha-3"], 10);
+          const ctl = await controller(cluster);
+          try {
+            await cluster.apply(resources.services, serviceObj(ns, "svc-a"));
+            await cluster.apply(resources.services, serviceObj(ns, "svc-b"));
+            await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc-a", [alpha]));
+            await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc-b", [beta]));
+            await cluster.apply(
+              resources.ingresses,
+              ingressObj(ns, "web", [
+                { host: "shop.example", path: "/a", service: "svc-a" },
+                { host: "shop.example", path: "/b", service: "svc-b" },
+              ]),
+            );
+            const name = proxyName("web");
+            const cm = await eventually("the ConfigMap", () => cluster.get(resources.configMaps, ns, name));
+            assert.deepEqual(Object.keys(cm.data).sort(), ["crt-list", "haproxy.cfg", "secrets.json"]);
+            for (const r of [resources.configMaps, resources.deployments, resources.services]) {
+              const o = (await cluster.get(r, ns, name))!;
+              assert.equal(o.metadata.ownerReferences?.[0]?.kind, "Ingress");
+              assert.equal(o.metadata.ownerReferences?.[0]?.controller, true);
+            }
+            const svc = (await cluster.get(resources.services, ns, name))!;
+            await eventually("status.loadBalancer from the proxy Service", async () => {
+              const ing = await cluster.get(resources.ingresses, ns, "web");
+              return ing?.status?.loadBalancer?.ingress?.[0]?.ip === svc.spec.clusterIP;
+            });
+
+            const proxy = await startProxy(cluster, ns, name);
+            try {
+              const a = await eventually("a route to alpha", async () => {
+                const r = await httpGet(proxy.httpPort, "shop.example", "/a/x");
+                return r.status === 200 && r;
+              });
+              assert.equal(a.backend, "alpha");
+              assert.equal((await httpGet(proxy.httpPort, "shop.example", "/b")).backend, "beta");
+              assert.equal((await httpGet(proxy.httpPort, "other.example", "/a")).status, 404);
+
+              // Change a path: /a becomes /new.
+              await cluster.apply(
+                resources.ingresses,
+                ingressObj(ns, "web", [
+                  { host: "shop.example", path: "/new", service: "svc-a" },
+                  { host: "shop.example", path: "/b", service: "svc-b" },
+                ]),
+              );
+              await eventually(
+                "the new path",
+                async () => (await httpGet(proxy.httpPort, "shop.example", "/new")).backend === "alpha",
+              );
+              assert.equal((await httpGet(proxy.httpPort, "shop.example", "/a")).status, 404);
+
+              // Steady state: no writes while nothing changes.
+              await ctl.idle();
+              const writes = ctl.stats().writes;
+              await new Promise((r) => setTimeout(r, 500));
+              await ctl.idle();
+              assert.equal(ctl.stats().writes, writes, "no writes in steady state");
+
+              // Scale the EndpointSlice up: traffic spreads over the three backends.
+              const pidsBefore = await workerPids(proxy.workDir);
+              await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc-a", [alpha, ...extra]));
+              const seen = await eventually("traffic on all three endpoints", async () => {
+                const names = new Set<string>();
+                for (let i = 0; i < 30; i++) {
+                  names.add((await httpGet(proxy.httpPort, "shop.example", "/new")).backend ?? "?");
+                }
+                return names.size === 3 && names;
+              });
+              assert.deepEqual([...seen].sort(), ["alpha", "alpha-2", "alpha-3"]);
+              // Scale down to one.
+              await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc-a", [extra[1]]));
+              await eventually("only alpha-3 answers", async () => {
+                for (let i = 0; i < 10; i++) {
+                  if ((await httpGet(proxy.httpPort, "shop.example", "/new")).backend !== "alpha-3") return false;
+                }
+                return true;
+              });
+              if (pidsBefore !== null) {
+                assert.deepEqual(
+                  await workerPids(proxy.workDir),
+                  pidsBefore,
+                  "endpoint changes did not reload haproxy",
+                );
+              }
+
+              // TLS: a kubernetes.io/tls Secret for shop.example.
+              const ca = await createCA({ commonName: "e2e CA" });
+              const leaf = await issueCertificate(ca, {
+                commonName: "shop.example",
+                dnsNames: ["shop.example"],
+                usages: ["serverAuth"],
+              });
+              await cluster.apply(resources.secrets, {
+                apiVersion: "v1",
+                kind: "Secret",
+                metadata: { name: "shop-tls", namespace: ns },
+                type: "kubernetes.io/tls",
+                stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem },
+              });
+              await cluster.apply(
+                resources.ingresses,
+                ingressObj(ns, "web", [
+                  { host: "shop.example", path: "/new", service: "svc-a" },
+                  { host: "shop.example", path: "/b", service: "svc-b" },
+                ], { tls: [{ hosts: ["shop.example"], secretName: "shop-tls" }] }),
+              );
+              const secure = await eventually("HTTPS with the Secret's certificate", async () => {
+                const r = await httpsGet(proxy.httpsPort, "shop.example", "/b");
+                return r.status === 200 && r;
+              });
+              assert.equal(secure.certCN, "shop.example");
+              assert.equal(secure.backend, "beta");
+
+              // Delete the ingress: its objects go, and so does its route.
+              await cluster.remove(resources.ingresses, ns, "web");
+              for (const r of [resources.configMaps, resources.deployments, resources.services]) {
+                await eventually(`${r.kind} removed`, async () => (await cluster.get(r, ns, name)) === null);
+              }
+            } finally {
+              await proxy.stop();
+            }
+          } finally {
+            await ctl.stop();
+            for (const b of [alpha, beta, ...extra]) await b.close();
+          }
+        },
+      );
+
+      await t.step("class filter: only the chosen class is handled; a class change removes the proxy", async () => {
+        const ns = await cluster.namespace("classes");
+        const ctl = await controller(cluster, { ingressClass: "edge" });
+        try {
+          await cluster.apply(resources.services, serviceObj(ns, "svc"));
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(ns, "by-annotation", [{ service: "svc" }], {
+              annotations: { "kubernetes.io/ingress.class": "edge" },
+            }),
+          );
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(ns, "by-field", [{ service: "svc" }], { className: "edge" }),
+          );
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(ns, "other", [{ service: "svc" }], { className: "internal" }),
+          );
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(ns, "annotation-wins", [{ service: "svc" }], {
+              className: "edge",
+              annotations: { "kubernetes.io/ingress.class": "internal" },
+            }),
+          );
+          await eventually(
+            "ConfigMaps of the edge ingresses",
+            async () =>
+              (await cluster.get(resources.configMaps, ns, proxyName("by-annotation"))) &&
+              (await cluster.get(resources.configMaps, ns, proxyName("by-field"))),
+          );
+          await ctl.idle();
+          assert.equal(await cluster.get(resources.configMaps, ns, proxyName("other")), null);
+          assert.equal(await cluster.get(resources.configMaps, ns, proxyName("annotation-wins")), null);
+          // by-field moves to another class: it loses its proxy.
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(ns, "by-field", [{ service: "svc" }], { className: "internal" }),
+          );
+          await eventually(
+            "objects of the re-classed ingress removed",
+            async () =>
+              (await cluster.get(resources.configMaps, ns, proxyName("by-field"))) === null &&
+              (await cluster.get(resources.deployments, ns, proxyName("by-field"))) === null,
+          );
+          assert.ok(await cluster.get(resources.configMaps, ns, proxyName("by-annotation")));
+        } finally {
+          await ctl.stop();
+        }
+      });
+
+      await t.step("namespace restriction: only the operator's namespace is watched and handled", async () => {
+        const ops = await cluster.namespace("ops");
+        const other = await cluster.namespace("elsewhere");
+        const ctl = await controller(cluster, {
+          restrictToOperatorNamespace: true,
+          operatorNamespace: ops,
+          controllerId: "ops",
+        });
+        try {
+          for (const ns of [ops, other]) {
+            await cluster.apply(resources.services, serviceObj(ns, "svc"));
+            await cluster.apply(resources.ingresses, ingressObj(ns, "site", [{ service: "svc" }]));
+          }
+          await eventually("the ops ingress handled", () => cluster.get(resources.configMaps, ops, proxyName("site")));
+          await ctl.idle();
+          assert.equal(await cluster.get(resources.configMaps, other, proxyName("site")), null);
+          for (const name of Object.keys(ctl.stats().lists)) {
+            assert.ok(name.endsWith("@ops"), `informer ${name} is limited to the operator namespace`);
+          }
+        } finally {
+          await ctl.stop();
+        }
+      });
+
+      await t.step("an invalid ingress gets an Event and does not block a valid one", async () => {
+        const ns = await cluster.namespace("mixed");
+        const [b] = await backends(["good"], 20);
+        const ctl = await controller(cluster, { controllerId: "mixed" });
+        try {
+          await cluster.apply(resources.services, serviceObj(ns, "svc"));
+          await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc", [b]));
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(ns, "bad", [{
+              host: "bad.example",
+              path: "/x'\"y #{}",
+              pathType: "ImplementationSpecific",
+              service: "svc",
+            }]),
+          );
+          await cluster.apply(resources.ingresses, ingressObj(ns, "good", [{ host: "good.example", service: "svc" }]));
+          const name = proxyName("good");
+          await eventually("the valid ingress published", () => cluster.get(resources.configMaps, ns, name));
+          const events = await eventually("a Warning Event on the invalid ingress", async () => {
+            const ev = await cluster.events(ns, "bad");
+            return ev.some((e) => e.type === "Warning") && ev;
+          });
+          assert.ok(events.length > 0);
+          assert.equal(await cluster.get(resources.configMaps, ns, proxyName("bad")), null);
+          const proxy = await startProxy(cluster, ns, name);
+          try {
+            await eventually(
+              "the valid ingress serves",
+              async () => (await httpGet(proxy.httpPort, "good.example")).backend === "good",
+            );
+          } finally {
+            await proxy.stop();
+          }
+        } finally {
+          await ctl.stop();
+          await b.close();
+        }
+      });
+
+      await t.step("a custom template replaces the built-in one", async () => {
+        const ns = await cluster.namespace("custom");
+        const dir = await Deno.makeTempDir({ prefix: "ic-e2e-templates-" });
+        await Deno.writeTextFile(
+          `${dir}/default_backend.eta`,
+          'backend <%= it.builtinDefaultBackend %>\n    http-request return status 404 content-type text/plain string "custom default backend"\n',
+        );
+        const ctl = await controller(cluster, { customTemplates: `${dir}/*.eta`, controllerId: "custom" });
+        try {
+          await cluster.apply(resources.services, serviceObj(ns, "svc"));
+          await cluster.apply(resources.ingresses, ingressObj(ns, "site", [{ host: "site.example", service: "svc" }]));
+          const cm = await eventually("the ConfigMap", () => cluster.get(resources.configMaps, ns, proxyName("site")));
+          assert.match(cm.data["haproxy.cfg"], /custom default backend/);
+          const proxy = await startProxy(cluster, ns, proxyName("site"));
+          try {
+            const r = await eventually("the custom default backend answers", async () => {
+              const a = await httpGet(proxy.httpPort, "unknown.example");
+              return a.status === 404 && a;
+            });
+            assert.equal(r.body, "custom default backend");
+          } finally {
+            await proxy.stop();
+          }
+        } finally {
+          await ctl.stop();
+          await Deno.remove(dir, { recursive: true });
+        }
+      });
+
+      await t.step("--qps limits the controller's request rate", async () => {
+        const ns = await cluster.namespace("throttled");
+        await cluster.apply(resources.services, serviceObj(ns, "svc"));
+        for (let i = 0; i < 8; i++) {
+          await cluster.apply(resources.ingresses, ingressObj(ns, `i${i}`, [{ service: "svc" }]));
+        }
+        const qps = 5;
+        const ctl = await controller(cluster, {
+          qps,
+          burst: 1,
+          restrictToOperatorNamespace: true,
+          operatorNamespace: ns,
+          controllerId: "throttled",
+          validateProxyConfig: false,
+        });
+        try {
+          await ctl.synced;
+          const t0 = performance.now();
+          const r0 = ctl.client.requestsSent;
+          await new Promise((r) => setTimeout(r, 3000));
+          const elapsed = (performance.now() - t0) / 1000;
+          const sent = ctl.client.requestsSent - r0;
+          // 8 ingresses need 8 × 4 writes: far more than the bucket allows in 3 s.
+          assert.ok(sent > 0, "the controller made progress");
+          assert.ok(
+            sent <= Math.ceil(qps * elapsed) + 1,
+            `${sent} requests in ${elapsed.toFixed(2)} s at --qps ${qps}`,
+          );
+          await eventually(
+            "all ingresses handled eventually",
+            async () =>
+              (await cluster.list(resources.configMaps, ns, "app.kubernetes.io/managed-by=ingress-controller"))
+                .length === 8,
+            60_000,
+          );
+        } finally {
+          await ctl.stop();
+        }
+      });
+    } finally {
+      await cluster.stop();
+    }
+  });
+}
+
+/** Worker pids of the haproxy the proxy runs, when its master socket is found in the work dir. */
+async function workerPids(workDir: string): Promise<number[] | null> {
+  const sock = [...Deno.readDirSync(workDir)].find((e) => e.name.includes("master") && e.name.endsWith(".sock"));
+  if (!sock) return null;
+  const conn = await Deno.connect({ transport: "unix", path: `${workDir}/${sock.name}` });
+  try {
+    await conn.write(new TextEncoder().encode("show proc\n"));
+    let text = "";
+    const buf = new Uint8Array(4096);
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return text.split("\n").filter((l) => /\bworker\b/.test(l)).map((l) => Number(l.trim().split(/\s+/)[0])).sort();
+  } finally {
+    conn.close();
+  }
+}
