@@ -25,7 +25,16 @@ export type RunPart = (ctx: RunContext) => Promise<void>;
  * runs `parts` until `signal` aborts or one part fails (which stops the others); resolves or rejects
  * once every part has stopped.
  */
-export async function startRun(config: Config, signal?: AbortSignal, parts: readonly RunPart[] = []): Promise<void> {
+/** The parts `run` starts by default, one line each. */
+export const defaultParts: readonly RunPart[] = [
+  (ctx) => import("../controller/run_part.ts").then((m) => m.runController(ctx)), // lib/controller
+];
+
+export async function startRun(
+  config: Config,
+  signal?: AbortSignal,
+  parts: readonly RunPart[] = defaultParts,
+): Promise<void> {
   const kubeConfig = loadKubeConfig(config.get("kubeconfig"));
   log.info("cluster configuration loaded", {
     release: config.release,
