@@ -1,0 +1,265 @@
+/**
+ * @module proxy/apply
+ * Applies a rendered configuration (haproxy.cfg, crt-list, PEM files) to the running HAProxy
+ * with the least disruption, and never leaves it without a good configuration:
+ * - identical to what runs → nothing;
+ * - same skeleton, same crt-list and certificates → endpoints only: Runtime API `set server`
+ *   per changed slot, then the new haproxy.cfg is written (HAProxy 2.6 forgets runtime-set
+ *   addresses on reload, so the file must carry them);
+ * - anything else → the files are staged and checked with `haproxy -c` (real environment, the
+ *   staged cert dir), then written atomically (certificates first, config last) and HAProxy is
+ *   reloaded through the master socket and the reload verified. A failing check or reload
+ *   leaves the last good files and workers in place and is reported (log, metric, result).
+ */
+import { join } from "node:path";
+import { log } from "../log/logger.ts";
+import { PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
+import type { HAProxy } from "./haproxy.ts";
+import { applies, applyDuration, applyFailures, lastApplySuccess, serversChanged } from "./metrics.ts";
+import { parseSlots, skeleton, type SlotCommand, slotCommands } from "./slots.ts";
+
+/** What the ConfigMap and Secrets say HAProxy should run. */
+export interface DesiredState {
+  readonly config: string;
+  readonly crtList: string;
+  /** PEM content by file name (names already checked against {@link PEM_FILE}). */
+  readonly pems: ReadonlyMap<string, string>;
+}
+
+export type ApplyKind = "none" | "runtime" | "reload" | "start";
+export type FailureStage = "input" | "check" | "write" | "runtime" | "reload" | "start";
+
+export interface ApplyResult {
+  kind: ApplyKind;
+  ok: boolean;
+  durationMs: number;
+  /** Slots changed through the Runtime API. */
+  serversChanged: number;
+  /** On failure: where and why. */
+  stage?: FailureStage;
+  error?: string;
+}
+
+export interface ApplierOptions {
+  haproxy: HAProxy;
+  /** Holds haproxy.cfg (= haproxy.configPath) and the staging dir. */
+  workDir: string;
+  /** IC_CERT_DIR: the PEM files and crt-list. */
+  certDir: string;
+}
+
+export class Applier {
+  #h: HAProxy;
+  #workDir: string;
+  #certDir: string;
+  #last: DesiredState | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(opts: ApplierOptions) {
+    this.#h = opts.haproxy;
+    this.#workDir = opts.workDir;
+    this.#certDir = opts.certDir;
+  }
+
+  /** The state HAProxy runs now (null before the first successful start). */
+  get current(): DesiredState | null {
+    return this.#last;
+  }
+
+  /** Applies `next`; calls are serialized. Never throws: failures are in the result. */
+  apply(next: DesiredState): Promise<ApplyResult> {
+    const run = this.#queue.then(() => this.#apply(next));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #apply(next: DesiredState): Promise<ApplyResult> {
+    const t0 = performance.now();
+    let result: Omit<ApplyResult, "durationMs">;
+    try {
+      result = await this.#decideAndApply(next);
+    } catch (err) {
+      result = { kind: "reload", ok: false, serversChanged: 0, stage: "write", error: oneLine(err) };
+    }
+    const done: ApplyResult = { ...result, durationMs: Math.round((performance.now() - t0) * 100) / 100 };
+    applies.inc({ kind: done.kind });
+    applyDuration.observe({ kind: done.kind }, done.durationMs / 1000);
+    lastApplySuccess.set(done.ok ? 1 : 0);
+    if (done.ok) {
+      if (done.kind !== "none") {
+        log.info("proxy config applied", {
+          kind: done.kind,
+          durationMs: done.durationMs,
+          serversChanged: done.serversChanged,
+        });
+      } else log.v(4)?.info("proxy config unchanged", { durationMs: done.durationMs });
+    } else {
+      applyFailures.inc({ stage: done.stage ?? "reload" });
+      log.error("proxy config not applied; the last good configuration keeps serving", {
+        kind: done.kind,
+        stage: done.stage,
+        error: done.error,
+        durationMs: done.durationMs,
+      });
+    }
+    return done;
+  }
+
+  async #decideAndApply(next: DesiredState): Promise<Omit<ApplyResult, "durationMs">> {
+    for (const file of next.pems.keys()) {
+      if (!PEM_FILE.test(file)) {
+        return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: `bad PEM file name ${file}` };
+      }
+    }
+    const last = this.#last;
+    if (last && this.#h.running) {
+      if (sameState(last, next)) return { kind: "none", ok: true, serversChanged: 0 };
+      const cmds = endpointOnly(last, next);
+      if (cmds) {
+        const failure = await this.#runtime(cmds);
+        if (!failure) {
+          await writeFileAtomic(this.#h.configPath, next.config);
+          this.#last = next;
+          const changed = new Set(cmds.map((c) => c.slot)).size;
+          serversChanged.inc(changed);
+          return { kind: "runtime", ok: true, serversChanged: changed };
+        }
+        applyFailures.inc({ stage: "runtime" });
+        log.warn("Runtime API change failed; applying with a reload instead", { error: failure });
+      }
+    }
+    return await this.#reload(next);
+  }
+
+  /** Sends the commands; returns null on success or the first error. */
+  async #runtime(cmds: SlotCommand[]): Promise<string | null> {
+    for (const c of cmds) {
+      let answer: string;
+      try {
+        answer = (await this.#h.runtime(c.command)).trim();
+      } catch (err) {
+        return `${c.command}: ${oneLine(err)}`;
+      }
+      const ok = c.kind === "addr" ? /^(IP changed|no need to change)/.test(answer) : answer === "";
+      if (!ok) return `${c.command}: ${answer}`;
+    }
+    return null;
+  }
+
+  async #reload(next: DesiredState): Promise<Omit<ApplyResult, "durationMs">> {
+    const kind: ApplyKind = this.#h.running ? "reload" : "start";
+    // 1. Stage and check: nothing the running HAProxy could read is touched before the check passes.
+    const staging = join(this.#workDir, "staging");
+    const stagedCerts = join(staging, "certs");
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+    await Deno.mkdir(stagedCerts, { recursive: true, mode: 0o700 });
+    try {
+      for (const [file, pem] of next.pems) await writeFileAtomic(join(stagedCerts, file), pem, { mode: 0o600 });
+      await writeFileAtomic(join(stagedCerts, "crt-list"), next.crtList);
+      const stagedConfig = join(staging, "haproxy.cfg");
+      await writeFileAtomic(stagedConfig, next.config);
+      const check = await this.#h.check(stagedConfig, { IC_CERT_DIR: stagedCerts });
+      if (!check.ok) {
+        const error = check.output.split("\n").filter((l) => /ALERT|error/i.test(l)).join(" | ") || check.output;
+        return { kind, ok: false, serversChanged: 0, stage: "check", error: error.replaceAll(staging, "<staged>") };
+      }
+    } finally {
+      await Deno.remove(staging, { recursive: true }).catch(() => {});
+    }
+
+    // 2. Certificates before the crt-list and the config that reference them.
+    const previous = await this.#snapshot(next);
+    try {
+      await Deno.mkdir(this.#certDir, { recursive: true, mode: 0o700 });
+      for (const [file, pem] of next.pems) await writeFileAtomic(join(this.#certDir, file), pem, { mode: 0o600 });
+      await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
+      await writeFileAtomic(this.#h.configPath, next.config);
+    } catch (err) {
+      await this.#restore(previous);
+      return { kind, ok: false, serversChanged: 0, stage: "write", error: oneLine(err) };
+    }
+
+    // 3. Reload (or first start), verified.
+    if (kind === "start") {
+      try {
+        await this.#h.start();
+      } catch (err) {
+        return { kind, ok: false, serversChanged: 0, stage: "start", error: oneLine(err) };
+      }
+    } else {
+      const r = await this.#h.reload();
+      if (!r.ok) {
+        await this.#restore(previous);
+        return { kind, ok: false, serversChanged: 0, stage: "reload", error: r.error };
+      }
+    }
+    this.#last = next;
+    await this.#removeStalePems(next);
+    return { kind, ok: true, serversChanged: 0 };
+  }
+
+  /** The files a failed reload must put back: config, crt-list and the PEMs `next` would overwrite. */
+  async #snapshot(next: DesiredState): Promise<Map<string, { text: string | null; mode: number }>> {
+    const snap = new Map<string, { text: string | null; mode: number }>();
+    snap.set(this.#h.configPath, { text: await readTextOrNull(this.#h.configPath), mode: 0o644 });
+    const crtList = join(this.#certDir, "crt-list");
+    snap.set(crtList, { text: await readTextOrNull(crtList), mode: 0o644 });
+    for (const file of next.pems.keys()) {
+      const path = join(this.#certDir, file);
+      snap.set(path, { text: await readTextOrNull(path), mode: 0o600 });
+    }
+    return snap;
+  }
+
+  async #restore(snap: Map<string, { text: string | null; mode: number }>): Promise<void> {
+    for (const [path, { text, mode }] of snap) {
+      try {
+        if (text === null) await Deno.remove(path).catch(() => {});
+        else await writeFileAtomic(path, text, { mode });
+      } catch (err) {
+        log.error("cannot restore a file of the last good configuration", { path, error: oneLine(err) });
+      }
+    }
+  }
+
+  /** PEM files no longer listed are removed once HAProxy runs without them. */
+  async #removeStalePems(next: DesiredState): Promise<void> {
+    try {
+      for await (const entry of Deno.readDir(this.#certDir)) {
+        if (entry.isFile && PEM_FILE.test(entry.name) && !next.pems.has(entry.name)) {
+          await Deno.remove(join(this.#certDir, entry.name));
+          log.info("removed a certificate no longer used", { file: entry.name });
+        }
+      }
+    } catch (err) {
+      log.warn("cannot clean the cert dir", { dir: this.#certDir, error: oneLine(err) });
+    }
+  }
+}
+
+function sameState(a: DesiredState, b: DesiredState): boolean {
+  return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems);
+}
+
+function samePems(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+/**
+ * The Runtime API commands that take the running state `last` to `next`, or null when `next`
+ * needs a reload (structure, crt-list or certificates differ, or a slot is not runtime-safe).
+ */
+export function endpointOnly(last: DesiredState, next: DesiredState): SlotCommand[] | null {
+  if (last.crtList !== next.crtList || !samePems(last.pems, next.pems)) return null;
+  if (skeleton(last.config) !== skeleton(next.config)) return null;
+  const from = parseSlots(last.config);
+  const to = parseSlots(next.config);
+  if (!from || !to) return null;
+  return slotCommands(from, to);
+}
+
+function oneLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
+}

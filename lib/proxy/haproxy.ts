@@ -1,0 +1,381 @@
+/**
+ * @module proxy/haproxy
+ * One HAProxy 2.6 in master-worker mode, run in the foreground as our child:
+ * `haproxy -W -db -S <workDir>/master.sock -f <workDir>/haproxy.cfg` with the `IC_*` environment of
+ * contracts.md §4. The master CLI (`reload`, `show proc`) reloads it hitlessly — in master-worker
+ * mode the re-executed master takes the listening sockets over from the running worker
+ * (`-x sockpair@…`, automatic since 2.2), and old workers finish their connections — and the
+ * Runtime API on the admin stats socket changes servers without a reload.
+ */
+import { join } from "node:path";
+import { log } from "../log/logger.ts";
+
+/** Where HAProxy listens and finds its files; becomes the `IC_*` environment. */
+export interface HAProxyEnvSettings {
+  bindAddress: string;
+  httpPort: number;
+  httpsPort: number;
+  statsPort: number;
+  runtimeSocket: string;
+  certDir: string;
+}
+
+/** The environment the rendered config expects (contracts.md §4). */
+export function haproxyEnv(s: HAProxyEnvSettings): Record<string, string> {
+  return {
+    IC_BIND_ADDR: s.bindAddress,
+    IC_HTTP_PORT: String(s.httpPort),
+    IC_HTTPS_PORT: String(s.httpsPort),
+    IC_STATS_PORT: String(s.statsPort),
+    IC_RUNTIME_SOCKET: s.runtimeSocket,
+    IC_CERT_DIR: s.certDir,
+  };
+}
+
+export interface ProcEntry {
+  pid: number;
+  /** For the master: reloads so far; for a worker: reloads it has lived through. */
+  reloads: number;
+}
+
+/** `show proc` of the master CLI. */
+export interface ProcInfo {
+  master: ProcEntry & { failed: number };
+  /** The current workers (normally one). */
+  workers: ProcEntry[];
+  /** Workers of earlier generations still finishing their connections. */
+  oldWorkers: ProcEntry[];
+}
+
+/**
+ * Parses `show proc` (HAProxy 2.6):
+ * ```
+ * #<PID>          <type>          <reloads>       <uptime>        <version>
+ * 5916            master          2 [failed: 1]   0d00h00m07s     2.6.12
+ * # workers
+ * 6016            worker          1               0d00h00m03s     2.6.12
+ * # old workers
+ * 5919            worker          3               0d00h00m09s     2.6.12
+ * ```
+ */
+export function parseShowProc(text: string): ProcInfo {
+  let master: ProcInfo["master"] | null = null;
+  const workers: ProcEntry[] = [];
+  const oldWorkers: ProcEntry[] = [];
+  let section = "";
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line.startsWith("#")) {
+      section = line.replace(/^#\s*/, "");
+      continue;
+    }
+    const m = /^(\d+)\s+(master|worker)\s+(\d+)(?:\s+\[failed:\s*(\d+)\])?/.exec(line);
+    if (!m) continue;
+    const entry = { pid: Number(m[1]), reloads: Number(m[3]) };
+    if (m[2] === "master") master = { ...entry, failed: Number(m[4] ?? 0) };
+    else if (section === "old workers") oldWorkers.push(entry);
+    else workers.push(entry);
+  }
+  if (!master) throw new Error(`unexpected "show proc" answer: ${JSON.stringify(text.slice(0, 200))}`);
+  return { master, workers, oldWorkers };
+}
+
+/**
+ * Sends one command to a HAProxy CLI socket (master or stats) and reads the answer until HAProxy
+ * closes the connection. The write side is shut down after the command: the master CLI waits for
+ * that before it answers and closes.
+ */
+export async function socketCommand(path: string, command: string, timeoutMs = 10_000): Promise<string> {
+  if (/[\r\n]/.test(command)) throw new Error(`a CLI command must be one line: ${JSON.stringify(command)}`);
+  const conn = await Deno.connect({ transport: "unix", path });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    conn.close();
+  }, timeoutMs);
+  try {
+    await conn.write(new TextEncoder().encode(command + "\n"));
+    await conn.closeWrite();
+    const chunks: Uint8Array[] = [];
+    const buf = new Uint8Array(65536);
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      chunks.push(buf.slice(0, n));
+    }
+    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let off = 0;
+    for (const c of chunks) out.set(c, (off += c.length) - c.length);
+    return new TextDecoder().decode(out);
+  } catch (err) {
+    if (timedOut) throw new Error(`no answer from ${path} to "${command}" within ${timeoutMs} ms`);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    if (!timedOut) conn.close();
+  }
+}
+
+export interface HAProxyOptions extends HAProxyEnvSettings {
+  /** The haproxy binary. */
+  binary: string;
+  /** Holds master.sock and (by default) haproxy.cfg. */
+  workDir: string;
+  /** The configuration file haproxy reads; default `<workDir>/haproxy.cfg`. */
+  configPath?: string;
+  /** How long start and reload may take; default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface CheckResult {
+  ok: boolean;
+  output: string;
+}
+
+export interface ReloadResult {
+  ok: boolean;
+  /** Pids of the current workers after the reload. */
+  workers: number[];
+  /** On failure: HAProxy's alerts of this reload. */
+  error?: string;
+}
+
+/** How many of HAProxy's own output lines are kept for error reports. */
+const KEEP_LINES = 200;
+
+export class HAProxy {
+  readonly masterSocket: string;
+  readonly configPath: string;
+  readonly env: Record<string, string>;
+  #opts: HAProxyOptions;
+  #child: Deno.ChildProcess | null = null;
+  #status: Promise<Deno.CommandStatus> | null = null;
+  #exited = false;
+  #pumps: Promise<void>[] = [];
+  #lines: { seq: number; text: string }[] = [];
+  #seq = 0;
+
+  constructor(opts: HAProxyOptions) {
+    this.#opts = opts;
+    this.masterSocket = join(opts.workDir, "master.sock");
+    this.configPath = opts.configPath ?? join(opts.workDir, "haproxy.cfg");
+    this.env = haproxyEnv(opts);
+  }
+
+  get runtimeSocket(): string {
+    return this.#opts.runtimeSocket;
+  }
+
+  /** True between a successful start() and the master's exit. */
+  get running(): boolean {
+    return this.#child !== null && !this.#exited;
+  }
+
+  /** Pid of the master process. */
+  get pid(): number | null {
+    return this.#child?.pid ?? null;
+  }
+
+  /**
+   * `haproxy -c` on a configuration file with the real environment (or `env` overrides, e.g. a
+   * staging cert dir). Killed after the timeout.
+   */
+  async check(configPath: string, env: Record<string, string> = {}): Promise<CheckResult> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.#opts.timeoutMs ?? 30_000);
+    try {
+      const out = await new Deno.Command(this.#opts.binary, {
+        args: ["-c", "-f", configPath],
+        env: { ...this.env, ...env },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        signal: abort.signal,
+      }).output();
+      const dec = new TextDecoder();
+      const output = (dec.decode(out.stdout) + dec.decode(out.stderr)).trim();
+      if (abort.signal.aborted) return { ok: false, output: `haproxy -c did not finish in time. ${output}` };
+      return { ok: out.success, output };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Starts the master and waits until it has a worker. Throws with HAProxy's output if it cannot. */
+  async start(): Promise<void> {
+    if (this.running) throw new Error("haproxy is already running");
+    await Deno.remove(this.masterSocket).catch(() => {});
+    const child = new Deno.Command(this.#opts.binary, {
+      // -W master-worker, -db foreground (never daemonize: the master is our child), -S master CLI.
+      args: ["-W", "-db", "-S", `${this.masterSocket},mode,600`, "-f", this.configPath],
+      env: this.env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#child = child;
+    this.#exited = false;
+    this.#status = child.status.then((s) => {
+      this.#exited = true;
+      if (this.#child === child) log.warn("haproxy master exited", { pid: child.pid, code: s.code, signal: s.signal });
+      return s;
+    });
+    this.#pumps = [this.#pump(child.stdout), this.#pump(child.stderr)];
+    const deadline = performance.now() + (this.#opts.timeoutMs ?? 30_000);
+    for (;;) {
+      if (this.#exited) {
+        const status = await this.#status;
+        await Promise.all(this.#pumps);
+        this.#child = null;
+        throw new Error(`haproxy exited during start-up (code ${status.code}): ${this.#alerts(0) || this.#tail(5)}`);
+      }
+      const info = await this.showProc().catch(() => null);
+      if (info && info.workers.length > 0) break;
+      if (performance.now() > deadline) {
+        await this.stop();
+        throw new Error(`haproxy started no worker within ${this.#opts.timeoutMs ?? 30_000} ms: ${this.#tail(5)}`);
+      }
+      await sleep(20);
+    }
+    log.info("haproxy started", { pid: child.pid, config: this.configPath });
+  }
+
+  /** A command on the master CLI. */
+  master(command: string): Promise<string> {
+    return socketCommand(this.masterSocket, command);
+  }
+
+  /** A command on the Runtime API (the admin stats socket of the current worker). */
+  runtime(command: string): Promise<string> {
+    return socketCommand(this.#opts.runtimeSocket, command);
+  }
+
+  async showProc(): Promise<ProcInfo> {
+    return parseShowProc(await this.master("show proc"));
+  }
+
+  /**
+   * Hitless reload through the master CLI, verified: the master's reload counter must move on,
+   * report no failure, and list a new worker. On failure the previous workers keep serving
+   * with the previous configuration, and `error` has HAProxy's alerts.
+   */
+  async reload(): Promise<ReloadResult> {
+    if (!this.running) throw new Error("haproxy is not running");
+    const before = await this.showProc();
+    const mark = this.#seq;
+    // The master re-executes itself on `reload` and drops the connection (2.6 sends no status).
+    await this.master("reload").catch(() => "");
+    const deadline = performance.now() + (this.#opts.timeoutMs ?? 30_000);
+    let after: ProcInfo | null = null;
+    for (;;) {
+      if (this.#exited) return { ok: false, workers: [], error: `haproxy master exited: ${this.#tail(5)}` };
+      after = await this.showProc().catch(() => null);
+      if (after && after.master.reloads > before.master.reloads) break;
+      if (performance.now() > deadline) {
+        return { ok: false, workers: before.workers.map((w) => w.pid), error: "the master did not reload in time" };
+      }
+      await sleep(10);
+    }
+    const workers = after.workers.map((w) => w.pid);
+    const fresh = after.workers.some((w) => !before.workers.some((b) => b.pid === w.pid));
+    if (after.master.failed > 0 || !fresh) {
+      await sleep(20); // let the master's alert lines arrive through the pipe
+      return { ok: false, workers, error: this.#alerts(mark) || "reload failed (no new worker)" };
+    }
+    return { ok: true, workers };
+  }
+
+  /**
+   * Stops HAProxy: SIGUSR1 (soft stop: workers finish their connections), SIGTERM after
+   * `timeoutMs`, SIGKILL 3 s later; any worker left after the master is killed too.
+   */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    const pids = new Set<number>();
+    const info = this.#exited ? null : await this.showProc().catch(() => null);
+    for (const w of [...(info?.workers ?? []), ...(info?.oldWorkers ?? [])]) pids.add(w.pid);
+    for (const [sig, wait] of [["SIGUSR1", timeoutMs], ["SIGTERM", 3_000], ["SIGKILL", 3_000]] as const) {
+      if (this.#exited) break;
+      try {
+        child.kill(sig);
+      } catch {
+        // already gone
+      }
+      if (await exitedWithin(this.#status!, wait)) break;
+      log.warn("haproxy did not stop in time", { signal: sig, waitedMs: wait });
+    }
+    await this.#status;
+    await Promise.all(this.#pumps);
+    for (const pid of pids) {
+      if (await isHaproxyProcess(pid)) {
+        log.warn("killing a haproxy worker left after the master", { pid });
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+    this.#child = null;
+    log.info("haproxy stopped", { pid: child.pid });
+  }
+
+  /** The last `n` lines HAProxy wrote. */
+  #tail(n: number): string {
+    return this.#lines.slice(-n).map((l) => l.text).join(" | ");
+  }
+
+  /** ALERT lines written after sequence number `mark`. */
+  #alerts(mark: number): string {
+    return this.#lines.filter((l) => l.seq > mark && l.text.includes("[ALERT]")).map((l) => l.text).join(" | ");
+  }
+
+  async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {
+    let rest = "";
+    const dec = new TextDecoder();
+    const take = (line: string) => {
+      if (!line.trim()) return;
+      this.#lines.push({ seq: ++this.#seq, text: line });
+      if (this.#lines.length > KEEP_LINES) this.#lines.splice(0, this.#lines.length - KEEP_LINES);
+      if (line.includes("[ALERT]")) log.error("haproxy", { line });
+      else if (
+        line.includes("[WARNING]") && !/Proxy \S+ stopped|exited with code 0|Stopping |Exiting Master/.test(line)
+      ) {
+        log.warn("haproxy", { line });
+      } else log.debug("haproxy", { line });
+    };
+    for await (const chunk of stream) {
+      rest += dec.decode(chunk, { stream: true });
+      const lines = rest.split("\n");
+      rest = lines.pop()!;
+      lines.forEach(take);
+    }
+    take(rest);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function exitedWithin(status: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+  try {
+    return await Promise.race([status.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether `pid` is a live haproxy process (guards against killing a reused pid). */
+async function isHaproxyProcess(pid: number): Promise<boolean> {
+  try {
+    const cmdline = await Deno.readTextFile(`/proc/${pid}/cmdline`);
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    return cmdline.split("\0")[0].endsWith("haproxy") && !/\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * @module proxy/metrics
+ * Prometheus metrics of the proxy command: configuration applies by kind (none, runtime,
+ * reload, start), failures by stage, apply duration, servers changed through the Runtime API.
+ */
+import { prom, registry } from "../metrics.ts";
+
+export const applies = new prom.Counter({
+  name: "ingress_controller_proxy_applies_total",
+  help: "Configuration applies, by kind: none (unchanged), runtime (endpoints via the Runtime API), reload, start.",
+  labelNames: ["kind"] as const,
+  registers: [registry],
+});
+
+export const applyFailures = new prom.Counter({
+  name: "ingress_controller_proxy_apply_failures_total",
+  help:
+    "Failed configuration applies, by stage (input, check, write, runtime, reload, start); the last good config keeps serving.",
+  labelNames: ["stage"] as const,
+  registers: [registry],
+});
+
+export const applyDuration = new prom.Histogram({
+  name: "ingress_controller_proxy_apply_duration_seconds",
+  help: "Time to apply a configuration change, by kind.",
+  labelNames: ["kind"] as const,
+  buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const serversChanged = new prom.Counter({
+  name: "ingress_controller_proxy_runtime_servers_changed_total",
+  help: "Server slots changed through the Runtime API without a reload.",
+  registers: [registry],
+});
+
+export const lastApplySuccess = new prom.Gauge({
+  name: "ingress_controller_proxy_last_apply_success",
+  help: "1 when the last configuration apply succeeded, 0 when it failed (the last good config is serving).",
+  registers: [registry],
+});

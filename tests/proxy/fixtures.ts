@@ -1,0 +1,216 @@
+/**
+ * @module tests/proxy/fixtures
+ * Hand-written configurations in the shape of contracts.md §4 (global with the runtime socket
+ * and crt-base, frontends binding the `IC_*` variables, backends of server slots), a real
+ * HAProxy in a temporary work dir, test certificates, and small HTTP helpers.
+ */
+import { join } from "node:path";
+import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
+import { Applier, type DesiredState } from "../../lib/proxy/apply.ts";
+import { HAProxy } from "../../lib/proxy/haproxy.ts";
+import { ensureHaproxy } from "../env/haproxy.ts";
+import { freePorts } from "../env/ports.ts";
+
+export interface Endpoint {
+  address: string;
+  port: number;
+}
+
+export interface BackendSpec {
+  name: string;
+  endpoints: Endpoint[];
+}
+
+export interface ConfigSpec {
+  /** Backends; a route per backend for host `<name>.test`. */
+  backends: BackendSpec[];
+  /** Extra lines for the http frontend (structural changes). */
+  frontendExtra?: string[];
+  /** TLS: crt-list and the https frontend. */
+  tls?: boolean;
+  /** Server params (same for every slot). */
+  params?: string;
+}
+
+/** Slot count of the contract: max(4, next power of two ≥ n). */
+export function slotCount(n: number): number {
+  let c = 4;
+  while (c < n) c *= 2;
+  return c;
+}
+
+/** A configuration in the contract's shape. */
+export function buildConfig(spec: ConfigSpec): string {
+  const params = spec.params ?? "";
+  const tail = params ? ` ${params}` : "";
+  const routes = spec.backends.map((b) => `    use_backend ${b.name} if { var(txn.host) -m str ${b.name}.test }`);
+  const out = [
+    "# test configuration",
+    "global",
+    '    crt-base "${IC_CERT_DIR}"',
+    '    stats socket "${IC_RUNTIME_SOCKET}" mode 600 level admin expose-fd listeners',
+    "    stats timeout 30s",
+    "    hard-stop-after 30s",
+    "",
+    "defaults",
+    "    mode http",
+    "    option redispatch",
+    "    retries 3",
+    "    timeout connect 5s",
+    "    timeout client 30s",
+    "    timeout server 30s",
+    "    timeout http-keep-alive 10s",
+    "",
+    "frontend stats",
+    '    bind "${IC_BIND_ADDR}:${IC_STATS_PORT}"',
+    "    stats enable",
+    "    stats uri /",
+    "",
+    "frontend http",
+    '    bind "${IC_BIND_ADDR}:${IC_HTTP_PORT}"',
+    "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower",
+    ...(spec.frontendExtra ?? []),
+    ...routes,
+    "    default_backend default-backend",
+    "",
+  ];
+  if (spec.tls) {
+    out.push(
+      "frontend https",
+      '    bind "${IC_BIND_ADDR}:${IC_HTTPS_PORT}" ssl crt-list "${IC_CERT_DIR}/crt-list"',
+      "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower",
+      ...routes,
+      "    default_backend default-backend",
+      "",
+    );
+  }
+  for (const b of spec.backends) {
+    out.push(`backend ${b.name}`, "    balance roundrobin");
+    const eps = [...b.endpoints].sort((x, y) => x.address.localeCompare(y.address) || x.port - y.port);
+    for (let i = 0; i < slotCount(eps.length); i++) {
+      const e = eps[i];
+      out.push(
+        e ? `    server s${i + 1} ${e.address}:${e.port}${tail}` : `    server s${i + 1} 127.0.0.1:1 disabled${tail}`,
+      );
+    }
+    out.push("");
+  }
+  out.push(
+    "backend default-backend",
+    '    http-request return status 404 content-type text/plain string "no route"',
+    "",
+  );
+  return out.join("\n");
+}
+
+/** A desired state without TLS. */
+export function plain(config: string): DesiredState {
+  return { config, crtList: "", pems: new Map() };
+}
+
+/** A CA and a leaf certificate for `host`. */
+export async function testCertificate(host: string): Promise<{ certPem: string; keyPem: string; caPem: string }> {
+  const ca = await createCA({ commonName: `test CA for ${host}` });
+  const leaf = await issueCertificate(ca, { commonName: host, dnsNames: [host], usages: ["serverAuth"] });
+  return { certPem: leaf.certPem, keyPem: leaf.keyPem, caPem: ca.certPem };
+}
+
+export interface ProxyUnderTest extends AsyncDisposable {
+  haproxy: HAProxy;
+  applier: Applier;
+  workDir: string;
+  certDir: string;
+  bind: string;
+  httpPort: number;
+  httpsPort: number;
+  statsPort: number;
+  /** http://bind:httpPort */
+  url: string;
+  close(): Promise<void>;
+}
+
+let loopbackCounter = 0;
+
+/** A distinct 127.0.0.x per call, so parallel test files do not share addresses. */
+export function loopbackAddress(): string {
+  return `127.0.${100 + (Deno.pid % 100)}.${10 + (loopbackCounter++ % 240)}`;
+}
+
+/** A HAProxy (not started) with an Applier, in a temporary work dir, on its own loopback address. */
+export async function proxyUnderTest(): Promise<ProxyUnderTest> {
+  const binary = await ensureHaproxy();
+  const workDir = await Deno.makeTempDir({ prefix: "ic-proxy-" });
+  const certDir = join(workDir, "certs");
+  const bind = loopbackAddress();
+  const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
+  const haproxy = new HAProxy({
+    binary,
+    workDir,
+    bindAddress: bind,
+    httpPort,
+    httpsPort,
+    statsPort,
+    runtimeSocket: join(workDir, "runtime.sock"),
+    certDir,
+  });
+  const applier = new Applier({ haproxy, workDir, certDir });
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    closing ??= (async () => {
+      await haproxy.stop();
+      await Deno.remove(workDir, { recursive: true }).catch(() => {});
+    })();
+  return {
+    haproxy,
+    applier,
+    workDir,
+    certDir,
+    bind,
+    httpPort,
+    httpsPort,
+    statsPort,
+    url: `http://${bind}:${httpPort}`,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** GET `url` with a Host header; returns status and the backend's name (from its JSON answer). */
+export async function get(
+  url: string,
+  host: string,
+  client?: Deno.HttpClient,
+): Promise<{ status: number; name: string | null; body: string }> {
+  const res = await fetch(url, { headers: { host }, client });
+  const body = await res.text();
+  let name: string | null = null;
+  try {
+    name = JSON.parse(body).name ?? null;
+  } catch {
+    // not a test backend (e.g. the 404 of the default backend)
+  }
+  return { status: res.status, name, body };
+}
+
+/** Pid of the current worker, from `show proc`. */
+export async function workerPid(h: HAProxy): Promise<number> {
+  const info = await h.showProc();
+  if (info.workers.length !== 1) throw new Error(`expected one current worker, got ${JSON.stringify(info.workers)}`);
+  return info.workers[0].pid;
+}
+
+/** Whether any haproxy process with this work dir in its command line is alive. */
+export async function haproxyProcessesFor(workDir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
+      const stat = await Deno.readTextFile(`/proc/${e.name}/stat`);
+      if (cmd.includes("haproxy") && cmd.includes(workDir) && !/\) Z /.test(stat)) pids.push(Number(e.name));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}

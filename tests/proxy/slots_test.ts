@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { parseSlots, parseTarget, skeleton, slotCommands } from "../../lib/proxy/slots.ts";
+import { endpointOnly } from "../../lib/proxy/apply.ts";
+import { buildConfig, plain } from "./fixtures.ts";
+
+const one = [{ address: "10.0.0.1", port: 8080 }];
+const two = [{ address: "10.0.0.2", port: 8080 }, { address: "10.0.0.1", port: 8080 }];
+
+Deno.test("skeleton: configs that differ only in endpoints are equal, anything else is not", () => {
+  const a = buildConfig({ backends: [{ name: "web", endpoints: one }], params: "check inter 2s" });
+  const b = buildConfig({ backends: [{ name: "web", endpoints: two }], params: "check inter 2s" });
+  assert.notEqual(a, b);
+  assert.equal(skeleton(a), skeleton(b));
+  assert.match(skeleton(a), /^ {4}server s1 ADDR check inter 2s$/m);
+  assert.doesNotMatch(skeleton(a), /disabled/);
+  // Params, slot count, a route, a backend name: structural.
+  assert.notEqual(skeleton(a), skeleton(buildConfig({ backends: [{ name: "web", endpoints: one }], params: "check" })));
+  const five = Array.from({ length: 5 }, (_, i) => ({ address: `10.0.1.${i + 1}`, port: 80 }));
+  assert.notEqual(skeleton(a), skeleton(buildConfig({ backends: [{ name: "web", endpoints: five }] })));
+  assert.notEqual(
+    skeleton(a),
+    skeleton(
+      buildConfig({ backends: [{ name: "web", endpoints: one }], frontendExtra: ["    http-request deny if FALSE"] }),
+    ),
+  );
+  // A non-slot line whose address changes is structural (e.g. a bind).
+  assert.notEqual(skeleton("    bind 1.2.3.4:80"), skeleton("    bind 1.2.3.5:80"));
+});
+
+Deno.test("parseSlots reads every slot with its backend; unsafe forms make it null", () => {
+  const slots = parseSlots(
+    buildConfig({ backends: [{ name: "web", endpoints: two }, { name: "api", endpoints: [] }] }),
+  )!;
+  assert.equal(slots.size, 8);
+  assert.deepEqual(slots.get("web/s1"), {
+    backend: "web",
+    server: "s1",
+    address: "10.0.0.1",
+    port: 8080,
+    disabled: false,
+  });
+  assert.deepEqual(slots.get("web/s3"), {
+    backend: "web",
+    server: "s3",
+    address: "127.0.0.1",
+    port: 1,
+    disabled: true,
+  });
+  assert.equal(slots.get("api/s4")?.disabled, true);
+  assert.equal(parseSlots("backend b\n    server s1 [fd00::1]:80\n")?.get("b/s1")?.address, "fd00::1");
+  for (
+    const bad of [
+      "backend b\n    server s1 example.com:80\n", // a name needs DNS: not runtime-safe
+      "backend b;x\n    server s1 1.2.3.4:80\n", // a proxy name that could add a command
+      "backend b\n    server s1 1.2.3.4:80\n    server s1 1.2.3.5:80\n", // duplicate slot
+      "frontend f\n    server s1 1.2.3.4:80\n", // a slot outside a backend
+      "backend b\n    server s1 1.2.3.4:0\n",
+      "backend b\n    server s1 1.2.3.4:65536\n",
+      "backend b\n    server s1 1.2.3.256:80\n",
+    ]
+  ) assert.equal(parseSlots(bad), null, bad);
+});
+
+Deno.test("parseTarget accepts IPv4 and bracketed IPv6 literals with a port only", () => {
+  assert.deepEqual(parseTarget("10.1.2.3:443"), { address: "10.1.2.3", port: 443 });
+  assert.deepEqual(parseTarget("[fd00::a:1]:8080"), { address: "fd00::a:1", port: 8080 });
+  for (
+    const bad of ["10.1.2.3", "fd00::1:80", "[fd00::1]", "[x]:80", "1.2.3.4:08", "01.2.3.4:80", "a:80", "1.2.3.4:80;x"]
+  ) {
+    assert.equal(parseTarget(bad), null, bad);
+  }
+});
+
+Deno.test("slotCommands: enable gets the address first, disable goes to maint first, unchanged slots send nothing", () => {
+  const from = parseSlots(buildConfig({ backends: [{ name: "web", endpoints: one }] }))!;
+  const to = parseSlots(buildConfig({ backends: [{ name: "web", endpoints: two }] }))!;
+  assert.deepEqual(slotCommands(from, to)!.map((c) => c.command), [
+    "set server web/s2 addr 10.0.0.2 port 8080",
+    "set server web/s2 state ready",
+  ]);
+  assert.deepEqual(slotCommands(to, from)!.map((c) => c.command), [
+    "set server web/s2 state maint",
+    "set server web/s2 addr 127.0.0.1 port 1",
+  ]);
+  const moved = parseSlots(
+    buildConfig({ backends: [{ name: "web", endpoints: [{ address: "10.0.0.9", port: 81 }] }] }),
+  )!;
+  assert.deepEqual(slotCommands(from, moved)!.map((c) => c.command), ["set server web/s1 addr 10.0.0.9 port 81"]);
+  assert.deepEqual(slotCommands(from, from), []);
+  const other = parseSlots(buildConfig({ backends: [{ name: "api", endpoints: one }] }))!;
+  assert.equal(slotCommands(from, other), null);
+});
+
+Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certificates are equal", () => {
+  const a = plain(buildConfig({ backends: [{ name: "web", endpoints: one }] }));
+  const b = plain(buildConfig({ backends: [{ name: "web", endpoints: two }] }));
+  assert.equal(endpointOnly(a, b)?.length, 2);
+  assert.equal(endpointOnly(a, { ...b, crtList: "ns_a.pem a.test\n" }), null);
+  assert.equal(endpointOnly(a, { ...b, pems: new Map([["ns_a.pem", "x"]]) }), null);
+  assert.equal(endpointOnly(a, plain(b.config.replace("balance roundrobin", "balance leastconn"))), null);
+});
