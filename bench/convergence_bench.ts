@@ -1,0 +1,296 @@
+/**
+ * @module bench/convergence_bench
+ * End-to-end figures of the controller with the real API server and a real haproxy (run in a
+ * private network namespace, see lib/demo/netns.ts):
+ * - convergence: time from creating an Ingress, changing an Ingress, or changing an EndpointSlice
+ *   until a request through haproxy gets the new answer (p50, p99 over CHANGES changes each);
+ * - failed requests while RELOADS configuration reloads happen under steady load (goal 0);
+ * - watch restarts per hour on an idle resource: @kubernetes/client-node's Watch (cut after 30 s
+ *   without data) against this project's informer, measured over WATCH_WINDOW_S and extrapolated;
+ * - TCP/TLS connections opened for 50 API requests: the library's generated client against ours;
+ * - controller RSS with INGRESSES ingresses (a separate process, validation off).
+ * Prints a JSON array of {name, unit, value} as its last stdout line.
+ */
+import http from "node:http";
+import * as k8s from "@kubernetes/client-node";
+import { inPrivateNetwork, privateNetworkCommand } from "../lib/demo/netns.ts";
+import { proxyName } from "../lib/controller/objects.ts";
+import { Informer } from "../lib/cluster/informer.ts";
+import { ClusterClient } from "../lib/cluster/client.ts";
+import { collectionPath, objectPath, resources } from "../lib/cluster/resources.ts";
+import { log } from "../lib/log/logger.ts";
+import { type Forwarder, tcpToUnix, unixToTcp } from "../lib/demo/forward.ts";
+import { backends, Cluster, controller, ingressObj, serviceObj, sliceObj } from "../tests/e2e/harness.ts";
+import { startProxy } from "../tests/e2e/proxy_run.ts";
+import { writeKubeConfig } from "../tests/env/kubeconfig.ts";
+
+const CHANGES = Number(Deno.env.get("BENCH_CHANGES") ?? 100);
+const RELOADS = Number(Deno.env.get("BENCH_RELOADS") ?? 100);
+const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);
+const WATCH_WINDOW_S = Number(Deno.env.get("BENCH_WATCH_WINDOW_S") ?? 65);
+
+interface Figure {
+  name: string;
+  unit: string;
+  value: number;
+}
+
+if (!inPrivateNetwork()) {
+  const self = new URL(import.meta.url).pathname;
+  const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", self], { stdout: "piped" }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  await Deno.stdout.write(new TextEncoder().encode(text));
+  Deno.exit(out.code);
+}
+
+log.configure({ level: "warn" });
+const figures: Figure[] = [];
+const fig = (name: string, unit: string, value: number) => {
+  figures.push({ name, unit, value: Math.round(value * 1000) / 1000 });
+  console.error(`bench: ${name} = ${value.toFixed(3)} ${unit}`);
+};
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+function get(port: number, host: string, path: string): Promise<{ status: number; backend: string | null }> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: "127.0.0.1", port, path, headers: { host }, agent: false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => (body += c));
+      res.on("end", () => {
+        let backend: string | null = null;
+        try {
+          backend = JSON.parse(body).name ?? null;
+        } catch { /* not a backend answer */ }
+        resolve({ status: res.statusCode ?? 0, backend });
+      });
+      res.on("error", () => resolve({ status: 0, backend: null }));
+    });
+    req.setTimeout(5000, () => req.destroy());
+    req.on("error", () => resolve({ status: 0, backend: null }));
+    req.end();
+  });
+}
+
+/** Milliseconds from `t0` until `ok` holds for an answer (polled every 2 ms, at most 30 s). */
+async function until(
+  t0: number,
+  port: number,
+  host: string,
+  path: string,
+  ok: (a: { status: number; backend: string | null }) => boolean,
+) {
+  for (;;) {
+    if (ok(await get(port, host, path))) return performance.now() - t0;
+    if (performance.now() - t0 > 30_000) throw new Error(`no convergence for ${host}${path} within 30 s`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+const cluster = await Cluster.start(["--service-cluster-ip-range=10.0.0.0/16"]);
+try {
+  // --- watch restarts on an idle resource: the library's Watch against our informer, side by side.
+  const idleNs = await cluster.namespace("idle");
+  let libraryRestarts = 0;
+  let libStop = false;
+  let libAbort: AbortController | null = null;
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const libWatch = new k8s.Watch(kc);
+  const watchLoop = (async () => {
+    while (!libStop) {
+      await new Promise<void>((resolve) => {
+        libWatch.watch(`/api/v1/namespaces/${idleNs}/configmaps`, {}, () => {}, () => resolve())
+          .then((ac) => (libAbort = ac), () => resolve());
+      });
+      if (!libStop) libraryRestarts++;
+    }
+  })();
+  const oursClient = await ClusterClient.create({ kubeconfig: cluster.kubeconfig, qps: 0, burst: 1 });
+  const ours = new Informer(oursClient, resources.configMaps, { namespace: idleNs }).start();
+  const watchStarted = performance.now();
+
+  // --- connections opened for 50 requests: library client vs ours, counted at a TCP forwarder.
+  const dir = await Deno.makeTempDir({ prefix: "ic-bench-" });
+  const apiPort = Number(new URL(cluster.cp.server).port);
+  const inner = unixToTcp(`${dir}/api.sock`, "127.0.0.1", apiPort);
+  const counted: Forwarder = tcpToUnix(`${dir}/api.sock`);
+  const countingKubeconfig = await writeKubeConfig(`${dir}/kc.yaml`, {
+    server: `https://127.0.0.1:${counted.port}`,
+    caPem: cluster.cp.caPem,
+    user: "admin",
+    credentials: { certPem: cluster.cp.admin.certPem, keyPem: cluster.cp.admin.keyPem },
+  });
+  {
+    const lkc = new k8s.KubeConfig();
+    lkc.loadFromFile(countingKubeconfig);
+    const api = lkc.makeApiClient(k8s.CoreV1Api);
+    const before = counted.accepted;
+    for (let i = 0; i < 50; i++) await api.readNamespace({ name: "default" });
+    fig("api_connections_per_50_requests_client_node", "connections", counted.accepted - before);
+    const mine = await ClusterClient.create({ kubeconfig: countingKubeconfig, qps: 0, burst: 1 });
+    const before2 = counted.accepted;
+    for (let i = 0; i < 50; i++) await mine.request("GET", objectPath(resources.namespaces, null, "default"));
+    fig("api_connections_per_50_requests_ours", "connections", counted.accepted - before2);
+    mine.close();
+  }
+  await counted.close();
+  await inner.close();
+
+  // --- convergence through haproxy.
+  const ns = await cluster.namespace("bench");
+  const [blue, green] = await backends(["blue", "green"], 2);
+  await cluster.apply(resources.services, serviceObj(ns, "svc"));
+  await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc", [blue]));
+  const ctl = await controller(cluster, { validateProxyConfig: true, controllerId: "bench", coalesceMs: 0 });
+  const host = "bench.example";
+  const name = "web";
+  await cluster.apply(resources.ingresses, ingressObj(ns, name, [{ host, path: "/v0", service: "svc" }]));
+  while (!(await cluster.get(resources.configMaps, ns, proxyName(name)))) await new Promise((r) => setTimeout(r, 20));
+  const proxy = await startProxy(cluster, ns, proxyName(name));
+  try {
+    await until(performance.now(), proxy.httpPort, host, "/v0", (a) => a.status === 200);
+
+    // Ingress change: a new path each time.
+    const change: number[] = [];
+    for (let i = 1; i <= CHANGES; i++) {
+      const t0 = performance.now();
+      await cluster.apply(resources.ingresses, ingressObj(ns, name, [{ host, path: `/v${i}`, service: "svc" }]));
+      change.push(await until(t0, proxy.httpPort, host, `/v${i}`, (a) => a.status === 200));
+    }
+    fig("convergence_ingress_change_p50", "ms", pct(change, 50));
+    fig("convergence_ingress_change_p99", "ms", pct(change, 99));
+
+    // EndpointSlice change: alternate the endpoint between blue and green.
+    const eps: number[] = [];
+    for (let i = 1; i <= CHANGES; i++) {
+      const to = i % 2 === 1 ? green : blue;
+      const t0 = performance.now();
+      await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc", [to]));
+      eps.push(await until(t0, proxy.httpPort, host, `/v${CHANGES}`, (a) => a.backend === to.name));
+    }
+    fig("convergence_endpointslice_change_p50", "ms", pct(eps, 50));
+    fig("convergence_endpointslice_change_p99", "ms", pct(eps, 99));
+
+    // Failed requests during RELOADS reloads under steady load (4 clients in a loop).
+    let sent = 0;
+    let failed = 0;
+    let loading = true;
+    const loaders = Array.from({ length: 4 }, async () => {
+      while (loading && sent < 1_000_000) {
+        const a = await get(proxy.httpPort, host, `/v${CHANGES}`);
+        sent++;
+        if (a.status !== 200) failed++;
+      }
+    });
+    for (let i = 1; i <= RELOADS; i++) {
+      // A second path on another host: the served route stays, the config changes (reload).
+      const t0 = performance.now();
+      await cluster.apply(
+        resources.ingresses,
+        ingressObj(ns, name, [{ host, path: `/v${CHANGES}`, service: "svc" }, {
+          host: "other.example",
+          path: `/r${i}`,
+          service: "svc",
+        }]),
+      );
+      await until(t0, proxy.httpPort, "other.example", `/r${i}`, (a) => a.status === 200);
+    }
+    loading = false;
+    await Promise.all(loaders);
+    fig("requests_during_reloads", "requests", sent);
+    fig("failed_requests_during_reloads", "requests", failed);
+
+    // Ingress creation: a fresh ingress whose proxy is already waiting for its ConfigMap.
+    const created: number[] = [];
+    const cname = "fresh";
+    const cproxy = await startProxy(cluster, ns, proxyName(cname));
+    try {
+      for (let i = 1; i <= CHANGES; i++) {
+        const t0 = performance.now();
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(ns, cname, [{ host: "fresh.example", path: `/c${i}`, service: "svc" }]),
+        );
+        created.push(await until(t0, cproxy.httpPort, "fresh.example", `/c${i}`, (a) => a.status === 200));
+        await cluster.remove(resources.ingresses, ns, cname);
+        while (await cluster.get(resources.configMaps, ns, proxyName(cname))) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+    } finally {
+      await cproxy.stop();
+    }
+    fig("convergence_ingress_create_p50", "ms", pct(created, 50));
+    fig("convergence_ingress_create_p99", "ms", pct(created, 99));
+    const st = ctl.stats();
+    fig("controller_connections_opened", "connections", st.connectionsOpened);
+  } finally {
+    await proxy.stop();
+    await ctl.stop();
+    await blue.close();
+    await green.close();
+  }
+
+  // --- watch restarts: let the window run out.
+  const left = WATCH_WINDOW_S * 1000 - (performance.now() - watchStarted);
+  if (left > 0) await new Promise((r) => setTimeout(r, left));
+  const windowS = (performance.now() - watchStarted) / 1000;
+  libStop = true;
+  (libAbort as AbortController | null)?.abort();
+  await watchLoop;
+  const ourRestarts = ours.watchStarts - 1;
+  await ours.stop();
+  oursClient.close();
+  fig("watch_window", "s", windowS);
+  fig("watch_restarts_per_hour_client_node", "restarts/h", (libraryRestarts * 3600) / windowS);
+  fig("watch_restarts_per_hour_ours", "restarts/h", (ourRestarts * 3600) / windowS);
+
+  // --- RSS with INGRESSES ingresses.
+  const big = await cluster.namespace("many");
+  await cluster.apply(resources.services, serviceObj(big, "svc"));
+  const t0 = performance.now();
+  let next = 0;
+  const path = collectionPath(resources.ingresses, big);
+  await Promise.all(Array.from({ length: 32 }, async () => {
+    while (next < INGRESSES) {
+      const i = next++;
+      await cluster.client.request("POST", path, {
+        body: ingressObj(big, `ing-${i}`, [{ host: `h${i}.example`, service: "svc" }]),
+      });
+    }
+  }));
+  fig("create_ingresses_seconds", "s", (performance.now() - t0) / 1000);
+  const proc = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./memory/controller_process.ts", import.meta.url).pathname, cluster.kubeconfig],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const t1 = performance.now();
+  const writer = proc.stdin.getWriter();
+  await writer.write(new TextEncoder().encode("\n"));
+  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let line = "";
+  while (!line.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    line += value;
+  }
+  const report = JSON.parse(line.trim());
+  fig("controller_initial_sync_and_publish_seconds", "s", (performance.now() - t1) / 1000);
+  fig("controller_rss_with_ingresses", "MB", report.rssBytes / 1e6);
+  fig("controller_ingresses_in_rss_figure", "ingresses", INGRESSES);
+  await writer.close();
+  reader.releaseLock();
+  await proc.stdout.cancel().catch(() => {});
+  await proc.status;
+  await Deno.remove(dir, { recursive: true });
+} finally {
+  await cluster.stop();
+}
+console.log(JSON.stringify(figures));
+Deno.exit(0);

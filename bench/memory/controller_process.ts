@@ -1,0 +1,31 @@
+/**
+ * @module bench/memory/controller_process
+ * Runs the controller alone in this process for the RSS figure of convergence_bench.ts:
+ * `controller_process.ts <kubeconfig>`; prints one JSON line `{"rssBytes", "ingresses", …}` on
+ * stdout each time its queue is idle after a line arrives on stdin, and exits on EOF.
+ */
+import { startController } from "../../lib/controller/controller.ts";
+import { log } from "../../lib/log/logger.ts";
+
+log.configure({ level: "warn" });
+const kubeconfig = Deno.args[0];
+const ctl = await startController({
+  kubeconfig,
+  validateProxyConfig: false,
+  resyncPeriodMs: 0,
+  workers: 8,
+  coalesceMs: 0,
+});
+await ctl.synced;
+const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
+let buf = "";
+for await (const chunk of lines) {
+  buf += chunk;
+  while (buf.includes("\n")) {
+    buf = buf.slice(buf.indexOf("\n") + 1);
+    await ctl.idle();
+    const s = ctl.stats();
+    console.log(JSON.stringify({ rssBytes: Deno.memoryUsage().rss, heapUsed: Deno.memoryUsage().heapUsed, ...s }));
+  }
+}
+await ctl.stop();

@@ -1,0 +1,73 @@
+/**
+ * @module demo/forward
+ * Byte-for-byte TCP ↔ unix-socket forwarding: how the demo, which runs in a private network
+ * namespace (demo/netns.ts), makes its API server and proxy reachable on the host's loopback.
+ * The unix socket lives in the file system, which both namespaces share.
+ */
+
+export interface Forwarder {
+  /** The TCP port (host side) or 0 (namespace side). */
+  readonly port: number;
+  /** Connections accepted so far. */
+  readonly accepted: number;
+  close(): Promise<void>;
+}
+
+function pipe(a: Deno.Conn, b: Deno.Conn): Promise<void> {
+  const one = a.readable.pipeTo(b.writable).catch(() => {});
+  const two = b.readable.pipeTo(a.writable).catch(() => {});
+  return Promise.all([one, two]).then(() => {});
+}
+
+function serve(listener: Deno.Listener, dial: () => Promise<Deno.Conn>, port: number): Forwarder {
+  const open = new Set<Deno.Conn>();
+  let accepted = 0;
+  const loop = (async () => {
+    for await (const conn of listener) {
+      accepted++;
+      open.add(conn);
+      dial().then(
+        (upstream) => {
+          open.add(upstream);
+          pipe(conn, upstream).finally(() => {
+            open.delete(conn);
+            open.delete(upstream);
+          });
+        },
+        () => {
+          open.delete(conn);
+          try {
+            conn.close();
+          } catch { /* already closed */ }
+        },
+      );
+    }
+  })().catch(() => {});
+  return {
+    port,
+    get accepted() {
+      return accepted;
+    },
+    async close() {
+      listener.close();
+      for (const c of open) {
+        try {
+          c.close();
+        } catch { /* already closed */ }
+      }
+      await loop;
+    },
+  };
+}
+
+/** Listens on TCP `hostname`:`port` (0: any free port) and forwards each connection to the unix socket `path`. */
+export function tcpToUnix(path: string, hostname = "127.0.0.1", port = 0): Forwarder {
+  const listener = Deno.listen({ hostname, port, transport: "tcp" });
+  return serve(listener, () => Deno.connect({ transport: "unix", path }), (listener.addr as Deno.NetAddr).port);
+}
+
+/** Listens on the unix socket `path` and forwards each connection to TCP `hostname`:`port`. */
+export function unixToTcp(path: string, hostname: string, port: number): Forwarder {
+  const listener = Deno.listen({ transport: "unix", path });
+  return serve(listener, () => Deno.connect({ hostname, port }), 0);
+}

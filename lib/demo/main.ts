@@ -1,0 +1,97 @@
+/**
+ * @module demo/main
+ * `deno task demo`: a local ingress controller with real traffic, in one command. The cluster
+ * side (API server, etcd, sample backends, controller, proxy with haproxy) runs in a private
+ * network namespace (demo/netns.ts, demo/stack.ts); this process makes its API server and the
+ * proxy reachable on 127.0.0.1, prints the curl command and the generated config's path, writes
+ * `$DEMO_INFO_OUT` when ready, and cleans everything up on Ctrl-C.
+ */
+import { join } from "node:path";
+import { writeKubeConfig } from "../../tests/env/kubeconfig.ts";
+import { privateNetworkCommand } from "./netns.ts";
+import { type Forwarder, tcpToUnix } from "./forward.ts";
+import type { StackInfo } from "./stack.ts";
+
+const say = (line: string) => console.log(line);
+
+async function main(): Promise<number> {
+  const dir = await Deno.makeTempDir({ prefix: "ic-demo-" });
+  const stack = new URL("./stack.ts", import.meta.url).pathname;
+  let child: Deno.ChildProcess;
+  try {
+    child = privateNetworkCommand([Deno.execPath(), "run", "-A", stack, dir], { stdout: "inherit", stderr: "inherit" })
+      .spawn();
+  } catch (err) {
+    console.error(
+      `demo: cannot start a private network namespace with unshare (${
+        (err as Error).message
+      }); install util-linux and iproute2`,
+    );
+    await Deno.remove(dir, { recursive: true });
+    return 1;
+  }
+  const forwarders: Forwarder[] = [];
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    say("\ndemo: stopping (cleaning up the API server, etcd, haproxy and backends)…");
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+  };
+  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, stop);
+
+  const ready = join(dir, "ready.json");
+  const status = child.status;
+  let exited = false;
+  status.then(() => (exited = true));
+  while (!exited && !stopping) {
+    try {
+      await Deno.stat(ready);
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  if (!exited && !stopping) {
+    const info = JSON.parse(await Deno.readTextFile(ready)) as StackInfo;
+    const api = tcpToUnix(info.apiSocket);
+    const http = tcpToUnix(info.httpSocket);
+    forwarders.push(api, http);
+    const kubeconfig = await writeKubeConfig(join(dir, "kubeconfig-admin.yaml"), {
+      server: `https://127.0.0.1:${api.port}`,
+      caPem: info.caPem,
+      user: "admin",
+      credentials: { certPem: info.certPem, keyPem: info.keyPem },
+    });
+    const url = `http://127.0.0.1:${http.port}/`;
+    say("");
+    say("The ingress controller demo is running.");
+    say(`  curl -H 'Host: ${info.host}' ${url}`);
+    say(`  generated haproxy config: ${info.configPath}`);
+    say(
+      `  kubectl --kubeconfig ${kubeconfig} -n ${info.namespace} get ingress,configmap,deployment,service,endpointslice`,
+    );
+    say("Press Ctrl-C to stop and clean up.");
+    const out = Deno.env.get("DEMO_INFO_OUT");
+    if (out) {
+      await Deno.writeTextFile(
+        out,
+        JSON.stringify({ kubeconfig, namespace: info.namespace, ingress: info.ingress, url, host: info.host }),
+      );
+    }
+  }
+  const { code } = await status;
+  for (const f of forwarders) await f.close();
+  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.removeSignalListener(sig, stop);
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  if (!stopping && code !== 0) {
+    console.error(`demo: the demo stack exited with code ${code}; its messages are above`);
+    return code || 1;
+  }
+  say("demo: stopped, everything cleaned up.");
+  return 0;
+}
+
+Deno.exit(await main());

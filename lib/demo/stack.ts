@@ -1,0 +1,197 @@
+/**
+ * @module demo/stack
+ * The demo's cluster side, run inside the private network namespace by demo/main.ts: the test
+ * API server and etcd, two sample backends, the sample Namespace/Service/EndpointSlice/Ingress,
+ * the controller, and haproxy driven by the proxy command. It exposes the API server and the
+ * proxy's HTTP port as unix sockets in `dir` and writes `dir/ready.json` when traffic flows.
+ * Stops everything on SIGTERM/SIGINT.
+ */
+import { join } from "node:path";
+import { startControlPlane } from "../../tests/env/control_plane.ts";
+import { startBackend } from "../../tests/env/backend.ts";
+import { ensureHaproxy } from "../../tests/env/haproxy.ts";
+import { freePorts } from "../../tests/env/ports.ts";
+import { ClusterClient } from "../cluster/client.ts";
+import { type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
+import { startController } from "../controller/controller.ts";
+import { proxyName } from "../controller/objects.ts";
+import { log } from "../log/logger.ts";
+import { runProxy } from "../proxy/command.ts";
+import { privateAddress } from "./netns.ts";
+import { type Forwarder, unixToTcp } from "./forward.ts";
+
+export const demo = { namespace: "demo", ingress: "web", service: "web", host: "demo.example" } as const;
+
+export interface StackInfo {
+  namespace: string;
+  ingress: string;
+  host: string;
+  /** Admin kubeconfig as written by the test environment (server inside the namespace). */
+  kubeconfig: string;
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+  configPath: string;
+  apiSocket: string;
+  httpSocket: string;
+}
+
+function sampleObjects(backends: { address: string; port: number }[]): [ResourceType, KubeObject][] {
+  const ns = demo.namespace;
+  return [
+    [resources.namespaces, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }],
+    [resources.services, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: demo.service, namespace: ns },
+      spec: { ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }] },
+    }],
+    [resources.endpointSlices, {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name: `${demo.service}-1`, namespace: ns, labels: { "kubernetes.io/service-name": demo.service } },
+      addressType: "IPv4",
+      endpoints: backends.map((b) => ({ addresses: [b.address], conditions: { ready: true } })),
+      ports: [{ name: "http", port: backends[0].port, protocol: "TCP" }],
+    }],
+    [resources.ingresses, {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: demo.ingress, namespace: ns },
+      spec: {
+        rules: [{
+          host: demo.host,
+          http: {
+            paths: [{
+              path: "/",
+              pathType: "Prefix",
+              backend: { service: { name: demo.service, port: { number: 80 } } },
+            }],
+          },
+        }],
+      },
+    }],
+  ];
+}
+
+/** Runs the stack until `signal` aborts. */
+export async function runStack(dir: string, signal: AbortSignal): Promise<void> {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    log.info("demo: starting etcd and kube-apiserver");
+    const cp = await startControlPlane();
+    cleanups.push(() => cp.stop());
+    const backends = [
+      await startBackend({ name: "sample-backend-1", host: privateAddress(2), port: 8080 }),
+      await startBackend({ name: "sample-backend-2", host: privateAddress(3), port: 8080 }),
+    ];
+    for (const b of backends) cleanups.push(() => b.close());
+    const client = await ClusterClient.create({ kubeconfig: cp.adminKubeConfigPath, qps: 0, burst: 1 });
+    cleanups.push(() => Promise.resolve(client.close()));
+    for (const [r, obj] of sampleObjects(backends)) {
+      await client.request("PATCH", objectPath(r, obj.metadata.namespace, obj.metadata.name), {
+        query: { fieldManager: "demo", force: "true" },
+        body: obj,
+        contentType: "application/apply-patch+yaml",
+      });
+    }
+    log.info("demo: sample Namespace, Service, EndpointSlice and Ingress applied", { namespace: demo.namespace });
+
+    const ctl = await startController({ kubeconfig: cp.adminKubeConfigPath, resyncPeriodMs: 600_000 });
+    cleanups.push(() => ctl.stop());
+    const configmap = proxyName(demo.ingress);
+    await waitFor("the controller to publish the proxy configuration", signal, async () => {
+      try {
+        await client.request("GET", objectPath(resources.configMaps, demo.namespace, configmap));
+        return true;
+      } catch {
+        return false;
+      }
+    });
+
+    const [httpPort, httpsPort, statsPort] = freePorts(3);
+    const workDir = join(dir, "proxy");
+    await Deno.mkdir(workDir, { recursive: true });
+    const stopProxy = new AbortController();
+    const proxyDone = runProxy({
+      kubeconfig: cp.adminKubeConfigPath,
+      namespace: demo.namespace,
+      configmap,
+      haproxy: await ensureHaproxy(),
+      workDir,
+      bindAddress: "127.0.0.1",
+      httpPort,
+      httpsPort,
+      statsPort,
+    }, stopProxy.signal).catch((err) => log.error("demo: proxy failed", { error: String(err) }));
+    cleanups.push(async () => {
+      stopProxy.abort();
+      await proxyDone;
+    });
+    await waitFor("traffic through haproxy", signal, async () => {
+      try {
+        const res = await fetch(`http://127.0.0.1:${httpPort}/`, { headers: { host: demo.host } });
+        await res.body?.cancel();
+        return res.status === 200;
+      } catch {
+        return false;
+      }
+    });
+
+    const apiSocket = join(dir, "api.sock");
+    const httpSocket = join(dir, "http.sock");
+    const apiPort = Number(new URL(cp.server).port);
+    const forwarders: Forwarder[] = [
+      unixToTcp(apiSocket, "127.0.0.1", apiPort),
+      unixToTcp(httpSocket, "127.0.0.1", httpPort),
+    ];
+    cleanups.push(() => Promise.all(forwarders.map((f) => f.close())));
+    const info: StackInfo = {
+      namespace: demo.namespace,
+      ingress: demo.ingress,
+      host: demo.host,
+      kubeconfig: cp.adminKubeConfigPath,
+      caPem: cp.caPem,
+      certPem: cp.admin.certPem,
+      keyPem: cp.admin.keyPem,
+      configPath: join(workDir, "haproxy.cfg"),
+      apiSocket,
+      httpSocket,
+    };
+    await Deno.writeTextFile(join(dir, "ready.json.tmp"), JSON.stringify(info));
+    await Deno.rename(join(dir, "ready.json.tmp"), join(dir, "ready.json"));
+    log.info("demo: ready");
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+  } finally {
+    log.info("demo: stopping");
+    for (const c of cleanups.reverse()) {
+      await c().catch((err) => log.warn("demo: cleanup step failed", { error: String(err) }));
+    }
+  }
+}
+
+async function waitFor(what: string, signal: AbortSignal, check: () => Promise<boolean>, timeoutMs = 60_000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (signal.aborted) throw new Error(`demo stopped while waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`demo: gave up waiting for ${what} after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+if (import.meta.main) {
+  const dir = Deno.args[0];
+  if (!dir) throw new Error("usage: stack.ts <dir>");
+  const stop = new AbortController();
+  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, () => stop.abort());
+  try {
+    await runStack(dir, stop.signal);
+    Deno.exit(0);
+  } catch (err) {
+    log.error("demo failed", { error: err instanceof Error ? err.message : String(err) });
+    Deno.exit(1);
+  }
+}
