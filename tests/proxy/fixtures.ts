@@ -4,6 +4,8 @@
  * and crt-base, frontends binding the `IC_*` variables, backends of server slots), a real
  * HAProxy in a temporary work dir, test certificates, and small HTTP helpers.
  */
+import { Buffer } from "node:buffer";
+import http from "node:http";
 import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { Applier, type DesiredState } from "../../lib/proxy/apply.ts";
@@ -175,21 +177,50 @@ export async function proxyUnderTest(): Promise<ProxyUnderTest> {
   };
 }
 
-/** GET `url` with a Host header; returns status and the backend's name (from its JSON answer). */
-export async function get(
-  url: string,
-  host: string,
-  client?: Deno.HttpClient,
-): Promise<{ status: number; name: string | null; body: string }> {
-  const res = await fetch(url, { headers: { host }, client });
-  const body = await res.text();
-  let name: string | null = null;
-  try {
-    name = JSON.parse(body).name ?? null;
-  } catch {
-    // not a test backend (e.g. the 404 of the default backend)
-  }
-  return { status: res.status, name, body };
+/** Answer of {@link get}: status and the name of the test backend that answered (null if none). */
+export interface Answer {
+  status: number;
+  name: string | null;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * GET `url` with `host` as the Host header, through node:http (fetch does not let a caller set
+ * Host). `agent`: a keep-alive agent to reuse connections; default a new connection.
+ */
+export function get(url: string, host: string, agent?: http.Agent): Promise<Answer> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: Number(u.port),
+        path: u.pathname + u.search,
+        headers: { host },
+        agent: agent ?? false,
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", reject);
+        res.on("end", () => {
+          const body = Buffer.concat(chunks).toString("utf-8");
+          let name: string | null = null;
+          try {
+            name = JSON.parse(body).name ?? null;
+          } catch {
+            // not a test backend (e.g. the 404 of the default backend)
+          }
+          resolve({ status: res.statusCode ?? 0, name, body, headers: res.headers });
+        });
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`GET ${url} (Host ${host}) timed out`)));
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 /** Pid of the current worker, from `show proc`. */

@@ -1,0 +1,306 @@
+/**
+ * The applier against a real HAProxy 2.6: endpoint changes through the Runtime API without a
+ * reload, structural changes through a verified reload, refused configurations, TLS by SNI,
+ * and a stop that leaves no process behind.
+ */
+import assert from "node:assert/strict";
+import http from "node:http";
+import { join } from "node:path";
+import { parseShowProc } from "../../lib/proxy/haproxy.ts";
+import { registry } from "../../lib/metrics.ts";
+import { type Backend, startBackend } from "../env/backend.ts";
+import {
+  buildConfig,
+  get,
+  haproxyProcessesFor,
+  loopbackAddress,
+  plain,
+  proxyUnderTest,
+  testCertificate,
+  workerPid,
+} from "./fixtures.ts";
+
+async function backends(...names: string[]): Promise<Backend[]> {
+  return await Promise.all(names.map((name) => startBackend({ name, host: loopbackAddress() })));
+}
+
+const ep = (b: Backend) => ({ address: b.address, port: b.port });
+
+async function counterValue(name: string, labels: Record<string, string>): Promise<number> {
+  const m = (await registry.getMetricsAsJSON()).find((x) => x.name === name);
+  const v = m?.values.find((x) => Object.entries(labels).every(([k, l]) => x.labels[k] === l));
+  return Number(v?.value ?? 0);
+}
+
+Deno.test("parseShowProc reads master, current and old workers", () => {
+  const info = parseShowProc(
+    [
+      "#<PID>          <type>          <reloads>       <uptime>        <version>",
+      "5916            master          2 [failed: 1]   0d00h00m07s     2.6.12",
+      "# workers",
+      "6016            worker          1               0d00h00m03s     2.6.12",
+      "# old workers",
+      "5919            worker          3               0d00h00m09s     2.6.12",
+      "# programs",
+      "",
+    ].join("\n"),
+  );
+  assert.deepEqual(info, {
+    master: { pid: 5916, reloads: 2, failed: 1 },
+    workers: [{ pid: 6016, reloads: 1 }],
+    oldWorkers: [{ pid: 5919, reloads: 3 }],
+  });
+  assert.throws(() => parseShowProc("Unknown command\n"), /unexpected/);
+});
+
+Deno.test("endpoint-only changes go through the Runtime API: same worker, traffic follows", async () => {
+  const [one, two, three] = await backends("one", "two", "three");
+  await using p = await proxyUnderTest();
+  try {
+    const start = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }] })));
+    assert.equal(start.kind, "start");
+    assert.ok(start.ok, start.error);
+    const pid = await workerPid(p.haproxy);
+    const reloadsBefore = (await p.haproxy.showProc()).master.reloads;
+    assert.equal((await get(p.url, "web.test")).name, "one");
+
+    // Replace the endpoint.
+    const runtimeBefore = await counterValue("ingress_controller_proxy_applies_total", { kind: "runtime" });
+    const moved = buildConfig({ backends: [{ name: "web", endpoints: [ep(two)] }] });
+    const r1 = await p.applier.apply(plain(moved));
+    assert.equal(r1.kind, "runtime");
+    assert.ok(r1.ok, r1.error);
+    assert.equal(r1.serversChanged, 1);
+    assert.equal(await counterValue("ingress_controller_proxy_applies_total", { kind: "runtime" }), runtimeBefore + 1);
+    for (let i = 0; i < 4; i++) assert.equal((await get(p.url, "web.test")).name, "two");
+    // The file carries the runtime state, for the next reload.
+    assert.equal(await Deno.readTextFile(p.haproxy.configPath), moved);
+
+    // Scale up to three endpoints: round robin reaches each of them.
+    const r2 = await p.applier.apply(
+      plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(one), ep(two), ep(three)] }] })),
+    );
+    assert.equal(r2.kind, "runtime");
+    assert.ok(r2.ok, r2.error);
+    const seen = new Set<string | null>();
+    for (let i = 0; i < 9; i++) seen.add((await get(p.url, "web.test")).name);
+    assert.deepEqual([...seen].sort(), ["one", "three", "two"]);
+    const state = await p.haproxy.runtime("show servers state web");
+    assert.equal(state.split("\n").filter((l) => / web \d+ s\d+ /.test(l)).length, 4, state);
+
+    // Scale down to one again.
+    const r3 = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(three)] }] })));
+    assert.equal(r3.kind, "runtime");
+    assert.ok(r3.ok, r3.error);
+    for (let i = 0; i < 4; i++) assert.equal((await get(p.url, "web.test")).name, "three");
+
+    // No reload happened: the same worker, the same reload count.
+    assert.equal(await workerPid(p.haproxy), pid);
+    assert.equal((await p.haproxy.showProc()).master.reloads, reloadsBefore);
+
+    // Unchanged input: nothing to do.
+    const same = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(three)] }] })));
+    assert.deepEqual([same.kind, same.ok], ["none", true]);
+
+    // A later reload keeps the runtime-set endpoint because the file carries it.
+    const r4 = await p.applier.apply(plain(buildConfig({
+      backends: [{ name: "web", endpoints: [ep(three)] }],
+      frontendExtra: ["    http-response set-header X-Gen 4"],
+    })));
+    assert.equal(r4.kind, "reload");
+    assert.ok(r4.ok, r4.error);
+    assert.notEqual(await workerPid(p.haproxy), pid);
+    const res = await get(p.url, "web.test");
+    assert.equal(res.name, "three");
+    assert.equal(res.headers["x-gen"], "4");
+  } finally {
+    await p.close();
+    await Promise.all([one, two, three].map((b) => b.close()));
+  }
+});
+
+Deno.test("a structural change reloads through the master socket and the new route is served", async () => {
+  const [web, api] = await backends("web", "api");
+  await using p = await proxyUnderTest();
+  try {
+    assert.ok((await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }] })))).ok);
+    const pid = await workerPid(p.haproxy);
+    assert.equal((await get(p.url, "api.test")).status, 404);
+
+    const r = await p.applier.apply(plain(buildConfig({
+      backends: [{ name: "web", endpoints: [ep(web)] }, { name: "api", endpoints: [ep(api)] }],
+    })));
+    assert.equal(r.kind, "reload");
+    assert.ok(r.ok, r.error);
+    assert.notEqual(await workerPid(p.haproxy), pid);
+    assert.equal((await get(p.url, "api.test")).name, "api");
+    assert.equal((await get(p.url, "web.test")).name, "web");
+  } finally {
+    await p.close();
+    await web.close();
+    await api.close();
+  }
+});
+
+Deno.test("an invalid configuration is refused by haproxy -c and the last good one keeps serving", async () => {
+  const [web] = await backends("web");
+  await using p = await proxyUnderTest();
+  try {
+    const good = buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }] });
+    assert.ok((await p.applier.apply(plain(good))).ok);
+    const pid = await workerPid(p.haproxy);
+    const failuresBefore = await counterValue("ingress_controller_proxy_apply_failures_total", { stage: "check" });
+
+    const bad = buildConfig({
+      backends: [{ name: "web", endpoints: [ep(web)] }],
+      frontendExtra: ["    bogus-directive x"],
+    });
+    const r = await p.applier.apply(plain(bad));
+    assert.equal(r.ok, false);
+    assert.equal(r.stage, "check");
+    assert.match(r.error ?? "", /bogus-directive/);
+    assert.equal(
+      await counterValue("ingress_controller_proxy_apply_failures_total", { stage: "check" }),
+      failuresBefore + 1,
+    );
+    assert.equal(await Deno.readTextFile(p.haproxy.configPath), good, "the file on disk is still the good one");
+    assert.equal(await workerPid(p.haproxy), pid, "no reload");
+    assert.equal((await get(p.url, "web.test")).name, "web");
+    assert.equal(p.applier.current?.config, good);
+
+    // A config that passes haproxy -c but cannot load (its port is taken): the reload fails,
+    // the old worker keeps serving and the good files are put back.
+    const blocker = Deno.listen({ hostname: p.bind, port: 0 });
+    try {
+      const taken = (blocker.addr as Deno.NetAddr).port;
+      const unloadable = buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }] }) +
+        `\nfrontend taken\n    bind ${p.bind}:${taken}\n    default_backend web\n`;
+      const r2 = await p.applier.apply(plain(unloadable));
+      assert.equal(r2.ok, false);
+      assert.equal(r2.stage, "reload");
+      assert.match(r2.error ?? "", /ALERT/);
+      assert.equal(await Deno.readTextFile(p.haproxy.configPath), good);
+      assert.equal(await workerPid(p.haproxy), pid);
+      assert.equal((await get(p.url, "web.test")).name, "web");
+    } finally {
+      blocker.close();
+    }
+
+    // And the next good change still applies.
+    const r3 = await p.applier.apply(plain(buildConfig({
+      backends: [{ name: "web", endpoints: [ep(web)] }],
+      frontendExtra: ["    http-response set-header X-After-Failure yes"],
+    })));
+    assert.ok(r3.ok, r3.error);
+    assert.equal(r3.kind, "reload");
+  } finally {
+    await p.close();
+    await web.close();
+  }
+});
+
+/** HTTPS request with SNI `host` over a raw TLS connection that trusts only `caPem`. */
+async function httpsGet(address: string, port: number, host: string, caPem: string): Promise<string> {
+  const tcp = await Deno.connect({ hostname: address, port });
+  const tls = await Deno.startTls(tcp, { hostname: host, caCerts: [caPem] });
+  try {
+    await tls.write(new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    return await new Response(tls.readable).text();
+  } finally {
+    try {
+      tls.close();
+    } catch {
+      // closed by the readable already
+    }
+  }
+}
+
+Deno.test("TLS: PEMs and crt-list are written before the config; SNI picks the certificate; keys are 0600", async () => {
+  const [web, api] = await backends("web", "api");
+  await using p = await proxyUnderTest();
+  try {
+    const webCert = await testCertificate("web.test");
+    const apiCert = await testCertificate("api.test");
+    const pems = new Map([
+      ["ns_web-tls.pem", webCert.certPem + webCert.keyPem],
+      ["ns_api-tls.pem", apiCert.certPem + apiCert.keyPem],
+    ]);
+    const config = buildConfig({
+      backends: [{ name: "web", endpoints: [ep(web)] }, { name: "api", endpoints: [ep(api)] }],
+      tls: true,
+    });
+    const crtList = "ns_api-tls.pem api.test\nns_web-tls.pem web.test\n";
+    const r = await p.applier.apply({ config, crtList, pems });
+    assert.ok(r.ok, r.error);
+    assert.equal((await Deno.stat(join(p.certDir, "ns_web-tls.pem"))).mode! & 0o777, 0o600);
+    assert.match(await httpsGet(p.bind, p.httpsPort, "web.test", webCert.caPem), /"name":"web"/);
+    assert.match(await httpsGet(p.bind, p.httpsPort, "api.test", apiCert.caPem), /"name":"api"/);
+    // The web certificate is not trusted for api.test: proves SNI chose the certificate.
+    await assert.rejects(httpsGet(p.bind, p.httpsPort, "api.test", webCert.caPem));
+
+    // A certificate change is a reload (not a runtime change), and the old PEM of a removed host goes.
+    const webCert2 = await testCertificate("web.test");
+    const r2 = await p.applier.apply({
+      config: buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }], tls: true }),
+      crtList: "ns_web-tls.pem web.test\n",
+      pems: new Map([["ns_web-tls.pem", webCert2.certPem + webCert2.keyPem]]),
+    });
+    assert.equal(r2.kind, "reload");
+    assert.ok(r2.ok, r2.error);
+    assert.match(await httpsGet(p.bind, p.httpsPort, "web.test", webCert2.caPem), /"name":"web"/);
+    await assert.rejects(Deno.stat(join(p.certDir, "ns_api-tls.pem")), Deno.errors.NotFound);
+
+    // A broken key never replaces the working one.
+    const r3 = await p.applier.apply({
+      config: buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }], tls: true }),
+      crtList: "ns_web-tls.pem web.test\n",
+      pems: new Map([["ns_web-tls.pem", webCert2.certPem + apiCert.keyPem]]),
+    });
+    assert.equal(r3.ok, false);
+    assert.equal(r3.stage, "check");
+    assert.equal(await Deno.readTextFile(join(p.certDir, "ns_web-tls.pem")), webCert2.certPem + webCert2.keyPem);
+    assert.match(await httpsGet(p.bind, p.httpsPort, "web.test", webCert2.caPem), /"name":"web"/);
+  } finally {
+    await p.close();
+    await web.close();
+    await api.close();
+  }
+});
+
+Deno.test("stop leaves no haproxy process; a failed start is reported", async () => {
+  const [web] = await backends("web");
+  const p = await proxyUnderTest();
+  try {
+    assert.ok((await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }] })))).ok);
+    // Keep a connection open across a reload so there is an old worker too.
+    const agent = new http.Agent({ keepAlive: true });
+    assert.equal((await get(p.url, "web.test", agent)).name, "web");
+    const r = await p.applier.apply(plain(buildConfig({
+      backends: [{ name: "web", endpoints: [ep(web)] }],
+      frontendExtra: ["    http-response set-header X-Gen 2"],
+    })));
+    assert.ok(r.ok, r.error);
+    assert.ok((await haproxyProcessesFor(p.workDir)).length >= 2);
+    await p.haproxy.stop();
+    agent.destroy();
+    assert.equal(p.haproxy.running, false);
+    assert.deepEqual(await haproxyProcessesFor(p.workDir), []);
+  } finally {
+    await p.close();
+    await web.close();
+  }
+
+  // Port already taken: the start fails with HAProxy's alert, and nothing is left running.
+  await using q = await proxyUnderTest();
+  const blocker = Deno.listen({ hostname: q.bind, port: q.httpPort });
+  try {
+    const r = await q.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [] }] })));
+    assert.equal(r.ok, false);
+    assert.equal(r.stage, "start");
+    assert.match(r.error ?? "", /ALERT|bind/i);
+    assert.equal(q.haproxy.running, false);
+    assert.deepEqual(await haproxyProcessesFor(q.workDir), []);
+  } finally {
+    blocker.close();
+  }
+});

@@ -1,0 +1,106 @@
+/**
+ * Hitless reloads: 25 configuration reloads through the master socket while a steady, bounded
+ * load of concurrent requests (half on kept-alive connections, half on a new connection each)
+ * runs through a real HAProxy. Every failed request is counted; the goal, asserted, is zero.
+ */
+import assert from "node:assert/strict";
+import http from "node:http";
+import { startBackend } from "../env/backend.ts";
+import { buildConfig, get, loopbackAddress, plain, proxyUnderTest } from "./fixtures.ts";
+
+const RELOADS = Number(Deno.env.get("IC_TEST_RELOADS") ?? 25);
+const KEEP_ALIVE_CLIENTS = 4;
+const NEW_CONNECTION_CLIENTS = 4;
+/** Upper bounds of the load, whatever happens. */
+const MAX_REQUESTS = Math.max(40_000, RELOADS * 1_000);
+const MAX_MS = 120_000;
+
+Deno.test(`zero failed requests during ${RELOADS} reloads under steady load`, async () => {
+  const a = await startBackend({ name: "a", host: loopbackAddress() });
+  const b = await startBackend({ name: "b", host: loopbackAddress() });
+  await using p = await proxyUnderTest();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: KEEP_ALIVE_CLIENTS });
+  try {
+    const endpoints = [{ address: a.address, port: a.port }, { address: b.address, port: b.port }];
+    const config = (gen: number) =>
+      buildConfig({
+        backends: [{ name: "web", endpoints }],
+        frontendExtra: [`    http-response set-header X-Gen ${gen}`],
+      });
+    const first = await p.applier.apply(plain(config(0)));
+    assert.ok(first.ok, first.error);
+
+    let stop = false;
+    let requests = 0;
+    let failures = 0;
+    const errors: string[] = [];
+    const gens = new Set<string>();
+    const started = performance.now();
+    const client = async (keepAlive: boolean) => {
+      while (!stop && requests < MAX_REQUESTS && performance.now() - started < MAX_MS) {
+        requests++;
+        try {
+          const r = await get(p.url, "web.test", keepAlive ? agent : undefined);
+          if (r.status !== 200 || (r.name !== "a" && r.name !== "b")) throw new Error(`status ${r.status}: ${r.body}`);
+          gens.add(String(r.headers["x-gen"]));
+        } catch (err) {
+          failures++;
+          if (errors.length < 10) {
+            errors.push(`${keepAlive ? "keep-alive" : "new connection"}: ${(err as Error).message}`);
+          }
+        }
+      }
+    };
+    const clients = [
+      ...Array.from({ length: KEEP_ALIVE_CLIENTS }, () => client(true)),
+      ...Array.from({ length: NEW_CONNECTION_CLIENTS }, () => client(false)),
+    ];
+
+    const pids = new Set<number>();
+    let sawOldWorkers = 0;
+    try {
+      for (let gen = 1; gen <= RELOADS; gen++) {
+        const before = requests;
+        // Let traffic flow on the current generation before the next reload.
+        while (requests - before < 50 && requests < MAX_REQUESTS && performance.now() - started < MAX_MS) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        const r = await p.applier.apply(plain(config(gen)));
+        assert.equal(r.kind, "reload");
+        assert.ok(r.ok, r.error);
+        const info = await p.haproxy.showProc();
+        for (const w of info.workers) pids.add(w.pid);
+        if (info.oldWorkers.length > 0) sawOldWorkers++;
+      }
+      const before = requests;
+      while (requests - before < 50 && requests < MAX_REQUESTS && performance.now() - started < MAX_MS) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    } finally {
+      stop = true;
+      await Promise.all(clients);
+    }
+    const reloads = (await p.haproxy.showProc()).master.reloads;
+    console.log(
+      JSON.stringify({
+        reloads,
+        requests,
+        failures,
+        workers: pids.size,
+        sawOldWorkers,
+        generations: gens.size,
+        errors,
+      }),
+    );
+    assert.equal(reloads, RELOADS);
+    assert.equal(pids.size, RELOADS, "every reload started a new worker");
+    assert.ok(gens.size > RELOADS / 2, `answers came from ${gens.size} configuration generations`);
+    assert.ok(requests > RELOADS * 50);
+    assert.equal(failures, 0, `failed requests: ${errors.join("; ")}`);
+  } finally {
+    agent.destroy();
+    await p.close();
+    await a.close();
+    await b.close();
+  }
+});
