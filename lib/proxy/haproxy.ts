@@ -125,6 +125,8 @@ export interface HAProxyOptions extends HAProxyEnvSettings {
   configPath?: string;
   /** How long start and reload may take; default 30 s. */
   timeoutMs?: number;
+  /** Called when the master exits without stop() having been asked (a crash). */
+  onUnexpectedExit?: (status: Deno.CommandStatus) => void;
 }
 
 export interface CheckResult {
@@ -151,6 +153,8 @@ export class HAProxy {
   #child: Deno.ChildProcess | null = null;
   #status: Promise<Deno.CommandStatus> | null = null;
   #exited = false;
+  #stopping = false;
+  #started = false;
   #pumps: Promise<void>[] = [];
   #lines: { seq: number; text: string }[] = [];
   #seq = 0;
@@ -215,9 +219,14 @@ export class HAProxy {
     }).spawn();
     this.#child = child;
     this.#exited = false;
+    this.#stopping = false;
+    this.#started = false;
     this.#status = child.status.then((s) => {
       this.#exited = true;
-      if (this.#child === child) log.warn("haproxy master exited", { pid: child.pid, code: s.code, signal: s.signal });
+      if (this.#child === child && !this.#stopping) {
+        log.error("haproxy master exited unexpectedly", { pid: child.pid, code: s.code, signal: s.signal });
+        if (this.#started) this.#opts.onUnexpectedExit?.(s);
+      }
       return s;
     });
     this.#pumps = [this.#pump(child.stdout), this.#pump(child.stderr)];
@@ -237,6 +246,7 @@ export class HAProxy {
       }
       await sleep(20);
     }
+    this.#started = true;
     log.info("haproxy started", { pid: child.pid, config: this.configPath });
   }
 
@@ -292,6 +302,7 @@ export class HAProxy {
   async stop(timeoutMs = 10_000): Promise<void> {
     const child = this.#child;
     if (!child) return;
+    this.#stopping = true;
     const pids = new Set<number>();
     const info = this.#exited ? null : await this.showProc().catch(() => null);
     for (const w of [...(info?.workers ?? []), ...(info?.oldWorkers ?? [])]) pids.add(w.pid);

@@ -59,7 +59,7 @@ Deno.test("endpoint-only changes go through the Runtime API: same worker, traffi
   try {
     const start = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }] })));
     assert.equal(start.kind, "start");
-    assert.ok(start.ok, start.error);
+    assert.ok(start.ok, start.error ?? "");
     const pid = await workerPid(p.haproxy);
     const reloadsBefore = (await p.haproxy.showProc()).master.reloads;
     assert.equal((await get(p.url, "web.test")).name, "one");
@@ -69,7 +69,7 @@ Deno.test("endpoint-only changes go through the Runtime API: same worker, traffi
     const moved = buildConfig({ backends: [{ name: "web", endpoints: [ep(two)] }] });
     const r1 = await p.applier.apply(plain(moved));
     assert.equal(r1.kind, "runtime");
-    assert.ok(r1.ok, r1.error);
+    assert.ok(r1.ok, r1.error ?? "");
     assert.equal(r1.serversChanged, 1);
     assert.equal(await counterValue("ingress_controller_proxy_applies_total", { kind: "runtime" }), runtimeBefore + 1);
     for (let i = 0; i < 4; i++) assert.equal((await get(p.url, "web.test")).name, "two");
@@ -81,7 +81,7 @@ Deno.test("endpoint-only changes go through the Runtime API: same worker, traffi
       plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(one), ep(two), ep(three)] }] })),
     );
     assert.equal(r2.kind, "runtime");
-    assert.ok(r2.ok, r2.error);
+    assert.ok(r2.ok, r2.error ?? "");
     const seen = new Set<string | null>();
     for (let i = 0; i < 9; i++) seen.add((await get(p.url, "web.test")).name);
     assert.deepEqual([...seen].sort(), ["one", "three", "two"]);
@@ -91,7 +91,7 @@ Deno.test("endpoint-only changes go through the Runtime API: same worker, traffi
     // Scale down to one again.
     const r3 = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(three)] }] })));
     assert.equal(r3.kind, "runtime");
-    assert.ok(r3.ok, r3.error);
+    assert.ok(r3.ok, r3.error ?? "");
     for (let i = 0; i < 4; i++) assert.equal((await get(p.url, "web.test")).name, "three");
 
     // No reload happened: the same worker, the same reload count.
@@ -108,7 +108,7 @@ Deno.test("endpoint-only changes go through the Runtime API: same worker, traffi
       frontendExtra: ["    http-response set-header X-Gen 4"],
     })));
     assert.equal(r4.kind, "reload");
-    assert.ok(r4.ok, r4.error);
+    assert.ok(r4.ok, r4.error ?? "");
     assert.notEqual(await workerPid(p.haproxy), pid);
     const res = await get(p.url, "web.test");
     assert.equal(res.name, "three");
@@ -131,7 +131,7 @@ Deno.test("a structural change reloads through the master socket and the new rou
       backends: [{ name: "web", endpoints: [ep(web)] }, { name: "api", endpoints: [ep(api)] }],
     })));
     assert.equal(r.kind, "reload");
-    assert.ok(r.ok, r.error);
+    assert.ok(r.ok, r.error ?? "");
     assert.notEqual(await workerPid(p.haproxy), pid);
     assert.equal((await get(p.url, "api.test")).name, "api");
     assert.equal((await get(p.url, "web.test")).name, "web");
@@ -191,7 +191,7 @@ Deno.test("an invalid configuration is refused by haproxy -c and the last good o
       backends: [{ name: "web", endpoints: [ep(web)] }],
       frontendExtra: ["    http-response set-header X-After-Failure yes"],
     })));
-    assert.ok(r3.ok, r3.error);
+    assert.ok(r3.ok, r3.error ?? "");
     assert.equal(r3.kind, "reload");
   } finally {
     await p.close();
@@ -231,7 +231,7 @@ Deno.test("TLS: PEMs and crt-list are written before the config; SNI picks the c
     });
     const crtList = "ns_api-tls.pem api.test\nns_web-tls.pem web.test\n";
     const r = await p.applier.apply({ config, crtList, pems });
-    assert.ok(r.ok, r.error);
+    assert.ok(r.ok, r.error ?? "");
     assert.equal((await Deno.stat(join(p.certDir, "ns_web-tls.pem"))).mode! & 0o777, 0o600);
     assert.match(await httpsGet(p.bind, p.httpsPort, "web.test", webCert.caPem), /"name":"web"/);
     assert.match(await httpsGet(p.bind, p.httpsPort, "api.test", apiCert.caPem), /"name":"api"/);
@@ -246,7 +246,7 @@ Deno.test("TLS: PEMs and crt-list are written before the config; SNI picks the c
       pems: new Map([["ns_web-tls.pem", webCert2.certPem + webCert2.keyPem]]),
     });
     assert.equal(r2.kind, "reload");
-    assert.ok(r2.ok, r2.error);
+    assert.ok(r2.ok, r2.error ?? "");
     assert.match(await httpsGet(p.bind, p.httpsPort, "web.test", webCert2.caPem), /"name":"web"/);
     await assert.rejects(Deno.stat(join(p.certDir, "ns_api-tls.pem")), Deno.errors.NotFound);
 
@@ -279,7 +279,7 @@ Deno.test("stop leaves no haproxy process; a failed start is reported", async ()
       backends: [{ name: "web", endpoints: [ep(web)] }],
       frontendExtra: ["    http-response set-header X-Gen 2"],
     })));
-    assert.ok(r.ok, r.error);
+    assert.ok(r.ok, r.error ?? "");
     assert.ok((await haproxyProcessesFor(p.workDir)).length >= 2);
     await p.haproxy.stop();
     agent.destroy();

@@ -28,7 +28,7 @@ Deno.test(`zero failed requests during ${RELOADS} reloads under steady load`, as
         frontendExtra: [`    http-response set-header X-Gen ${gen}`],
       });
     const first = await p.applier.apply(plain(config(0)));
-    assert.ok(first.ok, first.error);
+    assert.ok(first.ok, first.error ?? "");
 
     let stop = false;
     let requests = 0;
@@ -67,7 +67,7 @@ Deno.test(`zero failed requests during ${RELOADS} reloads under steady load`, as
         }
         const r = await p.applier.apply(plain(config(gen)));
         assert.equal(r.kind, "reload");
-        assert.ok(r.ok, r.error);
+        assert.ok(r.ok, r.error ?? "");
         const info = await p.haproxy.showProc();
         for (const w of info.workers) pids.add(w.pid);
         if (info.oldWorkers.length > 0) sawOldWorkers++;

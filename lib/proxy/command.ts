@@ -1,0 +1,323 @@
+/**
+ * @module proxy/command
+ * `ingress-controller proxy`: runs in the proxy pod beside HAProxy (or, outside a cluster,
+ * beside a local HAProxy on loopback). It watches its ConfigMap (`haproxy.cfg`, `crt-list`,
+ * `secrets.json`, contracts.md §4) and the TLS Secrets that lists, and applies every change
+ * through {@link Applier}: nothing, Runtime API, or a verified hitless reload. HAProxy starts
+ * with the first complete configuration (every listed Secret present) and is stopped cleanly
+ * when `signal` aborts.
+ *
+ * Watches use lib/cluster's Informer (watches that resume after the API server ends them,
+ * relist on 410, backoff on errors) and its keep-alive client. Each object is watched with a
+ * `metadata.name` field selector, which is what a Role limited by `resourceNames` allows.
+ */
+import { join, resolve } from "node:path";
+import { SetupError } from "../errors.ts";
+import type { ProxySettings } from "../flags/proxy_settings.ts";
+import { log } from "../log/logger.ts";
+import { operatorNamespace } from "../cluster/access.ts";
+import { Backoff } from "../cluster/backoff.ts";
+import { ClusterClient } from "../cluster/client.ts";
+import { Informer } from "../cluster/informer.ts";
+import { type KubeObject, resources } from "../cluster/resources.ts";
+import { Applier, type ApplyResult, type DesiredState } from "./apply.ts";
+import { parseSecretRefs, type SecretRef, tlsSecretPem } from "./files.ts";
+import { HAProxy } from "./haproxy.ts";
+import { applyFailures } from "./metrics.ts";
+
+export type { ProxySettings };
+
+/** Test and embedding hooks; the CLI passes none. */
+export interface RunProxyHooks {
+  /** Called after every apply attempt. */
+  onApply?: (result: ApplyResult) => void;
+  /** Called once HAProxy and the watches run, with the parts a test may inspect. */
+  onReady?: (parts: { haproxy: HAProxy; applier: Applier }) => void;
+  /** An existing cluster client (default: one built from `settings.kubeconfig`). */
+  client?: ClusterClient;
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Runs the proxy until `signal` aborts (without a signal: until SIGINT or SIGTERM). */
+export async function runProxy(
+  settings: ProxySettings,
+  signal?: AbortSignal,
+  hooks: RunProxyHooks = {},
+): Promise<void> {
+  const stop = signal ?? processStopSignal();
+  const namespace = settings.namespace || operatorNamespace();
+  checkSettings(settings, namespace);
+  const workDir = resolve(settings.workDir);
+  const certDir = join(workDir, "certs");
+  try {
+    await Deno.mkdir(certDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new SetupError(`--work-dir: cannot create ${certDir}: ${(err as Error).message}; give a writable directory`);
+  }
+  await checkBinary(settings.haproxy);
+
+  const client = hooks.client ??
+    await ClusterClient.create({
+      kubeconfig: settings.kubeconfig || null,
+      qps: 20,
+      burst: 40,
+      userAgent: "ingress-controller-proxy",
+    });
+  const runtime = new ProxyRuntime(settings, namespace, workDir, certDir, client, hooks);
+  try {
+    await runtime.run(stop);
+  } finally {
+    await runtime.shutdown();
+    if (!hooks.client) client.close();
+  }
+}
+
+function checkSettings(s: ProxySettings, namespace: string): void {
+  if (!s.configmap || !DNS1123_SUBDOMAIN.test(s.configmap) || s.configmap.length > 253) {
+    throw new SetupError(
+      `--configmap: ${JSON.stringify(s.configmap)} is not a ConfigMap name; give the proxy's ConfigMap`,
+    );
+  }
+  if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
+    throw new SetupError(`--namespace: ${JSON.stringify(namespace)} is not a namespace name`);
+  }
+  if (!s.workDir) throw new SetupError("--work-dir: give a directory for haproxy.cfg, certificates and sockets");
+  // A unix socket path is limited to 107 bytes.
+  if (join(resolve(s.workDir), "runtime.sock").length > 100) {
+    throw new SetupError(`--work-dir: ${s.workDir} is too long for a unix socket path; give a shorter directory`);
+  }
+  for (
+    const [flag, port] of [["--http-port", s.httpPort], ["--https-port", s.httpsPort], ["--stats-port", s.statsPort]]
+  ) {
+    if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65535) {
+      throw new SetupError(`${flag}: ${port} is not a TCP port (1-65535)`);
+    }
+  }
+}
+
+async function checkBinary(binary: string): Promise<void> {
+  try {
+    const out = await new Deno.Command(binary, { args: ["-v"], stdin: "null", stdout: "piped", stderr: "piped" })
+      .output();
+    const version = new TextDecoder().decode(out.stdout).split("\n")[0];
+    if (!out.success) throw new Error(`exit ${out.code}`);
+    log.info("haproxy found", { binary, version });
+  } catch (err) {
+    throw new SetupError(
+      `--haproxy: cannot run ${binary} (${
+        (err as Error).message.split("\n")[0]
+      }); install HAProxy 2.6+ or give its path`,
+    );
+  }
+}
+
+function processStopSignal(): AbortSignal {
+  const ctl = new AbortController();
+  const onSignal = () => ctl.abort(new Error("signal"));
+  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, onSignal);
+  ctl.signal.addEventListener("abort", () => {
+    for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.removeSignalListener(sig, onSignal);
+  });
+  return ctl.signal;
+}
+
+/** The watch → desired state → apply loop of one proxy. */
+class ProxyRuntime {
+  readonly haproxy: HAProxy;
+  readonly applier: Applier;
+  #configMap: Informer;
+  #secrets = new Map<string, Informer>();
+  #dirty = false;
+  #loop: Promise<void> | null = null;
+  #stopped = false;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #retry = new Backoff(1_000, 30_000);
+  /** The last problem logged, so a repeated event does not repeat the log line. */
+  #lastProblem = "";
+  /** An input that failed deterministically (haproxy -c); not re-tried until it changes. */
+  #refused: DesiredState | null = null;
+
+  constructor(
+    readonly settings: ProxySettings,
+    readonly namespace: string,
+    readonly workDir: string,
+    readonly certDir: string,
+    readonly client: ClusterClient,
+    readonly hooks: RunProxyHooks,
+  ) {
+    this.haproxy = new HAProxy({
+      binary: settings.haproxy,
+      workDir,
+      bindAddress: settings.bindAddress,
+      httpPort: settings.httpPort,
+      httpsPort: settings.httpsPort,
+      statsPort: settings.statsPort,
+      runtimeSocket: join(workDir, "runtime.sock"),
+      certDir,
+      onUnexpectedExit: () => this.#scheduleRetry("haproxy exited"),
+    });
+    this.applier = new Applier({ haproxy: this.haproxy, workDir, certDir });
+    this.#configMap = new Informer(client, resources.configMaps, {
+      namespace,
+      fieldSelector: `metadata.name=${settings.configmap}`,
+    });
+    const kick = () => this.#kick();
+    this.#configMap.on({ onAdd: kick, onUpdate: kick, onDelete: kick });
+  }
+
+  async run(stop: AbortSignal): Promise<void> {
+    if (stop.aborted) return;
+    log.info("proxy starting", {
+      namespace: this.namespace,
+      configmap: this.settings.configmap,
+      workDir: this.workDir,
+      bind: `${this.settings.bindAddress}:${this.settings.httpPort}/${this.settings.httpsPort}`,
+    });
+    this.#configMap.start();
+    const stopped = new Promise<void>((r) => stop.addEventListener("abort", () => r(), { once: true }));
+    await Promise.race([this.#configMap.waitForSync(stop).catch(() => {}), stopped]);
+    if (!stop.aborted) this.hooks.onReady?.({ haproxy: this.haproxy, applier: this.applier });
+    await stopped;
+    log.info("proxy stopping");
+  }
+
+  async shutdown(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retryTimer);
+    await this.#configMap.stop();
+    await Promise.all([...this.#secrets.values()].map((i) => i.stop()));
+    this.#secrets.clear();
+    await this.#loop?.catch(() => {});
+    await this.haproxy.stop();
+  }
+
+  /** Coalesces changes: one reconcile runs at a time, and a burst of events leads to one more. */
+  #kick(): void {
+    if (this.#stopped) return;
+    this.#dirty = true;
+    this.#loop ??= (async () => {
+      try {
+        while (this.#dirty && !this.#stopped) {
+          this.#dirty = false;
+          try {
+            await this.#reconcile();
+          } catch (err) {
+            this.#problem("proxy reconcile failed", { error: (err as Error).message });
+            this.#scheduleRetry("reconcile failed");
+          }
+        }
+      } finally {
+        this.#loop = null;
+      }
+    })();
+  }
+
+  #scheduleRetry(reason: string): void {
+    if (this.#stopped) return;
+    clearTimeout(this.#retryTimer);
+    const delay = this.#retry.next();
+    log.info("proxy will retry", { reason, inMs: Math.round(delay) });
+    this.#retryTimer = setTimeout(() => this.#kick(), delay);
+  }
+
+  #problem(msg: string, fields: Record<string, unknown>, input = false): void {
+    const text = msg + JSON.stringify(fields);
+    if (input) applyFailures.inc({ stage: "input" });
+    if (text === this.#lastProblem) return;
+    this.#lastProblem = text;
+    log.error(msg, fields);
+  }
+
+  async #reconcile(): Promise<void> {
+    const cmName = this.settings.configmap;
+    const cm = this.#configMap.store.get(`${this.namespace}/${cmName}`);
+    const where = { namespace: this.namespace, configmap: cmName };
+    if (!cm) {
+      if (this.#lastProblem !== "no configmap") log.info("waiting for the proxy ConfigMap", where);
+      this.#lastProblem = "no configmap";
+      this.#syncSecretWatches([]);
+      return;
+    }
+    const data: Record<string, unknown> = cm.data ?? {};
+    const config = data["haproxy.cfg"];
+    const crtList = data["crt-list"] ?? "";
+    if (typeof config !== "string" || config.trim() === "" || typeof crtList !== "string") {
+      return this.#problem("proxy ConfigMap has no haproxy.cfg text; keeping the current configuration", where, true);
+    }
+    let refs: SecretRef[];
+    try {
+      refs = parseSecretRefs(typeof data["secrets.json"] === "string" ? data["secrets.json"] : "[]");
+      const foreign = refs.find((r) => r.namespace !== this.namespace);
+      if (foreign) {
+        throw new Error(`Secret ${foreign.namespace}/${foreign.name} is outside namespace ${this.namespace}`);
+      }
+    } catch (err) {
+      return this.#problem("proxy ConfigMap is invalid; keeping the current configuration", {
+        ...where,
+        error: (err as Error).message,
+      }, true);
+    }
+    this.#syncSecretWatches(refs.map((r) => r.name));
+    const pems = new Map<string, string>();
+    for (const ref of refs) {
+      const informer = this.#secrets.get(ref.name)!;
+      const secret = informer.store.get(`${ref.namespace}/${ref.name}`);
+      if (!secret) {
+        const key = `no secret ${ref.namespace}/${ref.name}`;
+        if (this.#lastProblem !== key) log.info("waiting for a TLS Secret before applying", { secret: key.slice(10) });
+        this.#lastProblem = key;
+        return;
+      }
+      try {
+        pems.set(ref.file, tlsSecretPem(ref, secret));
+      } catch (err) {
+        return this.#problem("TLS Secret is unusable; keeping the current configuration", {
+          ...where,
+          error: (err as Error).message,
+        }, true);
+      }
+    }
+    const desired: DesiredState = { config, crtList, pems };
+    if (this.#refused && sameDesired(this.#refused, desired)) return;
+    const result = await this.applier.apply(desired);
+    this.hooks.onApply?.(result);
+    this.#lastProblem = "";
+    if (result.ok) {
+      this.#refused = null;
+      this.#retry.reset();
+      clearTimeout(this.#retryTimer);
+    } else if (result.stage === "check" || result.stage === "input") {
+      this.#refused = desired; // the same input would fail the same way: wait for a change
+    } else {
+      this.#scheduleRetry(`${result.stage} failed`);
+    }
+  }
+
+  /** One watch per listed Secret (field selector on its name), started and stopped as the list changes. */
+  #syncSecretWatches(names: string[]): void {
+    const wanted = new Set(names);
+    for (const [name, informer] of this.#secrets) {
+      if (wanted.has(name)) continue;
+      this.#secrets.delete(name);
+      informer.stop().catch(() => {});
+    }
+    for (const name of wanted) {
+      if (this.#secrets.has(name)) continue;
+      const informer = new Informer<KubeObject>(this.client, resources.secrets, {
+        namespace: this.namespace,
+        fieldSelector: `metadata.name=${name}`,
+      });
+      const kick = () => this.#kick();
+      informer.on({ onAdd: kick, onUpdate: kick, onDelete: kick });
+      this.#secrets.set(name, informer.start());
+    }
+  }
+}
+
+function sameDesired(a: DesiredState, b: DesiredState): boolean {
+  if (a.config !== b.config || a.crtList !== b.crtList || a.pems.size !== b.pems.size) return false;
+  for (const [k, v] of a.pems) if (b.pems.get(k) !== v) return false;
+  return true;
+}

@@ -1,0 +1,215 @@
+/**
+ * `runProxy` against a real kube-apiserver and a real HAProxy: it watches its ConfigMap and a TLS
+ * Secret as a user whose Role only names those two objects (resourceNames, as the controller's
+ * Role does), serves through HAProxy, and follows every change: endpoints without a reload,
+ * structure and certificates with a reload, an invalid config refused while the old one serves;
+ * and on abort nothing is left running.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { ApplyResult } from "../../lib/proxy/apply.ts";
+import { runProxy } from "../../lib/proxy/command.ts";
+import type { HAProxy } from "../../lib/proxy/haproxy.ts";
+import { startBackend } from "../env/backend.ts";
+import { startControlPlane } from "../env/control_plane.ts";
+import { ensureHaproxy } from "../env/haproxy.ts";
+import { freePorts } from "../env/ports.ts";
+import { buildConfig, get, haproxyProcessesFor, loopbackAddress, testCertificate, workerPid } from "./fixtures.ts";
+
+const NS = "proxy-e2e";
+const CM = "ingress-web-proxy";
+const SECRET = "web-tls";
+
+async function api(
+  cp: { adminFetch(path: string, init?: RequestInit): Promise<Response> },
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = "application/json",
+): Promise<any> {
+  const res = await cp.adminFetch(path, {
+    method,
+    headers: { "content-type": contentType },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** Polls `check` until it returns a value (not undefined) or throws after `timeoutMs`. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (last error: ${last})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function httpsGet(address: string, port: number, host: string, caPem: string): Promise<string> {
+  const tcp = await Deno.connect({ hostname: address, port });
+  const tls = await Deno.startTls(tcp, { hostname: host, caCerts: [caPem] });
+  try {
+    await tls.write(new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    return await new Response(tls.readable).text();
+  } finally {
+    try {
+      tls.close();
+    } catch {
+      // closed with the readable
+    }
+  }
+}
+
+function tlsSecret(cert: { certPem: string; keyPem: string }) {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: SECRET, namespace: NS },
+    type: "kubernetes.io/tls",
+    data: { "tls.crt": btoa(cert.certPem), "tls.key": btoa(cert.keyPem) },
+  };
+}
+
+Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every change through haproxy", async () => {
+  const haproxyBinary = await ensureHaproxy();
+  await using cp = await startControlPlane();
+  const one = await startBackend({ name: "one", host: loopbackAddress() });
+  const two = await startBackend({ name: "two", host: loopbackAddress() });
+  const apiBackend = await startBackend({ name: "api", host: loopbackAddress() });
+  const workDir = await Deno.makeTempDir({ prefix: "ic-proxy-cmd-" });
+  const stop = new AbortController();
+  let running: Promise<void> | null = null;
+  try {
+    // Objects, and a user who may only read those two objects.
+    await api(cp, "POST", "/api/v1/namespaces", { metadata: { name: NS } });
+    const cert = await testCertificate("web.test");
+    await api(cp, "POST", `/api/v1/namespaces/${NS}/secrets`, tlsSecret(cert));
+    const ep = (b: { address: string; port: number }) => ({ address: b.address, port: b.port });
+    const cmData = (config: string) => ({
+      "haproxy.cfg": config,
+      "crt-list": `${NS}_${SECRET}.pem web.test\n`,
+      "secrets.json": JSON.stringify([{ file: `${NS}_${SECRET}.pem`, namespace: NS, name: SECRET }]),
+    });
+    await api(cp, "POST", `/api/v1/namespaces/${NS}/configmaps`, {
+      metadata: { name: CM, namespace: NS },
+      data: cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }], tls: true })),
+    });
+    await api(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+      metadata: { name: "proxy", namespace: NS },
+      rules: [
+        { apiGroups: [""], resources: ["configmaps"], resourceNames: [CM], verbs: ["get", "list", "watch"] },
+        { apiGroups: [""], resources: ["secrets"], resourceNames: [SECRET], verbs: ["get", "list", "watch"] },
+      ],
+    });
+    await api(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+      metadata: { name: "proxy", namespace: NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "proxy" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "proxy-user" }],
+    });
+    const kubeconfig = await cp.kubeConfig("proxy-user");
+
+    const bind = loopbackAddress();
+    const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
+    const url = `http://${bind}:${httpPort}`;
+    const results: ApplyResult[] = [];
+    let haproxy: HAProxy | null = null;
+    running = runProxy(
+      {
+        kubeconfig,
+        namespace: NS,
+        configmap: CM,
+        haproxy: haproxyBinary,
+        workDir,
+        bindAddress: bind,
+        httpPort,
+        httpsPort,
+        statsPort,
+      },
+      stop.signal,
+      { onApply: (r) => results.push(r), onReady: (parts) => haproxy = parts.haproxy },
+    );
+    running.catch(() => {}); // awaited below; keeps an early failure from being unhandled
+
+    // 1. First configuration: HTTP and HTTPS (certificate from the Secret, chosen by SNI).
+    await eventually("the first route", async () => (await get(url, "web.test")).name === "one" || undefined);
+    await eventually("the first apply result", () => Promise.resolve(results.length > 0 || undefined));
+    assert.equal(results[0].kind, "start");
+    assert.match(await httpsGet(bind, httpsPort, "web.test", cert.caPem), /"name":"one"/);
+    assert.equal((await Deno.stat(join(workDir, "certs", `${NS}_${SECRET}.pem`))).mode! & 0o777, 0o600);
+    const pid = await workerPid(haproxy!);
+
+    // 2. Endpoint change: Runtime API, same worker.
+    await api(
+      cp,
+      "PATCH",
+      `/api/v1/namespaces/${NS}/configmaps/${CM}`,
+      { data: cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(two)] }], tls: true })) },
+      "application/merge-patch+json",
+    );
+    await eventually("the endpoint change", async () => (await get(url, "web.test")).name === "two" || undefined);
+    await eventually("the runtime apply", () => Promise.resolve(results.length > 1 || undefined));
+    assert.equal(results.at(-1)?.kind, "runtime");
+    assert.equal(await workerPid(haproxy!), pid, "no reload for an endpoint change");
+
+    // 3. Structural change: a new route, through a reload.
+    await api(
+      cp,
+      "PATCH",
+      `/api/v1/namespaces/${NS}/configmaps/${CM}`,
+      {
+        data: cmData(buildConfig({
+          backends: [{ name: "web", endpoints: [ep(two)] }, { name: "api", endpoints: [ep(apiBackend)] }],
+          tls: true,
+        })),
+      },
+      "application/merge-patch+json",
+    );
+    await eventually("the new route", async () => (await get(url, "api.test")).name === "api" || undefined);
+    await eventually("the reload result", () => Promise.resolve(results.length > 2 || undefined));
+    assert.equal(results.at(-1)?.kind, "reload");
+    const pid2 = await workerPid(haproxy!);
+    assert.notEqual(pid2, pid);
+
+    // 4. Certificate rotation in the Secret: reload, the new certificate is served.
+    const cert2 = await testCertificate("web.test");
+    await api(cp, "PUT", `/api/v1/namespaces/${NS}/secrets/${SECRET}`, tlsSecret(cert2));
+    await eventually(
+      "the new certificate",
+      async () => /"name":"two"/.test(await httpsGet(bind, httpsPort, "web.test", cert2.caPem)) || undefined,
+    );
+
+    // 5. An invalid configuration is refused; the last good one keeps serving.
+    const applied = results.length;
+    await api(
+      cp,
+      "PATCH",
+      `/api/v1/namespaces/${NS}/configmaps/${CM}`,
+      { data: { "haproxy.cfg": "global\n    no-such-directive\n" } },
+      "application/merge-patch+json",
+    );
+    const refused = await eventually("the refusal", () => Promise.resolve(results.slice(applied).find((r) => !r.ok)));
+    assert.equal(refused.stage, "check");
+    assert.equal((await get(url, "api.test")).name, "api");
+    assert.equal((await get(url, "web.test")).name, "two");
+    assert.match(await Deno.readTextFile(join(workDir, "haproxy.cfg")), /backend api/);
+
+    // 6. Stop: runProxy returns and no haproxy process is left.
+    stop.abort();
+    await running;
+    running = null;
+    assert.deepEqual(await haproxyProcessesFor(workDir), []);
+  } finally {
+    stop.abort();
+    await running?.catch(() => {});
+    await Promise.all([one.close(), two.close(), apiBackend.close()]);
+    await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  }
+});
