@@ -1,0 +1,39 @@
+/**
+ * @module tests/env/binaries
+ * Where the kube-apiserver and etcd binaries are: `$KUBEBUILDER_ASSETS` when set, otherwise the
+ * cache that `build.sh` fills by building them from the Go modules pinned in `tests/env/go/`
+ * (the first build takes minutes and prints its progress; later calls reuse the cache).
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export interface Binaries {
+  /** Directory holding both binaries. */
+  dir: string;
+  kubeApiserver: string;
+  etcd: string;
+}
+
+/** The build script; run it directly (`tests/env/build.sh`) to build ahead of the tests. */
+export const buildScript = join(dirname(fileURLToPath(import.meta.url)), "build.sh");
+
+let cached: Promise<Binaries> | null = null;
+
+/** Builds the binaries when missing (progress on stderr) and returns their paths. */
+export function ensureBinaries(): Promise<Binaries> {
+  cached ??= locate().catch((err) => {
+    cached = null;
+    throw err;
+  });
+  return cached;
+}
+
+async function locate(): Promise<Binaries> {
+  const out = await new Deno.Command("bash", { args: [buildScript], stdout: "piped", stderr: "inherit" }).output();
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  const dir = lines[lines.length - 1];
+  if (!out.success || !dir) {
+    throw new Error(`${buildScript} failed (exit ${out.code}); its messages are above`);
+  }
+  return { dir, kubeApiserver: join(dir, "kube-apiserver"), etcd: join(dir, "etcd") };
+}

@@ -1,0 +1,41 @@
+/**
+ * @module tests/env/cleanup
+ * One process-wide list of things to stop (child processes, temporary directories) when the Deno
+ * process gets SIGINT or SIGTERM. The signal listeners exist only while the list is non-empty, so
+ * tests that stop everything leave no signal resource behind (Deno's resource sanitizer).
+ */
+
+type Stopper = () => Promise<unknown>;
+
+const live = new Set<Stopper>();
+const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+let listening = false;
+
+async function onSignal(signal: Deno.Signal) {
+  console.error(`[testenv] ${signal}: stopping ${live.size} test-environment part(s)`);
+  await Promise.allSettled([...live].map((stop) => stop()));
+  // Die of the same signal, as if nobody had listened (Deno.exit is refused inside `deno test`).
+  unlisten();
+  Deno.kill(Deno.pid, signal);
+}
+
+const handlers = new Map(signals.map((s) => [s, () => void onSignal(s)]));
+
+/** Adds `stop` to the list; returns a function that removes it again. */
+export function register(stop: Stopper): () => void {
+  live.add(stop);
+  if (!listening) {
+    for (const [s, h] of handlers) Deno.addSignalListener(s, h);
+    listening = true;
+  }
+  return () => {
+    live.delete(stop);
+    if (live.size === 0) unlisten();
+  };
+}
+
+function unlisten() {
+  if (!listening) return;
+  for (const [s, h] of handlers) Deno.removeSignalListener(s, h);
+  listening = false;
+}
