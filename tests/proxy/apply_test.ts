@@ -13,6 +13,7 @@ import {
   buildConfig,
   get,
   haproxyProcessesFor,
+  httpsGet,
   loopbackAddress,
   plain,
   proxyUnderTest,
@@ -198,22 +199,6 @@ Deno.test("an invalid configuration is refused by haproxy -c and the last good o
     await web.close();
   }
 });
-
-/** HTTPS request with SNI `host` over a raw TLS connection that trusts only `caPem`. */
-async function httpsGet(address: string, port: number, host: string, caPem: string): Promise<string> {
-  const tcp = await Deno.connect({ hostname: address, port });
-  const tls = await Deno.startTls(tcp, { hostname: host, caCerts: [caPem] });
-  try {
-    await tls.write(new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
-    return await new Response(tls.readable).text();
-  } finally {
-    try {
-      tls.close();
-    } catch {
-      // closed by the readable already
-    }
-  }
-}
 
 Deno.test("TLS: PEMs and crt-list are written before the config; SNI picks the certificate; keys are 0600", async () => {
   const [web, api] = await backends("web", "api");

@@ -14,7 +14,15 @@ import { startBackend } from "../env/backend.ts";
 import { startControlPlane } from "../env/control_plane.ts";
 import { ensureHaproxy } from "../env/haproxy.ts";
 import { freePorts } from "../env/ports.ts";
-import { buildConfig, get, haproxyProcessesFor, loopbackAddress, testCertificate, workerPid } from "./fixtures.ts";
+import {
+  buildConfig,
+  get,
+  haproxyProcessesFor,
+  httpsGet,
+  loopbackAddress,
+  testCertificate,
+  workerPid,
+} from "./fixtures.ts";
 
 const NS = "proxy-e2e";
 const CM = "ingress-web-proxy";
@@ -50,21 +58,6 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
     }
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (last error: ${last})`);
     await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function httpsGet(address: string, port: number, host: string, caPem: string): Promise<string> {
-  const tcp = await Deno.connect({ hostname: address, port });
-  const tls = await Deno.startTls(tcp, { hostname: host, caCerts: [caPem] });
-  try {
-    await tls.write(new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
-    return await new Response(tls.readable).text();
-  } finally {
-    try {
-      tls.close();
-    } catch {
-      // closed with the readable
-    }
   }
 }
 

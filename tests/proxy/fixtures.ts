@@ -223,6 +223,22 @@ export function get(url: string, host: string, agent?: http.Agent): Promise<Answ
   });
 }
 
+/** HTTPS GET with SNI `host` over a raw TLS connection that trusts only `caPem`; the raw response. */
+export async function httpsGet(address: string, port: number, host: string, caPem: string): Promise<string> {
+  const tcp = await Deno.connect({ hostname: address, port });
+  const tls = await Deno.startTls(tcp, { hostname: host, caCerts: [caPem] });
+  try {
+    await tls.write(new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    return await new Response(tls.readable).text();
+  } finally {
+    try {
+      tls.close();
+    } catch {
+      // already closed with the readable
+    }
+  }
+}
+
 /** Pid of the current worker, from `show proc`. */
 export async function workerPid(h: HAProxy): Promise<number> {
   const info = await h.showProc();
