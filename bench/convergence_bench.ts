@@ -90,7 +90,11 @@ async function until(
   }
 }
 
-const cluster = await Cluster.start(["--service-cluster-ip-range=10.0.0.0/16"]);
+// 10,000 proxy Services need cluster IPs and (LoadBalancer) node ports: widen both ranges.
+const cluster = await Cluster.start([
+  "--service-cluster-ip-range=10.0.0.0/16",
+  "--service-node-port-range=20000-60000",
+]);
 try {
   // --- watch restarts on an idle resource: the library's Watch against our informer, side by side.
   const idleNs = await cluster.namespace("idle");

@@ -212,12 +212,20 @@ class Controller {
     const all = () => this.#ingresses.store.keys().forEach(q);
     this.#classes?.on({ onAdd: all, onUpdate: all, onDelete: all });
     const users = (ref: string) => this.#index.users(ref).forEach(q);
-    const onService = (o: KubeObject) => {
+    const onService = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
       const owner = this.#ownerKey(o);
-      if (owner) q(owner);
-      else users(serviceRef(o.metadata.namespace!, o.metadata.name));
+      if (!owner) return users(serviceRef(o.metadata.namespace!, o.metadata.name));
+      // A proxy Service: its owner needs work when it went away, drifted from what we applied,
+      // or got another address (the ingress status follows it).
+      const drifted = this.#applied.get(objKey(resources.services, o)) !== o.metadata.annotations?.[hashAnnotation];
+      const moved = !old || JSON.stringify(loadBalancerOf(old)) !== JSON.stringify(loadBalancerOf(o));
+      if (deleted || drifted || moved) q(owner);
     };
-    this.#services.on({ onAdd: onService, onUpdate: (_, o) => onService(o), onDelete: onService });
+    this.#services.on({
+      onAdd: (o) => onService(o, null, false),
+      onUpdate: (old, o) => onService(o, old, false),
+      onDelete: (o) => onService(o, null, true),
+    });
     const onSlice = (o: KubeObject) => {
       const r = sliceServiceRef(o);
       if (r) users(r);

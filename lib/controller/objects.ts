@@ -172,7 +172,9 @@ export function desiredObjects(
     }),
     obj(resources.services, {
       spec: {
-        type: "ClusterIP",
+        // The proxy is what clients reach: a load balancer where the cluster has one (the ingress
+        // status then shows its address; until it has one, the cluster IP).
+        type: "LoadBalancer",
         selector,
         ports: [
           { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },

@@ -39,7 +39,7 @@ Deno.test("controller loop against a real API server", async (t) => {
         assert.ok(ctl.stats().validations >= 2);
       });
 
-      await t.step("steady state makes no writes; a resync re-renders nothing new", async () => {
+      await t.step("steady state makes no writes", async () => {
         await ctl.idle();
         const before = ctl.stats();
         await new Promise((r) => setTimeout(r, 300));
@@ -77,6 +77,25 @@ Deno.test("controller loop against a real API server", async (t) => {
         },
       );
 
+      await t.step("status.loadBalancer follows the proxy Service", async () => {
+        const svcName = proxyName("one");
+        const svc = await eventually("the proxy Service", () => cluster.get(resources.services, ns, svcName));
+        await eventually(
+          "status from the cluster IP",
+          async () =>
+            (await cluster.get(resources.ingresses, ns, "one"))?.status?.loadBalancer?.ingress?.[0]?.ip ===
+              svc.spec.clusterIP,
+        );
+        await cluster.client.request("PATCH", `/api/v1/namespaces/${ns}/services/${svcName}/status`, {
+          body: { status: { loadBalancer: { ingress: [{ ip: "192.0.2.10" }, { hostname: "lb.example" }] } } },
+          contentType: "application/merge-patch+json",
+        });
+        await eventually("status from the Service's load balancer", async () => {
+          const lb = (await cluster.get(resources.ingresses, ns, "one"))?.status?.loadBalancer?.ingress;
+          return JSON.stringify(lb) === JSON.stringify([{ ip: "192.0.2.10" }, { hostname: "lb.example" }]);
+        });
+      });
+
       await t.step("a deleted owned object is recreated", async () => {
         await cluster.remove(resources.configMaps, ns, proxyName("two"));
         await eventually("ConfigMap recreated", () => cluster.get(resources.configMaps, ns, proxyName("two")));
@@ -95,6 +114,21 @@ Deno.test("controller loop against a real API server", async (t) => {
     } finally {
       await ctl.stop();
     }
+
+    await t.step("a periodic resync (--resync-period) relists everything and writes nothing", async () => {
+      const c = await controller(cluster, { resyncPeriodMs: 300, validateProxyConfig: false });
+      try {
+        await c.idle();
+        const before = c.stats();
+        await eventually("two resyncs", () => Object.values(c.stats().lists).every((n) => n >= 3), 10_000);
+        await c.idle();
+        const after = c.stats();
+        assert.ok(after.reconciles > before.reconciles, "a resync reconciles the ingresses again");
+        assert.equal(after.writes, before.writes, "and writes nothing when nothing changed");
+      } finally {
+        await c.stop();
+      }
+    });
 
     await t.step("a restarted controller removes objects of ingresses deleted while it was down", async () => {
       await cluster.remove(resources.ingresses, ns, "one");
