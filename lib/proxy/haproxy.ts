@@ -142,6 +142,10 @@ export interface ReloadResult {
   error?: string;
 }
 
+/** HAProxy warnings that are the expected result of our own reloads, runtime changes and stops. */
+const EXPECTED_WARNING =
+  /Proxy \S+ stopped|exited with code 0|Stopping |Exiting Master|All workers exited|leaving forced maintenance|is going DOWN for maintenance|is UP\/READY|(Paused|Resumed) frontend/;
+
 /** How many of HAProxy's own output lines are kept for error reports. */
 const KEEP_LINES = 200;
 
@@ -350,11 +354,8 @@ export class HAProxy {
       this.#lines.push({ seq: ++this.#seq, text: line });
       if (this.#lines.length > KEEP_LINES) this.#lines.splice(0, this.#lines.length - KEEP_LINES);
       if (line.includes("[ALERT]")) log.error("haproxy", { line });
-      else if (
-        line.includes("[WARNING]") && !/Proxy \S+ stopped|exited with code 0|Stopping |Exiting Master/.test(line)
-      ) {
-        log.warn("haproxy", { line });
-      } else log.debug("haproxy", { line });
+      else if (line.includes("[WARNING]") && !EXPECTED_WARNING.test(line)) log.warn("haproxy", { line });
+      else log.debug("haproxy", { line });
     };
     for await (const chunk of stream) {
       rest += dec.decode(chunk, { stream: true });
