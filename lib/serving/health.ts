@@ -1,0 +1,66 @@
+/**
+ * @module serving/health
+ * `/healthz`, `/livez`, `/readyz` in Kubernetes' format: `ok` when every check passes, otherwise
+ * 500 with one `[+]name ok` / `[-]name failed` line per check; `?verbose` always lists them,
+ * `?exclude=name` skips one, `/readyz/<name>` runs a single check. Other modules register
+ * checks (the controller: "informers synced"; the proxy: "config published").
+ */
+
+export type Check = () => void | Promise<void>;
+export type Probe = "healthz" | "livez" | "readyz";
+
+interface Registered {
+  readonly name: string;
+  readonly check: Check;
+  readonly probes: ReadonlySet<Probe>;
+}
+
+export interface ProbeReply {
+  readonly status: number;
+  readonly body: string;
+}
+
+export class HealthChecks {
+  readonly #checks: Registered[] = [{ name: "ping", check: () => {}, probes: new Set(["healthz", "livez", "readyz"]) }];
+
+  /**
+   * Adds a check; it throws (or rejects) when unhealthy. By default it counts for readiness and
+   * `/healthz`; pass `live: true` for checks whose failure should restart the process.
+   */
+  register(name: string, check: Check, opts: { live?: boolean } = {}): void {
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) {
+      throw new Error(`health check name "${name}" must be lower-case words with -`);
+    }
+    if (this.#checks.some((c) => c.name === name)) throw new Error(`health check "${name}" is already registered`);
+    const probes = new Set<Probe>(["healthz", "readyz"]);
+    if (opts.live) probes.add("livez");
+    this.#checks.push({ name, check, probes });
+  }
+
+  /** Answers `/{probe}` or `/{probe}/{name}`; null when the path is not a probe path. */
+  async answer(path: string, query: URLSearchParams): Promise<ProbeReply | null> {
+    const m = /^\/(healthz|livez|readyz)(?:\/([a-z0-9-]+))?\/?$/.exec(path);
+    if (!m) return null;
+    const probe = m[1] as Probe;
+    const only = m[2];
+    const excluded = new Set(query.getAll("exclude"));
+    const selected = this.#checks.filter((c) =>
+      c.probes.has(probe) && (only ? c.name === only : !excluded.has(c.name))
+    );
+    if (only && selected.length === 0) return { status: 404, body: `no ${probe} check named "${only}"\n` };
+    const lines: string[] = [];
+    let failed = false;
+    for (const c of selected) {
+      try {
+        await c.check();
+        lines.push(`[+]${c.name} ok`);
+      } catch {
+        failed = true;
+        lines.push(`[-]${c.name} failed: reason withheld`);
+      }
+    }
+    if (failed) return { status: 500, body: `${lines.join("\n")}\n${probe} check failed\n` };
+    if (query.has("verbose")) return { status: 200, body: `${lines.join("\n")}\n${probe} check passed\n` };
+    return { status: 200, body: "ok" };
+  }
+}

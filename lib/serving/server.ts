@@ -1,0 +1,383 @@
+/**
+ * @module serving/server
+ * `startServing`: the HTTPS secure port (HTTP/2 and HTTP/1.1 on one listener through node:http2
+ * with allowHTTP1, SNI, client certificates, the TLS policy) with authentication, authorization
+ * and audit in front of the routes; and in B/C the plain-HTTP ops listener for the web interface
+ * and telemetry. node:http2 rather than Deno.serve because Deno.serve can neither pick a
+ * certificate by SNI nor ask for client certificates.
+ */
+import { X509Certificate } from "node:crypto";
+import http from "node:http";
+import http2 from "node:http2";
+import type net from "node:net";
+import type tls from "node:tls";
+import type { AuditHandle, Auditor } from "../audit/types.ts";
+import { authenticate } from "../auth/authenticator.ts";
+import { buildDelegation, type Delegation, type DelegationOverrides } from "../auth/delegation.ts";
+import { isIdentityHeader, pairRawHeaders } from "../auth/request_header.ts";
+import { requestAttributes } from "../auth/request_info.ts";
+import type { RequestAttributes, UserInfo } from "../auth/types.ts";
+import { SetupError } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import { loadServingCertificates, sniCallback } from "./certificates.ts";
+import { HealthChecks } from "./health.ts";
+import { Profiler } from "./profiling.ts";
+import { observeRequest, tlsRefused } from "./request_metrics.ts";
+import { type Reply, Routes } from "./routes.ts";
+import type { ServingSettings } from "./settings.ts";
+import { policyViolation, tlsPolicy } from "./tls_policy.ts";
+
+export interface ServingDeps extends DelegationOverrides {
+  readonly auditor?: Auditor;
+  /** Shared readiness checks; a new set when absent. */
+  readonly health?: HealthChecks;
+  /** Tests: listen on ephemeral ports instead of the configured ones (0 still disables). */
+  readonly ephemeralPorts?: boolean;
+}
+
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface ServingHandle {
+  readonly secure: ListenAddress | null;
+  readonly ops: ListenAddress | null;
+  readonly health: HealthChecks;
+  /** The delegated authentication/authorization (null when HTTPS is disabled). */
+  readonly delegation: Delegation | null;
+  stop(): Promise<void>;
+}
+
+type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+const failedAuthUser: UserInfo = Object.freeze({ name: "", groups: Object.freeze([]), extra: Object.freeze({}) });
+
+/** Splits `host:port` (`:56790`, `127.0.0.1:0`, `[::1]:8080`). */
+export function parseHostPort(value: string, option: string): ListenAddress {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]]*)):(\d{1,5})$/.exec(value.trim());
+  if (!m || Number(m[3]) > 65535) {
+    throw new SetupError(`--${option}: "${value}" is not host:port (e.g. :56790 or 127.0.0.1:56790)`);
+  }
+  return { host: m[1] ?? m[2] ?? "", port: Number(m[3]) };
+}
+
+function isAllInterfaces(host: string): boolean {
+  return host === "" || host === "0.0.0.0" || host === "::";
+}
+
+/** Listens on host:port; all-interfaces addresses try dual-stack `::` first, then 0.0.0.0. */
+async function listen(server: net.Server, host: string, port: number, what: string): Promise<ListenAddress> {
+  const attempt = (h: string) =>
+    new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      server.once("error", onError);
+      server.listen({ host: h, port, ipv6Only: false }, () => {
+        server.off("error", onError);
+        resolve();
+      });
+    });
+  const hosts = isAllInterfaces(host) ? ["::", "0.0.0.0"] : [host];
+  let last: unknown;
+  for (const h of hosts) {
+    try {
+      await attempt(h);
+      const a = server.address() as net.AddressInfo;
+      return { host: a.address, port: a.port };
+    } catch (err) {
+      last = err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "EAFNOSUPPORT" && code !== "EADDRNOTAVAIL") break;
+    }
+  }
+  throw new SetupError(`${what}: cannot listen on ${host || "*"}:${port} (${(last as Error).message})`);
+}
+
+/** Leaf-first chain the client presented, cached per connection. */
+const chains = new WeakMap<object, readonly X509Certificate[]>();
+function peerChain(socket: object): readonly X509Certificate[] {
+  const cached = chains.get(socket);
+  if (cached) return cached;
+  const chain: X509Certificate[] = [];
+  try {
+    let c = (socket as tls.TLSSocket).getPeerCertificate?.(true) as tls.DetailedPeerCertificate | undefined;
+    const seen = new Set<string>();
+    while (c && c.raw && !seen.has(c.fingerprint256) && chain.length < 10) {
+      seen.add(c.fingerprint256);
+      chain.push(new X509Certificate(c.raw));
+      c = c.issuerCertificate;
+    }
+  } catch (err) {
+    log.debug("could not read the client certificate", { error: (err as Error).message });
+  }
+  chains.set(socket, chain);
+  return chain;
+}
+
+function statusBody(code: number, reason: string, message: string): string {
+  return JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }) +
+    "\n";
+}
+
+/** Kubernetes' forbidden message. */
+export function forbiddenMessage(attrs: RequestAttributes, reason: string): string {
+  const who = `User "${attrs.user.name}"`;
+  let msg: string;
+  if (!attrs.resource) msg = `forbidden: ${who} cannot ${attrs.verb} path "${attrs.path}"`;
+  else {
+    const r = attrs.resource;
+    const res = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
+    const named = r.name ? ` "${r.name}"` : "";
+    const scope = r.namespace ? ` in the namespace "${r.namespace}"` : " at the cluster scope";
+    msg =
+      `${res}${named} is forbidden: ${who} cannot ${attrs.verb} resource "${res}" in API group "${r.apiGroup}"${scope}`;
+  }
+  return reason ? `${msg}: ${reason}` : msg;
+}
+
+function send(req: AnyRequest, res: AnyResponse, reply: Reply): void {
+  const headers: Record<string, string> = { "Content-Type": reply.contentType, ...(reply.headers ?? {}) };
+  const body = typeof reply.body === "string" ? new TextEncoder().encode(reply.body) : reply.body;
+  headers["Content-Length"] = String(body.length);
+  headers["X-Content-Type-Options"] = "nosniff";
+  (res as http.ServerResponse).writeHead(reply.status, headers);
+  if (req.method === "HEAD") res.end();
+  else (res as http.ServerResponse).end(body);
+}
+
+function json(status: number, reason: string, message: string): Reply {
+  return { status, contentType: "application/json", body: statusBody(status, reason, message) };
+}
+
+class SecureHandler {
+  constructor(
+    private readonly delegation: Delegation,
+    private readonly routes: Routes,
+    private readonly auditor: Auditor | undefined,
+  ) {}
+
+  async handle(req: AnyRequest, res: AnyResponse): Promise<void> {
+    const started = performance.now();
+    const method = (req.method ?? "GET").toUpperCase();
+    let status = 500;
+    let audit: AuditHandle | null = null;
+    try {
+      status = await this.#serve(req, res, method, (h) => (audit = h));
+    } catch (err) {
+      log.error("secure port: request failed", { path: req.url, error: (err as Error).message });
+      // deno-lint-ignore no-explicit-any
+      await (audit as any)?.panic(err).catch(() => {});
+      if (!res.headersSent) send(req, res, json(500, "InternalError", "Internal Server Error"));
+      else res.end();
+    } finally {
+      observeRequest("secure", method, status, (performance.now() - started) / 1000);
+    }
+  }
+
+  async #serve(req: AnyRequest, res: AnyResponse, method: string, setAudit: (h: AuditHandle | null) => void) {
+    const url = new URL(req.url ?? "/", "https://localhost");
+    const raw = pairRawHeaders(req.rawHeaders).filter(([k]) => !k.startsWith(":"));
+    const socket = req.socket;
+    const authn = await authenticate(this.delegation.authentication, { peerChain: peerChain(socket), headers: raw });
+
+    // Identity headers and the bearer token never reach a handler or the audit log.
+    const rh = this.delegation.authentication.requestHeader?.names ?? {
+      usernameHeaders: ["x-remote-user"],
+      groupHeaders: ["x-remote-group"],
+      extraHeaderPrefixes: ["x-remote-extra-"],
+    };
+    const visible = new Headers();
+    for (const [k, v] of raw) {
+      const lk = k.toLowerCase();
+      if (lk === "authorization" || isIdentityHeader(lk, rh)) {
+        delete (req.headers as Record<string, unknown>)[lk];
+        continue;
+      }
+      try {
+        visible.append(k, v);
+      } catch {
+        // a header name or value Headers rejects is left out of the audit copy only
+      }
+    }
+
+    const user = authn.ok ? authn.user : failedAuthUser;
+    const attrs = requestAttributes(method, url, user);
+    const longRunning = this.routes.isLongRunning(url.pathname) || attrs.verb === "watch";
+    const audit = this.auditor?.enabled
+      ? this.auditor.begin({
+        ...(req.headers["audit-id"] ? { auditID: String(req.headers["audit-id"]) } : {}),
+        method,
+        requestURI: req.url ?? "/",
+        verb: attrs.verb,
+        headers: visible,
+        remoteAddress: socket.remoteAddress ?? "",
+        user,
+        ...(attrs.resource ? { objectRef: attrs.resource } : {}),
+        longRunning,
+      }) ?? null
+      : null;
+    setAudit(audit);
+    if (audit) res.setHeader("Audit-ID", audit.auditID);
+
+    const finish = async (reply: Reply): Promise<number> => {
+      if (audit) await audit.complete(reply.status);
+      send(req, res, reply);
+      return reply.status;
+    };
+
+    if (!authn.ok) {
+      log.v(2)?.info("secure port: authentication failed", { path: url.pathname, reasons: authn.reasons.join("; ") });
+      return await finish(json(401, "Unauthorized", "Unauthorized"));
+    }
+
+    let allowed: boolean;
+    let reason: string;
+    if (this.delegation.alwaysAllow(url.pathname)) {
+      allowed = true;
+      reason = "always-allowed path";
+    } else {
+      try {
+        ({ allowed, reason } = await this.delegation.authorizer.authorize(attrs));
+      } catch (err) {
+        log.error("secure port: SubjectAccessReview failed", { path: url.pathname, error: (err as Error).message });
+        audit?.annotate("authorization.k8s.io/decision", "forbid");
+        audit?.annotate("authorization.k8s.io/reason", "review failed");
+        return await finish(
+          json(500, "InternalError", `Internal Server Error: "${url.pathname}": authorization review failed`),
+        );
+      }
+    }
+    audit?.annotate("authorization.k8s.io/decision", allowed ? "allow" : "forbid");
+    audit?.annotate("authorization.k8s.io/reason", reason);
+    if (!allowed) return await finish(json(403, "Forbidden", forbiddenMessage(attrs, reason)));
+
+    if (longRunning) audit?.responseStarted();
+    return await finish(await this.routes.answer(method, url));
+  }
+}
+
+/** Starts the secure port and (B, C) the ops listener. */
+export async function startServing(s: ServingSettings, deps: ServingDeps = {}): Promise<ServingHandle> {
+  const health = deps.health ?? new HealthChecks();
+  const profiler = s.profiling ? new Profiler(s.contentionProfiling) : null;
+  const cleanups: (() => Promise<void> | void)[] = [() => profiler?.close()];
+  const stopAll = async () => {
+    for (const c of cleanups.reverse()) await c();
+  };
+  try {
+    let secure: ListenAddress | null = null;
+    let delegation: Delegation | null = null;
+    if (s.securePort !== 0) {
+      const policy = tlsPolicy(s.release, s.release === "C" ? null : s.tlsMinVersion, s.tlsCipherSuites);
+      const certs = await loadServingCertificates(s);
+      delegation = await buildDelegation(s, deps);
+      const d = delegation;
+      cleanups.push(() => d.close());
+      const routes = new Routes({
+        release: s.release,
+        version: s.version,
+        health,
+        profiler,
+        swaggerUi: s.enableSwaggerUi,
+        landingPage: false,
+      });
+      const handler = new SecureHandler(delegation, routes, deps.auditor);
+      const caPem = delegation.clientCAs.map((c) => c.toString());
+      const server = http2.createSecureServer({
+        cert: certs.cert,
+        key: certs.key,
+        allowHTTP1: true,
+        SNICallback: sniCallback(certs),
+        ...(caPem.length > 0 ? { requestCert: true, rejectUnauthorized: false, ca: caPem } : {}),
+        ...policy.nodeOptions,
+        ...(s.http2MaxStreamsPerConnection > 0
+          ? { settings: { maxConcurrentStreams: s.http2MaxStreamsPerConnection } }
+          : {}),
+      }, (req, res) => void handler.handle(req, res));
+      const sockets = new Set<net.Socket>();
+      const sessions = new Set<http2.ServerHttp2Session>();
+      server.on("connection", (sock: net.Socket) => {
+        sockets.add(sock);
+        sock.once("close", () => sockets.delete(sock));
+      });
+      server.on("session", (sess: http2.ServerHttp2Session) => {
+        sessions.add(sess);
+        sess.once("close", () => sessions.delete(sess));
+      });
+      server.prependListener("secureConnection", (sock: tls.TLSSocket) => {
+        const violation = policyViolation(policy, sock.getProtocol(), sock.getCipher()?.name);
+        if (violation) {
+          tlsRefused.inc();
+          log.v(2)?.info("secure port: TLS connection refused", { remote: sock.remoteAddress, violation });
+          sock.destroy();
+        }
+      });
+      server.on(
+        "tlsClientError",
+        (err: Error) => log.v(4)?.info("secure port: TLS handshake failed", { error: err.message }),
+      );
+      const port = deps.ephemeralPorts ? 0 : s.securePort;
+      secure = await listen(server, s.bindAddress, port, "--secure-port");
+      cleanups.push(() =>
+        new Promise<void>((resolve) => {
+          for (const sess of sessions) sess.destroy();
+          for (const sock of sockets) sock.destroy();
+          server.close(() => resolve());
+        })
+      );
+      log.info("serving HTTPS", {
+        address: `${secure.host}:${secure.port}`,
+        certificate: certs.source,
+        sniCertificates: s.tlsSniCertKey.length,
+      });
+    } else {
+      log.info("secure port disabled (--secure-port=0)");
+    }
+
+    let ops: ListenAddress | null = null;
+    if (s.release !== "A" && s.opsAddress) {
+      const option = s.release === "B" ? "ops-address" : "address";
+      const addr = parseHostPort(s.opsAddress, option);
+      if (addr.port !== 0 || deps.ephemeralPorts) {
+        const routes = new Routes({
+          release: s.release,
+          version: s.version,
+          health,
+          profiler,
+          swaggerUi: false,
+          landingPage: true,
+        });
+        const server = http.createServer((req, res) => {
+          const started = performance.now();
+          const method = (req.method ?? "GET").toUpperCase();
+          routes.answer(method, new URL(req.url ?? "/", "http://localhost")).then(
+            (reply) => {
+              send(req, res, reply);
+              observeRequest("ops", method, reply.status, (performance.now() - started) / 1000);
+            },
+            (err) => {
+              log.error("ops listener: request failed", { path: req.url, error: (err as Error).message });
+              send(req, res, { status: 500, contentType: "text/plain", body: "internal error\n" });
+              observeRequest("ops", method, 500, (performance.now() - started) / 1000);
+            },
+          );
+        });
+        ops = await listen(server, addr.host, deps.ephemeralPorts ? 0 : addr.port, `--${option}`);
+        cleanups.push(() =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          })
+        );
+        log.info("serving the web interface and telemetry", { address: `${ops.host}:${ops.port}` });
+      }
+    }
+
+    let stopped: Promise<void> | null = null;
+    return { secure, ops, health, delegation, stop: () => (stopped ??= stopAll()) };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
