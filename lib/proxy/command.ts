@@ -222,15 +222,45 @@ class ProxyRuntime {
     this.#retryTimer = setTimeout(() => this.#kick(), delay);
   }
 
-  #problem(msg: string, fields: Record<string, unknown>, input = false): void {
+  /** Logs a problem once (until another one occurs); returns null for `return this.#problem(…)`. */
+  #problem(msg: string, fields: Record<string, unknown>, input = false): null {
     const text = msg + JSON.stringify(fields);
     if (input) applyFailures.inc({ stage: "input" });
-    if (text === this.#lastProblem) return;
+    if (text === this.#lastProblem) return null;
     this.#lastProblem = text;
     log.error(msg, fields);
+    return null;
   }
 
   async #reconcile(): Promise<void> {
+    let desired = this.#desiredState();
+    let restartingLastGood = false;
+    if (!desired || (this.#refused && sameDesired(this.#refused, desired))) {
+      // Nothing new to apply. But if HAProxy died meanwhile, bring the last good config back.
+      const lastGood = this.applier.current;
+      if (this.haproxy.running || !lastGood) return;
+      log.info("restarting haproxy with the last good configuration");
+      [desired, restartingLastGood] = [lastGood, true];
+    }
+    const result = await this.applier.apply(desired);
+    this.hooks.onApply?.(result);
+    this.#lastProblem = "";
+    if (result.ok) {
+      if (!restartingLastGood) this.#refused = null;
+      this.#retry.reset();
+      clearTimeout(this.#retryTimer);
+    } else if (result.stage === "check" || result.stage === "input") {
+      this.#refused = desired; // the same input would fail the same way: wait for a change
+    } else {
+      this.#scheduleRetry(`${result.stage} failed`);
+    }
+  }
+
+  /**
+   * What the ConfigMap and Secrets ask for, or null (logged) when the ConfigMap is missing or
+   * invalid or a listed Secret is missing or unusable: then nothing is applied.
+   */
+  #desiredState(): DesiredState | null {
     const cmName = this.settings.configmap;
     const cm = this.#configMap.store.get(`${this.namespace}/${cmName}`);
     const where = { namespace: this.namespace, configmap: cmName };
@@ -238,7 +268,7 @@ class ProxyRuntime {
       if (this.#lastProblem !== "no configmap") log.info("waiting for the proxy ConfigMap", where);
       this.#lastProblem = "no configmap";
       this.#syncSecretWatches([]);
-      return;
+      return null;
     }
     const data: Record<string, unknown> = cm.data ?? {};
     const config = data["haproxy.cfg"];
@@ -268,7 +298,7 @@ class ProxyRuntime {
         const key = `no secret ${ref.namespace}/${ref.name}`;
         if (this.#lastProblem !== key) log.info("waiting for a TLS Secret before applying", { secret: key.slice(10) });
         this.#lastProblem = key;
-        return;
+        return null;
       }
       try {
         pems.set(ref.file, tlsSecretPem(ref, secret));
@@ -279,20 +309,7 @@ class ProxyRuntime {
         }, true);
       }
     }
-    const desired: DesiredState = { config, crtList, pems };
-    if (this.#refused && sameDesired(this.#refused, desired)) return;
-    const result = await this.applier.apply(desired);
-    this.hooks.onApply?.(result);
-    this.#lastProblem = "";
-    if (result.ok) {
-      this.#refused = null;
-      this.#retry.reset();
-      clearTimeout(this.#retryTimer);
-    } else if (result.stage === "check" || result.stage === "input") {
-      this.#refused = desired; // the same input would fail the same way: wait for a change
-    } else {
-      this.#scheduleRetry(`${result.stage} failed`);
-    }
+    return { config, crtList, pems };
   }
 
   /** One watch per listed Secret (field selector on its name), started and stopped as the list changes. */

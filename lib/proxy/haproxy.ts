@@ -321,7 +321,6 @@ export class HAProxy {
       log.warn("haproxy did not stop in time", { signal: sig, waitedMs: wait });
     }
     await this.#status;
-    await Promise.all(this.#pumps);
     for (const pid of pids) {
       if (await isHaproxyProcess(pid)) {
         log.warn("killing a haproxy worker left after the master", { pid });
@@ -332,6 +331,8 @@ export class HAProxy {
         }
       }
     }
+    // Workers inherit the output pipes: they end once the last haproxy process is gone.
+    await Promise.all(this.#pumps);
     this.#child = null;
     log.info("haproxy stopped", { pid: child.pid });
   }

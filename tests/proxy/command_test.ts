@@ -2,8 +2,8 @@
  * `runProxy` against a real kube-apiserver and a real HAProxy: it watches its ConfigMap and a TLS
  * Secret as a user whose Role only names those two objects (resourceNames, as the controller's
  * Role does), serves through HAProxy, and follows every change: endpoints without a reload,
- * structure and certificates with a reload, an invalid config refused while the old one serves;
- * and on abort nothing is left running.
+ * structure and certificates with a reload, an invalid config refused while the old one serves,
+ * a killed HAProxy restarted with the last good config; and on abort nothing is left running.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -194,7 +194,20 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     assert.equal((await get(url, "web.test")).name, "two");
     assert.match(await Deno.readTextFile(join(workDir, "haproxy.cfg")), /backend api/);
 
-    // 6. Stop: runProxy returns and no haproxy process is left.
+    // 6. HAProxy dies (SIGKILL of the master) while the ConfigMap holds the refused config:
+    //    the proxy restarts it with the last good configuration.
+    const oldMaster = haproxy!.pid!;
+    Deno.kill(oldMaster, "SIGKILL");
+    const restarted = await eventually(
+      "the restart",
+      () => Promise.resolve(results.find((r, i) => i > applied && r.kind === "start" && r.ok)),
+    );
+    assert.ok(restarted);
+    assert.notEqual(haproxy!.pid, oldMaster);
+    await eventually("traffic after the restart", async () => (await get(url, "api.test")).name === "api" || undefined);
+    assert.equal((await get(url, "web.test")).name, "two");
+
+    // 7. Stop: runProxy returns and no haproxy process is left.
     stop.abort();
     await running;
     running = null;
