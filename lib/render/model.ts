@@ -18,6 +18,17 @@
  *   (they stay reachable over HTTP, without redirect).
  * - Annotation with an invalid value: the default applies.
  * `servable` is false when nothing at all can be routed (no route and no default backend).
+ *
+ * Matching (what the rendered ACLs do):
+ * - Exact: the request path equals `path`. Prefix: element-wise, `/foo` matches `/foo` and
+ *   `/foo/bar` but not `/foobar`; a trailing slash in `path` is ignored. ImplementationSpecific:
+ *   treated exactly like Prefix.
+ * - Host: compared with the Host header without its port, lower-cased. `*.example.com` matches
+ *   exactly one label (`a.example.com`, not `example.com` nor `a.b.example.com`).
+ * - Order: rules of exact hosts first, then wildcard hosts, then rules without host; within each,
+ *   longer paths first and Exact before prefix at equal length. A request whose host has rules but
+ *   none of whose paths match falls through to the wildcard and host-less rules, then to the
+ *   default backend (the oldest ingress's spec.defaultBackend, else a built-in 404).
  */
 import type { V1EndpointSlice, V1Ingress, V1IngressBackend, V1Secret, V1Service } from "@kubernetes/client-node";
 import {
