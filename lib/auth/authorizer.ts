@@ -69,7 +69,7 @@ export class WebhookAuthorizer {
   readonly #review: AccessReviewer;
   readonly #allowedTtl: number;
   readonly #deniedTtl: number;
-  readonly #cache = new LRUCache<string, Decision>({ max: 10_000 });
+  readonly #cache = new LRUCache<string, Decision>({ max: 10_000, ttlResolution: 0 });
   readonly #pending = new Map<string, Promise<Decision>>();
   /** Reviews sent (for tests and the benchmark). */
   reviewsSent = 0;

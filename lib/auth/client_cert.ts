@@ -42,9 +42,10 @@ function withinDates(cert: X509Certificate, now: Date): boolean {
   return new Date(cert.validFrom) <= now && now <= new Date(cert.validTo);
 }
 
+/** Issuer name equals the parent's subject and the parent's key verifies the signature (as Go checks). */
 function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
   try {
-    return child.checkIssued(parent) && child.verify(parent.publicKey);
+    return child.issuer === parent.subject && child.verify(parent.publicKey);
   } catch {
     return false;
   }

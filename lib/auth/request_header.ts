@@ -42,10 +42,11 @@ export function userFromHeaders(headers: RawHeaderList, names: RequestHeaderName
   const groupHeaders = new Set(lower(names.groupHeaders));
   const prefixes = lower(names.extraHeaderPrefixes);
   let name = "";
+  // Like Go's Header.Get: the first value of each header name, header names in configured order.
   for (const h of userHeaders) {
-    const found = headers.find(([k, v]) => k.toLowerCase() === h && v.trim() !== "");
-    if (found) {
-      name = found[1].trim();
+    const first = headers.find(([k]) => k.toLowerCase() === h)?.[1].trim() ?? "";
+    if (first !== "") {
+      name = first;
       break;
     }
   }

@@ -56,7 +56,7 @@ export function clusterTokenReviewer(client: ClusterClient): TokenReviewer {
 export class TokenAuthenticator {
   readonly #review: TokenReviewer;
   readonly #ttlMs: number;
-  readonly #cache = new LRUCache<string, TokenReviewResult>({ max: 10_000, ttlAutopurge: false });
+  readonly #cache = new LRUCache<string, TokenReviewResult>({ max: 10_000, ttlResolution: 0 });
   readonly #pending = new Map<string, Promise<TokenReviewResult>>();
   /** Reviews sent (for tests and the benchmark). */
   reviewsSent = 0;
