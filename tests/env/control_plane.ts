@@ -164,6 +164,7 @@ async function startOnce(opts: ControlPlaneOptions, bins: Binaries, t0: number):
       name: "etcd",
       command: bins.etcd,
       logPath: logs.etcd,
+      removeOnOrphan: dir,
       args: [
         "--name=default",
         `--data-dir=${join(dir, "etcd")}`,

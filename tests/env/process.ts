@@ -19,6 +19,8 @@ export interface SpawnOptions {
   logPath: string;
   env?: Record<string, string>;
   cwd?: string;
+  /** A directory the reaper removes after killing the process when Deno died (normal stops leave it to the caller). */
+  removeOnOrphan?: string;
 }
 
 export interface ManagedProcess {
@@ -35,8 +37,17 @@ export interface ManagedProcess {
   logTail(lines?: number): Promise<string>;
 }
 
-// Reads one line; unless it is "done" (a normal stop) the parent has gone: kill the process.
-const reaperScript = 'read -r word; if [ "$word" != done ]; then kill -9 "$1" 2>/dev/null; fi; exit 0';
+// Reads one line; unless it is "done" (a normal stop) the parent has gone: kill the process and
+// remove the directory, if any, once the process is gone.
+const reaperScript = `read -r word
+if [ "$word" != done ]; then
+  kill -9 "$1" 2>/dev/null
+  if [ -n "$2" ]; then
+    while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
+    rm -rf -- "$2"
+  fi
+fi
+exit 0`;
 
 /** Starts `command` with its output in `logPath`, guarded as described in the module header. */
 export async function spawnProcess(opts: SpawnOptions): Promise<ManagedProcess> {
@@ -68,7 +79,7 @@ export async function spawnProcess(opts: SpawnOptions): Promise<ManagedProcess> 
     }
   })();
   const reaper = new Deno.Command("sh", {
-    args: ["-c", reaperScript, "reaper", String(child.pid)],
+    args: ["-c", reaperScript, "reaper", String(child.pid), opts.removeOnOrphan ?? ""],
     stdin: "piped",
     stdout: "null",
     stderr: "null",

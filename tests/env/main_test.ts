@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { processExists } from "./process.ts";
+
+const mainTs = join(dirname(fileURLToPath(import.meta.url)), "main.ts");
+
+interface Started {
+  child: Deno.ChildProcess;
+  pids: number[];
+  dir: string;
+  kubeconfig: string;
+  output: () => string;
+  drained: Promise<void>;
+}
+
+/** Runs `deno task testenv`'s entry and reads its stdout until it says it is ready. */
+async function startMain(kubeconfigOut: string): Promise<Started> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", mainTs],
+    env: { KUBECONFIG_OUT: kubeconfigOut },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  let ready: (v: void) => void;
+  const readyP = new Promise<void>((r) => ready = r);
+  const dec = new TextDecoder();
+  const drain = async (s: ReadableStream<Uint8Array>) => {
+    for await (const chunk of s) {
+      text += dec.decode(chunk);
+      if (text.includes("Ctrl-C stops it.")) ready();
+    }
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]).then(() => ready());
+  await readyP;
+  const m = text.match(/etcd pid (\d+), kube-apiserver pid (\d+), files in (\S+)/);
+  assert.ok(m, `no pids in the output:\n${text}`);
+  return {
+    child,
+    pids: [Number(m[1]), Number(m[2])],
+    dir: m[3],
+    kubeconfig: kubeconfigOut,
+    output: () => text,
+    drained,
+  };
+}
+
+async function waitGone(pids: number[]) {
+  for (let i = 0; i < 100 && pids.some(processExists); i++) await new Promise((r) => setTimeout(r, 100));
+}
+
+async function kubectlGetNs(kubeconfig: string): Promise<Deno.CommandOutput> {
+  return await new Deno.Command("kubectl", {
+    args: ["--kubeconfig", kubeconfig, "get", "ns", "default", "-o", "name"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+}
+
+Deno.test("deno task testenv writes $KUBECONFIG_OUT once ready and SIGINT tears everything down", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "ic-testenv-main-" });
+  try {
+    const s = await startMain(join(tmp, "admin.kubeconfig"));
+    try {
+      const out = await kubectlGetNs(s.kubeconfig);
+      assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
+      assert.equal(new TextDecoder().decode(out.stdout).trim(), "namespace/default");
+      assert.ok(s.pids.every(processExists));
+    } finally {
+      s.child.kill("SIGINT");
+      const status = await s.child.status;
+      await s.drained;
+      assert.equal(status.success, false);
+      assert.match(s.output(), /SIGINT: stopping/);
+    }
+    await waitGone(s.pids);
+    assert.deepEqual(s.pids.filter(processExists), []);
+    await assert.rejects(Deno.stat(s.dir), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("when the Deno process is killed outright, the reapers kill etcd and kube-apiserver and remove the files", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "ic-testenv-main-" });
+  try {
+    const s = await startMain(join(tmp, "admin.kubeconfig"));
+    s.child.kill("SIGKILL");
+    await s.child.status;
+    await s.drained;
+    await waitGone(s.pids);
+    assert.deepEqual(s.pids.filter(processExists), []);
+    // The etcd reaper also removes the temporary directory.
+    for (let i = 0; i < 50; i++) {
+      if (!(await Deno.stat(s.dir).then(() => true, () => false))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await assert.rejects(Deno.stat(s.dir), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
