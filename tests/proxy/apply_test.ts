@@ -95,6 +95,19 @@ Deno.test("endpoint-only changes go through the Runtime API: same worker, traffi
     assert.ok(r3.ok, r3.error ?? "");
     for (let i = 0; i < 4; i++) assert.equal((await get(p.url, "web.test")).name, "three");
 
+    // To an IPv6 endpoint and back, still at runtime.
+    const six = await startBackend({ name: "six", host: "::1" });
+    try {
+      const r6 = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(six)] }] })));
+      assert.deepEqual([r6.kind, r6.ok], ["runtime", true], r6.error ?? "");
+      assert.equal((await get(p.url, "web.test")).name, "six");
+      const back = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(three)] }] })));
+      assert.deepEqual([back.kind, back.ok], ["runtime", true], back.error ?? "");
+      assert.equal((await get(p.url, "web.test")).name, "three");
+    } finally {
+      await six.close();
+    }
+
     // No reload happened: the same worker, the same reload count.
     assert.equal(await workerPid(p.haproxy), pid);
     assert.equal((await p.haproxy.showProc()).master.reloads, reloadsBefore);
@@ -287,5 +300,54 @@ Deno.test("stop leaves no haproxy process; a failed start is reported", async ()
     assert.deepEqual(await haproxyProcessesFor(q.workDir), []);
   } finally {
     blocker.close();
+  }
+});
+
+Deno.test("a reload lets the old worker finish a request in flight, then the old worker exits", async () => {
+  const address = loopbackAddress();
+  let release: () => void = () => {};
+  const released = new Promise<void>((r) => release = r);
+  let arrived: () => void = () => {};
+  const requestArrived = new Promise<void>((r) => arrived = r);
+  const slow = Deno.serve({ hostname: address, port: 0, onListen: () => {} }, async () => {
+    arrived();
+    await released;
+    return Response.json({ name: "slow" });
+  });
+  await using p = await proxyUnderTest();
+  try {
+    const endpoints = [{ address, port: slow.addr.port }];
+    const gen = (n: number) =>
+      plain(
+        buildConfig({
+          backends: [{ name: "web", endpoints }],
+          frontendExtra: [`    http-response set-header X-Gen ${n}`],
+        }),
+      );
+    assert.ok((await p.applier.apply(gen(0))).ok);
+    const oldPid = await workerPid(p.haproxy);
+    const inFlight = get(p.url, "web.test");
+    await requestArrived;
+
+    const r = await p.applier.apply(gen(1));
+    assert.ok(r.ok, r.error ?? "");
+    const during = await p.haproxy.showProc();
+    assert.deepEqual(during.oldWorkers.map((w) => w.pid), [oldPid], "the old worker still runs for its request");
+    assert.notEqual(during.workers[0].pid, oldPid);
+
+    release();
+    const answer = await inFlight;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.name, "slow");
+    assert.equal(answer.headers["x-gen"], "0", "answered by the old worker with the old configuration");
+    for (let i = 0; i < 200 && (await p.haproxy.showProc()).oldWorkers.length > 0; i++) {
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    assert.deepEqual((await p.haproxy.showProc()).oldWorkers, []);
+    assert.equal((await get(p.url, "web.test")).headers["x-gen"], "1");
+  } finally {
+    release();
+    await p.close();
+    await slow.shutdown();
   }
 });

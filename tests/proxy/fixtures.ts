@@ -92,7 +92,9 @@ export function buildConfig(spec: ConfigSpec): string {
     for (let i = 0; i < slotCount(eps.length); i++) {
       const e = eps[i];
       out.push(
-        e ? `    server s${i + 1} ${e.address}:${e.port}${tail}` : `    server s${i + 1} 127.0.0.1:1 disabled${tail}`,
+        e
+          ? `    server s${i + 1} ${e.address.includes(":") ? `[${e.address}]` : e.address}:${e.port}${tail}`
+          : `    server s${i + 1} 127.0.0.1:1 disabled${tail}`,
       );
     }
     out.push("");
