@@ -15,7 +15,8 @@
  *   (creationTimestamp, then namespace/name) wins, the other gets a `RouteConflict` problem.
  * - Several default backends: the oldest ingress's wins, the others get `DefaultBackendConflict`.
  * - TLS entry with a missing or invalid Secret or an invalid host: TLS is dropped for those hosts
- *   (they stay reachable over HTTP, without redirect).
+ *   (they stay reachable over HTTP, without redirect). A host listed with two different Secrets
+ *   keeps the oldest ingress's (the other gets `TLSHostConflict`).
  * - Annotation with an invalid value: the default applies.
  * `servable` is false when nothing at all can be routed (no route and no default backend).
  *
@@ -236,6 +237,8 @@ export function buildModel(input: ModelInput): BuildResult {
   const accepted: string[] = [];
   const routes = new Map<string, Route>();
   const certs = new Map<string, TlsCert>();
+  /** SNI host → the certificate file serving it (the first, i.e. oldest, ingress wins). */
+  const sniOwner = new Map<string, { file: string; secret: string; ingress: string }>();
   const redirect = new Set<string>();
   let defaultBackend: { name: string; ingress: string } | null = null;
 
@@ -270,10 +273,24 @@ export function buildModel(input: ModelInput): BuildResult {
       }
       const cert = tlsCert(ctx, ns, tls.secretName, `spec.tls[${t}]`, problem);
       if (!cert) continue;
+      const served: string[] = [];
+      for (const h of hosts) {
+        const owner = sniOwner.get(h);
+        if (owner === undefined || owner.file === cert.file) {
+          sniOwner.set(h, { file: cert.file, secret: `${cert.namespace}/${cert.name}`, ingress: id });
+          served.push(h);
+        } else {
+          problem(
+            "TLSHostConflict",
+            `spec.tls[${t}]: host ${h} already uses Secret ${owner.secret} ` +
+              `of ingress ${owner.ingress}, which is older; ignored for this Secret`,
+          );
+        }
+      }
       const existing = certs.get(cert.file);
-      const merged = new Set([...(existing?.hosts ?? []), ...hosts]);
+      const merged = new Set([...(existing?.hosts ?? []), ...served]);
       certs.set(cert.file, { ...cert, hosts: [...merged].sort() });
-      if (sslRedirect) { for (const h of hosts) redirect.add(h); }
+      if (sslRedirect) { for (const h of served) redirect.add(h); }
     }
 
     // default backend

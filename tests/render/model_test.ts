@@ -293,3 +293,29 @@ Deno.test("deterministic: input order does not change the model", () => {
   const two = JSON.stringify(buildModel({ lookup, ingresses: [...ings].reverse() }));
   assert.equal(one, two);
 });
+
+Deno.test("a TLS host claimed by two Secrets keeps the older ingress's Secret", () => {
+  const lk = lookupFromLists({ secrets: [tlsSecret("one"), tlsSecret("two")] });
+  const { model, problems } = buildModel({
+    lookup: lk,
+    ingresses: [
+      ingress({
+        name: "newer",
+        created: "2026-03-01T00:00:00Z",
+        tls: [{ hosts: ["a.example.com", "b.example.com"], secretName: "two" }],
+      }),
+      ingress({
+        name: "older",
+        created: "2026-01-01T00:00:00Z",
+        tls: [{ hosts: ["a.example.com"], secretName: "one" }],
+      }),
+    ],
+  });
+  assert.deepEqual(model.tls.map((c) => [c.file, c.hosts]), [
+    ["default_one.pem", ["a.example.com"]],
+    ["default_two.pem", ["b.example.com"]],
+  ]);
+  const tlsProblems = problems.filter((p) => p.reason !== "NothingToServe");
+  assert.deepEqual(tlsProblems.map((p) => [p.object, p.reason]), [["default/newer", "TLSHostConflict"]]);
+  assert.match(tlsProblems[0].message, /default\/one of ingress default\/older/);
+});
