@@ -3,6 +3,14 @@ import * as k8s from "@kubernetes/client-node";
 import { startControlPlane } from "./control_plane.ts";
 import { processExists } from "./process.ts";
 
+const kubectl = (Deno.env.get("PATH") ?? "").split(":").map((d) => `${d}/kubectl`).find((p) => {
+  try {
+    return Deno.statSync(p).isFile;
+  } catch {
+    return false;
+  }
+});
+
 function clientsFor(kubeconfigPath: string) {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
@@ -198,14 +206,19 @@ Deno.test("control plane: objects via client-node, RBAC, tokens, front proxy, ex
       },
     );
 
-    await t.step("kubectl works with the admin kubeconfig", async () => {
-      const out = await new Deno.Command("kubectl", {
-        args: ["--kubeconfig", cp.adminKubeConfigPath, "get", "ns", "-o", "name"],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
-      assert.match(new TextDecoder().decode(out.stdout), /^namespace\/demo$/m);
+    await t.step({
+      name: "kubectl works with the admin kubeconfig",
+      // kubectl is not part of the project's setup; on machines without it this step is reported as ignored.
+      ignore: !kubectl,
+      fn: async () => {
+        const out = await new Deno.Command(kubectl!, {
+          args: ["--kubeconfig", cp.adminKubeConfigPath, "get", "ns", "-o", "name"],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
+        assert.match(new TextDecoder().decode(out.stdout), /^namespace\/demo$/m);
+      },
     });
   } finally {
     await cp.stop();

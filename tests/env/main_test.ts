@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { processExists } from "./process.ts";
@@ -51,12 +52,11 @@ async function waitGone(pids: number[]) {
   for (let i = 0; i < 100 && pids.some(processExists); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
-async function kubectlGetNs(kubeconfig: string): Promise<Deno.CommandOutput> {
-  return await new Deno.Command("kubectl", {
-    args: ["--kubeconfig", kubeconfig, "get", "ns", "default", "-o", "name"],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+async function readDefaultNamespace(kubeconfig: string): Promise<string | undefined> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const ns = await kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name: "default" });
+  return ns.metadata?.name;
 }
 
 Deno.test("deno task testenv writes $KUBECONFIG_OUT once ready and SIGINT tears everything down", async () => {
@@ -64,9 +64,7 @@ Deno.test("deno task testenv writes $KUBECONFIG_OUT once ready and SIGINT tears 
   try {
     const s = await startMain(join(tmp, "admin.kubeconfig"));
     try {
-      const out = await kubectlGetNs(s.kubeconfig);
-      assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
-      assert.equal(new TextDecoder().decode(out.stdout).trim(), "namespace/default");
+      assert.equal(await readDefaultNamespace(s.kubeconfig), "default");
       assert.ok(s.pids.every(processExists));
     } finally {
       s.child.kill("SIGINT");
