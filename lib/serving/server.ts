@@ -24,7 +24,8 @@ import { HealthChecks } from "./health.ts";
 import { Profiler } from "./profiling.ts";
 import { observeRequest, tlsRefused } from "./request_metrics.ts";
 import { type Reply, Routes } from "./routes.ts";
-import type { ServingSettings } from "./settings.ts";
+import type { Config } from "../flags/config.ts";
+import { type ServingSettings, settingsFromConfig } from "./settings.ts";
 import { policyViolation, tlsPolicy } from "./tls_policy.ts";
 
 export interface ServingDeps extends DelegationOverrides {
@@ -61,6 +62,11 @@ export function parseHostPort(value: string, option: string): ListenAddress {
     throw new SetupError(`--${option}: "${value}" is not host:port (e.g. :56790 or 127.0.0.1:56790)`);
   }
   return { host: m[1] ?? m[2] ?? "", port: Number(m[3]) };
+}
+
+/** `host:port`, IPv6 hosts in brackets. */
+export function formatAddress(a: ListenAddress): string {
+  return a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
 }
 
 function isAllInterfaces(host: string): boolean {
@@ -257,8 +263,11 @@ class SecureHandler {
   }
 }
 
-/** Starts the secure port and (B, C) the ops listener. */
-export async function startServing(s: ServingSettings, deps: ServingDeps = {}): Promise<ServingHandle> {
+/** Starts the secure port and (B, C) the ops listener, from the parsed Config or plain settings. */
+export async function startServing(config: Config | ServingSettings, deps: ServingDeps = {}): Promise<ServingHandle> {
+  const s = "get" in config && typeof config.get === "function"
+    ? settingsFromConfig(config as Config)
+    : config as ServingSettings;
   const health = deps.health ?? new HealthChecks();
   const profiler = s.profiling ? new Profiler(s.contentionProfiling) : null;
   const cleanups: (() => Promise<void> | void)[] = [() => profiler?.close()];
@@ -327,7 +336,7 @@ export async function startServing(s: ServingSettings, deps: ServingDeps = {}): 
         })
       );
       log.info("serving HTTPS", {
-        address: `${secure.host}:${secure.port}`,
+        address: formatAddress(secure),
         certificate: certs.source,
         sniCertificates: s.tlsSniCertKey.length,
       });
@@ -370,7 +379,7 @@ export async function startServing(s: ServingSettings, deps: ServingDeps = {}): 
             server.close(() => resolve());
           })
         );
-        log.info("serving the web interface and telemetry", { address: `${ops.host}:${ops.port}` });
+        log.info("serving the web interface and telemetry", { address: formatAddress(ops) });
       }
     }
 

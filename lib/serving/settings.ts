@@ -3,6 +3,7 @@
  * Everything the secure port and the ops listener need, as plain data. Built from the parsed
  * command line by `settingsFromConfig` or written directly by tests.
  */
+import type { Config } from "../flags/config.ts";
 
 /** One `--tls-sni-cert-key` value. */
 export interface NamedCertKey {
@@ -88,3 +89,44 @@ export const defaultSettings: ServingSettings = Object.freeze({
   authorizationWebhookCacheUnauthorizedTtl: 10_000,
   authorizationAlwaysAllowPaths: [],
 } as ServingSettings);
+
+/** The serving settings of a parsed command line (options a release lacks take A's neutral values). */
+export function settingsFromConfig(config: Config): ServingSettings {
+  const str = (v: string | null | undefined) => (v === undefined || v === null || v.trim() === "" ? null : v);
+  const ops = config.release === "B"
+    ? config.get("ops-address")
+    : config.release === "C"
+    ? config.get("address")
+    : null;
+  return Object.freeze({
+    release: config.release,
+    version: config.version,
+    bindAddress: config.get("bind-address") ?? "0.0.0.0",
+    securePort: config.get("secure-port"),
+    opsAddress: str(ops),
+    profiling: config.get("profiling"),
+    contentionProfiling: config.get("contention-profiling"),
+    enableSwaggerUi: config.get("enable-swagger-ui"),
+    http2MaxStreamsPerConnection: config.get("http2-max-streams-per-connection") ?? 0,
+    certDir: config.get("cert-dir"),
+    tlsCertFile: str(config.get("tls-cert-file")),
+    tlsPrivateKeyFile: str(config.get("tls-private-key-file")),
+    tlsSniCertKey: config.get("tls-sni-cert-key"),
+    tlsCaFile: str(config.get("tls-ca-file")),
+    tlsMinVersion: str(config.get("tls-min-version")),
+    tlsCipherSuites: config.get("tls-cipher-suites") ?? [],
+    clientCaFile: str(config.get("client-ca-file")),
+    requestheaderClientCaFile: str(config.get("requestheader-client-ca-file")),
+    requestheaderAllowedNames: config.get("requestheader-allowed-names"),
+    requestheaderUsernameHeaders: config.get("requestheader-username-headers"),
+    requestheaderGroupHeaders: config.get("requestheader-group-headers"),
+    requestheaderExtraHeadersPrefix: config.get("requestheader-extra-headers-prefix"),
+    authenticationKubeconfig: str(config.get("authentication-kubeconfig")),
+    authenticationSkipLookup: config.get("authentication-skip-lookup"),
+    authenticationTokenWebhookCacheTtl: config.get("authentication-token-webhook-cache-ttl"),
+    authorizationKubeconfig: str(config.get("authorization-kubeconfig")),
+    authorizationWebhookCacheAuthorizedTtl: config.get("authorization-webhook-cache-authorized-ttl"),
+    authorizationWebhookCacheUnauthorizedTtl: config.get("authorization-webhook-cache-unauthorized-ttl"),
+    authorizationAlwaysAllowPaths: config.get("authorization-always-allow-paths") ?? [],
+  });
+}

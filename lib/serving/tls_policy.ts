@@ -51,6 +51,7 @@ const releaseASuites = new Set(
 );
 
 const versionRank: Readonly<Record<string, number>> = {
+  VersionSSL30: 3,
   VersionTLS10: 10,
   VersionTLS11: 11,
   VersionTLS12: 12,

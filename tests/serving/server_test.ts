@@ -262,3 +262,98 @@ Deno.test("a certificate file without PEM content is a SetupError naming the opt
     /--tls-cert-file/,
   );
 });
+
+Deno.test("secure port paths: version, readiness checks, swagger UI, pprof with event-loop delay", async () => {
+  using tmp = tempDir();
+  const h = await startServing(
+    settings(tmp.dir, { enableSwaggerUi: true, contentionProfiling: true }),
+    overrides,
+  );
+  try {
+    const port = h.secure!.port;
+    const version = JSON.parse((await request({ port, path: "/version" })).body);
+    assert.equal(version.release, "A");
+    assert.equal(version.version, "9.0.0");
+    assert.equal(version.gitVersion, "v9.0.0");
+
+    let ready = false;
+    h.health.register("informers-synced", () => {
+      if (!ready) throw new Error("not yet");
+    });
+    const notReady = await request({ port, path: "/readyz?verbose" });
+    assert.equal(notReady.status, 500);
+    assert.match(notReady.body, /\[-\]informers-synced failed/);
+    assert.equal((await request({ port, path: "/livez" })).status, 200, "a readiness check does not fail liveness");
+    ready = true;
+    const verbose = await request({ port, path: "/readyz?verbose" });
+    assert.equal(verbose.status, 200);
+    assert.match(verbose.body, /\[\+\]ping ok\n\[\+\]informers-synced ok\nreadyz check passed/);
+    assert.equal((await request({ port, path: "/readyz/informers-synced" })).body, "ok");
+
+    const doc = JSON.parse((await request({ port, path: "/openapi/v2" })).body);
+    assert.equal(doc.swagger, "2.0");
+    assert.ok(doc.paths["/metrics"] && doc.paths["/debug/pprof/profile"] && doc.paths["/swagger-ui"]);
+    const ui = await request({ port, path: "/swagger-ui" });
+    assert.equal(ui.status, 200);
+    assert.match(String(ui.headers["content-type"]), /text\/html/);
+    assert.match(ui.body, /<code>\/debug\/pprof\/profile<\/code>/);
+    assert.doesNotMatch(ui.body, /<script|https?:\/\/(?!localhost)/, "no external assets");
+
+    const index = await request({ port, path: "/debug/pprof/" });
+    assert.match(index.body, /eventloop/);
+    const cpu = await request({ port, path: "/debug/pprof/profile?seconds=1" });
+    assert.equal(cpu.status, 200);
+    const profile = JSON.parse(cpu.body);
+    assert.ok(Array.isArray(profile.nodes) && profile.nodes.length > 0);
+    assert.equal((await request({ port, path: "/debug/pprof/profile?seconds=0" })).status, 400);
+    const heap = await request({ port, path: "/debug/pprof/heap" });
+    assert.equal(heap.status, 200);
+    assert.ok(JSON.parse(heap.body).snapshot, "a V8 heap snapshot");
+    const loop = JSON.parse((await request({ port, path: "/debug/pprof/eventloop" })).body);
+    assert.ok(loop.count > 0 && loop.percentiles["99"] >= 0);
+  } finally {
+    await h.stop();
+  }
+  // Without --profiling and --enable-swagger-ui those paths are not served.
+  const off = await startServing(settings(tmp.dir, { profiling: false }), overrides);
+  try {
+    const port = off.secure!.port;
+    assert.equal((await request({ port, path: "/debug/pprof/" })).status, 404);
+    assert.equal((await request({ port, path: "/swagger-ui" })).status, 404);
+  } finally {
+    await off.stop();
+  }
+});
+
+Deno.test("startServing accepts the parsed Config", async () => {
+  using tmp = tempDir();
+  const { parseRunFlags } = await import("../../lib/flags/config.ts");
+  const config = parseRunFlags("C", [
+    "--bind-address=127.0.0.1",
+    `--cert-dir=${join(tmp.dir, "certs")}`,
+    "--authentication-skip-lookup",
+    "--address=127.0.0.1:0",
+  ]);
+  const h = await startServing(config, overrides);
+  try {
+    assert.ok(h.secure && h.ops);
+    const r = await fetch(`http://127.0.0.1:${h.ops.port}/healthz`);
+    assert.equal(await r.text(), "ok");
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("--bind-address 0.0.0.0 listens on all interfaces, dual-stack where the OS allows", async () => {
+  using tmp = tempDir();
+  const h = await startServing(settings(tmp.dir, { bindAddress: "0.0.0.0" }), overrides);
+  try {
+    const port = h.secure!.port;
+    assert.equal((await request({ port, host: "127.0.0.1", path: "/healthz" })).status, 200);
+    if (h.secure!.host === "::") {
+      assert.equal((await request({ port, host: "::1", path: "/healthz" })).status, 200);
+    }
+  } finally {
+    await h.stop();
+  }
+});
