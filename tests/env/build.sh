@@ -53,12 +53,12 @@ build() {
   fi
   local t0=$SECONDS
   say "$name: downloading modules ($dir/go.mod)"
-  (cd "$here/go/$dir" && GOFLAGS=-mod=mod go mod download)
+  (cd "$here/go/$dir" && GOFLAGS="-mod=mod -buildvcs=false" go mod download)
   say "$name: modules ready after $((SECONDS - t0))s; compiling $pkg (go build -v)"
   local tmp="$out/.$name.tmp.$$"
   # `go build -v` names each package as it compiles it (no spaces); anything else is a message.
   set +e
-  (cd "$here/go/$dir" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -v -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg") 2>&1 |
+  (cd "$here/go/$dir" && CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" go build -v -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg") 2>&1 |
     awk -v name="$name" '
       / / { print > "/dev/stderr"; next }
       { n++; if (n % 100 == 0) { printf "[testenv build] %s: %d packages compiled\n", name, n > "/dev/stderr" } }
