@@ -70,7 +70,15 @@ export function userFromHeaders(headers: RawHeaderList, names: RequestHeaderName
 
 /** Whether a header is one of the identity headers (they are removed before handling). */
 export function isIdentityHeader(header: string, names: RequestHeaderNames): boolean {
-  const h = header.toLowerCase();
-  return lower(names.usernameHeaders).includes(h) || lower(names.groupHeaders).includes(h) ||
-    lower(names.extraHeaderPrefixes).some((p) => h.startsWith(p));
+  return identityHeaderMatcher(names)(header);
+}
+
+/** `isIdentityHeader` with the name lists prepared once. */
+export function identityHeaderMatcher(names: RequestHeaderNames): (header: string) => boolean {
+  const exact = new Set([...lower(names.usernameHeaders), ...lower(names.groupHeaders)]);
+  const prefixes = lower(names.extraHeaderPrefixes);
+  return (header) => {
+    const h = header.toLowerCase();
+    return exact.has(h) || prefixes.some((p) => h.startsWith(p));
+  };
 }

@@ -14,7 +14,7 @@ import type tls from "node:tls";
 import type { AuditHandle, Auditor } from "../audit/types.ts";
 import { authenticate } from "../auth/authenticator.ts";
 import { buildDelegation, type Delegation, type DelegationOverrides } from "../auth/delegation.ts";
-import { isIdentityHeader, pairRawHeaders } from "../auth/request_header.ts";
+import { identityHeaderMatcher, pairRawHeaders } from "../auth/request_header.ts";
 import { requestAttributes } from "../auth/request_info.ts";
 import type { RequestAttributes, UserInfo } from "../auth/types.ts";
 import { SetupError } from "../errors.ts";
@@ -156,12 +156,25 @@ function json(status: number, reason: string, message: string): Reply {
   return { status, contentType: "application/json", body: statusBody(status, reason, message) };
 }
 
+/** Identity headers stripped when no request-header authentication is configured (the defaults). */
+const defaultIdentityHeaders = {
+  usernameHeaders: ["x-remote-user"],
+  groupHeaders: ["x-remote-group"],
+  extraHeaderPrefixes: ["x-remote-extra-"],
+};
+
 class SecureHandler {
+  readonly #isIdentityHeader: (header: string) => boolean;
+
   constructor(
     private readonly delegation: Delegation,
     private readonly routes: Routes,
     private readonly auditor: Auditor | undefined,
-  ) {}
+  ) {
+    this.#isIdentityHeader = identityHeaderMatcher(
+      delegation.authentication.requestHeader?.names ?? defaultIdentityHeaders,
+    );
+  }
 
   async handle(req: AnyRequest, res: AnyResponse): Promise<void> {
     const started = performance.now();
@@ -188,18 +201,15 @@ class SecureHandler {
     const authn = await authenticate(this.delegation.authentication, { peerChain: peerChain(socket), headers: raw });
 
     // Identity headers and the bearer token never reach a handler or the audit log.
-    const rh = this.delegation.authentication.requestHeader?.names ?? {
-      usernameHeaders: ["x-remote-user"],
-      groupHeaders: ["x-remote-group"],
-      extraHeaderPrefixes: ["x-remote-extra-"],
-    };
+    const auditing = this.auditor?.enabled === true;
     const visible = new Headers();
     for (const [k, v] of raw) {
       const lk = k.toLowerCase();
-      if (lk === "authorization" || isIdentityHeader(lk, rh)) {
+      if (lk === "authorization" || this.#isIdentityHeader(lk)) {
         delete (req.headers as Record<string, unknown>)[lk];
         continue;
       }
+      if (!auditing) continue;
       try {
         visible.append(k, v);
       } catch {
@@ -210,8 +220,8 @@ class SecureHandler {
     const user = authn.ok ? authn.user : failedAuthUser;
     const attrs = requestAttributes(method, url, user);
     const longRunning = this.routes.isLongRunning(url.pathname) || attrs.verb === "watch";
-    const audit = this.auditor?.enabled
-      ? this.auditor.begin({
+    const audit = auditing
+      ? this.auditor!.begin({
         ...(req.headers["audit-id"] ? { auditID: String(req.headers["audit-id"]) } : {}),
         method,
         requestURI: req.url ?? "/",
