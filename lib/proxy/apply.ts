@@ -16,7 +16,7 @@ import { log } from "../log/logger.ts";
 import { PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
 import type { HAProxy } from "./haproxy.ts";
 import { applies, applyDuration, applyFailures, lastApplySuccess, serversChanged } from "./metrics.ts";
-import { parseSlots, skeleton, type SlotCommand, slotCommands } from "./slots.ts";
+import { parseSlots, skeleton, type SlotCommand, slotCommands, type SlotPlan } from "./slots.ts";
 
 /** What the ConfigMap and Secrets say HAProxy should run. */
 export interface DesiredState {
@@ -114,15 +114,14 @@ export class Applier {
     const last = this.#last;
     if (last && this.#h.running) {
       if (sameState(last, next)) return { kind: "none", ok: true, serversChanged: 0 };
-      const cmds = endpointOnly(last, next);
-      if (cmds) {
-        const failure = await this.#runtime(cmds);
+      const plan = endpointOnly(last, next);
+      if (plan) {
+        const failure = await this.#runtime(plan.commands);
         if (!failure) {
           await writeFileAtomic(this.#h.configPath, next.config);
           this.#last = next;
-          const changed = new Set(cmds.map((c) => c.slot)).size;
-          serversChanged.inc(changed);
-          return { kind: "runtime", ok: true, serversChanged: changed };
+          serversChanged.inc(plan.changed);
+          return { kind: "runtime", ok: true, serversChanged: plan.changed };
         }
         applyFailures.inc({ stage: "runtime" });
         log.warn("Runtime API change failed; applying with a reload instead", { error: failure });
@@ -251,7 +250,7 @@ function samePems(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>
  * The Runtime API commands that take the running state `last` to `next`, or null when `next`
  * needs a reload (structure, crt-list or certificates differ, or a slot is not runtime-safe).
  */
-export function endpointOnly(last: DesiredState, next: DesiredState): SlotCommand[] | null {
+export function endpointOnly(last: DesiredState, next: DesiredState): SlotPlan | null {
   if (last.crtList !== next.crtList || !samePems(last.pems, next.pems)) return null;
   if (skeleton(last.config) !== skeleton(next.config)) return null;
   const from = parseSlots(last.config);

@@ -88,30 +88,77 @@ export interface SlotCommand {
   readonly kind: "addr" | "state";
 }
 
+/** The commands of a slot change and the number of slots whose target changed. */
+export interface SlotPlan {
+  readonly commands: SlotCommand[];
+  readonly changed: number;
+}
+
+const addrCmd = (key: string, s: Slot): SlotCommand => ({
+  slot: key,
+  kind: "addr",
+  command: `set server ${key} addr ${s.address} port ${s.port}`,
+});
+const stateCmd = (key: string, state: "ready" | "maint"): SlotCommand => ({
+  slot: key,
+  kind: "state",
+  command: `set server ${key} state ${state}`,
+});
+const sameTarget = (a: Slot, b: Slot) => a.address === b.address && a.port === b.port;
+
 /**
  * The Runtime API commands that turn the running slots `from` into `to`, or null when the two
- * configs do not have the same slots (then only a reload can apply `to`). A slot being disabled
- * goes to maint before its address changes; a slot being enabled gets its address first.
+ * configs do not have the same slots (then only a reload can apply `to`).
+ *
+ * Per backend, in an order that keeps a ready server whenever the target has one:
+ * 1. slots being enabled get their address, then `ready`;
+ * 2. live slots that move to another endpoint go `maint` → address → `ready`: HAProxy 2.6 keeps
+ *    reusing a server's idle connections after `set server addr`, and `maint` drops them. When
+ *    the moving slot is the backend's only live one, a spare (disabled) slot serves the new
+ *    endpoint meanwhile and is disabled again afterwards;
+ * 3. slots being disabled go `maint`, then get the unused address.
  */
-export function slotCommands(from: Map<string, Slot>, to: Map<string, Slot>): SlotCommand[] | null {
+export function slotCommands(from: Map<string, Slot>, to: Map<string, Slot>): SlotPlan | null {
   if (from.size !== to.size) return null;
-  const cmds: SlotCommand[] = [];
+  const backends = new Map<string, string[]>();
   for (const [key, next] of to) {
     const prev = from.get(key);
-    if (!prev) return null;
-    const addrChanged = prev.address !== next.address || prev.port !== next.port;
-    const addr = {
-      slot: key,
-      kind: "addr" as const,
-      command: `set server ${key} addr ${next.address} port ${next.port}`,
-    };
-    if (next.disabled) {
-      if (!prev.disabled) cmds.push({ slot: key, kind: "state", command: `set server ${key} state maint` });
-      if (addrChanged) cmds.push(addr);
-    } else {
-      if (addrChanged) cmds.push(addr);
-      if (prev.disabled) cmds.push({ slot: key, kind: "state", command: `set server ${key} state ready` });
+    if (!prev || prev.backend !== next.backend) return null;
+    backends.set(next.backend, [...(backends.get(next.backend) ?? []), key]);
+  }
+  const commands: SlotCommand[] = [];
+  let changed = 0;
+  for (const keys of backends.values()) {
+    const live = new Set(keys.filter((k) => !from.get(k)!.disabled));
+    const enable = keys.filter((k) => from.get(k)!.disabled && !to.get(k)!.disabled);
+    const move = keys.filter((k) =>
+      !from.get(k)!.disabled && !to.get(k)!.disabled && !sameTarget(from.get(k)!, to.get(k)!)
+    );
+    const disable = keys.filter((k) => !from.get(k)!.disabled && to.get(k)!.disabled);
+    const parked = keys.filter((k) => from.get(k)!.disabled && to.get(k)!.disabled);
+    changed += enable.length + move.length + disable.length;
+    for (const k of enable) {
+      if (!sameTarget(from.get(k)!, to.get(k)!)) commands.push(addrCmd(k, to.get(k)!));
+      commands.push(stateCmd(k, "ready"));
+      live.add(k);
+    }
+    for (const k of move) {
+      const next = to.get(k)!;
+      const spare = [...live].some((l) => l !== k) ? undefined : parked[0];
+      if (spare) commands.push(addrCmd(spare, next), stateCmd(spare, "ready"));
+      commands.push(stateCmd(k, "maint"), addrCmd(k, next), stateCmd(k, "ready"));
+      if (spare) commands.push(stateCmd(spare, "maint"), addrCmd(spare, to.get(spare)!));
+    }
+    for (const k of disable) {
+      commands.push(stateCmd(k, "maint"));
+      if (!sameTarget(from.get(k)!, to.get(k)!)) commands.push(addrCmd(k, to.get(k)!));
+    }
+    for (const k of parked) {
+      if (!sameTarget(from.get(k)!, to.get(k)!)) {
+        commands.push(addrCmd(k, to.get(k)!));
+        changed++;
+      }
     }
   }
-  return cmds;
+  return { commands, changed };
 }

@@ -74,27 +74,64 @@ Deno.test("parseTarget accepts IPv4 and bracketed IPv6 literals with a port only
 Deno.test("slotCommands: enable gets the address first, disable goes to maint first, unchanged slots send nothing", () => {
   const from = parseSlots(buildConfig({ backends: [{ name: "web", endpoints: one }] }))!;
   const to = parseSlots(buildConfig({ backends: [{ name: "web", endpoints: two }] }))!;
-  assert.deepEqual(slotCommands(from, to)!.map((c) => c.command), [
+  assert.deepEqual(slotCommands(from, to)!.commands.map((c) => c.command), [
     "set server web/s2 addr 10.0.0.2 port 8080",
     "set server web/s2 state ready",
   ]);
-  assert.deepEqual(slotCommands(to, from)!.map((c) => c.command), [
+  assert.equal(slotCommands(from, to)!.changed, 1);
+  assert.deepEqual(slotCommands(to, from)!.commands.map((c) => c.command), [
     "set server web/s2 state maint",
     "set server web/s2 addr 127.0.0.1 port 1",
   ]);
+  assert.deepEqual(slotCommands(from, from), { commands: [], changed: 0 });
+  const other = parseSlots(buildConfig({ backends: [{ name: "api", endpoints: one }] }))!;
+  assert.equal(slotCommands(from, other), null);
+});
+
+Deno.test("slotCommands: a live slot moves through maint; a lone one is bridged by a spare slot", () => {
+  const from = parseSlots(buildConfig({ backends: [{ name: "web", endpoints: one }] }))!;
   const moved = parseSlots(
     buildConfig({ backends: [{ name: "web", endpoints: [{ address: "10.0.0.9", port: 81 }] }] }),
   )!;
-  assert.deepEqual(slotCommands(from, moved)!.map((c) => c.command), ["set server web/s1 addr 10.0.0.9 port 81"]);
-  assert.deepEqual(slotCommands(from, from), []);
-  const other = parseSlots(buildConfig({ backends: [{ name: "api", endpoints: one }] }))!;
-  assert.equal(slotCommands(from, other), null);
+  // s1 is the only live server: s2 serves the new endpoint while s1 is in maint.
+  assert.deepEqual(slotCommands(from, moved), {
+    changed: 1,
+    commands: [
+      "set server web/s2 addr 10.0.0.9 port 81",
+      "set server web/s2 state ready",
+      "set server web/s1 state maint",
+      "set server web/s1 addr 10.0.0.9 port 81",
+      "set server web/s1 state ready",
+      "set server web/s2 state maint",
+      "set server web/s2 addr 127.0.0.1 port 1",
+    ].map((command) => ({ slot: command.split(" ")[2], command, kind: command.includes(" addr ") ? "addr" : "state" })),
+  });
+  // {.1, .2} → {.2}: s1 moves to .2 while s2 still serves, then s2 is disabled.
+  const both = parseSlots(buildConfig({ backends: [{ name: "web", endpoints: two }] }))!;
+  const second = parseSlots(buildConfig({ backends: [{ name: "web", endpoints: [two[0]] }] }))!;
+  assert.deepEqual(slotCommands(both, second)!.commands.map((c) => c.command), [
+    "set server web/s1 state maint",
+    "set server web/s1 addr 10.0.0.2 port 8080",
+    "set server web/s1 state ready",
+    "set server web/s2 state maint",
+    "set server web/s2 addr 127.0.0.1 port 1",
+  ]);
+  // Every step leaves a ready server: replay the commands and check after each one.
+  for (const [a, b] of [[from, moved], [both, second], [second, from], [from, both]]) {
+    const ready = new Set([...a].filter(([, s]) => !s.disabled).map(([k]) => k));
+    for (const c of slotCommands(a, b)!.commands) {
+      if (c.command.endsWith("state ready")) ready.add(c.slot);
+      if (c.command.endsWith("state maint")) ready.delete(c.slot);
+      assert.ok(ready.size > 0, `no ready server after ${c.command}`);
+    }
+  }
 });
 
 Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certificates are equal", () => {
   const a = plain(buildConfig({ backends: [{ name: "web", endpoints: one }] }));
   const b = plain(buildConfig({ backends: [{ name: "web", endpoints: two }] }));
-  assert.equal(endpointOnly(a, b)?.length, 2);
+  assert.equal(endpointOnly(a, b)?.commands.length, 2);
+  assert.equal(endpointOnly(a, b)?.changed, 1);
   assert.equal(endpointOnly(a, { ...b, crtList: "ns_a.pem a.test\n" }), null);
   assert.equal(endpointOnly(a, { ...b, pems: new Map([["ns_a.pem", "x"]]) }), null);
   assert.equal(endpointOnly(a, plain(b.config.replace("balance roundrobin", "balance leastconn"))), null);
