@@ -144,6 +144,22 @@ export function h2get(port: number, path: string): Promise<{ status: number; bod
   });
 }
 
+/** The SETTINGS_MAX_CONCURRENT_STREAMS the server advertises, read after one request on the session. */
+export function h2MaxStreams(port: number): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const client = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+    client.on("error", reject);
+    const req = client.request({ ":path": "/healthz" });
+    req.on("data", () => {});
+    req.on("end", () => {
+      const max = client.remoteSettings.maxConcurrentStreams;
+      client.close(() => resolve(max));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 /** Runs a command and returns its exit code and output (stdout+stderr). */
 export async function run(cmd: string, args: string[], stdin = ""): Promise<{ code: number; out: string }> {
   const child = new Deno.Command(cmd, { args, stdin: "piped", stdout: "piped", stderr: "piped" }).spawn();

@@ -14,7 +14,7 @@ import { SetupError, UsageError } from "../../lib/errors.ts";
 import { tlsRefused } from "../../lib/serving/request_metrics.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings, type ServingSettings } from "../../lib/serving/settings.ts";
-import { h2get, handshake, request, run, tempDir, writeCA, writePair } from "./helpers.ts";
+import { h2get, h2MaxStreams, handshake, request, run, tempDir, writeCA, writePair } from "./helpers.ts";
 
 const noTokens: TokenReviewer = () => Promise.resolve({ authenticated: false });
 const allowAll: AccessReviewer = () => Promise.resolve({ allowed: true, reason: "test allows all" });
@@ -132,6 +132,7 @@ Deno.test("HTTP/2 is negotiated by ALPN and HTTP/1.1 is still served", async () 
     const port = h.secure!.port;
     assert.equal((await handshake(port, "localhost", ["h2", "http/1.1"])).alpn, "h2");
     assert.equal((await handshake(port, "localhost", ["http/1.1"])).alpn, "http/1.1");
+    assert.equal(await h2MaxStreams(port), 7, "--http2-max-streams-per-connection is advertised");
     const r2 = await h2get(port, "/healthz");
     assert.deepEqual(r2, { status: 200, body: "ok" });
     const r1 = await request({ port, path: "/healthz" });
@@ -353,6 +354,90 @@ Deno.test("--bind-address 0.0.0.0 listens on all interfaces, dual-stack where th
     if (h.secure!.host === "::") {
       assert.equal((await request({ port, host: "::1", path: "/healthz" })).status, 200);
     }
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("audit: the real Auditor (blocking log backend) records every secure-port request", async () => {
+  using tmp = tempDir();
+  const { createAuditor } = await import("../../lib/audit/auditor.ts");
+  const { defaultBatch, noTruncate } = await import("../../lib/audit/settings.ts");
+  const policyFile = join(tmp.dir, "policy.yaml");
+  writeFileSync(policyFile, "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n");
+  const logFile = join(tmp.dir, "audit.log");
+  const auditor = await createAuditor({
+    policyFile,
+    webhook: null,
+    log: {
+      path: logFile,
+      format: "json",
+      maxSizeMB: 100,
+      maxBackups: 1,
+      maxAgeDays: 0,
+      mode: "blocking",
+      version: "audit.k8s.io/v1",
+      batch: defaultBatch,
+      truncate: noTruncate,
+    },
+  });
+  const denyMetrics: AccessReviewer = (a) =>
+    Promise.resolve({ allowed: a.path !== "/metrics", reason: a.path === "/metrics" ? "" : "test policy" });
+  const h = await startServing(settings(tmp.dir), { ...overrides, accessReviewer: denyMetrics, auditor });
+  try {
+    const port = h.secure!.port;
+    const ok = await request({
+      port,
+      path: "/version",
+      headers: { "Audit-ID": "abc-123", "User-Agent": "audit-test" },
+    });
+    assert.equal(ok.headers["audit-id"], "abc-123");
+    const denied = await request({ port, path: "/metrics" });
+    assert.equal(denied.status, 403);
+    assert.ok(denied.headers["audit-id"]);
+    const unauth = await request({ port, path: "/version", headers: { Authorization: "Bearer bad" } });
+    assert.equal(unauth.status, 401);
+  } finally {
+    await h.stop();
+    await auditor.shutdown();
+  }
+  const events = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const complete = events.filter((e) => e.stage === "ResponseComplete");
+  assert.equal(complete.length, 3);
+  const first = complete.find((e) => e.auditID === "abc-123");
+  assert.equal(first.user.username, "system:anonymous");
+  assert.equal(first.verb, "get");
+  assert.equal(first.requestURI, "/version");
+  assert.equal(first.responseStatus.code, 200);
+  assert.equal(first.annotations["authorization.k8s.io/decision"], "allow");
+  const forbid = complete.find((e) => e.requestURI === "/metrics");
+  assert.equal(forbid.responseStatus.code, 403);
+  assert.equal(forbid.annotations["authorization.k8s.io/decision"], "forbid");
+  assert.ok(complete.some((e) => e.responseStatus.code === 401));
+});
+
+Deno.test("C: --tls-ca-file is appended to the served chain", async () => {
+  using tmp = tempDir();
+  const { ca, file } = await writeCA(tmp.dir, "admission-ca");
+  const srv = await writePair(tmp.dir, "srv", ca, {
+    commonName: "srv",
+    usages: ["serverAuth"],
+    dnsNames: ["localhost"],
+  });
+  const h = await startServing(
+    settings(tmp.dir, {
+      release: "C",
+      version: "6.0.0-rc.0",
+      tlsCertFile: srv.certFile,
+      tlsPrivateKeyFile: srv.keyFile,
+      tlsCaFile: file,
+    }),
+    overrides,
+  );
+  try {
+    const out = await run("openssl", ["s_client", "-connect", `127.0.0.1:${h.secure!.port}`, "-showcerts"], "");
+    assert.equal((out.out.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length, 2, out.out);
+    assert.match(out.out, /CN\s*=\s*admission-ca/);
   } finally {
     await h.stop();
   }
