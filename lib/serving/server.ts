@@ -17,7 +17,7 @@ import { buildDelegation, type Delegation, type DelegationOverrides } from "../a
 import { identityHeaderMatcher, pairRawHeaders } from "../auth/request_header.ts";
 import { requestAttributes } from "../auth/request_info.ts";
 import type { RequestAttributes, UserInfo } from "../auth/types.ts";
-import { SetupError } from "../errors.ts";
+import { SetupError, UsageError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { loadServingCertificates, sniCallback } from "./certificates.ts";
 import { HealthChecks } from "./health.ts";

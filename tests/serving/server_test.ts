@@ -442,3 +442,26 @@ Deno.test("C: --tls-ca-file is appended to the served chain", async () => {
     await h.stop();
   }
 });
+
+Deno.test("forbidden messages and host:port parsing", async () => {
+  const { forbiddenMessage, parseHostPort } = await import("../../lib/serving/server.ts");
+  const user = { name: "bob", groups: [], extra: {} };
+  assert.equal(
+    forbiddenMessage({ user, verb: "get", path: "/metrics" }, ""),
+    'forbidden: User "bob" cannot get path "/metrics"',
+  );
+  assert.equal(
+    forbiddenMessage({
+      user,
+      verb: "list",
+      path: "/api/v1/namespaces/ns/pods",
+      resource: { apiGroup: "", apiVersion: "v1", resource: "pods", namespace: "ns" },
+    }, "no RBAC rule"),
+    'pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "ns": no RBAC rule',
+  );
+  assert.deepEqual(parseHostPort(":56790", "ops-address"), { host: "", port: 56790 });
+  assert.deepEqual(parseHostPort("[::1]:8080", "ops-address"), { host: "::1", port: 8080 });
+  assert.deepEqual(parseHostPort("127.0.0.1:0", "address"), { host: "127.0.0.1", port: 0 });
+  assert.throws(() => parseHostPort("56790", "ops-address"), /--ops-address/);
+  assert.throws(() => parseHostPort("host:99999", "address"), UsageError);
+});
