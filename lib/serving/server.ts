@@ -59,7 +59,7 @@ const failedAuthUser: UserInfo = Object.freeze({ name: "", groups: Object.freeze
 export function parseHostPort(value: string, option: string): ListenAddress {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]]*)):(\d{1,5})$/.exec(value.trim());
   if (!m || Number(m[3]) > 65535) {
-    throw new SetupError(`--${option}: "${value}" is not host:port (e.g. :56790 or 127.0.0.1:56790)`);
+    throw new UsageError(`--${option}: "${value}" is not host:port (e.g. :56790 or 127.0.0.1:56790)`);
   }
   return { host: m[1] ?? m[2] ?? "", port: Number(m[3]) };
 }
