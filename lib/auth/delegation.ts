@@ -4,6 +4,7 @@
  * CA bundles from files (or from the cluster lookup), TokenReview and SubjectAccessReview clients
  * from `--authentication-kubeconfig` / `--authorization-kubeconfig` (in-cluster when empty).
  */
+import { KubeConfig } from "@kubernetes/client-node";
 import type { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { ClusterClient } from "../cluster/client.ts";
@@ -45,20 +46,35 @@ export async function delegatedClient(path: string | null, option: string, purpo
       `--${option} is unset and there is no in-cluster configuration (not in a pod); give --${option} with a kubeconfig allowed to ${purpose}`,
     );
   }
+  const kubeConfig = new KubeConfig();
+  try {
+    if (path) kubeConfig.loadFromFile(path);
+    else kubeConfig.loadFromCluster();
+  } catch (err) {
+    throw new SetupError(
+      `--${option}: cannot load ${path || "the in-cluster configuration"} (${
+        oneLine(err)
+      }); fix it or give another file`,
+    );
+  }
+  if (!kubeConfig.getCurrentCluster()?.server) {
+    throw new SetupError(`--${option}: ${path || "the in-cluster configuration"} has no current cluster with a server`);
+  }
   try {
     return await ClusterClient.create({
-      kubeconfig: path,
+      kubeConfig,
       qps: 200,
       burst: 400,
       requestTimeoutMs: 10_000,
       userAgent: "ingress-controller/delegated-auth",
     });
   } catch (err) {
-    if (err instanceof SetupError) throw new SetupError(`--${option}: ${err.message}`);
-    throw new SetupError(
-      `--${option}: cannot load ${path || "the in-cluster configuration"}: ${(err as Error).message}`,
-    );
+    throw new SetupError(`--${option}: cannot use ${path || "the in-cluster configuration"} (${oneLine(err)})`);
   }
+}
+
+function oneLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
 }
 
 function caFromFile(file: string, option: string): X509Certificate[] {
