@@ -31,6 +31,8 @@ export type { ProxySettings };
 export interface RunProxyHooks {
   /** Called after every apply attempt. */
   onApply?: (result: ApplyResult) => void;
+  /** Called when the ConfigMap or a Secret cannot be used (nothing is applied; the last good config serves). */
+  onProblem?: (message: string) => void;
   /** Called once HAProxy and the watches run, with the parts a test may inspect. */
   onReady?: (parts: { haproxy: HAProxy; applier: Applier }) => void;
   /** An existing cluster client (default: one built from `settings.kubeconfig`). */
@@ -226,6 +228,7 @@ class ProxyRuntime {
   #problem(msg: string, fields: Record<string, unknown>, input = false): null {
     const text = msg + JSON.stringify(fields);
     if (input) applyFailures.inc({ stage: "input" });
+    this.hooks.onProblem?.(`${msg}: ${JSON.stringify(fields)}`);
     if (text === this.#lastProblem) return null;
     this.#lastProblem = text;
     log.error(msg, fields);

@@ -113,6 +113,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
     const url = `http://${bind}:${httpPort}`;
     const results: ApplyResult[] = [];
+    const problems: string[] = [];
     let haproxy: HAProxy | null = null;
     running = runProxy(
       {
@@ -127,7 +128,11 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
         statsPort,
       },
       stop.signal,
-      { onApply: (r) => results.push(r), onReady: (parts) => haproxy = parts.haproxy },
+      {
+        onApply: (r) => results.push(r),
+        onProblem: (m) => problems.push(m),
+        onReady: (parts) => haproxy = parts.haproxy,
+      },
     );
     running.catch(() => {}); // awaited below; keeps an early failure from being unhandled
 
@@ -179,7 +184,19 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       async () => /"name":"two"/.test(await httpsGet(bind, httpsPort, "web.test", cert2.caPem)) || undefined,
     );
 
-    // 5. An invalid configuration is refused; the last good one keeps serving.
+    // 5. A Secret whose certificate is not PEM is not used: nothing is applied, the last good
+    //    certificate keeps serving; then the good Secret comes back.
+    const appliedBefore = results.length;
+    await api(cp, "PUT", `/api/v1/namespaces/${NS}/secrets/${SECRET}`, {
+      ...tlsSecret(cert2),
+      data: { "tls.crt": btoa("not a certificate"), "tls.key": btoa(cert2.keyPem) },
+    });
+    await eventually("the Secret problem", () => Promise.resolve(problems.find((m) => /no PEM certificate/.test(m))));
+    assert.equal(results.length, appliedBefore);
+    assert.match(await httpsGet(bind, httpsPort, "web.test", cert2.caPem), /"name":"two"/);
+    await api(cp, "PUT", `/api/v1/namespaces/${NS}/secrets/${SECRET}`, tlsSecret(cert2));
+
+    // 6. An invalid configuration is refused; the last good one keeps serving.
     const applied = results.length;
     await api(
       cp,
@@ -194,7 +211,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     assert.equal((await get(url, "web.test")).name, "two");
     assert.match(await Deno.readTextFile(join(workDir, "haproxy.cfg")), /backend api/);
 
-    // 6. HAProxy dies (SIGKILL of the master) while the ConfigMap holds the refused config:
+    // 7. HAProxy dies (SIGKILL of the master) while the ConfigMap holds the refused config:
     //    the proxy restarts it with the last good configuration.
     const oldMaster = haproxy!.pid!;
     Deno.kill(oldMaster, "SIGKILL");
@@ -207,7 +224,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     await eventually("traffic after the restart", async () => (await get(url, "api.test")).name === "api" || undefined);
     assert.equal((await get(url, "web.test")).name, "two");
 
-    // 7. Stop: runProxy returns and no haproxy process is left.
+    // 8. Stop: runProxy returns and no haproxy process is left.
     stop.abort();
     await running;
     running = null;
