@@ -103,10 +103,8 @@ export async function socketCommand(path: string, command: string, timeoutMs = 1
       if (n === null) break;
       chunks.push(buf.slice(0, n));
     }
-    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-    let off = 0;
-    for (const c of chunks) out.set(c, (off += c.length) - c.length);
-    return new TextDecoder().decode(out);
+    const dec = new TextDecoder();
+    return chunks.map((c, i) => dec.decode(c, { stream: i < chunks.length - 1 })).join("");
   } catch (err) {
     if (timedOut) throw new Error(`no answer from ${path} to "${command}" within ${timeoutMs} ms`);
     throw err;

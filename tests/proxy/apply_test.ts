@@ -351,3 +351,28 @@ Deno.test("a reload lets the old worker finish a request in flight, then the old
     await slow.shutdown();
   }
 });
+
+Deno.test("when the Runtime API fails, the endpoint change is applied with a reload instead", async () => {
+  const [one, two] = await backends("one", "two");
+  await using p = await proxyUnderTest();
+  try {
+    assert.ok((await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }] })))).ok);
+    const pid = await workerPid(p.haproxy);
+    const runtimeFailures = await counterValue("ingress_controller_proxy_apply_failures_total", { stage: "runtime" });
+    // The socket file is gone: the Runtime API cannot be reached. (A reload does not bring it back:
+    // the new worker takes the bound socket over from the old one. Every endpoint change then
+    // falls back to a reload, which is slower but correct.)
+    await Deno.remove(p.haproxy.runtimeSocket);
+    const r = await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(two)] }] })));
+    assert.deepEqual([r.kind, r.ok], ["reload", true], r.error ?? "");
+    assert.equal(
+      await counterValue("ingress_controller_proxy_apply_failures_total", { stage: "runtime" }),
+      runtimeFailures + 1,
+    );
+    assert.notEqual(await workerPid(p.haproxy), pid);
+    assert.equal((await get(p.url, "web.test")).name, "two");
+  } finally {
+    await p.close();
+    await Promise.all([one.close(), two.close()]);
+  }
+});
