@@ -130,6 +130,9 @@ try {
     authenticationKubeconfig: cp.adminKubeConfigPath,
     authorizationKubeconfig: cp.adminKubeConfigPath,
     authenticationSkipLookup: true,
+    // The figure is the cached path: the caches must outlive the run (the 10 s defaults would expire mid-run).
+    authenticationTokenWebhookCacheTtl: 600_000,
+    authorizationWebhookCacheAuthorizedTtl: 600_000,
   }, { ephemeralPorts: true });
 
   // The plain endpoint: same runtime, same server stack and certificate, same body.
