@@ -210,6 +210,7 @@ export class HAProxy {
   /** Starts the master and waits until it has a worker. Throws with HAProxy's output if it cannot. */
   async start(): Promise<void> {
     if (this.running) throw new Error("haproxy is already running");
+    await this.#stopLeftover();
     await Deno.remove(this.masterSocket).catch(() => {});
     const child = new Deno.Command(this.#opts.binary, {
       // -W master-worker, -db foreground (never daemonize: the master is our child), -S master CLI.
@@ -250,6 +251,34 @@ export class HAProxy {
     }
     this.#started = true;
     log.info("haproxy started", { pid: child.pid, config: this.configPath });
+  }
+
+  /**
+   * A HAProxy left running on this work dir by an earlier proxy process (killed without its
+   * clean-up) would keep serving its stale configuration beside ours (SO_REUSEPORT lets both
+   * bind): stop it first.
+   */
+  async #stopLeftover(): Promise<void> {
+    const info = await this.showProc().catch(() => null);
+    if (!info) return;
+    const pids = [info.master.pid, ...info.workers.map((w) => w.pid), ...info.oldWorkers.map((w) => w.pid)];
+    log.warn("stopping a haproxy left by an earlier run on this work dir", { pids });
+    for (const [sig, wait] of [["SIGUSR1", 10_000], ["SIGKILL", 3_000]] as const) {
+      for (const pid of pids) {
+        if (!(await isHaproxyProcess(pid))) continue;
+        try {
+          Deno.kill(pid, sig);
+        } catch {
+          // gone meanwhile
+        }
+      }
+      const deadline = performance.now() + wait;
+      while (performance.now() < deadline) {
+        const alive = await Promise.all(pids.map(isHaproxyProcess));
+        if (!alive.includes(true)) return;
+        await sleep(20);
+      }
+    }
   }
 
   /** A command on the master CLI. */

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { join } from "node:path";
-import { parseShowProc } from "../../lib/proxy/haproxy.ts";
+import { HAProxy, parseShowProc } from "../../lib/proxy/haproxy.ts";
+import { ensureHaproxy } from "../env/haproxy.ts";
 import { registry } from "../../lib/metrics.ts";
 import { type Backend, startBackend } from "../env/backend.ts";
 import {
@@ -374,5 +375,38 @@ Deno.test("when the Runtime API fails, the endpoint change is applied with a rel
   } finally {
     await p.close();
     await Promise.all([one.close(), two.close()]);
+  }
+});
+
+Deno.test("a haproxy left running on the work dir by an earlier run is stopped before the new one starts", async () => {
+  const [web] = await backends("web");
+  await using p = await proxyUnderTest();
+  try {
+    assert.ok((await p.applier.apply(plain(buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }] })))).ok);
+    const leftover = await haproxyProcessesFor(p.workDir);
+    assert.ok(leftover.length >= 2);
+    // A new proxy process on the same work dir (the old one "died" without stopping haproxy).
+    const second = new HAProxy({
+      binary: await ensureHaproxy(),
+      workDir: p.workDir,
+      bindAddress: p.bind,
+      httpPort: p.httpPort,
+      httpsPort: p.httpsPort,
+      statsPort: p.statsPort,
+      runtimeSocket: p.haproxy.runtimeSocket,
+      certDir: p.certDir,
+    });
+    try {
+      await second.start();
+      const now = await haproxyProcessesFor(p.workDir);
+      assert.deepEqual(now.filter((pid) => leftover.includes(pid)), [], "the earlier haproxy is gone");
+      assert.equal((await get(p.url, "web.test")).name, "web");
+    } finally {
+      await second.stop();
+    }
+    assert.deepEqual(await haproxyProcessesFor(p.workDir), []);
+  } finally {
+    await p.close();
+    await web.close();
   }
 });
