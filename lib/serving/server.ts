@@ -180,13 +180,12 @@ class SecureHandler {
     const started = performance.now();
     const method = (req.method ?? "GET").toUpperCase();
     let status = 500;
-    let audit: AuditHandle | null = null;
+    const current: { audit: AuditHandle | null } = { audit: null };
     try {
-      status = await this.#serve(req, res, method, (h) => (audit = h));
+      status = await this.#serve(req, res, method, (h) => (current.audit = h));
     } catch (err) {
       log.error("secure port: request failed", { path: req.url, error: (err as Error).message });
-      // deno-lint-ignore no-explicit-any
-      await (audit as any)?.panic(err).catch(() => {});
+      await current.audit?.panic(err).catch(() => {});
       if (!res.headersSent) send(req, res, json(500, "InternalError", "Internal Server Error"));
       else res.end();
     } finally {
