@@ -28,6 +28,7 @@ export type RunPart = (ctx: RunContext) => Promise<void>;
 /** The parts `run` starts by default, one line each. */
 export const defaultParts: readonly RunPart[] = [
   (ctx) => import("../controller/run_part.ts").then((m) => m.runController(ctx)), // lib/controller
+  (ctx) => import("../serving/run_part.ts").then((m) => m.runServing(ctx)), // lib/serving
 ];
 
 export async function startRun(

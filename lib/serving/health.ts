@@ -64,3 +64,9 @@ export class HealthChecks {
     return { status: 200, body: "ok" };
   }
 }
+
+/**
+ * The checks of this process: parts of `run` register here (e.g. the controller's "informers
+ * synced"), and the secure port and the ops listener answer from it.
+ */
+export const processHealth = new HealthChecks();

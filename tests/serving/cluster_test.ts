@@ -10,9 +10,12 @@ import { join } from "node:path";
 import type { AuditHandle, Auditor, AuditRequest } from "../../lib/audit/types.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings, type ServingSettings } from "../../lib/serving/settings.ts";
-import { type ControlPlane, startControlPlane } from "../env/mod.ts";
+import { type ControlPlane, freePort, startControlPlane } from "../env/mod.ts";
 import { request, tempDir } from "./helpers.ts";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { loadKubeConfig } from "../../lib/cluster/access.ts";
+import { parseRunFlags } from "../../lib/flags/config.ts";
+import { runServing } from "../../lib/serving/run_part.ts";
 
 async function apply(cp: ControlPlane, path: string, body: unknown): Promise<void> {
   const res = await cp.adminFetch(path, {
@@ -262,6 +265,42 @@ Deno.test({
       } finally {
         await c.stop();
       }
+    });
+
+    await t.step("as a part of run: parsed flags, real auditor, stops on abort", async () => {
+      const port = freePort();
+      const policy = join(tmp.dir, "policy.yaml");
+      writeFileSync(policy, "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n");
+      const auditLog = join(tmp.dir, "run-audit.log");
+      const config = parseRunFlags("A", [
+        `--kubeconfig=${cp.adminKubeConfigPath}`,
+        "--bind-address=127.0.0.1",
+        `--secure-port=${port}`,
+        `--cert-dir=${join(tmp.dir, "run-certs")}`,
+        `--authentication-kubeconfig=${delegatedKubeconfig}`,
+        `--authorization-kubeconfig=${delegatedKubeconfig}`,
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez",
+        `--audit-policy-file=${policy}`,
+        `--audit-log-path=${auditLog}`,
+      ]);
+      const stop = new AbortController();
+      const running = runServing({ config, kubeConfig: loadKubeConfig(cp.adminKubeConfigPath), signal: stop.signal });
+      let r = { status: 0, body: "" };
+      for (let i = 0; i < 100 && r.status !== 200; i++) {
+        r = await request({ port, path: "/livez" }).catch(() => ({ status: 0, body: "", headers: {} }));
+        if (r.status !== 200) await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.equal(r.status, 200);
+      const alice = await cp.mintUser("alice");
+      assert.equal((await request({ port, path: "/metrics", cert: alice.certPem, key: alice.keyPem })).status, 200);
+      stop.abort();
+      await running;
+      const events = readFileSync(auditLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      assert.ok(
+        events.some((e) =>
+          e.user?.username === "alice" && e.requestURI === "/metrics" && e.responseStatus?.code === 200
+        ),
+      );
     });
 
     await t.step("a missing --authentication-kubeconfig file is a SetupError naming the option", async () => {
