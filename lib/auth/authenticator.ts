@@ -45,7 +45,21 @@ export function bearerToken(headers: RawHeaderList): string | null {
   return parts[1] === "" ? null : parts[1];
 }
 
+/**
+ * Adds `system:authenticated` to an identified user unless it already carries it or
+ * `system:unauthenticated` (Kubernetes' AuthenticatedGroupAdder).
+ */
+export function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (user.groups.includes("system:authenticated") || user.groups.includes("system:unauthenticated")) return user;
+  return { ...user, groups: [...user.groups, "system:authenticated"] };
+}
+
 export async function authenticate(chain: AuthenticationChain, creds: Credentials): Promise<AuthenticationResult> {
+  const result = await identify(chain, creds);
+  return result.ok && result.method !== "anonymous" ? { ...result, user: withAuthenticatedGroup(result.user) } : result;
+}
+
+async function identify(chain: AuthenticationChain, creds: Credentials): Promise<AuthenticationResult> {
   const reasons: string[] = [];
   const hasCert = creds.peerChain.length > 0;
 

@@ -39,7 +39,6 @@ function unescapeKey(key: string): string {
 /** Reads the identity, or null when no username header has a non-empty value. */
 export function userFromHeaders(headers: RawHeaderList, names: RequestHeaderNames): UserInfo | null {
   const userHeaders = lower(names.usernameHeaders);
-  const groupHeaders = new Set(lower(names.groupHeaders));
   const prefixes = lower(names.extraHeaderPrefixes);
   let name = "";
   // Like Go's Header.Get: the first value of each header name, header names in configured order.
@@ -59,10 +58,10 @@ export function userFromHeaders(headers: RawHeaderList, names: RequestHeaderName
   const extra: Record<string, string[]> = {};
   for (const [k, v] of headers) {
     const lk = k.toLowerCase();
-    if (groupHeaders.has(lk)) continue;
     const prefix = prefixes.find((p) => lk.startsWith(p) && lk.length > p.length);
     if (!prefix) continue;
-    const key = unescapeKey(lk.slice(prefix.length)).toLowerCase();
+    // Lower-cased before unescaping, as Kubernetes does: escaped upper-case letters survive.
+    const key = unescapeKey(lk.slice(prefix.length));
     (extra[key] ??= []).push(v);
   }
   return { name, groups, extra };

@@ -44,7 +44,11 @@ Deno.test("authenticator: request header identity only with an allowed front-pro
   const { chain, proxy, otherProxy, alice } = await setup();
   const headers = [["X-Remote-User", "bob"], ["X-Remote-Group", "g1"]] as const;
   const viaProxy = await authenticate(chain, { peerChain: [proxy], headers });
-  assert.deepEqual(viaProxy, { ok: true, user: { name: "bob", groups: ["g1"], extra: {} }, method: "requestheader" });
+  assert.deepEqual(viaProxy, {
+    ok: true,
+    user: { name: "bob", groups: ["g1", "system:authenticated"], extra: {} },
+    method: "requestheader",
+  });
   // Forged headers from a client-CA user: the certificate identity wins, the headers are ignored.
   const forgedByUser = await authenticate(chain, { peerChain: [alice], headers });
   assert.equal(forgedByUser.ok && forgedByUser.user.name, "alice");
@@ -59,7 +63,11 @@ Deno.test("authenticator: request header identity only with an allowed front-pro
 Deno.test("authenticator: client certificate, then bearer token; bad credentials are 401 material", async () => {
   const { chain, alice } = await setup();
   const cert = await authenticate(chain, { peerChain: [alice], headers: [] });
-  assert.deepEqual(cert, { ok: true, user: { name: "alice", groups: ["devs"], extra: {} }, method: "x509" });
+  assert.deepEqual(cert, {
+    ok: true,
+    user: { name: "alice", groups: ["devs", "system:authenticated"], extra: {} },
+    method: "x509",
+  });
   const tok = await authenticate(chain, { peerChain: [], headers: [["Authorization", "Bearer good"]] });
   assert.equal(tok.ok && tok.user.name, "tok");
   const bad = await authenticate(chain, { peerChain: [], headers: [["authorization", "bearer nope"]] });
@@ -80,4 +88,13 @@ Deno.test("authenticator: bearer header parsing", () => {
   assert.equal(bearerToken([["Authorization", "Basic abc"]]), null);
   assert.equal(bearerToken([["Authorization", "Bearer "]]), null);
   assert.equal(bearerToken([]), null);
+});
+
+Deno.test("authenticator: system:authenticated is added once, never to anonymous", async () => {
+  const { withAuthenticatedGroup } = await import("../../lib/auth/authenticator.ts");
+  const u = { name: "x", groups: ["a"], extra: {} };
+  assert.deepEqual(withAuthenticatedGroup(u).groups, ["a", "system:authenticated"]);
+  const already = { name: "x", groups: ["system:authenticated", "a"], extra: {} };
+  assert.equal(withAuthenticatedGroup(already), already);
+  assert.equal(withAuthenticatedGroup(anonymousUser), anonymousUser);
 });

@@ -25,9 +25,10 @@ Deno.test("request_header: groups are every value of every group header; extra k
     ["X-Remote-Extra-Scopes", "read"],
     ["x-remote-extra-scopes", "write"],
     ["X-Remote-Extra-Example.com%2fTeam", "blue"],
+    ["X-Remote-Extra-Case%4B", "k"],
   ], names)!;
   assert.deepEqual(u.groups, ["a", "b", "c"]);
-  assert.deepEqual(u.extra, { scopes: ["read", "write"], "example.com/team": ["blue"] });
+  assert.deepEqual(u.extra, { scopes: ["read", "write"], "example.com/team": ["blue"], "caseK": ["k"] });
 });
 
 Deno.test("request_header: identity headers are recognised for removal", () => {

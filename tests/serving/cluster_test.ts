@@ -102,6 +102,7 @@ Deno.test({
       // No CA files: client CA and request-header settings come from the cluster lookup.
       authenticationSkipLookup: false,
       authorizationAlwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
+      enableSwaggerUi: true,
     };
     const auditor = recordingAuditor();
     const h = await startServing(base, { auditor, ephemeralPorts: true });
@@ -119,6 +120,14 @@ Deno.test({
         const denied = await get("/metrics", { cert: bob.certPem, key: bob.keyPem });
         assert.equal(denied.status, 403);
         assert.match(JSON.parse(denied.body).message, /User "bob" cannot get path "\/metrics"/);
+      });
+
+      await t.step("authenticated users carry system:authenticated (cluster's system:discovery binding)", async () => {
+        const doc = await get("/openapi/v2", { cert: bob.certPem, key: bob.keyPem });
+        assert.equal(doc.status, 200, doc.body);
+        assert.equal(JSON.parse(doc.body).swagger, "2.0");
+        const anon = await get("/openapi/v2");
+        assert.equal(anon.status, 403, "anonymous is not in system:authenticated");
       });
 
       await t.step("request-header identity only with a valid front-proxy certificate and allowed CN", async () => {
