@@ -228,3 +228,20 @@ Deno.test("control plane: objects via client-node, RBAC, tokens, front proxy, ex
   assert.equal(processExists(cp.pids.kubeApiserver), false, "kube-apiserver gone");
   await assert.rejects(Deno.stat(cp.dir), Deno.errors.NotFound);
 });
+
+Deno.test("await using stops the control plane when the block throws", async () => {
+  let pids: number[] = [];
+  let dir = "";
+  await assert.rejects(
+    (async () => {
+      await using cp = await startControlPlane();
+      pids = [cp.pids.etcd, cp.pids.kubeApiserver];
+      dir = cp.dir;
+      assert.ok(pids.every(processExists));
+      throw new Error("a failing test body");
+    })(),
+    /a failing test body/,
+  );
+  assert.deepEqual(pids.filter(processExists), []);
+  await assert.rejects(Deno.stat(dir), Deno.errors.NotFound);
+});
