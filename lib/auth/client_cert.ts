@@ -31,10 +31,15 @@ export function subjectOf(cert: X509Certificate): { commonName: string; organiza
   };
 }
 
-function allowsClientAuth(cert: X509Certificate): boolean {
+/**
+ * Whether the certificate's extended key usage allows client authentication. The leaf must name
+ * clientAuth (or any usage); a CA on the path without the extension is unconstrained, one with it
+ * must include clientAuth, as Go checks usage nesting.
+ */
+function allowsClientAuth(cert: X509Certificate, requirePresent: boolean): boolean {
   const parsed = new x509.X509Certificate(new Uint8Array(cert.raw));
   const eku = parsed.getExtension(x509.ExtendedKeyUsageExtension);
-  if (!eku) return false;
+  if (!eku) return !requirePresent;
   return eku.usages.some((u) => u === clientAuthOid || u === anyUsageOid);
 }
 
@@ -83,7 +88,9 @@ export class ClientCertVerifier {
     if (!withinDates(leaf, now)) {
       return { ok: false, reason: `certificate ${leaf.subject} is expired or not yet valid` };
     }
-    if (!allowsClientAuth(leaf)) return { ok: false, reason: "certificate is not allowed for client authentication" };
+    if (!allowsClientAuth(leaf, true)) {
+      return { ok: false, reason: "certificate is not allowed for client authentication" };
+    }
     let current = leaf;
     const intermediates = chain.slice(1);
     for (let depth = 0; depth < maxDepth; depth++) {
@@ -95,6 +102,9 @@ export class ClientCertVerifier {
       }
       const next = intermediates.find((i) => i !== current && i.ca && withinDates(i, now) && signedBy(current, i));
       if (!next) break;
+      if (!allowsClientAuth(next, false)) {
+        return { ok: false, reason: "an intermediate CA does not allow client authentication" };
+      }
       current = next;
     }
     return { ok: false, reason: "certificate signed by unknown authority" };

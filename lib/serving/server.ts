@@ -189,7 +189,9 @@ class SecureHandler {
       if (!res.headersSent) send(req, res, json(500, "InternalError", "Internal Server Error"));
       else res.end();
     } finally {
-      observeRequest("secure", method, status, (performance.now() - started) / 1000);
+      const seconds = (performance.now() - started) / 1000;
+      observeRequest("secure", method, status, seconds);
+      log.v(3)?.info("secure port request", { method, uri: req.url, status, ms: Math.round(seconds * 1e4) / 10 });
     }
   }
 
