@@ -26,7 +26,7 @@ import { observeRequest, tlsRefused } from "./request_metrics.ts";
 import { type Reply, Routes } from "./routes.ts";
 import type { Config } from "../flags/config.ts";
 import { type ServingSettings, settingsFromConfig } from "./settings.ts";
-import { policyViolation, tlsPolicy } from "./tls_policy.ts";
+import { keyTypeMismatch, policyViolation, tlsPolicy } from "./tls_policy.ts";
 
 export interface ServingDeps extends DelegationOverrides {
   readonly auditor?: Auditor;
@@ -291,6 +291,8 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
     if (s.securePort !== 0) {
       const policy = tlsPolicy(s.release, s.release === "C" ? null : s.tlsMinVersion, s.tlsCipherSuites);
       const certs = await loadServingCertificates(s);
+      const mismatch = keyTypeMismatch(policy, new X509Certificate(certs.cert).publicKey.asymmetricKeyType);
+      if (mismatch) log.warn(mismatch);
       delegation = await buildDelegation(s, deps);
       const d = delegation;
       cleanups.push(() => d.close());

@@ -142,3 +142,16 @@ export function policyViolation(policy: TlsPolicy, protocol: string | null, ciph
   }
   return null;
 }
+
+/**
+ * A warning when the policy leaves no TLS 1.2 suite for the certificate's key type (e.g. only
+ * ECDHE_RSA suites with an ECDSA key): TLS 1.2 clients could then never connect. Null when fine.
+ */
+export function keyTypeMismatch(policy: TlsPolicy, keyType: string | undefined): string | null {
+  if (policy.allowedTls12 === null || policy.minRank >= 13) return null;
+  const family = keyType === "rsa" || keyType === "rsa-pss" ? "ECDHE-RSA-" : keyType === "ec" ? "ECDHE-ECDSA-" : null;
+  if (family === null) return null;
+  if ([...policy.allowedTls12].some((c) => c.startsWith(family))) return null;
+  return `--tls-cipher-suites has no ${family.slice(0, -1)} suite for the ${keyType} key of the serving certificate; ` +
+    "TLS 1.2 clients cannot connect (TLS 1.3 still works)";
+}
