@@ -8,6 +8,7 @@ const mainTs = join(dirname(fileURLToPath(import.meta.url)), "main.ts");
 
 interface Started {
   child: Deno.ChildProcess;
+  stdin: WritableStreamDefaultWriter<Uint8Array>;
   pids: number[];
   dir: string;
   kubeconfig: string;
@@ -19,8 +20,9 @@ interface Started {
 async function startMain(kubeconfigOut: string): Promise<Started> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", mainTs],
-    env: { KUBECONFIG_OUT: kubeconfigOut },
-    stdin: "null",
+    // With a piped stdin main.ts also ends when this process dies (the pipe closes).
+    env: { KUBECONFIG_OUT: kubeconfigOut, TESTENV_EXIT_ON_STDIN_EOF: "1" },
+    stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -40,6 +42,7 @@ async function startMain(kubeconfigOut: string): Promise<Started> {
   assert.ok(m, `no pids in the output:\n${text}`);
   return {
     child,
+    stdin: child.stdin.getWriter(),
     pids: [Number(m[1]), Number(m[2])],
     dir: m[3],
     kubeconfig: kubeconfigOut,
@@ -69,10 +72,27 @@ Deno.test("deno task testenv writes $KUBECONFIG_OUT once ready and SIGINT tears 
     } finally {
       s.child.kill("SIGINT");
       const status = await s.child.status;
+      await s.stdin.close().catch(() => {});
       await s.drained;
       assert.equal(status.success, false);
       assert.match(s.output(), /SIGINT: stopping/);
     }
+    await waitGone(s.pids);
+    assert.deepEqual(s.pids.filter(processExists), []);
+    await assert.rejects(Deno.stat(s.dir), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("deno task testenv stops cleanly when its stdin closes (its test runner died)", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "ic-testenv-main-" });
+  try {
+    const s = await startMain(join(tmp, "admin.kubeconfig"));
+    await s.stdin.close();
+    const status = await s.child.status;
+    await s.drained;
+    assert.equal(status.code, 0, s.output());
     await waitGone(s.pids);
     assert.deepEqual(s.pids.filter(processExists), []);
     await assert.rejects(Deno.stat(s.dir), Deno.errors.NotFound);
@@ -87,6 +107,7 @@ Deno.test("when the Deno process is killed outright, the reapers kill etcd and k
     const s = await startMain(join(tmp, "admin.kubeconfig"));
     s.child.kill("SIGKILL");
     await s.child.status;
+    await s.stdin.close().catch(() => {});
     await s.drained;
     await waitGone(s.pids);
     assert.deepEqual(s.pids.filter(processExists), []);
