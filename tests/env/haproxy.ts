@@ -132,6 +132,7 @@ export async function startHaproxy(configPath: string, opts: StartHaproxyOptions
       args: ["-W", "-db", "-S", `${masterSocket},mode,600`, "-f", configPath],
       logPath,
       env: opts.env,
+      removeOnOrphan: dir,
     });
     const masterCommand = (command: string) => sendMasterCommand(masterSocket, command);
     const workerPids = async () => parseWorkers(await masterCommand("show proc"));
