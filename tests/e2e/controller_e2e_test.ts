@@ -66,7 +66,7 @@ if (!inPrivateNetwork()) {
             const cm = await eventually("the ConfigMap", () => cluster.get(resources.configMaps, ns, name));
             assert.deepEqual(Object.keys(cm.data).sort(), ["crt-list", "haproxy.cfg", "secrets.json"]);
             for (const r of [resources.configMaps, resources.deployments, resources.services]) {
-              const o = (await cluster.get(r, ns, name))!;
+              const o = await eventually(`the ${r.kind}`, () => cluster.get(r, ns, name));
               assert.equal(o.metadata.ownerReferences?.[0]?.kind, "Ingress");
               assert.equal(o.metadata.ownerReferences?.[0]?.controller, true);
             }
@@ -76,7 +76,7 @@ if (!inPrivateNetwork()) {
               return ing?.status?.loadBalancer?.ingress?.[0]?.ip === svc.spec.clusterIP;
             });
 
-            const proxy = await startProxy(cluster, ns, name);
+            const proxy = await startProxy(cluster, ns, name, { followDeployment: true });
             try {
               const a = await eventually("a route to alpha", async () => {
                 const r = await httpGet(proxy.httpPort, "shop.example", "/a/x");
@@ -108,7 +108,7 @@ if (!inPrivateNetwork()) {
               assert.equal(ctl.stats().writes, writes, "no writes in steady state");
 
               // Scale the EndpointSlice up: traffic spreads over the three backends.
-              const pidsBefore = await workerPids(proxy.workDir);
+              const appliedBefore = proxy.applied.length;
               await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc-a", [alpha, ...extra]));
               const seen = await eventually("traffic on all three endpoints", async () => {
                 const names = new Set<string>();
@@ -126,13 +126,9 @@ if (!inPrivateNetwork()) {
                 }
                 return true;
               });
-              if (pidsBefore !== null) {
-                assert.deepEqual(
-                  await workerPids(proxy.workDir),
-                  pidsBefore,
-                  "endpoint changes did not reload haproxy",
-                );
-              }
+              const kinds = proxy.applied.slice(appliedBefore).map((r) => r.kind);
+              assert.ok(kinds.includes("runtime"), `endpoint changes went through the Runtime API: ${kinds}`);
+              assert.ok(!kinds.includes("reload"), `endpoint changes did not reload haproxy: ${kinds}`);
 
               // TLS: a kubernetes.io/tls Secret for shop.example.
               const ca = await createCA({ commonName: "e2e CA" });
@@ -167,6 +163,13 @@ if (!inPrivateNetwork()) {
               for (const r of [resources.configMaps, resources.deployments, resources.services]) {
                 await eventually(`${r.kind} removed`, async () => (await cluster.get(r, ns, name)) === null);
               }
+              await eventually("the route gone with the proxy Deployment", async () => {
+                try {
+                  return (await httpGet(proxy.httpPort, "shop.example", "/b")).backend !== "beta";
+                } catch {
+                  return true; // nothing listens any more
+                }
+              });
             } finally {
               await proxy.stop();
             }
@@ -198,11 +201,11 @@ if (!inPrivateNetwork()) {
           );
           await cluster.apply(
             resources.ingresses,
-            ingressObj(ns, "annotation-wins", [{ service: "svc" }], {
-              className: "edge",
+            ingressObj(ns, "other-annotation", [{ service: "svc" }], {
               annotations: { "kubernetes.io/ingress.class": "internal" },
             }),
           );
+          await cluster.apply(resources.ingresses, ingressObj(ns, "no-class", [{ service: "svc" }]));
           await eventually(
             "ConfigMaps of the edge ingresses",
             async () =>
@@ -211,7 +214,8 @@ if (!inPrivateNetwork()) {
           );
           await ctl.idle();
           assert.equal(await cluster.get(resources.configMaps, ns, proxyName("other")), null);
-          assert.equal(await cluster.get(resources.configMaps, ns, proxyName("annotation-wins")), null);
+          assert.equal(await cluster.get(resources.configMaps, ns, proxyName("other-annotation")), null);
+          assert.equal(await cluster.get(resources.configMaps, ns, proxyName("no-class")), null);
           // by-field moves to another class: it loses its proxy.
           await cluster.apply(
             resources.ingresses,
@@ -256,7 +260,11 @@ if (!inPrivateNetwork()) {
       await t.step("an invalid ingress gets an Event and does not block a valid one", async () => {
         const ns = await cluster.namespace("mixed");
         const [b] = await backends(["good"], 20);
-        const ctl = await controller(cluster, { controllerId: "mixed" });
+        const ctl = await controller(cluster, {
+          restrictToOperatorNamespace: true,
+          operatorNamespace: ns,
+          controllerId: "mixed",
+        });
         try {
           await cluster.apply(resources.services, serviceObj(ns, "svc"));
           await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc", [b]));
@@ -300,7 +308,12 @@ if (!inPrivateNetwork()) {
           `${dir}/default_backend.eta`,
           'backend <%= it.builtinDefaultBackend %>\n    http-request return status 404 content-type text/plain string "custom default backend"\n',
         );
-        const ctl = await controller(cluster, { customTemplates: `${dir}/*.eta`, controllerId: "custom" });
+        const ctl = await controller(cluster, {
+          customTemplates: `${dir}/*.eta`,
+          restrictToOperatorNamespace: true,
+          operatorNamespace: ns,
+          controllerId: "custom",
+        });
         try {
           await cluster.apply(resources.services, serviceObj(ns, "svc"));
           await cluster.apply(resources.ingresses, ingressObj(ns, "site", [{ host: "site.example", service: "svc" }]));
@@ -365,24 +378,4 @@ if (!inPrivateNetwork()) {
       await cluster.stop();
     }
   });
-}
-
-/** Worker pids of the haproxy the proxy runs, when its master socket is found in the work dir. */
-async function workerPids(workDir: string): Promise<number[] | null> {
-  const sock = [...Deno.readDirSync(workDir)].find((e) => e.name.includes("master") && e.name.endsWith(".sock"));
-  if (!sock) return null;
-  const conn = await Deno.connect({ transport: "unix", path: `${workDir}/${sock.name}` });
-  try {
-    await conn.write(new TextEncoder().encode("show proc\n"));
-    let text = "";
-    const buf = new Uint8Array(4096);
-    for (;;) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      text += new TextDecoder().decode(buf.subarray(0, n));
-    }
-    return text.split("\n").filter((l) => /\bworker\b/.test(l)).map((l) => Number(l.trim().split(/\s+/)[0])).sort();
-  } finally {
-    conn.close();
-  }
 }

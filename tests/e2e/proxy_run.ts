@@ -6,43 +6,76 @@
 import { ensureHaproxy } from "../env/haproxy.ts";
 import { freePorts } from "../env/ports.ts";
 import { runProxy } from "../../lib/proxy/command.ts";
-import type { Cluster } from "./harness.ts";
+import type { ApplyResult } from "../../lib/proxy/apply.ts";
+import { type Cluster, resources } from "./harness.ts";
 
 export interface ProxyRun {
   httpPort: number;
   httpsPort: number;
   statsPort: number;
   workDir: string;
+  /** How each configuration the proxy saw was applied (start, reload, runtime, none), in order. */
+  applied: ApplyResult[];
   stop(): Promise<void>;
 }
 
-/** Runs the proxy command (lib/proxy) for one ConfigMap, with haproxy on 127.0.0.1. */
-export async function startProxy(cluster: Cluster, ns: string, configmap: string): Promise<ProxyRun> {
+/**
+ * Runs the proxy command (lib/proxy) for one ConfigMap, with haproxy on 127.0.0.1. With
+ * `followDeployment` it plays the kubelet for the proxy Deployment of the same name: once that
+ * Deployment is gone, the proxy stops (in a cluster its pod would be deleted).
+ */
+export async function startProxy(
+  cluster: Cluster,
+  ns: string,
+  configmap: string,
+  opts: { followDeployment?: boolean } = {},
+): Promise<ProxyRun> {
   const haproxy = await ensureHaproxy();
   const [httpPort, httpsPort, statsPort] = freePorts(3);
   const workDir = await Deno.makeTempDir({ prefix: "ic-e2e-proxy-" });
   const abort = new AbortController();
-  const done = runProxy({
-    kubeconfig: cluster.kubeconfig,
-    namespace: ns,
-    configmap,
-    haproxy,
-    workDir,
-    bindAddress: "127.0.0.1",
-    httpPort,
-    httpsPort,
-    statsPort,
-  }, abort.signal).catch((err) => {
+  const applied: ApplyResult[] = [];
+  const done = runProxy(
+    {
+      kubeconfig: cluster.kubeconfig,
+      namespace: ns,
+      configmap,
+      haproxy,
+      workDir,
+      bindAddress: "127.0.0.1",
+      httpPort,
+      httpsPort,
+      statsPort,
+    },
+    abort.signal,
+    { onApply: (r) => applied.push(r) },
+  ).catch((err: unknown) => {
     console.error(`proxy for ${ns}/${configmap} failed: ${err}`);
   });
+  let following: Promise<void> = Promise.resolve();
+  if (opts.followDeployment) {
+    following = (async () => {
+      while (!abort.signal.aborted) {
+        await new Promise((r) => setTimeout(r, 100));
+        if (abort.signal.aborted) return;
+        const gone = await cluster.get(resources.deployments, ns, configmap).then((d) => d === null, () => false);
+        if (gone) {
+          abort.abort();
+          return;
+        }
+      }
+    })();
+  }
   return {
     httpPort,
     httpsPort,
     statsPort,
     workDir,
+    applied,
     stop: async () => {
       abort.abort();
       await done;
+      await following;
       await Deno.remove(workDir, { recursive: true }).catch(() => {});
     },
   };
