@@ -25,6 +25,9 @@
  * `startHaproxy(configPath, {env?})` → {pid, dir, masterSocket, logPath, masterCommand(cmd),
  * workerPids(), stop()}, master-worker mode with the master socket in a temp dir.
  *
+ * client-node (`client_node.ts`): `loadKubeConfig(path)` / `http1Only(kc)` → a KubeConfig whose
+ * requests use HTTP/1.1 (an aborted Watch followed by a GOAWAY crashes Deno over HTTP/2).
+ *
  * Traffic: `startBackend({name, host?, port?})` → {name, address, port, url, requests, close()},
  * answering JSON `BackendAnswer`; `requestWithHost({address, port, host?, path?, …})` → {status,
  * headers, body} (fetch() cannot set Host); `freePort(host?)`, `freePorts(n, host?)`;
@@ -38,3 +41,4 @@ export * from "./backend.ts";
 export * from "./http.ts";
 export { freePort, freePorts } from "./ports.ts";
 export { processExists } from "./process.ts";
+export { http1Only, loadKubeConfig } from "./client_node.ts";
