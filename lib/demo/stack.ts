@@ -6,6 +6,7 @@
  * proxy's HTTP port as unix sockets in `dir` and writes `dir/ready.json` when traffic flows.
  * Stops everything on SIGTERM/SIGINT.
  */
+import http from "node:http";
 import { join } from "node:path";
 import { startControlPlane } from "../../tests/env/control_plane.ts";
 import { startBackend } from "../../tests/env/backend.ts";
@@ -128,15 +129,7 @@ export async function runStack(dir: string, signal: AbortSignal): Promise<void> 
       stopProxy.abort();
       await proxyDone;
     });
-    await waitFor("traffic through haproxy", signal, async () => {
-      try {
-        const res = await fetch(`http://127.0.0.1:${httpPort}/`, { headers: { host: demo.host } });
-        await res.body?.cancel();
-        return res.status === 200;
-      } catch {
-        return false;
-      }
-    });
+    await waitFor("traffic through haproxy", signal, () => answers(httpPort, demo.host));
 
     const apiSocket = join(dir, "api.sock");
     const httpSocket = join(dir, "http.sock");
@@ -171,6 +164,19 @@ export async function runStack(dir: string, signal: AbortSignal): Promise<void> 
       await c().catch((err) => log.warn("demo: cleanup step failed", { error: String(err) }));
     }
   }
+}
+
+/** Whether haproxy on 127.0.0.1:`port` answers 200 for `host` (node:http: fetch may not set Host). */
+function answers(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: "127.0.0.1", port, path: "/", headers: { host }, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode === 200));
+    });
+    req.setTimeout(2000, () => req.destroy());
+    req.on("error", () => resolve(false));
+    req.end();
+  });
 }
 
 async function waitFor(what: string, signal: AbortSignal, check: () => Promise<boolean>, timeoutMs = 60_000) {
