@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
+import { loadKubeConfig } from "./client_node.ts";
 import { startControlPlane } from "./control_plane.ts";
 import { processExists } from "./process.ts";
 
@@ -12,8 +13,7 @@ const kubectl = (Deno.env.get("PATH") ?? "").split(":").map((d) => `${d}/kubectl
 });
 
 function clientsFor(kubeconfigPath: string) {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(kubeconfigPath);
+  const kc = loadKubeConfig(kubeconfigPath); // HTTP/1.1: see client_node.ts
   return {
     core: kc.makeApiClient(k8s.CoreV1Api),
     discovery: kc.makeApiClient(k8s.DiscoveryV1Api),

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadKubeConfig } from "./client_node.ts";
 import { processExists } from "./process.ts";
 
 const mainTs = join(dirname(fileURLToPath(import.meta.url)), "main.ts");
@@ -56,8 +57,7 @@ async function waitGone(pids: number[]) {
 }
 
 async function readDefaultNamespace(kubeconfig: string): Promise<string | undefined> {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(kubeconfig);
+  const kc = loadKubeConfig(kubeconfig); // HTTP/1.1: see client_node.ts
   const ns = await kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name: "default" });
   return ns.metadata?.name;
 }
