@@ -30,6 +30,20 @@ export interface InformerOptions {
   /** Fixed server-side watch timeout in seconds (default: random 300–600). */
   watchTimeoutSeconds?: number;
   backoff?: Backoff;
+  /**
+   * Shrinks each object before it is stored and handed to handlers (like client-go's
+   * TransformFunc). Default: drops `metadata.managedFields`, which no reader here needs and
+   * which is often the largest part of an object.
+   */
+  transform?: (obj: KubeObject) => KubeObject;
+}
+
+/** The default transform: the object without `metadata.managedFields`. */
+export function dropManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata && "managedFields" in obj.metadata) {
+    delete (obj.metadata as { managedFields?: unknown }).managedFields;
+  }
+  return obj;
 }
 
 export interface InformerHandlers<T extends KubeObject> {
@@ -192,7 +206,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         query: { ...this.#query(), limit: this.opts.pageSize ?? 500, continue: cont },
         signal: this.#stop.signal,
       });
-      for (const item of page.items ?? []) items.push(withKind(item, this.resource));
+      for (const item of page.items ?? []) items.push(this.#shape(item));
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont);
@@ -256,7 +270,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         if (rv) this.#rv = rv;
         if (++events === 1) this.#backoff.reset();
         if (ev.type === "BOOKMARK") continue;
-        this.#apply(ev.type, withKind(ev.object, this.resource));
+        this.#apply(ev.type, this.#shape(ev.object));
       }
       if (this.#resyncDue) return "resync";
       if (this.#stop.signal.aborted || this.#restartDue) return "ended";
@@ -274,6 +288,11 @@ export class Informer<T extends KubeObject = KubeObject> {
       stream?.close();
       this.#watchAbort = null;
     }
+  }
+
+  #shape(obj: T): T {
+    const t = this.opts.transform ?? dropManagedFields;
+    return t(withKind(obj, this.resource)) as T;
   }
 
   #apply(type: string, obj: T): void {

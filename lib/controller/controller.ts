@@ -10,7 +10,7 @@
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
-import { Informer } from "../cluster/informer.ts";
+import { dropManagedFields, Informer, type InformerOptions } from "../cluster/informer.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import {
   buildModel,
@@ -167,7 +167,7 @@ class Controller {
     this.#queue = new WorkQueue({ coalesceMs: settings.coalesceMs });
     const ns = settings.restrictToOperatorNamespace ? settings.operatorNamespace : null;
     const resyncMs = settings.resyncPeriodMs;
-    const inf = (r: ResourceType, extra: { labelSelector?: string; fieldSelector?: string } = {}) => {
+    const inf = (r: ResourceType, extra: Partial<InformerOptions> = {}) => {
       const i = new Informer(client, r, { namespace: ns, resyncMs, ...extra });
       this.#informers.push(i);
       return i;
@@ -180,7 +180,8 @@ class Controller {
     this.#secrets = inf(resources.secrets, { fieldSelector: "type=kubernetes.io/tls" });
     for (const r of ownedResources(settings.rbac)) {
       if (r === resources.services) continue; // the Service informer above also sees owned Services
-      this.#owned.set(r, inf(r, { labelSelector: ownedSelector(settings) }));
+      // Only the metadata of owned objects is read (hash annotation, owner): keep nothing else.
+      this.#owned.set(r, inf(r, { labelSelector: ownedSelector(settings), transform: metadataOnly }));
     }
     const ownerIndex = (o: KubeObject) =>
       o.metadata.labels?.[managedByLabel] === managedByValue && o.metadata.annotations?.[ingressAnnotation]
@@ -499,6 +500,16 @@ class Controller {
     if (deleted > 0) log.info("removed proxy objects", { ingress: key, objects: deleted });
     return deleted > 0;
   }
+}
+
+/** An object reduced to what the controller reads of the objects it owns. */
+function metadataOnly(o: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences } = dropManagedFields(o).metadata;
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences },
+  };
 }
 
 function objKey(r: ResourceType, o: KubeObject): string {
