@@ -292,7 +292,13 @@ try {
   }));
   fig("create_ingresses_seconds", "s", (performance.now() - t0) / 1000);
   const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./memory/controller_process.ts", import.meta.url).pathname, cluster.kubeconfig],
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--expose-gc",
+      new URL("./memory/controller_process.ts", import.meta.url).pathname,
+      cluster.kubeconfig,
+    ],
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
@@ -310,6 +316,7 @@ try {
   const report = JSON.parse(line.trim());
   fig("controller_initial_sync_and_publish_seconds", "s", (performance.now() - t1) / 1000);
   fig("controller_rss_with_ingresses", "MB", report.rssBytes / 1e6);
+  fig("controller_heap_used_with_ingresses", "MB", report.heapUsed / 1e6);
   fig("controller_ingresses_in_rss_figure", "ingresses", INGRESSES);
   await writer.close();
   reader.releaseLock();

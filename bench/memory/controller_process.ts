@@ -24,6 +24,8 @@ for await (const chunk of lines) {
   while (buf.includes("\n")) {
     buf = buf.slice(buf.indexOf("\n") + 1);
     await ctl.idle();
+    // With --v8-flags=--expose-gc: collect first, so the figure is the live set, not garbage.
+    (globalThis as { gc?: () => void }).gc?.();
     const s = ctl.stats();
     console.log(JSON.stringify({ rssBytes: Deno.memoryUsage().rss, heapUsed: Deno.memoryUsage().heapUsed, ...s }));
   }
