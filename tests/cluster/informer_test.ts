@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startControlPlane } from "../env/control_plane.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { Informer } from "../../lib/cluster/informer.ts";
+import { Backoff } from "../../lib/cluster/backoff.ts";
 import { collectionPath, type KubeObject, resources } from "../../lib/cluster/resources.ts";
 
 async function until(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
@@ -138,6 +139,43 @@ Deno.test("an expired resourceVersion (410 Gone) leads to a relist", async () =>
   } finally {
     await inf.stop();
     client.close();
+  }
+});
+
+Deno.test("an informer keeps retrying after errors other than 410 (403 here) and syncs once allowed", async () => {
+  await using cp = await startControlPlane();
+  const admin = await ClusterClient.create({ kubeconfig: cp.adminKubeConfigPath, qps: 0, burst: 1 });
+  const limited = await ClusterClient.create({ kubeconfig: await cp.kubeConfig("limited"), qps: 0, burst: 1 });
+  const inf = new Informer(limited, resources.configMaps, { namespace: "default", backoff: new Backoff(50, 400) });
+  try {
+    inf.start();
+    await until("a few refused lists", () => limited.requestsSent >= 3);
+    assert.equal(inf.hasSynced, false);
+    assert.match(String((inf.lastError as Error)?.message), /403/);
+    await admin.request("POST", collectionPath(resources.roles, "default"), {
+      body: {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name: "read-cm", namespace: "default" },
+        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] }],
+      },
+    });
+    await admin.request("POST", collectionPath(resources.roleBindings, "default"), {
+      body: {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "read-cm", namespace: "default" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "read-cm" },
+        subjects: [{ kind: "User", name: "limited", apiGroup: "rbac.authorization.k8s.io" }],
+      },
+    });
+    await inf.waitForSync();
+    await admin.request("POST", collectionPath(resources.configMaps, "default"), { body: cm("default", "late", "1") });
+    await until("a watched add after recovery", () => !!inf.store.get("default/late"));
+  } finally {
+    await inf.stop();
+    limited.close();
+    admin.close();
   }
 });
 
