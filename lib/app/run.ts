@@ -29,6 +29,7 @@ export type RunPart = (ctx: RunContext) => Promise<void>;
 export const defaultParts: readonly RunPart[] = [
   (ctx) => import("../controller/run_part.ts").then((m) => m.runController(ctx)), // lib/controller
   (ctx) => import("../serving/run_part.ts").then((m) => m.runServing(ctx)), // lib/serving
+  (ctx) => import("../analytics/run_part.ts").then((m) => m.runAnalytics(ctx)), // lib/analytics
 ];
 
 export async function startRun(
