@@ -130,6 +130,59 @@ Deno.test("controller loop against a real API server", async (t) => {
       }
     });
 
+    await t.step("a configuration haproxy -c refuses is never published; the last good one stays", async () => {
+      const vns = await cluster.namespace("validate");
+      const dir = await Deno.makeTempDir({ prefix: "ic-validate-templates-" });
+      const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
+      // Valid for every model except one with the path /broken, where it adds an unknown keyword.
+      await Deno.writeTextFile(
+        `${dir}/defaults.eta`,
+        builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
+      );
+      await cluster.apply(resources.services, serviceObj(vns, "svc"));
+      const c = await controller(cluster, {
+        customTemplates: `${dir}/*.eta`,
+        restrictToOperatorNamespace: true,
+        operatorNamespace: vns,
+        controllerId: "validate",
+        validateProxyConfig: true,
+      });
+      try {
+        const name = proxyName("site");
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(vns, "site", [{ host: "v.example", path: "/ok", service: "svc" }]),
+        );
+        await eventually(
+          "the good configuration",
+          async () => /\/ok/.test((await cluster.get(resources.configMaps, vns, name))?.data["haproxy.cfg"] ?? ""),
+        );
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(vns, "site", [{ host: "v.example", path: "/broken", service: "svc" }]),
+        );
+        const ev = await eventually(
+          "a ValidationFailed Event",
+          async () => (await cluster.events(vns, "site")).find((e) => e.reason === "ValidationFailed"),
+        );
+        assert.match(ev.message, /no-such-keyword/);
+        const cfg = (await cluster.get(resources.configMaps, vns, name))!.data["haproxy.cfg"];
+        assert.match(cfg, /\/ok/);
+        assert.doesNotMatch(cfg, /broken|no-such-keyword/);
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(vns, "site", [{ host: "v.example", path: "/fine", service: "svc" }]),
+        );
+        await eventually(
+          "the fixed configuration",
+          async () => /\/fine/.test((await cluster.get(resources.configMaps, vns, name))?.data["haproxy.cfg"] ?? ""),
+        );
+      } finally {
+        await c.stop();
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+
     await t.step("a restarted controller removes objects of ingresses deleted while it was down", async () => {
       await cluster.remove(resources.ingresses, ns, "one");
       const again = await controller(cluster, { validateProxyConfig: false });
