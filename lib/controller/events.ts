@@ -33,8 +33,8 @@ export class EventRecorder {
     const ns = obj.metadata.namespace ?? "default";
     const id = `${obj.metadata.uid}|${type}|${reason}|${message}`;
     const who = `${obj.kind ?? "Object"} ${ns}/${obj.metadata.name}`;
-    (type === "Warning" ? log.warn : log.info).call(log, `event ${reason}`, { object: who, message });
     if (this.#seen.has(id)) return Promise.resolve();
+    (type === "Warning" ? log.warn : log.info).call(log, `event ${reason}`, { object: who, message });
     this.#seen.set(id, true);
     this.recent.push({ object: `${ns}/${obj.metadata.name}`, type, reason, message });
     if (this.recent.length > 200) this.recent.shift();
