@@ -795,13 +795,15 @@ export const runTable = {
     kind: "bool",
     default: ab(true),
     sameAs: "analytics",
-    help: "Send analytical events to an external analytics service",
+    help:
+      "Send analytical events to the external analytics service at $INGRESS_CONTROLLER_ANALYTICS_URL (nothing is sent while it is unset)",
   },
   "analytics": {
     kind: "bool",
     default: { C: true },
     sameAs: "enable-analytics",
-    help: "Send analytical events to an external analytics service",
+    help:
+      "Send analytical events to the external analytics service at $INGRESS_CONTROLLER_ANALYTICS_URL (nothing is sent while it is unset)",
   },
 } as const satisfies Record<string, OptionSpec>;
 
