@@ -276,6 +276,55 @@ try {
   fig("watch_window", "s", windowS);
   fig("watch_restarts_per_hour_ours", "restarts/h", (ourRestarts * 3600) / windowS);
 
+  // --- after a non-410 error (403 here) the library's informer stops for good; ours recovers.
+  {
+    const ns = await cluster.namespace("forbidden");
+    const limitedKc = await cluster.cp.kubeConfig("limited");
+    const lkc = new k8s.KubeConfig();
+    lkc.loadFromFile(limitedKc);
+    const core = lkc.makeApiClient(k8s.CoreV1Api);
+    const libInformer = k8s.makeInformer(
+      lkc,
+      `/api/v1/namespaces/${ns}/configmaps`,
+      () => core.listNamespacedConfigMap({ namespace: ns }),
+    );
+    let libErrors = 0;
+    libInformer.on("error", () => libErrors++);
+    await libInformer.start().catch(() => libErrors++);
+    const limited = await ClusterClient.create({ kubeconfig: limitedKc, qps: 0, burst: 1 });
+    const mine = new Informer(limited, resources.configMaps, { namespace: ns }).start();
+    await new Promise((r) => setTimeout(r, 1000));
+    for (
+      const [r, body] of [
+        [resources.roles, {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "Role",
+          metadata: { name: "read", namespace: ns },
+          rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] }],
+        }],
+        [resources.roleBindings, {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: "read", namespace: ns },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "read" },
+          subjects: [{ kind: "User", name: "limited", apiGroup: "rbac.authorization.k8s.io" }],
+        }],
+        [resources.configMaps, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "after", namespace: ns } }],
+      ] as const
+    ) {
+      await cluster.client.request("POST", collectionPath(r, ns), { body });
+    }
+    const deadline = performance.now() + 40_000;
+    while (performance.now() < deadline && !mine.store.get(`${ns}/after`)) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 2000)); // the same chance for the library's informer
+    fig("client_node_informer_errors_before_access", "errors", libErrors);
+    fig("client_node_informer_recovers_after_403", "bool", libInformer.get("after", ns) ? 1 : 0);
+    fig("ours_informer_recovers_after_403", "bool", mine.store.get(`${ns}/after`) ? 1 : 0);
+    await libInformer.stop();
+    await mine.stop();
+    limited.close();
+  }
+
   // --- RSS with INGRESSES ingresses.
   const big = await cluster.namespace("many");
   await cluster.apply(resources.services, serviceObj(big, "svc"));
