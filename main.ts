@@ -1,12 +1,14 @@
 /**
  * @module main
  * Entry point of `ingress-controller`: wires the command line (lib/flags/cli.ts) to the real
- * process: stdout/stderr, the environment, `run` (lib/app) and `proxy` (lib/proxy).
+ * process: stdout/stderr, the environment, `run` (lib/app), `proxy` (lib/proxy) and `exporter`
+ * (lib/exporter).
  */
 
 import { startRun } from "./lib/app/run.ts";
 import { cli } from "./lib/flags/cli.ts";
 import type { ProxySettings } from "./lib/flags/proxy_settings.ts";
+import type { ExporterSettings } from "./lib/flags/exporter_settings.ts";
 import { configureLogging, logSettingsFromConfig } from "./lib/log/configure.ts";
 import { SetupError } from "./lib/errors.ts";
 
@@ -23,16 +25,31 @@ function stopSignal(): AbortSignal {
   return stop.signal;
 }
 
-async function runProxyCommand(settings: ProxySettings): Promise<void> {
-  // The proxy runtime is owned by lib/proxy; imported lazily so the other commands start fast.
-  const path = "./lib/proxy/command.ts";
-  let mod: { runProxy(settings: ProxySettings, signal?: AbortSignal): Promise<void> };
+/**
+ * Imports a command's runtime lazily, so the other commands start fast; the path is a variable so
+ * compile.sh lists these files with `--include`.
+ */
+async function importCommand<T>(path: string, command: string): Promise<T> {
   try {
-    mod = await import(path);
+    return await import(path);
   } catch (err) {
-    throw new SetupError(`the proxy command is not available in this build (${(err as Error).message.split("\n")[0]})`);
+    throw new SetupError(
+      `the ${command} command is not available in this build (${(err as Error).message.split("\n")[0]})`,
+    );
   }
+}
+
+type ProxyModule = { runProxy(settings: ProxySettings, signal?: AbortSignal): Promise<void> };
+type ExporterModule = { runExporter(settings: ExporterSettings, signal?: AbortSignal): Promise<void> };
+
+async function runProxyCommand(settings: ProxySettings): Promise<void> {
+  const mod = await importCommand<ProxyModule>("./lib/proxy/command.ts", "proxy");
   await mod.runProxy(settings, stopSignal());
+}
+
+async function runExporterCommand(settings: ExporterSettings): Promise<void> {
+  const mod = await importCommand<ExporterModule>("./lib/exporter/command.ts", "exporter");
+  await mod.runExporter(settings, stopSignal());
 }
 
 const code = await cli(Deno.args, {
@@ -48,5 +65,6 @@ const code = await cli(Deno.args, {
     }
   },
   proxy: runProxyCommand,
+  exporter: runExporterCommand,
 });
 Deno.exit(code);

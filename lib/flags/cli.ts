@@ -1,8 +1,8 @@
 /**
  * @module flags/cli
  * The command line of `ingress-controller`: `[--release R] <command> [flags]` with the commands
- * run, options, migrate-flags, version and the hidden proxy. Returns the exit code; errors are
- * printed as one line (UsageError → 2, others → 1). `io` makes it testable in-process.
+ * run, options, migrate-flags, version and the hidden proxy and exporter. Returns the exit code;
+ * errors are printed as one line (UsageError → 2, others → 1). `io` makes it testable in-process.
  */
 
 import { exitCodeOf, UsageError } from "../errors.ts";
@@ -10,9 +10,10 @@ import { parseRunFlags } from "./config.ts";
 import { rootUsage, runUsage } from "./help.ts";
 import { migrateFlags } from "./migrate.ts";
 import { parseProxyFlags, type ProxySettings } from "./proxy_settings.ts";
+import { type ExporterSettings, parseExporterFlags } from "./exporter_settings.ts";
 import { flagUsages } from "./help.ts";
 import { releaseFromEnv, resolveRelease } from "./release.ts";
-import { proxyTable, type Release, runTable, VERSIONS } from "./table.ts";
+import { exporterTable, proxyTable, type Release, runTable, VERSIONS } from "./table.ts";
 import type { Config } from "./config.ts";
 
 export interface CliIo {
@@ -23,6 +24,8 @@ export interface CliIo {
   run(config: Config): Promise<void>;
   /** Starts `proxy` (lib/proxy/command.ts). */
   proxy(settings: ProxySettings): Promise<void>;
+  /** Starts `exporter` (lib/exporter/command.ts). */
+  exporter(settings: ExporterSettings): Promise<void>;
 }
 
 /** Reads `--name value` / `--name=value` at argv[i]; returns [value, next index] or undefined. */
@@ -119,6 +122,18 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
         return 0;
       }
       await io.proxy(settings);
+      return 0;
+    }
+    case "exporter": {
+      const settings = parseExporterFlags(rest);
+      if (settings === "help") {
+        io.stdout(
+          "Serve the proxy's (haproxy's) statistics as Prometheus metrics (the proxy pod's sidecar).\n\n" +
+            "Usage:\n  ingress-controller exporter [flags]\n\nFlags:\n" + flagUsages(exporterTable, "A"),
+        );
+        return 0;
+      }
+      await io.exporter(settings);
       return 0;
     }
     default:

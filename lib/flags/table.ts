@@ -852,6 +852,29 @@ export const proxyTable = {
 } as const satisfies Record<string, OptionSpec>;
 
 export type ProxyTable = typeof proxyTable;
+
+/**
+ * The flags of the hidden `exporter` command (the proxy pod's metrics sidecar, run by the
+ * controller with the run options of the same names); present in every release.
+ */
+export const exporterTable = {
+  "help": { kind: "bool", short: "h", default: all(false), help: "help for exporter" },
+  "proxy.scrape-uri": {
+    kind: "string",
+    default: all("http://127.0.0.1:56789/;csv"),
+    help: "URI of the proxy's CSV statistics: the stats page (http(s)://…/;csv) or unix:/path/to/stats.sock",
+  },
+  "proxy.server-metric-fields": runTable["proxy.server-metric-fields"],
+  "proxy.timeout": runTable["proxy.timeout"],
+  "listen-address": {
+    kind: "string",
+    default: all(":56790"),
+    help: "Address (host:port) to listen on for telemetry",
+  },
+  "telemetry-path": { kind: "string", default: all("/metrics"), help: "Path under which to expose metrics" },
+} as const satisfies Record<string, OptionSpec>;
+
+export type ExporterTable = typeof exporterTable;
 export type AnyTable = Readonly<Record<string, OptionSpec>>;
 
 /** The entries of a table that exist in a release, sorted by name. */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { cli, type CliIo } from "../../lib/flags/cli.ts";
 import type { Config } from "../../lib/flags/config.ts";
 import type { ProxySettings } from "../../lib/flags/proxy_settings.ts";
+import type { ExporterSettings } from "../../lib/flags/exporter_settings.ts";
 import { type OptionSpec, RELEASES, releasesOf, runTable, VERSIONS } from "../../lib/flags/table.ts";
 
 interface Captured {
@@ -10,16 +11,18 @@ interface Captured {
   err: string;
   ran: Config[];
   proxied: ProxySettings[];
+  exported: ExporterSettings[];
 }
 
 async function call(argv: string[], env: Record<string, string> = {}): Promise<Captured> {
-  const c: Captured = { code: -1, out: "", err: "", ran: [], proxied: [] };
+  const c: Captured = { code: -1, out: "", err: "", ran: [], proxied: [], exported: [] };
   const io: CliIo = {
     stdout: (t) => void (c.out += t),
     stderr: (t) => void (c.err += t),
     env: (n) => env[n],
     run: (config) => (c.ran.push(config), Promise.resolve()),
     proxy: (s) => (c.proxied.push(s), Promise.resolve()),
+    exporter: (s) => (c.exported.push(s), Promise.resolve()),
   };
   c.code = await cli(argv, io);
   return c;
@@ -165,4 +168,36 @@ Deno.test("proxy: flags parsed into ProxySettings", async () => {
   assert.match(bad.err, /--stats-port: must be between 0 and 65535/);
   const help = await call(["proxy", "-h"]);
   assert.match(help.out, /--work-dir string/);
+});
+
+Deno.test("exporter: flags parsed into ExporterSettings; bad values are one-line usage errors; hidden", async () => {
+  const r = await call([
+    "exporter",
+    "--proxy.server-metric-fields=4,7",
+    "--proxy.timeout=2s",
+    "--proxy.scrape-uri=http://127.0.0.1:1234/;csv",
+  ]);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(r.exported, [{
+    scrapeUri: "http://127.0.0.1:1234/;csv",
+    serverMetricFields: [4, 7],
+    timeoutMs: 2000,
+    listenAddress: ":56790",
+    telemetryPath: "/metrics",
+  }]);
+  const bad = await call(["exporter", "--proxy.server-metric-fields=4,1000"]);
+  assert.equal(bad.code, 2);
+  assert.equal(bad.exported.length, 0);
+  assert.match(
+    bad.err,
+    /^error: invalid value "4,1000" for --proxy\.server-metric-fields: "1000" is not a field number/,
+  );
+  assert.equal(bad.err.split("\n").length, 2, "one line");
+  const help = await call(["exporter", "--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.out, /ingress-controller exporter \[flags\]/);
+  assert.match(help.out, /--proxy\.server-metric-fields string {3}.*\(default "2,3,4,5,6,7,8,9,13,/);
+  assert.match(help.out, /--listen-address string {3}.*\(default ":56790"\)/);
+  assert.doesNotMatch((await call(["--help"])).out, /exporter/, "hidden from the root help");
+  assert.doesNotMatch((await call(["run", "--help"])).out, /--listen-address|--telemetry-path|scrape-uri/);
 });

@@ -1,0 +1,56 @@
+/**
+ * @module flags/exporter_settings
+ * The flags of the hidden `exporter` command, read with the same table engine as `run`, as the
+ * camelCase settings object `runExporter` (lib/exporter/command.ts) takes.
+ */
+
+import { UsageError } from "../errors.ts";
+import { parseServerMetricFields } from "../exporter/fields.ts";
+import { parseScrapeUri } from "../exporter/stats_source.ts";
+import { parseFlags } from "./parse.ts";
+import { exporterTable } from "./table.ts";
+import { validateFlags } from "./validate.ts";
+
+export interface ExporterSettings {
+  /** `http(s)://…/;csv` (the stats page) or `unix:/path/to/stats.sock` (`show stat`). */
+  readonly scrapeUri: string;
+  /** Column numbers of the server metrics to export, ascending. */
+  readonly serverMetricFields: readonly number[];
+  /** Time limit of one read of HAProxy's statistics in milliseconds; 0 means none. */
+  readonly timeoutMs: number;
+  /** `host:port`; an empty host listens on every interface. */
+  readonly listenAddress: string;
+  /** Path of the metrics, starting with `/`. */
+  readonly telemetryPath: string;
+}
+
+/** Parses `exporter` flags; returns "help" when --help/-h was given. */
+export function parseExporterFlags(argv: readonly string[]): ExporterSettings | "help" {
+  const parsed = parseFlags(exporterTable, "A", argv);
+  if (parsed.values.get("help") === true) return "help";
+  if (parsed.args.length > 0) {
+    throw new UsageError(`exporter takes no arguments, got ${JSON.stringify(parsed.args[0])} (options start with --)`);
+  }
+  validateFlags(exporterTable, parsed);
+  const v = parsed.values;
+  const scrapeUri = v.get("proxy.scrape-uri") as string;
+  parseScrapeUri(scrapeUri);
+  // host:port is checked when the exporter starts (lib/serving's parser; not loaded for other commands).
+  const listenAddress = v.get("listen-address") as string;
+  const telemetryPath = v.get("telemetry-path") as string;
+  if (!/^\/[\x21-\x7e]*$/.test(telemetryPath)) {
+    throw new UsageError(
+      `invalid value ${
+        JSON.stringify(telemetryPath)
+      } for --telemetry-path: give a URL path starting with / (e.g. /metrics)`,
+    );
+  }
+  return Object.freeze({
+    scrapeUri,
+    serverMetricFields: parseServerMetricFields(v.get("proxy.server-metric-fields") as string),
+    // Durations are parsed as bigint nanoseconds.
+    timeoutMs: Number(v.get("proxy.timeout") as bigint) / 1e6,
+    listenAddress,
+    telemetryPath,
+  });
+}
