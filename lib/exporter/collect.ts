@@ -63,7 +63,9 @@ export class HaproxyCollector {
   constructor(opts: CollectorOptions) {
     this.#opts = opts;
     this.#serverFields = Object.fromEntries(opts.serverMetricFields.map((n) => [n, serverFields[n]]));
-    this.#http = opts.uri.kind === "http" ? Deno.createHttpClient({}) : undefined;
+    // A fresh connection per scrape: an idle pooled one may be closed by haproxy's old worker
+    // during a reload just as the next scrape reuses it.
+    this.#http = opts.uri.kind === "http" ? Deno.createHttpClient({ poolMaxIdlePerHost: 0 }) : undefined;
   }
 
   async scrape(): Promise<ScrapeResult> {
