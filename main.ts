@@ -5,7 +5,6 @@
  * (lib/exporter).
  */
 
-import { startRun } from "./lib/app/run.ts";
 import { cli } from "./lib/flags/cli.ts";
 import type { ProxySettings } from "./lib/flags/proxy_settings.ts";
 import type { ExporterSettings } from "./lib/flags/exporter_settings.ts";
@@ -59,6 +58,8 @@ const code = await cli(Deno.args, {
   run: async (config) => {
     const close = configureLogging(logSettingsFromConfig(config));
     try {
+      // Imported when used: the exporter sidecar need not load the controller (~80 MB RSS).
+      const { startRun } = await import("./lib/app/run.ts");
       await startRun(config, stopSignal());
     } finally {
       close();

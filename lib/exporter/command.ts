@@ -5,12 +5,13 @@
  * every scrape (lib/exporter/collect.ts).
  */
 
+import client from "prom-client";
 import { SetupError } from "../errors.ts";
 import type { ExporterSettings } from "../flags/exporter_settings.ts";
 import { log } from "../log/logger.ts";
-import { parseHostPort } from "../serving/server.ts";
 import { HaproxyCollector } from "./collect.ts";
 import { parseServerMetricFields } from "./fields.ts";
+import { parseListenAddress } from "./listen_address.ts";
 import { parseScrapeUri } from "./stats_source.ts";
 
 export interface ExporterHandle extends AsyncDisposable {
@@ -27,13 +28,24 @@ const landingPage = (path: string) =>
   `<html><head><title>HAProxy exporter</title></head><body><h1>HAProxy exporter</h1>` +
   `<p><a href="${path.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}">Metrics</a></p></body></html>\n`;
 
+/** The exporter process's own CPU, memory and runtime metrics (process_*, nodejs_*), as the original's. */
+let processRegistry: client.Registry | null = null;
+function ownProcessMetrics(): client.Registry {
+  if (!processRegistry) {
+    processRegistry = new client.Registry();
+    client.collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 /** Starts serving; validates the settings again (they may come from a test rather than the flags). */
 export function startExporter(settings: ExporterSettings): ExporterHandle {
   const uri = parseScrapeUri(settings.scrapeUri);
   const serverMetricFields = parseServerMetricFields(settings.serverMetricFields.join(","));
-  const address = parseHostPort(settings.listenAddress, "listen-address");
+  const address = parseListenAddress(settings.listenAddress);
   const path = settings.telemetryPath;
   const collector = new HaproxyCollector({ uri, serverMetricFields, timeoutMs: settings.timeoutMs });
+  const own = ownProcessMetrics();
 
   const handler = async (req: Request): Promise<Response> => {
     const { pathname } = new URL(req.url);
@@ -42,7 +54,8 @@ export function startExporter(settings: ExporterSettings): ExporterHandle {
     }
     if (pathname === path) {
       const { registry } = await collector.scrape();
-      return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+      const all = client.Registry.merge([registry, own]);
+      return new Response(await all.metrics(), { headers: { "content-type": all.contentType } });
     }
     if (pathname === "/") return new Response(landingPage(path), { headers: { "content-type": "text/html" } });
     return new Response("not found\n", { status: 404 });

@@ -6,6 +6,7 @@
 
 import { UsageError } from "../errors.ts";
 import { parseServerMetricFields } from "../exporter/fields.ts";
+import { parseListenAddress } from "../exporter/listen_address.ts";
 import { parseScrapeUri } from "../exporter/stats_source.ts";
 import { parseFlags } from "./parse.ts";
 import { exporterTable } from "./table.ts";
@@ -35,8 +36,8 @@ export function parseExporterFlags(argv: readonly string[]): ExporterSettings | 
   const v = parsed.values;
   const scrapeUri = v.get("proxy.scrape-uri") as string;
   parseScrapeUri(scrapeUri);
-  // host:port is checked when the exporter starts (lib/serving's parser; not loaded for other commands).
   const listenAddress = v.get("listen-address") as string;
+  parseListenAddress(listenAddress);
   const telemetryPath = v.get("telemetry-path") as string;
   if (!/^\/[\x21-\x7e]*$/.test(telemetryPath)) {
     throw new UsageError(

@@ -29,6 +29,7 @@ Deno.test("exporter command: serves a real haproxy's metrics at the telemetry pa
   assert.match(text, /^# TYPE haproxy_up gauge$/m);
   const samples = readExposition(text);
   assert.equal(samples.get("haproxy_up"), 1);
+  assert.ok(samples.get("process_resident_memory_bytes")! > 0, "the exporter's own process metrics");
   assert.equal(samples.get('haproxy_backend_sessions_total{backend="app"}'), 6);
   assert.equal(samples.get('haproxy_server_sessions_total{backend="app",server="b"}'), 3);
   assert.equal(samples.has('haproxy_server_bytes_in_total{backend="app",server="b"}'), false);
@@ -68,7 +69,8 @@ Deno.test("exporter command: runExporter serves until the signal aborts; bad lis
   await running;
   assert.throws(
     () => startExporter({ ...settings, listenAddress: "localhost" }),
-    (err: unknown) => err instanceof UsageError && /--listen-address: "localhost" is not host:port/.test(err.message),
+    (err: unknown) =>
+      err instanceof UsageError && /invalid value "localhost" for --listen-address: give host:port/.test(err.message),
   );
 });
 
@@ -90,6 +92,7 @@ Deno.test("exporter flags: defaults mirror the run options; values are checked",
   assert.deepEqual(s.serverMetricFields, [4, 17]);
   assert.equal(s.timeoutMs, 90_000);
   assert.deepEqual(settingsFor(["--proxy.server-metric-fields="]).serverMetricFields, []);
+  assert.equal(settingsFor(["--listen-address=[::1]:9101"]).listenAddress, "[::1]:9101");
   assert.equal(parseExporterFlags(["-h"]), "help");
   const bad: [string[], RegExp][] = [
     [["--proxy.server-metric-fields=4,99"], /--proxy\.server-metric-fields: 99 is not a server metric field/],
@@ -99,6 +102,9 @@ Deno.test("exporter flags: defaults mirror the run options; values are checked",
     [["--proxy.timeout=-1s"], /--proxy\.timeout: must not be negative/],
     [["--proxy.scrape-uri=ftp://x/"], /--proxy\.scrape-uri: give an http\(s\) URL/],
     [["--proxy.scrape-uri=unix:relative.sock"], /--proxy\.scrape-uri/],
+    [["--listen-address=56790"], /invalid value "56790" for --listen-address: give host:port/],
+    [["--listen-address=:70000"], /--listen-address/],
+    [["--listen-address=::1:80"], /--listen-address/],
     [["--telemetry-path=metrics"], /--telemetry-path: give a URL path starting with \//],
     [["--web.listen-address=:1"], /unknown option --web\.listen-address/],
     [["extra"], /exporter takes no arguments/],

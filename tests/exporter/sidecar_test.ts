@@ -9,7 +9,7 @@ import { desiredObjects, exporterPort, statsPort } from "../../lib/controller/ob
 import { defaultSettings } from "../../lib/controller/settings.ts";
 import { startExporter } from "../../lib/exporter/command.ts";
 import { type ExporterSettings, parseExporterFlags } from "../../lib/flags/exporter_settings.ts";
-import { parseHostPort } from "../../lib/serving/server.ts";
+import { parseListenAddress } from "../../lib/exporter/listen_address.ts";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
 import { startBackend } from "../env/backend.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
@@ -35,7 +35,7 @@ function sidecarSettings(): ExporterSettings {
   // The container port is where the exporter listens by default; it scrapes the proxy's stats port.
   assert.equal(exporter.ports[0].name, "metrics");
   assert.equal(exporter.ports[0].containerPort, exporterPort);
-  assert.equal(parseHostPort(s.listenAddress, "listen-address").port, exporterPort);
+  assert.equal(parseListenAddress(s.listenAddress).port, exporterPort);
   assert.equal(s.scrapeUri, `http://127.0.0.1:${statsPort}/;csv`);
   const proxy = containers.find((c: { args?: string[] }) => c.args?.[0] === "proxy");
   assert.ok(proxy.args.includes(`--stats-port=${statsPort}`));
