@@ -4,7 +4,15 @@ import { HaproxyCollector } from "../../lib/exporter/collect.ts";
 import { serverFields } from "../../lib/exporter/fields.ts";
 import { fetchStats, parseScrapeUri } from "../../lib/exporter/stats_source.ts";
 import { freePort } from "../env/mod.ts";
-import { csvRows, familyNames, readExposition, sendTraffic, startSilentServer, startStatsProxy } from "./helpers.ts";
+import {
+  csvRows,
+  familyNames,
+  readExposition,
+  sendTraffic,
+  settlesWithin,
+  startSilentServer,
+  startStatsProxy,
+} from "./helpers.ts";
 
 const DEFAULT_FIELDS = [2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15, 16, 17, 18, 21, 24, 33, 35, 38, 39, 40, 41, 42, 43, 44];
 
@@ -149,7 +157,7 @@ Deno.test("exporter: a stats endpoint that never answers gives haproxy_up 0 once
     timeoutMs: 300,
   });
   try {
-    const { up, error, samples } = await scrapeText(collector);
+    const { up, error, samples } = await settlesWithin(scrapeText(collector), 30_000, "the scrape");
     assert.equal(up, false);
     assert.match(error!, /no complete answer within 300ms/);
     assert.equal(samples.get("haproxy_up"), 0);
@@ -177,7 +185,7 @@ Deno.test("exporter: a Runtime API socket that never answers gives haproxy_up 0 
     timeoutMs: 300,
   });
   try {
-    const { up, error } = await collector.scrape();
+    const { up, error } = await settlesWithin(collector.scrape(), 30_000, "the scrape");
     assert.equal(up, false);
     assert.match(error!, /no complete answer within 300ms/);
   } finally {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { runExporter, startExporter } from "../../lib/exporter/command.ts";
 import { UsageError } from "../../lib/errors.ts";
 import { type ExporterSettings, parseExporterFlags } from "../../lib/flags/exporter_settings.ts";
-import { readExposition, sendTraffic, startSilentServer, startStatsProxy } from "./helpers.ts";
+import { readExposition, sendTraffic, settlesWithin, startSilentServer, startStatsProxy } from "./helpers.ts";
 
 function settingsFor(argv: string[]): ExporterSettings {
   const s = parseExporterFlags(argv);
@@ -51,8 +51,8 @@ Deno.test("exporter command: a silent stats endpoint still answers the scrape, w
       telemetryPath: "/metrics",
     });
     try {
-      const samples = readExposition(await (await fetch(exporter.url)).text());
-      assert.equal(samples.get("haproxy_up"), 0);
+      const text = await settlesWithin(fetch(exporter.url).then((r) => r.text()), 30_000, "the scrape");
+      assert.equal(readExposition(text).get("haproxy_up"), 0);
     } finally {
       await exporter.close();
     }

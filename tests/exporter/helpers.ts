@@ -129,3 +129,19 @@ export function csvRows(csv: string): Map<string, string[]> {
   }
   return rows;
 }
+
+/**
+ * Fails instead of hanging when `p` never settles (a timeout that is not applied would hang the
+ * suite). A generous fail-safe, not a speed assertion.
+ */
+export async function settlesWithin<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const watchdog = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms}ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, watchdog]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
