@@ -6,6 +6,8 @@
  * column: a key in each entry's `default` map (presence = the key exists; `null` = unset).
  */
 
+import { parseServerMetricFields } from "../exporter/fields.ts";
+
 /** The releases of the option set, newest first. */
 export const RELEASES = ["A", "B", "C"] as const;
 export type Release = typeof RELEASES[number];
@@ -68,6 +70,8 @@ export interface OptionSpec {
    * (the original checks unused batch / truncation options only when they are used).
    */
   readonly positiveWhen?: { readonly batchMode?: string; readonly on?: string };
+  /** A syntax check of the value beyond its kind; throws UsageError naming `flag`. */
+  readonly check?: (value: string, flag: string) => void;
   /** The same setting under another name in other releases (migrate-flags renames through it). */
   readonly sameAs?: string;
   /** What to do instead, for users moving to a release without this option. */
@@ -225,6 +229,8 @@ export const runTable = {
     kind: "string",
     default: all("2,3,4,5,6,7,8,9,13,14,15,16,17,18,21,24,33,35,38,39,40,41,42,43,44"),
     help: "Comma-separated list of exported proxy server metric field numbers.",
+    // The exporter sidecar gets this value as it is: refuse at start what would crash-loop it.
+    check: (value, flag) => void parseServerMetricFields(value, flag),
   },
   "proxy.timeout": {
     kind: "duration",

@@ -75,6 +75,7 @@ export function validateFlags(table: AnyTable, parsed: ParsedFlags): void {
         );
       }
     }
+    if (spec.check && typeof v === "string") spec.check(v, flag);
     if (spec.file && v !== null) {
       if (typeof v === "string") checkFile(flag, v);
       else for (const nck of v as NamedCertKey[]) (checkFile(flag, nck.certFile), checkFile(flag, nck.keyFile));

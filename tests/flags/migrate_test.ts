@@ -67,6 +67,9 @@ Deno.test("bad source flags are reported as for run", () => {
 });
 
 /** A valid value for every option common to two releases (no file options: those need files). */
+/** A valid value for the options with a syntax check of their own (only the metric field list). */
+const checkedSample = "2,4,7";
+
 function sampleFlags(from: Release, to: Release): string[] {
   const samples: Record<string, string> = {
     string: "x",
@@ -94,7 +97,7 @@ function sampleFlags(from: Release, to: Release): string[] {
       ? allowed.find((v) => (table[target].oneOfIn?.[to] ?? table[target].oneOf)!.includes(v))
       : undefined;
     if (spec.kind === "bool") out.push(`--${name}=false`);
-    else out.push(`--${name}=${value ?? samples[spec.kind]}`);
+    else out.push(`--${name}=${value ?? (spec.check ? checkedSample : samples[spec.kind])}`);
   }
   return out;
 }

@@ -66,6 +66,11 @@ const companions: Record<string, string[]> = {
   "tls-private-key-file": [`--tls-cert-file=${fileB}`],
 };
 
+/** Options whose table entry has a syntax check of its own, with forms it accepts and refuses. */
+const checked: Record<string, { ok: string[]; bad: string[] }> = {
+  "proxy.server-metric-fields": { ok: ["2,4,7", "", "44"], bad: ["4,99", "x", "4;7", "-1"] },
+};
+
 function accepted(name: string, spec: OptionSpec, release: Release): [string, Json][] {
   if (spec.file) {
     if (spec.kind === "namedCertKey") {
@@ -77,6 +82,7 @@ function accepted(name: string, spec: OptionSpec, release: Release): [string, Js
     }
     return companions[name] ? [[fileA, fileA]] : [[fileA, fileA], ["", ""]];
   }
+  if (checked[name]) return checked[name].ok.map((v) => [v, v]);
   const allowed = oneOfIn(spec, release);
   if (allowed) {
     const pick = [allowed[0], allowed[allowed.length - 1]];
@@ -87,8 +93,10 @@ function accepted(name: string, spec: OptionSpec, release: Release): [string, Js
   ) => !(spec.min === 0 && raw.startsWith("-")) && !(name === "secure-port" && Number(raw) > 65535));
 }
 
-function rejected(spec: OptionSpec, release: Release): string[] {
-  const bad = spec.file
+function rejected(name: string, spec: OptionSpec, release: Release): string[] {
+  const bad = checked[name]
+    ? [...checked[name].bad]
+    : spec.file
     ? spec.kind === "namedCertKey"
       ? [...SAMPLES.namedCertKey.bad, `${fileA},${dir}/missing.pem`]
       : [`${dir}/missing`, dir]
@@ -118,7 +126,7 @@ for (const release of RELEASES) {
   Deno.test(`release ${release}: every option rejects bad values with one line naming option and value`, () => {
     for (const [name, spec] of Object.entries(table)) {
       if (!releasesOf(spec).includes(release) || name === "help") continue;
-      for (const raw of rejected(spec, release)) {
+      for (const raw of rejected(name, spec, release)) {
         assert.throws(
           () => parseRunFlags(release, [`--${name}=${raw}`, ...(companions[name] ?? [])]),
           (err: Error) => {
@@ -236,4 +244,9 @@ Deno.test("Config: typed values, durations in ms, null when unset, undefined whe
   const name: RunOptionName = "secure-port";
   const port: number = c.get(name);
   assert.equal(port, 443);
+});
+
+Deno.test("every option with a syntax check of its own has accepted and refused samples here", () => {
+  const withCheck = Object.entries(table).filter(([, spec]) => spec.check).map(([name]) => name).sort();
+  assert.deepEqual(withCheck, Object.keys(checked).sort());
 });
