@@ -5,6 +5,7 @@
  * addresses are written in Go's canonical form (IPv4-mapped IPv6 as dotted IPv4, compressed IPv6).
  */
 import { isIPv4, isIPv6 } from "node:net";
+import { formatIP } from "../flags/gosyntax.ts";
 
 /** The request's source addresses, most distant client first. */
 export function sourceIPs(headers: Headers, remoteAddress: string): string[] {
@@ -28,7 +29,7 @@ export function sourceIPs(headers: Headers, remoteAddress: string): string[] {
   }
   const remote = parseIP(stripPort(remoteAddress));
   if (remote && (ips.length === 0 || !sameIP(ips[ips.length - 1], remote))) ips.push(remote);
-  return ips.map(formatIP);
+  return ips.map((ip) => formatIP(ip));
 }
 
 const octet = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
@@ -76,28 +77,4 @@ export function parseIP(text: string): Uint8Array | null {
 
 function sameIP(a: Uint8Array, b: Uint8Array): boolean {
   return a.every((v, i) => v === b[i]);
-}
-
-function isMappedV4(b: Uint8Array): boolean {
-  return b.slice(0, 10).every((v) => v === 0) && b[10] === 0xff && b[11] === 0xff;
-}
-
-/** Go's net.IP.String(): dotted IPv4 for mapped addresses, else RFC 5952 (the longest run of ≥2 zero groups becomes "::"). */
-export function formatIP(b: Uint8Array): string {
-  if (isMappedV4(b)) return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
-  const words = Array.from({ length: 8 }, (_, i) => (b[i * 2] << 8) | b[i * 2 + 1]);
-  let bestStart = -1, bestLen = 0;
-  for (let i = 0; i < 8;) {
-    if (words[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && words[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) [bestStart, bestLen] = [i, j - i];
-    i = j;
-  }
-  const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(":");
-  if (bestStart < 0) return hex(words);
-  return `${hex(words.slice(0, bestStart))}::${hex(words.slice(bestStart + bestLen))}`;
 }

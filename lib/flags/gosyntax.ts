@@ -280,10 +280,10 @@ export function parseIPBytes(s: string): number[] | undefined {
   return have === 16 ? [...left, ...tail4] : undefined;
 }
 
-/** net.IP.String(): dotted IPv4 for IPv4 and IPv4-mapped, else compressed lowercase IPv6. */
-export function formatIP(b: readonly number[]): string {
+/** net.IP.String() of 16 bytes: dotted IPv4 for IPv4-mapped, else compressed lowercase IPv6 (RFC 5952). */
+export function formatIP(b: readonly number[] | Uint8Array): string {
   const mapped = b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
-  if (mapped) return b.slice(12).join(".");
+  if (mapped) return Array.from(b.slice(12)).join(".");
   const groups: number[] = [];
   for (let i = 0; i < 16; i += 2) groups.push((b[i] << 8) | b[i + 1]);
   let bestStart = -1;
