@@ -1,0 +1,149 @@
+/**
+ * @module admission/review
+ * The decision of the validating webhook for one `admission.k8s.io/v1` AdmissionReview of a
+ * `networking.k8s.io/v1` Ingress (CREATE/UPDATE): the renderer's own checks (render/model.ts
+ * `buildModel`) run on the Ingress alone, and the problems that mean "the controller could not
+ * serve this as written" deny it; then, unless bypassed, the "xray" renders the configuration the
+ * Ingress produces and runs `haproxy -c` on it (render/validate.ts).
+ *
+ * The Ingress is judged on its own: referenced Services and Secrets are assumed to exist (they may
+ * well be created after the Ingress; the controller reports them as Events when they are missing),
+ * and conflicts with other ingresses are not checked (the oldest ingress wins at render time).
+ * Conflicts inside the Ingress itself are returned as warnings, not denials.
+ */
+import type { V1Ingress, V1Secret } from "@kubernetes/client-node";
+import type { KubeObject } from "../cluster/resources.ts";
+import { handlesIngress } from "../controller/class.ts";
+import { buildModel, type ClusterLookup, type Problem, render, type Templates, validateConfig } from "../render/mod.ts";
+
+/** The part of an AdmissionReview request the webhook reads. */
+export interface AdmissionRequest {
+  uid: string;
+  kind?: { group?: string; version?: string; kind?: string };
+  resource?: { group?: string; version?: string; resource?: string };
+  operation?: string;
+  namespace?: string;
+  name?: string;
+  object?: unknown;
+  dryRun?: boolean;
+}
+
+export interface AdmissionReview {
+  apiVersion: string;
+  kind: string;
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code: number; reason?: string; message: string };
+  warnings?: string[];
+}
+
+export const REVIEW_API_VERSION = "admission.k8s.io/v1";
+
+/** What the review needs; plain data so tests build it directly. */
+export interface ReviewOptions {
+  /** `--ingress-class`: null handles every ingress (like the controller). */
+  ingressClass: string | null;
+  /** The cluster's default IngressClass name; asked only when `ingressClass` is set and the ingress names none. */
+  defaultClass?: () => Promise<string | null>;
+  /** With `--restrict-to-operator-namespace`: ingresses of other namespaces are not ours (allowed). */
+  restrictToNamespace: string | null;
+  /** The xray (`haproxy -c` of the rendered configuration); null with `--bypass-validating-webhook-xray`. */
+  xray: { templates: Templates; haproxy: string; timeoutMs: number } | null;
+}
+
+/** Problems that depend on other objects (not judged here: see the module header) or are notes. */
+const NOT_JUDGED = new Set([
+  "ServiceNotFound",
+  "PortNotFound",
+  "UnsupportedService",
+  "SecretNotFound",
+  "InvalidSecret",
+  "InvalidEndpoints",
+  "DefaultBackendConflict",
+]);
+/** Problems inside the Ingress that the controller resolves deterministically: warnings. */
+const WARN = new Set(["RouteConflict", "TLSHostConflict"]);
+
+/** Every referenced Secret exists as a kubernetes.io/tls Secret (the xray uses throwaway certificates anyway). */
+const assumeSecretsExist: ClusterLookup = {
+  service: () => undefined,
+  endpointSlices: () => [],
+  secret: (namespace, name): V1Secret => ({
+    metadata: { namespace, name },
+    type: "kubernetes.io/tls",
+    data: {
+      "tls.crt": btoa("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n"),
+      "tls.key": btoa("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n"),
+    },
+  }),
+};
+
+/** A problem message as a denial reason: the "what the controller does instead" tail is dropped. */
+function reasonOf(p: Problem): string {
+  return p.message.replace(/;\s*(?:[\w ]+ignored|using \w+)$/, "");
+}
+
+function allow(uid: string, warnings: string[] = []): AdmissionResponse {
+  return warnings.length > 0 ? { uid, allowed: true, warnings } : { uid, allowed: true };
+}
+
+/** 422 Invalid (what the API server answers for a field error); 400 for a request that is not an Ingress. */
+function deny(uid: string, message: string, code = 422): AdmissionResponse {
+  return { uid, allowed: false, status: { code, reason: code === 400 ? "BadRequest" : "Invalid", message } };
+}
+
+/** One line, bounded: the API server shows it to the user as is. */
+function oneLine(parts: string[], max = 1000): string {
+  const s = parts.join("; ").replace(/[\r\n\t]+/g, " ");
+  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
+}
+
+/** Decides one AdmissionReview request. Anything that is not an Ingress CREATE/UPDATE is allowed. */
+export async function reviewIngress(req: AdmissionRequest, o: ReviewOptions): Promise<AdmissionResponse> {
+  const uid = req.uid;
+  const isIngress = req.kind?.group === "networking.k8s.io" && req.kind?.kind === "Ingress";
+  if (!isIngress || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return allow(uid);
+  const obj = req.object as V1Ingress | undefined;
+  if (!obj || typeof obj !== "object") return deny(uid, "request.object: the Ingress is missing", 400);
+
+  // The name may still be empty on CREATE with generateName; the namespace comes with the request.
+  const metadata = { ...(obj.metadata ?? {}) };
+  metadata.namespace ||= req.namespace;
+  if (!metadata.name && metadata.generateName) metadata.name = `${metadata.generateName.replace(/-*$/, "")}-x`;
+  const ingress: V1Ingress = { ...obj, metadata };
+
+  if (o.restrictToNamespace && metadata.namespace !== o.restrictToNamespace) return allow(uid);
+  if (o.ingressClass) {
+    const named = ingress.metadata?.annotations?.["kubernetes.io/ingress.class"] || ingress.spec?.ingressClassName;
+    const defaultClass = named ? null : await (o.defaultClass?.() ?? Promise.resolve(null));
+    if (!handlesIngress(ingress as unknown as KubeObject, o.ingressClass, defaultClass)) return allow(uid);
+  }
+
+  const built = buildModel({ ingresses: [ingress], lookup: assumeSecretsExist });
+  let denied = built.problems.filter((p) => !NOT_JUDGED.has(p.reason) && !WARN.has(p.reason));
+  // "nothing to serve" only follows from the field errors already named.
+  if (denied.some((p) => p.reason !== "NothingToServe")) denied = denied.filter((p) => p.reason !== "NothingToServe");
+  const warnings = built.problems.filter((p) => WARN.has(p.reason)).map((p) => oneLine([p.message], 300));
+  if (denied.length > 0) return deny(uid, oneLine(denied.map(reasonOf)));
+  if (!o.xray) return allow(uid, warnings);
+
+  const rendered = render(built.model, o.xray.templates);
+  const check = await validateConfig(rendered, { haproxy: o.xray.haproxy, timeoutMs: o.xray.timeoutMs });
+  if (check.ok) return allow(uid, warnings);
+  // The check itself could not run: not the Ingress's fault; allowed with a warning.
+  const cannotRun = check.errors.length === 1 &&
+    /^haproxy (?:binary .* not found|-c did not finish)/.test(check.errors[0]);
+  if (cannotRun) return allow(uid, [...warnings, `xray skipped: ${check.errors[0]}`]);
+  const alerts = check.errors.map((e) => e.replace(/^\[ALERT\]\s*\(\d+\)\s*:\s*/, "")).filter((e) =>
+    !/Error\(s\) found in configuration file|Fatal errors found in configuration/.test(e)
+  );
+  return deny(
+    uid,
+    oneLine([`haproxy refuses the configuration this Ingress produces: ${alerts.slice(0, 3).join(" / ")}`]),
+  );
+}

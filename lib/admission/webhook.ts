@@ -1,0 +1,114 @@
+/**
+ * @module admission/webhook
+ * The validating webhook as one object: the route the secure port mounts, and the registration
+ * with the cluster once the secure port serves (retried with backoff while it fails, e.g. while
+ * the operator's RBAC is not there yet; a failure is logged, never fatal: the controller still
+ * refuses invalid ingresses at render time).
+ */
+import type { ClusterClient } from "../cluster/client.ts";
+import { Backoff } from "../cluster/backoff.ts";
+import { defaultIngressClass } from "../controller/class.ts";
+import type { KubeObject } from "../cluster/resources.ts";
+import { log } from "../log/logger.ts";
+import { loadTemplates, type Templates } from "../render/mod.ts";
+import type { BodyRoute } from "../serving/routes.ts";
+import { admissionRoute } from "./handler.ts";
+import { registrations } from "./metrics.ts";
+import {
+  applyWebhookConfiguration,
+  caBundleOf,
+  CONFIGURATION_PREFIX,
+  type RegistrationSettings,
+} from "./registration.ts";
+import type { AdmissionSettings } from "./settings.ts";
+
+export interface AdmissionWebhook {
+  readonly route: BodyRoute;
+  /** Applies the ValidatingWebhookConfiguration; retries until it succeeds or `signal` aborts. */
+  register(certificateChain: string, signal: AbortSignal): Promise<void>;
+}
+
+export interface AdmissionDeps {
+  readonly client: ClusterClient;
+  /** Loaded from `customTemplates` when absent. */
+  readonly templates?: Templates;
+}
+
+/** The registration for `s` with the serving chain `certificateChain`. */
+export function registrationSettings(s: AdmissionSettings, certificateChain: string): RegistrationSettings {
+  return {
+    name: `${CONFIGURATION_PREFIX}${s.operatorService}`,
+    target: s.url !== null
+      ? { url: s.url }
+      : { service: { namespace: s.operatorNamespace, name: s.operatorService, port: s.securePort } },
+    caBundle: caBundleOf(certificateChain),
+    restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
+    timeoutSeconds: s.timeoutSeconds,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+export async function createAdmissionWebhook(s: AdmissionSettings, deps: AdmissionDeps): Promise<AdmissionWebhook> {
+  if (s.url !== null && !s.url.startsWith("https://")) {
+    throw new Error(`INGRESS_CONTROLLER_WEBHOOK_URL: ${JSON.stringify(s.url)} is not an https:// URL`);
+  }
+  const templates = deps.templates ?? await loadTemplates(s.customTemplates);
+  const client = deps.client;
+  const defaultClass = async (): Promise<string | null> => {
+    try {
+      const list = await client.request<{ items: KubeObject[] }>("GET", "/apis/networking.k8s.io/v1/ingressclasses");
+      return defaultIngressClass(list.items ?? []);
+    } catch (err) {
+      log.warn("admission: cannot list IngressClasses; an ingress without a class is treated as not ours", {
+        error: (err as Error).message,
+      });
+      return null;
+    }
+  };
+  const route = admissionRoute({
+    ingressClass: s.ingressClass,
+    defaultClass,
+    restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
+    xray: s.bypassXray ? null : { templates, haproxy: s.haproxy, timeoutMs: s.xrayTimeoutMs },
+  });
+  log.info("validating webhook enabled", { path: route.path, xray: !s.bypassXray });
+
+  return {
+    route,
+    async register(certificateChain, signal) {
+      const reg = registrationSettings(s, certificateChain);
+      const backoff = new Backoff(1_000, 60_000);
+      while (!signal.aborted) {
+        try {
+          await applyWebhookConfiguration(client, reg);
+          registrations.inc({ result: "ok" });
+          log.info("registered the validating webhook", {
+            configuration: reg.name,
+            target: "url" in reg.target ? reg.target.url : `${reg.target.service.namespace}/${reg.target.service.name}`,
+          });
+          return;
+        } catch (err) {
+          registrations.inc({ result: "failed" });
+          const delay = backoff.next();
+          log.error("cannot register the validating webhook; retrying", {
+            configuration: reg.name,
+            error: (err as Error).message,
+            retryInMs: Math.round(delay),
+          });
+          await sleep(delay, signal);
+        }
+      }
+    },
+  };
+}
