@@ -37,6 +37,7 @@ import {
   proxyName,
   shortHash,
 } from "./objects.ts";
+import { type Platform, preparePlatform } from "./platform.ts";
 import { WorkQueue } from "./queue.ts";
 import { refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
@@ -93,8 +94,10 @@ export async function startController(
     burst: settings.burst,
   });
   const ownsClient = !deps.client;
-  const c = new Controller(settings, client, templates, validate);
+  let c: Controller;
   try {
+    const platform = await preparePlatform(settings, client);
+    c = new Controller(settings, client, templates, validate, platform);
     c.start();
   } catch (err) {
     if (ownsClient) client.close();
@@ -156,13 +159,17 @@ class Controller {
   #stopped = false;
   #idleWaiters: (() => void)[] = [];
   #counts = { reconciles: 0, renders: 0, writes: 0, validations: 0 };
+  /** The kinds of owned objects, in the order they are deleted. */
+  #ownedKinds: ResourceType[];
 
   constructor(
     readonly settings: ControllerSettings,
     readonly client: ClusterClient,
     readonly templates: Templates,
     readonly validate: Validator | null,
+    readonly platform: Platform,
   ) {
+    this.#ownedKinds = ownedResources(settings.rbac, platform.serviceMonitor);
     this.events = new EventRecorder(client);
     this.#queue = new WorkQueue({ coalesceMs: settings.coalesceMs });
     const ns = settings.restrictToOperatorNamespace ? settings.operatorNamespace : null;
@@ -178,7 +185,7 @@ class Controller {
     this.#services = inf(resources.services);
     this.#slices = inf(resources.endpointSlices);
     this.#secrets = inf(resources.secrets, { fieldSelector: "type=kubernetes.io/tls" });
-    for (const r of ownedResources(settings.rbac)) {
+    for (const r of this.#ownedKinds) {
       if (r === resources.services) continue; // the Service informer above also sees owned Services
       // Only the metadata of owned objects is read (hash annotation, owner): keep nothing else.
       this.#owned.set(r, inf(r, { labelSelector: ownedSelector(settings), transform: metadataOnly }));
@@ -384,7 +391,7 @@ class Controller {
     const secretNames = built.model.tls.filter((t) => t.namespace === ing.metadata.namespace).map((t) => t.name);
     let changed = 0;
     let proxyService: KubeObject | undefined;
-    for (const d of desiredObjects(ing, data, secretNames, this.settings)) {
+    for (const d of desiredObjects(ing, data, secretNames, this.settings, this.platform)) {
       const { object, wrote } = await this.#apply(key, d.resource, d.object, ing);
       if (wrote) changed++;
       if (d.resource === resources.services) proxyService = object;
@@ -472,14 +479,14 @@ class Controller {
   /** Deletes every object owned by the ingress `key`. Returns whether anything was deleted. */
   async #remove(key: string): Promise<boolean> {
     const targets = new Map<string, { r: ResourceType; ns: string; name: string }>();
-    for (const r of ownedResources(this.settings.rbac)) {
+    for (const r of this.#ownedKinds) {
       for (const o of this.#cache(r).store.byIndex(byIngress, key)) {
         targets.set(objKey(r, o), { r, ns: o.metadata.namespace!, name: o.metadata.name });
       }
     }
     for (const path of this.#publishedBy.get(key) ?? []) {
       const [plural, ns, name] = path.split("/");
-      const r = ownedResources(this.settings.rbac).find((x) => x.plural === plural);
+      const r = this.#ownedKinds.find((x) => x.plural === plural);
       if (r) targets.set(path, { r, ns, name });
     }
     this.#publishedBy.delete(key);

@@ -3,11 +3,15 @@
  * The objects a handled ingress owns: the ConfigMap with its rendered configuration (contracts
  * §4), the proxy Deployment (haproxy image running `proxy`, exporter sidecar), the Service in
  * front of it and, with `--rbac`, a ServiceAccount, Role and RoleBinding that allow only reading
- * that ConfigMap and the Secrets it needs. Each carries a hash of its content so an unchanged
- * object is never written again.
+ * that ConfigMap and the Secrets it needs; the platform (lib/controller/platform.ts) sets the
+ * Service's type and annotations, the proxy pods' API server env and, when the cluster serves
+ * it, adds a ServiceMonitor for the exporter's `metrics` port. Each carries a hash of its content
+ * so an unchanged object is never written again.
  */
 import { createHash } from "node:crypto";
 import { apiVersionOf, type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
+import { serviceMonitorSpec } from "./monitoring.ts";
+import { defaultPlatform, type Platform } from "./platform.ts";
 import type { ControllerSettings } from "./settings.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
@@ -89,6 +93,7 @@ export function desiredObjects(
   data: ProxyConfigData,
   secretNames: readonly string[],
   settings: ControllerSettings,
+  platform: Platform = defaultPlatform,
 ): Desired[] {
   const ns = ingress.metadata.namespace!;
   const name = proxyName(ingress.metadata.name);
@@ -108,17 +113,24 @@ export function desiredObjects(
     controller: true,
     blockOwnerDeletion: true,
   }];
-  const meta = (objName = name) => ({
+  const meta = (objName = name, annotations: Readonly<Record<string, string>> = {}) => ({
     name: objName,
     namespace: ns,
     labels: { ...labels },
-    annotations: { [ingressAnnotation]: key },
+    annotations: { ...annotations, [ingressAnnotation]: key },
     ownerReferences,
   });
-  const obj = (r: ResourceType, body: Omit<KubeObject, "metadata">, objName?: string): Desired => ({
+  const obj = (
+    r: ResourceType,
+    body: Omit<KubeObject, "metadata">,
+    objName?: string,
+    annotations?: Readonly<Record<string, string>>,
+  ): Desired => ({
     resource: r,
-    object: withHash({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: meta(objName), ...body }),
+    object: withHash({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: meta(objName, annotations), ...body }),
   });
+  const env = platform.proxyEnv.map((e) => ({ name: e.name, value: e.value }));
+  const monitor = platform.serviceMonitor;
 
   const registry = settings.imageRegistry.replace(/\/+$/, "");
   const workDir = "/var/run/ingress-controller";
@@ -145,7 +157,7 @@ export function desiredObjects(
                   `--https-port=${httpsPort}`,
                   `--stats-port=${statsPort}`,
                 ],
-                env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }],
+                env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }, ...env],
                 ports: [
                   { name: "http", containerPort: httpPort, protocol: "TCP" },
                   { name: "https", containerPort: httpsPort, protocol: "TCP" },
@@ -162,6 +174,7 @@ export function desiredObjects(
                   `--proxy.timeout=${goDuration(settings.proxyTimeoutMs)}`,
                   `--proxy.scrape-uri=http://127.0.0.1:${statsPort}/;csv`,
                 ],
+                ...(env.length > 0 ? { env: [...env] } : {}),
                 ports: [{ name: "metrics", containerPort: exporterPort, protocol: "TCP" }],
               },
             ],
@@ -170,20 +183,29 @@ export function desiredObjects(
         },
       },
     }),
-    obj(resources.services, {
-      spec: {
-        // The proxy is what clients reach: a load balancer where the cluster has one (the ingress
-        // status then shows its address; until it has one, the cluster IP).
-        type: "LoadBalancer",
-        selector,
-        ports: [
-          { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
-          { name: "https", port: httpsPort, targetPort: "https", protocol: "TCP" },
-          { name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" },
-        ],
+    obj(
+      resources.services,
+      {
+        spec: {
+          // The proxy is what clients reach: a load balancer where the cluster has one (the ingress
+          // status then shows its address; until it has one, the cluster IP), node ports on
+          // providers without one (lib/controller/providers.ts).
+          type: platform.exposure.serviceType,
+          selector,
+          ports: [
+            { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
+            { name: "https", port: httpsPort, targetPort: "https", protocol: "TCP" },
+            { name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" },
+            // The ServiceMonitor scrapes the exporter sidecar through the Service.
+            ...(monitor ? [{ name: "metrics", port: exporterPort, targetPort: "metrics", protocol: "TCP" }] : []),
+          ],
+        },
       },
-    }),
+      undefined,
+      platform.exposure.annotations,
+    ),
   ];
+  if (monitor) out.push(obj(monitor, { spec: serviceMonitorSpec(selector, ns, "metrics") }));
   if (settings.rbac) {
     const rules: unknown[] = [
       { apiGroups: [""], resources: ["configmaps"], resourceNames: [name], verbs: ["get", "list", "watch"] },
@@ -209,7 +231,12 @@ export function desiredObjects(
 }
 
 /** The kinds of owned objects, in the order they are deleted. */
-export function ownedResources(rbac: boolean): ResourceType[] {
-  const base = [resources.deployments, resources.services, resources.configMaps];
+export function ownedResources(rbac: boolean, serviceMonitor: ResourceType | null = null): ResourceType[] {
+  const base = [
+    ...(serviceMonitor ? [serviceMonitor] : []),
+    resources.deployments,
+    resources.services,
+    resources.configMaps,
+  ];
   return rbac ? [...base, resources.roleBindings, resources.roles, resources.serviceAccounts] : base;
 }

@@ -33,6 +33,16 @@ export interface ControllerSettings {
   coalesceMs: number;
   /** Label value that marks the objects of this controller (several controllers may share a cluster). */
   controllerId: string;
+  /** `--cloud-provider` (lib/controller/providers.ts); null: unset. */
+  cloudProvider: string | null;
+  /** `--cloud-config` path; null: none. */
+  cloudConfig: string | null;
+  /** `--use-apiserver-fqdn-for-managed-cluster` (A); releases without it never rewrite the address. */
+  useApiserverFqdnForManagedCluster: boolean;
+  /** `--metrics-crd-apigroup`. */
+  metricsCrdApiGroup: string;
+  /** `--metrics-crd-kinds` (CrdKinds text); null: the built-in names. */
+  metricsCrdKinds: string | null;
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -56,6 +66,11 @@ export const defaultSettings: ControllerSettings = {
   workers: 4,
   coalesceMs: 10,
   controllerId: "default",
+  cloudProvider: null,
+  cloudConfig: null,
+  useApiserverFqdnForManagedCluster: true,
+  metricsCrdApiGroup: "monitoring.coreos.com",
+  metricsCrdKinds: null,
 };
 
 /** What the adapter needs from `Config` (lib/flags/config.ts). */
@@ -94,6 +109,11 @@ export function settingsFromConfig(
     validateProxyConfig: config.release !== "C" && b("validate-proxy-config", true),
     operatorService: s("operator-service") || defaultSettings.operatorService,
     controllerId: ingressClass ?? "default",
+    cloudProvider: s("cloud-provider") || null,
+    cloudConfig: s("cloud-config") || null,
+    useApiserverFqdnForManagedCluster: b("use-apiserver-fqdn-for-managed-cluster", false),
+    metricsCrdApiGroup: s("metrics-crd-apigroup") ?? defaultSettings.metricsCrdApiGroup,
+    metricsCrdKinds: s("metrics-crd-kinds") || null,
     ...overrides,
   };
 }

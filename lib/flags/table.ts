@@ -7,6 +7,7 @@
  */
 
 import { parseServerMetricFields } from "../exporter/fields.ts";
+import { checkCloudProvider } from "../controller/providers.ts";
 
 /** The releases of the option set, newest first. */
 export const RELEASES = ["A", "B", "C"] as const;
@@ -165,7 +166,12 @@ export const runTable = {
     file: true,
     help: "Path to kubeconfig file with authorization information (the master location is set by the master flag).",
   },
-  "cloud-provider": { kind: "string", default: all(null), help: "Name of cloud provider" },
+  "cloud-provider": {
+    kind: "string",
+    default: all(null),
+    check: (value, flag) => checkCloudProvider(value, flag),
+    help: "Name of cloud provider",
+  },
   "cloud-config": {
     kind: "string",
     default: all(null),
