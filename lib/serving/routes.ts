@@ -16,6 +16,17 @@ export interface Reply {
   readonly headers?: Record<string, string>;
 }
 
+/**
+ * A POST endpoint mounted on the secure port by another part (e.g. lib/admission's webhook); it
+ * runs after authentication, authorization and audit like every other path.
+ */
+export interface BodyRoute {
+  readonly path: string;
+  /** Larger request bodies get 413 without reaching `handle`. */
+  readonly maxBodyBytes: number;
+  handle(body: Uint8Array, contentType: string | undefined): Promise<Reply>;
+}
+
 export interface RoutesOptions {
   readonly release: "A" | "B" | "C";
   readonly version: string;

@@ -23,7 +23,7 @@ import { loadServingCertificates, sniCallback } from "./certificates.ts";
 import { HealthChecks } from "./health.ts";
 import { Profiler } from "./profiling.ts";
 import { observeRequest, tlsRefused } from "./request_metrics.ts";
-import { type Reply, Routes } from "./routes.ts";
+import { type BodyRoute, type Reply, Routes } from "./routes.ts";
 import type { Config } from "../flags/config.ts";
 import { type ServingSettings, settingsFromConfig } from "./settings.ts";
 import { keyTypeMismatch, policyViolation, tlsPolicy } from "./tls_policy.ts";
@@ -34,6 +34,8 @@ export interface ServingDeps extends DelegationOverrides {
   readonly health?: HealthChecks;
   /** Tests: listen on ephemeral ports instead of the configured ones (0 still disables). */
   readonly ephemeralPorts?: boolean;
+  /** POST endpoints of other parts mounted on the secure port (behind authn, authz and audit). */
+  readonly bodyRoutes?: readonly BodyRoute[];
 }
 
 export interface ListenAddress {
@@ -47,6 +49,8 @@ export interface ServingHandle {
   readonly health: HealthChecks;
   /** The delegated authentication/authorization (null when HTTPS is disabled). */
   readonly delegation: Delegation | null;
+  /** PEM chain of the secure port's default certificate, leaf first (null when HTTPS is disabled). */
+  readonly certificateChain: string | null;
   stop(): Promise<void>;
 }
 
@@ -170,6 +174,7 @@ class SecureHandler {
     private readonly delegation: Delegation,
     private readonly routes: Routes,
     private readonly auditor: Auditor | undefined,
+    private readonly bodyRoutes: readonly BodyRoute[] = [],
   ) {
     this.#isIdentityHeader = identityHeaderMatcher(
       delegation.authentication.requestHeader?.names ?? defaultIdentityHeaders,
@@ -270,8 +275,35 @@ class SecureHandler {
     if (!allowed) return await finish(json(403, "Forbidden", forbiddenMessage(attrs, reason)));
 
     if (longRunning) audit?.responseStarted();
+    const bodyRoute = this.bodyRoutes.find((r) => r.path === url.pathname);
+    if (bodyRoute) return await finish(await answerBodyRoute(bodyRoute, req, method));
     return await finish(await this.routes.answer(method, url));
   }
+}
+
+/** Reads the bounded request body and hands it to `route`; only POST. */
+async function answerBodyRoute(route: BodyRoute, req: AnyRequest, method: string): Promise<Reply> {
+  if (method !== "POST") {
+    return { ...json(405, "MethodNotAllowed", `${route.path} accepts POST only`), headers: { Allow: "POST" } };
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Uint8Array | string>) {
+    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+    size += bytes.length;
+    if (size > route.maxBodyBytes) {
+      return json(413, "RequestEntityTooLarge", `request body larger than ${route.maxBodyBytes} bytes`);
+    }
+    chunks.push(bytes);
+  }
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    body.set(c, at);
+    at += c.length;
+  }
+  const ct = req.headers["content-type"];
+  return await route.handle(body, Array.isArray(ct) ? ct[0] : ct);
 }
 
 /** Starts the secure port and (B, C) the ops listener, from the parsed Config or plain settings. */
@@ -288,9 +320,11 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
   try {
     let secure: ListenAddress | null = null;
     let delegation: Delegation | null = null;
+    let certificateChain: string | null = null;
     if (s.securePort !== 0) {
       const policy = tlsPolicy(s.release, s.release === "C" ? null : s.tlsMinVersion, s.tlsCipherSuites);
       const certs = await loadServingCertificates(s);
+      certificateChain = certs.cert;
       const mismatch = keyTypeMismatch(policy, new X509Certificate(certs.cert).publicKey.asymmetricKeyType);
       if (mismatch) log.warn(mismatch);
       delegation = await buildDelegation(s, deps);
@@ -304,7 +338,7 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
         swaggerUi: s.enableSwaggerUi,
         landingPage: false,
       });
-      const handler = new SecureHandler(delegation, routes, deps.auditor);
+      const handler = new SecureHandler(delegation, routes, deps.auditor, deps.bodyRoutes);
       const caPem = delegation.clientCAs.map((c) => c.toString());
       const server = http2.createSecureServer({
         cert: certs.cert,
@@ -397,7 +431,7 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
     }
 
     let stopped: Promise<void> | null = null;
-    return { secure, ops, health, delegation, stop: () => (stopped ??= stopAll()) };
+    return { secure, ops, health, delegation, certificateChain, stop: () => (stopped ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;

@@ -1,0 +1,214 @@
+/**
+ * The validating webhook against the real kube-apiserver of tests/env: `run`'s serving part with
+ * `--enable-validating-webhook` registers a ValidatingWebhookConfiguration (URL override, CA of
+ * the self-signed serving certificate) with only the RBAC the README lists, the API server calls
+ * the secure port, an invalid Ingress is refused with the webhook's one-line message and a valid
+ * one is stored; an ingress of another class passes; the xray refuses what haproxy refuses and
+ * `--bypass-validating-webhook-xray` lets it through; a restart updates the registration in place.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { WEBHOOK_PATH } from "../../lib/admission/handler.ts";
+import { WEBHOOK_URL_ENV } from "../../lib/admission/settings.ts";
+import { loadKubeConfig } from "../../lib/cluster/access.ts";
+import { parseRunFlags } from "../../lib/flags/config.ts";
+import { runServing } from "../../lib/serving/run_part.ts";
+import { type ControlPlane, freePort, startControlPlane } from "../env/mod.ts";
+import { request, tempDir } from "../serving/helpers.ts";
+
+const rbac = "/apis/rbac.authorization.k8s.io/v1";
+const vwc = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const ingresses = "/apis/networking.k8s.io/v1/namespaces/default/ingresses";
+
+async function post(cp: ControlPlane, path: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await cp.adminFetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function must(cp: ControlPlane, path: string, body: unknown): Promise<void> {
+  const r = await post(cp, path, body);
+  if (r.status !== 201 && r.status !== 409) throw new Error(`POST ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/** The operator identity: delegated authn/authz roles and the webhook-registration role of the README. */
+async function grantOperator(cp: ControlPlane, user: string): Promise<void> {
+  const subjects = [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: user }];
+  await must(cp, `${rbac}/clusterroles`, {
+    metadata: { name: "ingress-controller-webhook" },
+    rules: [
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["validatingwebhookconfigurations"],
+        verbs: ["get", "create", "patch"],
+      },
+      { apiGroups: ["networking.k8s.io"], resources: ["ingressclasses"], verbs: ["list"] },
+    ],
+  });
+  for (const role of ["ingress-controller-webhook", "system:auth-delegator"]) {
+    await must(cp, `${rbac}/clusterrolebindings`, {
+      metadata: { name: `admission-test-${role.replace(":", "-")}` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+      subjects,
+    });
+  }
+  await must(cp, `${rbac}/namespaces/kube-system/rolebindings`, {
+    metadata: { name: "admission-test-auth-reader", namespace: "kube-system" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "extension-apiserver-authentication-reader" },
+    subjects,
+  });
+}
+
+function ingress(name: string, opts: { annotations?: Record<string, string>; className?: string } = {}) {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: { name, namespace: "default", ...(opts.annotations ? { annotations: opts.annotations } : {}) },
+    spec: {
+      ...(opts.className ? { ingressClassName: opts.className } : {}),
+      rules: [{
+        host: `${name}.example.com`,
+        http: {
+          paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }],
+        },
+      }],
+      tls: [{ hosts: [`${name}.example.com`], secretName: `${name}-tls` }],
+    },
+  };
+}
+
+const hostile = { "ingress.kubernetes.io/load-balance": "roundrobin\n    http-request deny\n#" };
+const overflow = { "ingress.kubernetes.io/timeout-server": "999999m" };
+
+/** Runs `run`'s serving part until the webhook answers the API server; returns its stopper. */
+async function startRun(kubeconfig: string, dir: string, extra: string[]) {
+  const port = await freePort();
+  Deno.env.set(WEBHOOK_URL_ENV, `https://127.0.0.1:${port}${WEBHOOK_PATH}`);
+  const config = parseRunFlags("A", [
+    `--kubeconfig=${kubeconfig}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${port}`,
+    `--cert-dir=${join(dir, "certs")}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    // The API server calls webhooks anonymously unless given credentials for them.
+    `--authorization-always-allow-paths=/healthz,/livez,${WEBHOOK_PATH}`,
+    "--operator-service=ic-webhook-test",
+    "--enable-validating-webhook",
+    ...extra,
+  ]);
+  const stop = new AbortController();
+  const running = runServing({ config, kubeConfig: loadKubeConfig(kubeconfig), signal: stop.signal });
+  try {
+    let live = 0;
+    for (let i = 0; i < 100 && live !== 200; i++) {
+      live = (await request({ port, path: "/livez" }).catch(() => ({ status: 0 }))).status;
+      if (live !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(live, 200, "secure port serves");
+  } catch (err) {
+    stop.abort();
+    await running;
+    throw err;
+  }
+  return {
+    port,
+    async stop() {
+      stop.abort();
+      await running;
+      Deno.env.delete(WEBHOOK_URL_ENV);
+    },
+  };
+}
+
+/** Creates until the API server has picked up the (new) registration and the webhook denies. */
+async function createDenied(cp: ControlPlane, name: string, annotations: Record<string, string>) {
+  let r = { status: 0, body: {} as any };
+  for (let i = 0; i < 60; i++) {
+    r = await post(cp, ingresses, ingress(name, { annotations }));
+    if (r.status !== 201) break;
+    // Registration not seen by the API server yet: remove and try again.
+    await (await cp.adminFetch(`${ingresses}/${name}`, { method: "DELETE" })).body?.cancel();
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  return r;
+}
+
+Deno.test({
+  name: "validating webhook against the real kube-apiserver",
+  async fn(t) {
+    await using cp = await startControlPlane();
+    using tmp = tempDir("admission-");
+    await grantOperator(cp, "ingress-controller");
+    const kubeconfig = await cp.kubeConfig("ingress-controller");
+
+    await t.step("registered, called by the API server: invalid refused with our message, valid stored", async () => {
+      const run = await startRun(kubeconfig, tmp.dir, ["--ingress-class=haproxy"]);
+      try {
+        const denied = await createDenied(cp, "hostile", { ...hostile, "kubernetes.io/ingress.class": "haproxy" });
+        assert.equal(denied.status, 422, JSON.stringify(denied.body));
+        assert.equal(
+          denied.body.message,
+          'admission webhook "ingresses.validate.ingress-controller.io" denied the request: ' +
+            'annotation ingress.kubernetes.io/load-balance: "roundrobin\\n    http-request deny\\n#" ' +
+            "is not one of roundrobin,leastconn,source",
+        );
+
+        const valid = await post(cp, ingresses, ingress("valid", { className: "haproxy" }));
+        assert.equal(valid.status, 201, JSON.stringify(valid.body));
+
+        const other = await post(cp, ingresses, ingress("other", { annotations: hostile, className: "nginx" }));
+        assert.equal(other.status, 201, "another class's ingress is not ours to judge");
+
+        const xray = await post(cp, ingresses, ingress("xray", { annotations: overflow, className: "haproxy" }));
+        assert.equal(xray.status, 422);
+        assert.match(xray.body.message, /denied the request: haproxy refuses the configuration .*timer overflow/);
+
+        const reg = await (await cp.adminFetch(`${vwc}/ingress-controller-ic-webhook-test`)).json();
+        const hook = reg.webhooks[0];
+        assert.equal(hook.clientConfig.url, `https://127.0.0.1:${run.port}${WEBHOOK_PATH}`);
+        const chain = readFileSync(join(tmp.dir, "certs", "apiserver.crt"), "utf8");
+        const ca = chain.slice(chain.indexOf("-----END CERTIFICATE-----") + 25).trim();
+        assert.equal(atob(hook.clientConfig.caBundle).trim(), ca, "the self-signed CA from --cert-dir");
+        assert.equal(hook.failurePolicy, "Ignore");
+        assert.equal(hook.sideEffects, "None");
+        assert.deepEqual(hook.admissionReviewVersions, ["v1"]);
+        assert.deepEqual(hook.rules[0].operations, ["CREATE", "UPDATE"]);
+        assert.deepEqual(hook.rules[0].resources, ["ingresses"]);
+
+        // UPDATE goes through the webhook too.
+        const current = await (await cp.adminFetch(`${ingresses}/valid`)).json();
+        current.metadata.annotations = hostile;
+        const upd = await cp.adminFetch(`${ingresses}/valid`, {
+          method: "PUT",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify(current),
+        });
+        const updBody = await upd.json();
+        assert.equal(upd.status, 422, JSON.stringify(updBody));
+        assert.match(updBody.message, /load-balance/);
+      } finally {
+        await run.stop();
+      }
+    });
+
+    await t.step("restart with --bypass-validating-webhook-xray: registration updated, xray skipped", async () => {
+      const run = await startRun(kubeconfig, tmp.dir, ["--bypass-validating-webhook-xray"]);
+      try {
+        // Wait until the API server calls the new port (the static checks still deny).
+        const denied = await createDenied(cp, "hostile2", hostile);
+        assert.equal(denied.status, 422, JSON.stringify(denied.body));
+        const reg = await (await cp.adminFetch(`${vwc}/ingress-controller-ic-webhook-test`)).json();
+        assert.equal(reg.webhooks[0].clientConfig.url, `https://127.0.0.1:${run.port}${WEBHOOK_PATH}`);
+        const xray = await post(cp, ingresses, ingress("xray", { annotations: overflow }));
+        assert.equal(xray.status, 201, JSON.stringify(xray.body));
+      } finally {
+        await run.stop();
+      }
+    });
+  },
+});
