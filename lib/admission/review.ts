@@ -14,6 +14,7 @@
 import type { V1Ingress, V1Secret } from "@kubernetes/client-node";
 import type { KubeObject } from "../cluster/resources.ts";
 import { handlesIngress } from "../controller/class.ts";
+import type { Limit } from "./limit.ts";
 import { buildModel, type ClusterLookup, type Problem, render, type Templates, validateConfig } from "../render/mod.ts";
 
 /** The part of an AdmissionReview request the webhook reads. */
@@ -53,7 +54,7 @@ export interface ReviewOptions {
   /** With `--restrict-to-operator-namespace`: ingresses of other namespaces are not ours (allowed). */
   restrictToNamespace: string | null;
   /** The xray (`haproxy -c` of the rendered configuration); null with `--bypass-validating-webhook-xray`. */
-  xray: { templates: Templates; haproxy: string; timeoutMs: number } | null;
+  xray: { templates: Templates; haproxy: string; timeoutMs: number; limit?: Limit } | null;
 }
 
 /** Problems that depend on other objects (not judged here: see the module header) or are notes. */
@@ -133,7 +134,9 @@ export async function reviewIngress(req: AdmissionRequest, o: ReviewOptions): Pr
   if (!o.xray) return allow(uid, warnings);
 
   const rendered = render(built.model, o.xray.templates);
-  const check = await validateConfig(rendered, { haproxy: o.xray.haproxy, timeoutMs: o.xray.timeoutMs });
+  const x = o.xray;
+  const validate = () => validateConfig(rendered, { haproxy: x.haproxy, timeoutMs: x.timeoutMs });
+  const check = await (x.limit ? x.limit.run(validate) : validate());
   if (check.ok) return allow(uid, warnings);
   // The check itself could not run: not the Ingress's fault; allowed with a warning.
   const cannotRun = check.errors.length === 1 &&

@@ -13,6 +13,7 @@ import { log } from "../log/logger.ts";
 import { loadTemplates, type Templates } from "../render/mod.ts";
 import type { BodyRoute } from "../serving/routes.ts";
 import { admissionRoute } from "./handler.ts";
+import { Limit } from "./limit.ts";
 import { registrations } from "./metrics.ts";
 import {
   applyWebhookConfiguration,
@@ -80,7 +81,7 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
     ingressClass: s.ingressClass,
     defaultClass,
     restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
-    xray: s.bypassXray ? null : { templates, haproxy: s.haproxy, timeoutMs: s.xrayTimeoutMs },
+    xray: s.bypassXray ? null : { templates, haproxy: s.haproxy, timeoutMs: s.xrayTimeoutMs, limit: new Limit(2) },
   });
   log.info("validating webhook enabled", { path: route.path, xray: !s.bypassXray });
 

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import type { V1Ingress } from "@kubernetes/client-node";
 import { admissionRoute } from "../../lib/admission/handler.ts";
 import { type AdmissionRequest, reviewIngress, type ReviewOptions } from "../../lib/admission/review.ts";
+import { Limit } from "../../lib/admission/limit.ts";
 import { loadTemplates } from "../../lib/render/mod.ts";
 import { ingress } from "../render/fixtures.ts";
 
@@ -211,4 +212,25 @@ Deno.test("HTTP glue: AdmissionReview in, AdmissionReview out; malformed bodies 
     assert.equal(r.status, 400);
     assert.match(JSON.parse(r.body as string).message, why);
   }
+});
+
+Deno.test("xray checks share a bounded number of haproxy children", async () => {
+  const limit = new Limit(2);
+  let running = 0;
+  let peak = 0;
+  const job = async () => {
+    running++;
+    peak = Math.max(peak, running);
+    await new Promise((r) => setTimeout(r, 5));
+    running--;
+  };
+  await Promise.all(Array.from({ length: 6 }, () => limit.run(job)));
+  assert.equal(peak, 2);
+  assert.equal(limit.queued, 0);
+  // And through the review: concurrent requests all decided, none lost.
+  const results = await Promise.all(
+    Array.from({ length: 4 }, () => reviewIngress(requestFor(good()), { ...base, xray: { ...xray, limit } })),
+  );
+  assert.deepEqual(results.map((r) => r.allowed), [true, true, true, true]);
+  assert.throws(() => new Limit(0), RangeError);
 });
