@@ -67,8 +67,8 @@ Deno.test("bad source flags are reported as for run", () => {
 });
 
 /** A valid value for every option common to two releases (no file options: those need files). */
-/** A valid value for the options with a syntax check of their own (only the metric field list). */
-const checkedSample = "2,4,7";
+/** A valid value for each option with a syntax check of its own. */
+const checkedSamples: Record<string, string> = { "proxy.server-metric-fields": "2,4,7", "cloud-provider": "gke" };
 
 function sampleFlags(from: Release, to: Release): string[] {
   const samples: Record<string, string> = {
@@ -97,7 +97,7 @@ function sampleFlags(from: Release, to: Release): string[] {
       ? allowed.find((v) => (table[target].oneOfIn?.[to] ?? table[target].oneOf)!.includes(v))
       : undefined;
     if (spec.kind === "bool") out.push(`--${name}=false`);
-    else out.push(`--${name}=${value ?? (spec.check ? checkedSample : samples[spec.kind])}`);
+    else out.push(`--${name}=${value ?? (spec.check ? checkedSamples[name] : samples[spec.kind])}`);
   }
   return out;
 }

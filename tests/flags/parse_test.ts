@@ -69,6 +69,7 @@ const companions: Record<string, string[]> = {
 /** Options whose table entry has a syntax check of its own, with forms it accepts and refuses. */
 const checked: Record<string, { ok: string[]; bad: string[] }> = {
   "proxy.server-metric-fields": { ok: ["2,4,7", "", "44"], bad: ["4,99", "x", "4;7", "-1"] },
+  "cloud-provider": { ok: ["aws", "aks", "baremetal", ""], bad: ["amazon", "AWS", "toString", "aws,gce"] },
 };
 
 function accepted(name: string, spec: OptionSpec, release: Release): [string, Json][] {
