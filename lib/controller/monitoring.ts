@@ -6,7 +6,7 @@
  * sidecar's `metrics` port of its proxy Service.
  */
 import { type ClusterClient, isStatus } from "../cluster/client.ts";
-import type { ResourceType } from "../cluster/resources.ts";
+import { collectionPath, type ResourceType } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
 
 export const serviceMonitorVersion = "v1";
@@ -24,12 +24,14 @@ export function serviceMonitorNames(crdKinds: string | null): { kind: string; pl
 
 /**
  * The ServiceMonitor resource when the API server serves it (GET /apis/<group>/v1 lists the
- * plural with the kind), else null after logging why, once.
+ * plural with the kind) and we may list it in `namespace` (null: all), else null after logging
+ * why, once. (A resource we may not list would hold the controller's informers from syncing.)
  */
 export async function discoverServiceMonitor(
   client: ClusterClient,
   group: string,
   crdKinds: string | null,
+  namespace: string | null = null,
 ): Promise<ResourceType | null> {
   const { kind, plural } = serviceMonitorNames(crdKinds);
   const what = `${plural}.${group}/${serviceMonitorVersion} (kind ${kind})`;
@@ -56,8 +58,22 @@ export async function discoverServiceMonitor(
     );
     return null;
   }
+  const resource: ResourceType = { group, version: serviceMonitorVersion, plural, kind, namespaced: true };
+  try {
+    await client.request("GET", collectionPath(resource, namespace), { query: { limit: "1" } });
+  } catch (err) {
+    if (isStatus(err, 401, 403)) {
+      log.warn(
+        `no ServiceMonitors: not allowed to list ${what}; allow get, list, watch, patch and delete on it to get them`,
+        { error: (err as Error).message },
+      );
+      return null;
+    }
+    // Anything else (a CRD still initializing, a timeout) passes: the informer retries it.
+    log.warn(`listing ${what} failed; its informer retries`, { error: (err as Error).message });
+  }
   log.info("ServiceMonitors enabled", { resource: what });
-  return { group, version: serviceMonitorVersion, plural, kind, namespaced: true };
+  return resource;
 }
 
 /** The ServiceMonitor `spec` that scrapes `port` of the Services matching `selector` in `namespace`. */

@@ -62,6 +62,11 @@ export function staticPlatform(settings: ControllerSettings, server: URL): Platf
 /** The whole platform at start-up: the static part and the ServiceMonitor discovery. */
 export async function preparePlatform(settings: ControllerSettings, client: ClusterClient): Promise<Platform> {
   const base = staticPlatform(settings, client.server);
-  const serviceMonitor = await discoverServiceMonitor(client, settings.metricsCrdApiGroup, settings.metricsCrdKinds);
+  const serviceMonitor = await discoverServiceMonitor(
+    client,
+    settings.metricsCrdApiGroup,
+    settings.metricsCrdKinds,
+    settings.restrictToOperatorNamespace ? settings.operatorNamespace : null,
+  );
   return Object.freeze({ ...base, serviceMonitor });
 }

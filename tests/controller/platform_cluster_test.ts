@@ -5,8 +5,9 @@
  * removed with it; nothing when the cluster does not serve the resource.
  */
 import assert from "node:assert/strict";
-import { isStatus } from "../../lib/cluster/client.ts";
+import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
 import type { ResourceType } from "../../lib/cluster/resources.ts";
+import { discoverServiceMonitor } from "../../lib/controller/monitoring.ts";
 import { exporterPort, proxyName } from "../../lib/controller/objects.ts";
 import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../e2e/harness.ts";
 
@@ -94,13 +95,24 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
     const group = "metrics.example.test";
     const scrapers: ResourceType = { group, version: "v1", plural: "scrapers", kind: "Scraper", namespaced: true };
     await cluster.apply(crds, crdObj(group, "Scraper", "scrapers"));
-    await eventually("the CRD is served", async () => {
+    await eventually("the CRD is served and listed", async () => {
+      const list = await cluster.client.request("GET", `/apis/${group}/v1`);
+      if (!list.resources?.some((r: { name: string }) => r.name === "scrapers")) return false;
+      return Array.isArray((await cluster.client.request("GET", `/apis/${group}/v1/scrapers`)).items);
+    });
+
+    await t.step("discovery: a resource the controller may not list is not used", async () => {
+      const kinds = "servicemonitor=Scraper:scrapers";
+      assert.deepEqual(await discoverServiceMonitor(cluster.client, group, kinds), scrapers);
+      const limited = await ClusterClient.create({
+        kubeconfig: await cluster.cp.kubeConfig("no-rights", []),
+        qps: 0,
+        burst: 1,
+      });
       try {
-        const list = await cluster.client.request("GET", `/apis/${group}/v1`);
-        return list.resources?.some((r: { name: string }) => r.name === "scrapers");
-      } catch (err) {
-        if (isStatus(err, 404)) return false;
-        throw err;
+        assert.equal(await discoverServiceMonitor(limited, group, kinds), null);
+      } finally {
+        limited.close();
       }
     });
 
