@@ -276,13 +276,18 @@ class SecureHandler {
 
     if (longRunning) audit?.responseStarted();
     const bodyRoute = this.bodyRoutes.find((r) => r.path === url.pathname);
-    if (bodyRoute) return await finish(await answerBodyRoute(bodyRoute, req, method));
+    if (bodyRoute) return await finish(await answerBodyRoute(bodyRoute, req, method, audit));
     return await finish(await this.routes.answer(method, url));
   }
 }
 
 /** Reads the bounded request body and hands it to `route`; only POST. */
-async function answerBodyRoute(route: BodyRoute, req: AnyRequest, method: string): Promise<Reply> {
+async function answerBodyRoute(
+  route: BodyRoute,
+  req: AnyRequest,
+  method: string,
+  audit: AuditHandle | null,
+): Promise<Reply> {
   if (method !== "POST") {
     return { ...json(405, "MethodNotAllowed", `${route.path} accepts POST only`), headers: { Allow: "POST" } };
   }
@@ -301,6 +306,14 @@ async function answerBodyRoute(route: BodyRoute, req: AnyRequest, method: string
   for (const c of chunks) {
     body.set(c, at);
     at += c.length;
+  }
+  if (audit && audit.level !== "Metadata") {
+    const text = new TextDecoder().decode(body);
+    try {
+      audit.requestBody(JSON.parse(text));
+    } catch {
+      audit.requestBody(text);
+    }
   }
   const ct = req.headers["content-type"];
   return await route.handle(body, Array.isArray(ct) ? ct[0] : ct);

@@ -8,7 +8,9 @@ import https from "node:https";
 import { join } from "node:path";
 import { admissionRoute, WEBHOOK_PATH } from "../../lib/admission/handler.ts";
 import { caBundleOf } from "../../lib/admission/registration.ts";
+import type { AuditHandle, Auditor } from "../../lib/audit/types.ts";
 import type { AccessReviewer } from "../../lib/auth/authorizer.ts";
+import { registry } from "../../lib/metrics.ts";
 import type { TokenReviewer } from "../../lib/auth/token.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings } from "../../lib/serving/settings.ts";
@@ -57,6 +59,28 @@ function postTo(port: number, body: string): Promise<{ status: number; body: str
   });
 }
 
+/** Records the request bodies a Request-level policy would log. */
+function bodyAuditor(bodies: unknown[]): Auditor {
+  return {
+    enabled: true,
+    begin: (): AuditHandle => ({
+      auditID: crypto.randomUUID(),
+      level: "Request",
+      annotate: () => {},
+      requestBody: (b) => void bodies.push(b),
+      responseStarted: () => {},
+      complete: () => Promise.resolve(),
+      panic: () => Promise.resolve(),
+    }),
+    shutdown: () => Promise.resolve(),
+  };
+}
+
+async function deniedCount(): Promise<number> {
+  const text = await registry.getSingleMetricAsString("ingress_controller_admission_review_seconds");
+  return Number(/_count\{outcome="denied"\} (\d+)/.exec(text)?.[1] ?? 0);
+}
+
 Deno.test("webhook route on the secure port", async () => {
   using tmp = tempDir("admission-port-");
   const base = {
@@ -79,17 +103,24 @@ Deno.test("webhook route on the secure port", async () => {
     await closed.stop();
   }
 
-  const h = await startServing({ ...base, authorizationAlwaysAllowPaths: [WEBHOOK_PATH] }, deps);
+  const bodies: unknown[] = [];
+  const h = await startServing({ ...base, authorizationAlwaysAllowPaths: [WEBHOOK_PATH] }, {
+    ...deps,
+    auditor: bodyAuditor(bodies),
+  });
   try {
     assert.match(caBundleOf(h.certificateChain!), /BEGIN CERTIFICATE/);
     const port = h.secure!.port;
     const post = (body: string) => postTo(port, body);
+    const before = await deniedCount();
     const ok = await post(review("u-1"));
     assert.equal(ok.status, 200, ok.body);
     const out = JSON.parse(ok.body);
     assert.equal(out.response.uid, "u-1");
     assert.equal(out.response.allowed, false);
     assert.match(out.response.status.message, /^annotation ingress\.kubernetes\.io\/ssl-redirect: "yes"/);
+    assert.equal(await deniedCount(), before + 1);
+    assert.equal((bodies[0] as { request: { uid: string } }).request.uid, "u-1", "Request-level audit gets the body");
 
     const get = await request({ port, path: WEBHOOK_PATH });
     assert.equal(get.status, 405);
