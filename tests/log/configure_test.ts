@@ -6,6 +6,7 @@ import { SetupError } from "../../lib/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { configureLogging, logSettingsFromConfig } from "../../lib/log/configure.ts";
 import { log } from "../../lib/log/logger.ts";
+import { emitOther, emitTraced, vHere } from "./fixtures/emitter.ts";
 
 function capture(argv: string[]) {
   const out = { stdout: [] as string[], stderr: [] as string[] };
@@ -74,4 +75,30 @@ Deno.test("logger:syslog is refused with one clear line", () => {
     () => capture(["--log.format=logger:syslog?appname=bob&local=7"]),
     (err: Error) => err instanceof SetupError && /cannot write to syslog/.test(err.message),
   );
+});
+
+Deno.test("--vmodule and --log_backtrace_at from the command line reach the logger", () => {
+  const source = readFileSync(new URL("./fixtures/emitter.ts", import.meta.url), "utf-8").split("\n");
+  const line = source.findIndex((l) => l.includes('log.info("traced statement")')) + 1;
+  assert.ok(line > 0);
+  const { out, close } = capture([
+    "--vmodule=other=1,fixtures/emitter=3",
+    `--log_backtrace_at=emitter.ts:${line}`,
+    "--log.format=logger:stdout?json=true",
+  ]);
+  try {
+    assert.equal(vHere(3), true);
+    assert.equal(vHere(4), false);
+    assert.equal(log.v(1), undefined, "this file keeps -v 0");
+    emitTraced();
+    emitOther();
+    assert.equal(out.stdout.length, 2);
+    const [traced, other] = out.stdout.map((l) => JSON.parse(l));
+    assert.match(traced.stack, new RegExp(`^ {4}at emitTraced \\(.*emitter\\.ts:${line}:\\d+\\)\\n`));
+    assert.equal(other.stack, undefined);
+  } finally {
+    close();
+    configureLogging(logSettingsFromConfig(parseRunFlags("A", [])));
+  }
+  assert.equal(vHere(1), false, "configuring again without the options clears them");
 });
