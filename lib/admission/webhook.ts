@@ -5,6 +5,7 @@
  * the operator's RBAC is not there yet; a failure is logged, never fatal: the controller still
  * refuses invalid ingresses at render time).
  */
+import { X509Certificate } from "node:crypto";
 import type { ClusterClient } from "../cluster/client.ts";
 import { Backoff } from "../cluster/backoff.ts";
 import { defaultIngressClass } from "../controller/class.ts";
@@ -89,6 +90,16 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
     route,
     async register(certificateChain, signal) {
       const reg = registrationSettings(s, certificateChain);
+      if ((certificateChain.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length === 1) {
+        const leaf = new X509Certificate(certificateChain);
+        if (!leaf.checkIssued(leaf)) {
+          log.warn(
+            "the serving certificate comes without its CA and is not self-signed: the API server cannot verify " +
+              "the webhook (failurePolicy Ignore lets every ingress through); append the CA to --tls-cert-file",
+            { subject: leaf.subject, issuer: leaf.issuer },
+          );
+        }
+      }
       const backoff = new Backoff(1_000, 60_000);
       while (!signal.aborted) {
         try {

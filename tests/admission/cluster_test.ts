@@ -10,7 +10,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { WEBHOOK_PATH } from "../../lib/admission/handler.ts";
-import { WEBHOOK_URL_ENV } from "../../lib/admission/settings.ts";
+import { registrations } from "../../lib/admission/metrics.ts";
+import { defaultAdmissionSettings, WEBHOOK_URL_ENV } from "../../lib/admission/settings.ts";
+import { createAdmissionWebhook } from "../../lib/admission/webhook.ts";
+import { ClusterClient } from "../../lib/cluster/client.ts";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { runServing } from "../../lib/serving/run_part.ts";
@@ -38,6 +41,22 @@ async function must(cp: ControlPlane, path: string, body: unknown): Promise<void
 /** The operator identity: delegated authn/authz roles and the webhook-registration role of the README. */
 async function grantOperator(cp: ControlPlane, user: string): Promise<void> {
   const subjects = [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: user }];
+  await createWebhookRole(cp);
+  for (const role of ["ingress-controller-webhook", "system:auth-delegator"]) {
+    await must(cp, `${rbac}/clusterrolebindings`, {
+      metadata: { name: `admission-test-${user}-${role.replace(":", "-")}` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+      subjects,
+    });
+  }
+  await must(cp, `${rbac}/namespaces/kube-system/rolebindings`, {
+    metadata: { name: `admission-test-${user}-auth-reader`, namespace: "kube-system" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "extension-apiserver-authentication-reader" },
+    subjects,
+  });
+}
+
+async function createWebhookRole(cp: ControlPlane): Promise<void> {
   await must(cp, `${rbac}/clusterroles`, {
     metadata: { name: "ingress-controller-webhook" },
     rules: [
@@ -48,18 +67,6 @@ async function grantOperator(cp: ControlPlane, user: string): Promise<void> {
       },
       { apiGroups: ["networking.k8s.io"], resources: ["ingressclasses"], verbs: ["list"] },
     ],
-  });
-  for (const role of ["ingress-controller-webhook", "system:auth-delegator"]) {
-    await must(cp, `${rbac}/clusterrolebindings`, {
-      metadata: { name: `admission-test-${role.replace(":", "-")}` },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-      subjects,
-    });
-  }
-  await must(cp, `${rbac}/namespaces/kube-system/rolebindings`, {
-    metadata: { name: "admission-test-auth-reader", namespace: "kube-system" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "extension-apiserver-authentication-reader" },
-    subjects,
   });
 }
 
@@ -83,6 +90,11 @@ function ingress(name: string, opts: { annotations?: Record<string, string>; cla
 
 const hostile = { "ingress.kubernetes.io/load-balance": "roundrobin\n    http-request deny\n#" };
 const overflow = { "ingress.kubernetes.io/timeout-server": "999999m" };
+
+async function metric(result: "ok" | "failed"): Promise<number> {
+  const m = await registrations.get();
+  return m.values.find((v) => v.labels.result === result)?.value ?? 0;
+}
 
 /** Runs `run`'s serving part until the webhook answers the API server; returns its stopper. */
 async function startRun(kubeconfig: string, dir: string, extra: string[]) {
@@ -193,6 +205,46 @@ Deno.test({
         assert.match(updBody.message, /load-balance/);
       } finally {
         await run.stop();
+      }
+    });
+
+    await t.step("registration without RBAC is retried with backoff and succeeds once granted", async () => {
+      const late = await cp.kubeConfig("late-operator");
+      const client = await ClusterClient.create({ kubeconfig: late, qps: 0, burst: 0 });
+      const stop = new AbortController();
+      try {
+        const failedBefore = await metric("failed");
+        const okBefore = await metric("ok");
+        const webhook = await createAdmissionWebhook(
+          { ...defaultAdmissionSettings, enabled: true, operatorService: "late", operatorNamespace: "ops" },
+          { client },
+        );
+        const chain = readFileSync(join(tmp.dir, "certs", "apiserver.crt"), "utf8");
+        const registering = webhook.register(chain, stop.signal);
+        for (let i = 0; i < 100 && (await metric("failed")) === failedBefore; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.ok((await metric("failed")) > failedBefore, "forbidden without the role");
+        await must(cp, `${rbac}/clusterrolebindings`, {
+          metadata: { name: "admission-test-late-operator" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "ingress-controller-webhook" },
+          subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "late-operator" }],
+        });
+        const timer = setTimeout(() => stop.abort(), 20_000); // fail-safe: the assertion below then fails
+        await registering;
+        clearTimeout(timer);
+        assert.equal(await metric("ok"), okBefore + 1, "registered after the grant, not given up");
+        const reg = await (await cp.adminFetch(`${vwc}/ingress-controller-late`)).json();
+        assert.deepEqual(reg.webhooks[0].clientConfig.service, {
+          namespace: "ops",
+          name: "late",
+          port: 443,
+          path: WEBHOOK_PATH,
+        });
+        await (await cp.adminFetch(`${vwc}/ingress-controller-late`, { method: "DELETE" })).body?.cancel();
+      } finally {
+        stop.abort();
+        client.close();
       }
     });
 
