@@ -223,10 +223,11 @@ class Controller {
     const onService = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
       const owner = this.#ownerKey(o);
       if (!owner) return users(serviceRef(o.metadata.namespace!, o.metadata.name));
-      // A proxy Service: its owner needs work when it went away, drifted from what we applied,
-      // or got another address (the ingress status follows it).
+      // An owned Service (public or stats): its owner needs work when it went away, drifted from
+      // what we applied, or, for the public one, got another address (the ingress status follows it).
       const drifted = this.#applied.get(objKey(resources.services, o)) !== o.metadata.annotations?.[hashAnnotation];
-      const moved = !old || JSON.stringify(loadBalancerOf(old)) !== JSON.stringify(loadBalancerOf(o));
+      const isPublic = o.metadata.name === proxyName(owner.slice(owner.indexOf("/") + 1));
+      const moved = isPublic && (!old || JSON.stringify(loadBalancerOf(old)) !== JSON.stringify(loadBalancerOf(o)));
       if (deleted || drifted || moved) q(owner);
     };
     this.#services.on({
@@ -394,7 +395,10 @@ class Controller {
     for (const d of desiredObjects(ing, data, secretNames, this.settings, this.platform)) {
       const { object, wrote } = await this.#apply(key, d.resource, d.object, ing);
       if (wrote) changed++;
-      if (d.resource === resources.services) proxyService = object;
+      // The status follows the public Service only, never the ClusterIP stats Service.
+      if (d.resource === resources.services && d.object.metadata.name === proxyName(ing.metadata.name)) {
+        proxyService = object;
+      }
     }
     await this.#updateStatus(ing, proxyService);
     if (changed > 0) {

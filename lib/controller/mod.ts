@@ -12,4 +12,4 @@ export {
 } from "./controller.ts";
 export { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 export { handlesIngress, ingressClassOf } from "./class.ts";
-export { proxyName } from "./objects.ts";
+export { proxyName, statsServiceName } from "./objects.ts";

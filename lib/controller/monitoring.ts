@@ -3,7 +3,7 @@
  * The metrics system's ServiceMonitor (prometheus-operator's custom resource, group
  * `--metrics-crd-apigroup`, kind and plural renamed by `--metrics-crd-kinds`): found once at
  * start-up through API discovery, and the one each handled ingress owns, scraping the exporter
- * sidecar's `metrics` port of its proxy Service.
+ * sidecar's `metrics` port of its ClusterIP stats Service (never the public proxy Service).
  */
 import { type ClusterClient, isStatus } from "../cluster/client.ts";
 import { collectionPath, type ResourceType } from "../cluster/resources.ts";

@@ -1,12 +1,14 @@
 /**
  * @module controller/objects
  * The objects a handled ingress owns: the ConfigMap with its rendered configuration (contracts
- * §4), the proxy Deployment (haproxy image running `proxy`, exporter sidecar), the Service in
- * front of it and, with `--rbac`, a ServiceAccount, Role and RoleBinding that allow only reading
- * that ConfigMap and the Secrets it needs; the platform (lib/controller/platform.ts) sets the
- * Service's type and annotations, the proxy pods' API server env and, when the cluster serves
- * it, adds a ServiceMonitor for the exporter's `metrics` port. Each carries a hash of its content
- * so an unchanged object is never written again.
+ * §4), the proxy Deployment (haproxy image running `proxy`, exporter sidecar), the public Service
+ * in front of it (http and https only), a ClusterIP stats Service (`<proxy name>-stats`: the stats
+ * page and the exporter's `metrics`, never behind the public load balancer) and, with `--rbac`, a
+ * ServiceAccount, Role and RoleBinding that allow only reading that ConfigMap and the Secrets it
+ * needs; the platform (lib/controller/platform.ts) sets the public Service's type and annotations,
+ * the proxy pods' API server env and, when the cluster serves it, adds a ServiceMonitor that
+ * selects the stats Service's `metrics` port. Each carries a hash of its content so an unchanged
+ * object is never written again.
  */
 import { createHash } from "node:crypto";
 import { apiVersionOf, type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
@@ -25,6 +27,10 @@ export const httpPort = 80;
 export const httpsPort = 443;
 export const statsPort = 56789;
 export const exporterPort = 56790;
+const statsSuffix = "-stats";
+
+/** Label that tells the stats Service (value `stats`) from the public one; the ServiceMonitor selects on it. */
+export const componentLabel = "app.kubernetes.io/component";
 
 /** The rendered configuration as published in the ConfigMap `data` (contracts §4). */
 export interface ProxyConfigData {
@@ -51,6 +57,17 @@ export function shortHash(s: string, len = 10): string {
 export function proxyName(ingressName: string): string {
   if (dns1035.test(ingressName) && ingressName.length <= 55) return `${ingressName}-haproxy`;
   return `haproxy-${shortHash(ingressName)}`;
+}
+
+/**
+ * Name of the ClusterIP stats Service of an ingress: `<proxy name>-stats` while that fits a
+ * DNS-1035 label (63 characters), else the hashed form `haproxy-<hash>-stats`.
+ */
+export function statsServiceName(ingressName: string): string {
+  const proxy = proxyName(ingressName);
+  return proxy.length + statsSuffix.length <= 63
+    ? `${proxy}${statsSuffix}`
+    : `haproxy-${shortHash(ingressName)}${statsSuffix}`;
 }
 
 /** A label-safe form of the controller id. */
@@ -105,6 +122,8 @@ export function desiredObjects(
     "app.kubernetes.io/instance": name,
   };
   const selector = { "app.kubernetes.io/name": "haproxy", "app.kubernetes.io/instance": name };
+  // The pods' selector plus the component label: matches the stats Service and not the public one.
+  const statsSelector = { ...selector, [componentLabel]: "stats" };
   const ownerReferences = [{
     apiVersion: apiVersionOf(resources.ingresses),
     kind: "Ingress",
@@ -113,10 +132,14 @@ export function desiredObjects(
     controller: true,
     blockOwnerDeletion: true,
   }];
-  const meta = (objName = name, annotations: Readonly<Record<string, string>> = {}) => ({
+  const meta = (
+    objName = name,
+    annotations: Readonly<Record<string, string>> = {},
+    extraLabels: Readonly<Record<string, string>> = {},
+  ) => ({
     name: objName,
     namespace: ns,
-    labels: { ...labels },
+    labels: { ...labels, ...extraLabels },
     annotations: { ...annotations, [ingressAnnotation]: key },
     ownerReferences,
   });
@@ -125,9 +148,15 @@ export function desiredObjects(
     body: Omit<KubeObject, "metadata">,
     objName?: string,
     annotations?: Readonly<Record<string, string>>,
+    extraLabels?: Readonly<Record<string, string>>,
   ): Desired => ({
     resource: r,
-    object: withHash({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: meta(objName, annotations), ...body }),
+    object: withHash({
+      apiVersion: apiVersionOf(r),
+      kind: r.kind,
+      metadata: meta(objName, annotations, extraLabels),
+      ...body,
+    }),
   });
   const env = platform.proxyEnv.map((e) => ({ name: e.name, value: e.value }));
   const monitor = platform.serviceMonitor;
@@ -189,23 +218,39 @@ export function desiredObjects(
         spec: {
           // The proxy is what clients reach: a load balancer where the cluster has one (the ingress
           // status then shows its address; until it has one, the cluster IP), node ports on
-          // providers without one (lib/controller/providers.ts).
+          // providers without one (lib/controller/providers.ts). Only traffic ports: the stats page
+          // and the metrics must never be reachable through the load balancer.
           type: platform.exposure.serviceType,
           selector,
           ports: [
             { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
             { name: "https", port: httpsPort, targetPort: "https", protocol: "TCP" },
-            { name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" },
-            // The ServiceMonitor scrapes the exporter sidecar through the Service.
-            ...(monitor ? [{ name: "metrics", port: exporterPort, targetPort: "metrics", protocol: "TCP" }] : []),
           ],
         },
       },
       undefined,
       platform.exposure.annotations,
     ),
+    obj(
+      resources.services,
+      {
+        spec: {
+          // Inside the cluster only: the stats page and the exporter sidecar, which the
+          // ServiceMonitor (when the cluster has one) scrapes.
+          type: "ClusterIP",
+          selector,
+          ports: [
+            { name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" },
+            { name: "metrics", port: exporterPort, targetPort: "metrics", protocol: "TCP" },
+          ],
+        },
+      },
+      statsServiceName(ingress.metadata.name),
+      undefined,
+      { [componentLabel]: "stats" },
+    ),
   ];
-  if (monitor) out.push(obj(monitor, { spec: serviceMonitorSpec(selector, ns, "metrics") }));
+  if (monitor) out.push(obj(monitor, { spec: serviceMonitorSpec(statsSelector, ns, "metrics") }));
   if (settings.rbac) {
     const rules: unknown[] = [
       { apiGroups: [""], resources: ["configmaps"], resourceNames: [name], verbs: ["get", "list", "watch"] },

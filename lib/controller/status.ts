@@ -1,7 +1,7 @@
 /**
  * @module controller/status
- * `status.loadBalancer` of an ingress follows its proxy Service: the Service's own load-balancer
- * ingress points when it has any, else its cluster IP(s).
+ * `status.loadBalancer` of an ingress follows its public proxy Service (never the ClusterIP stats
+ * Service): the Service's own load-balancer ingress points when it has any, else its cluster IP(s).
  */
 import type { KubeObject } from "../cluster/resources.ts";
 

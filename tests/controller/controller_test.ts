@@ -3,8 +3,10 @@
  * objects, steady state without writes, coalescing, the reverse index, drift repair, removal.
  */
 import assert from "node:assert/strict";
-import { proxyName } from "../../lib/controller/objects.ts";
+import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
 import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../e2e/harness.ts";
+
+type Port = { name: string; port: number; nodePort?: number };
 
 const slice = (ns: string, svc: string, ips: string[]) => ({
   apiVersion: "discovery.k8s.io/v1",
@@ -38,6 +40,35 @@ Deno.test("controller loop against a real API server", async (t) => {
         assert.match(cfg, /server s1 10\.1\.0\.1:8080/);
         assert.ok(ctl.stats().validations >= 2);
       });
+
+      await t.step(
+        "the public Service has only http/https; a ClusterIP stats Service has stats and metrics",
+        async () => {
+          const ing = (await cluster.get(resources.ingresses, ns, "one"))!;
+          const pub = await eventually(
+            "the public Service",
+            () => cluster.get(resources.services, ns, proxyName("one")),
+          );
+          const stats = await eventually(
+            "the stats Service",
+            () => cluster.get(resources.services, ns, statsServiceName("one")),
+          );
+          assert.equal(stats.metadata.name, "one-haproxy-stats");
+          assert.equal(pub.spec.type, "LoadBalancer");
+          assert.deepEqual(pub.spec.ports.map((p: Port) => [p.name, p.port]), [["http", 80], ["https", 443]]);
+          assert.equal(stats.spec.type, "ClusterIP");
+          assert.deepEqual(stats.spec.ports.map((p: Port) => [p.name, p.port]), [
+            ["stats", statsPort],
+            ["metrics", exporterPort],
+          ]);
+          assert.ok(stats.spec.ports.every((p: Port) => p.nodePort === undefined), "no node port for stats");
+          assert.deepEqual(
+            stats.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid, o.controller]),
+            [["Ingress", "one", ing.metadata.uid, true]],
+          );
+          assert.deepEqual(stats.spec.selector, pub.spec.selector);
+        },
+      );
 
       await t.step("steady state makes no writes", async () => {
         await ctl.idle();
@@ -86,6 +117,13 @@ Deno.test("controller loop against a real API server", async (t) => {
             (await cluster.get(resources.ingresses, ns, "one"))?.status?.loadBalancer?.ingress?.[0]?.ip ===
               svc.spec.clusterIP,
         );
+        // Not the stats Service's address: the ingress shows the public Service only.
+        const stats = (await cluster.get(resources.services, ns, statsServiceName("one")))!;
+        assert.notEqual(stats.spec.clusterIP, svc.spec.clusterIP);
+        await ctl.idle();
+        assert.deepEqual((await cluster.get(resources.ingresses, ns, "one"))?.status?.loadBalancer?.ingress, [
+          { ip: svc.spec.clusterIP },
+        ]);
         await cluster.client.request("PATCH", `/api/v1/namespaces/${ns}/services/${svcName}/status`, {
           body: { status: { loadBalancer: { ingress: [{ ip: "192.0.2.10" }, { hostname: "lb.example" }] } } },
           contentType: "application/merge-patch+json",
@@ -99,6 +137,30 @@ Deno.test("controller loop against a real API server", async (t) => {
       await t.step("a deleted owned object is recreated", async () => {
         await cluster.remove(resources.configMaps, ns, proxyName("two"));
         await eventually("ConfigMap recreated", () => cluster.get(resources.configMaps, ns, proxyName("two")));
+        await cluster.remove(resources.services, ns, statsServiceName("two"));
+        const again = await eventually(
+          "stats Service recreated",
+          () => cluster.get(resources.services, ns, statsServiceName("two")),
+        );
+        assert.equal(again.spec.type, "ClusterIP");
+      });
+
+      await t.step("a changed stats Service is put back", async () => {
+        const name = statsServiceName("two");
+        // Someone drops the metrics port (and the hash no longer matches what was applied).
+        await cluster.client.request("PATCH", `/api/v1/namespaces/${ns}/services/${name}`, {
+          body: {
+            metadata: { annotations: { "ingress-controller.io/hash": "tampered" } },
+            spec: { ports: [{ name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" }] },
+          },
+          contentType: "application/merge-patch+json",
+        });
+        const back = await eventually("the stats Service restored", async () => {
+          const svc = await cluster.get(resources.services, ns, name);
+          return svc?.metadata.annotations?.["ingress-controller.io/hash"] !== "tampered" &&
+            svc?.spec.ports.some((p: Port) => p.name === "metrics") && svc;
+        });
+        assert.deepEqual(back.spec.ports.map((p: Port) => p.port).sort(), [statsPort, exporterPort].sort());
       });
 
       await t.step("deleting the ingress removes its objects", async () => {
@@ -109,6 +171,10 @@ Deno.test("controller loop against a real API server", async (t) => {
             async () => (await cluster.get(r, ns, proxyName("two"))) === null,
           );
         }
+        await eventually(
+          "stats Service of two removed",
+          async () => (await cluster.get(resources.services, ns, statsServiceName("two"))) === null,
+        );
         assert.ok(await cluster.get(resources.configMaps, ns, proxyName("one")));
       });
     } finally {
@@ -190,6 +256,10 @@ Deno.test("controller loop against a real API server", async (t) => {
         await eventually(
           "orphans removed",
           async () => (await cluster.get(resources.configMaps, ns, proxyName("one"))) === null,
+        );
+        await eventually(
+          "orphan stats Service removed",
+          async () => (await cluster.get(resources.services, ns, statsServiceName("one"))) === null,
         );
       } finally {
         await again.stop();

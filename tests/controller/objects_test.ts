@@ -1,6 +1,18 @@
 import assert from "node:assert/strict";
-import { desiredObjects, goDuration, hashAnnotation, proxyName } from "../../lib/controller/objects.ts";
+import {
+  componentLabel,
+  desiredObjects,
+  exporterPort,
+  goDuration,
+  hashAnnotation,
+  proxyName,
+  statsPort,
+  statsServiceName,
+} from "../../lib/controller/objects.ts";
+import { defaultPlatform } from "../../lib/controller/platform.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
+
+type Port = { name: string; port: number; targetPort: string; protocol: string };
 
 const ing = {
   apiVersion: "networking.k8s.io/v1",
@@ -9,11 +21,16 @@ const ing = {
 };
 const data = { "haproxy.cfg": "global\n", "crt-list": "", "secrets.json": "[]" };
 
-Deno.test("objects: ConfigMap, Deployment, Service owned by the ingress; RBAC only with --rbac", () => {
+Deno.test("objects: ConfigMap, Deployment, public and stats Services owned by the ingress; RBAC only with --rbac", () => {
   const plain = desiredObjects(ing, data, [], defaultSettings);
-  assert.deepEqual(plain.map((d) => d.object.kind), ["ConfigMap", "Deployment", "Service"]);
+  assert.deepEqual(plain.map((d) => d.object.kind), ["ConfigMap", "Deployment", "Service", "Service"]);
+  assert.deepEqual(plain.map((d) => d.object.metadata.name), [
+    "web-haproxy",
+    "web-haproxy",
+    "web-haproxy",
+    "web-haproxy-stats",
+  ]);
   for (const d of plain) {
-    assert.equal(d.object.metadata.name, "web-haproxy");
     assert.deepEqual(d.object.metadata.ownerReferences?.[0]?.uid, "u-1");
     assert.equal(d.object.metadata.ownerReferences?.[0]?.controller, true);
     assert.match(d.object.metadata.annotations![hashAnnotation], /^[0-9a-f]{16}$/);
@@ -26,23 +43,60 @@ Deno.test("objects: ConfigMap, Deployment, Service owned by the ingress; RBAC on
   assert.equal(exporter.image, "docker.io/ingresscontroller/ingress-controller:9.0.0");
   assert.ok(exporter.args.includes(`--proxy.server-metric-fields=${defaultSettings.proxyServerMetricFields}`));
   assert.ok(exporter.args.includes("--proxy.timeout=5s"));
-  assert.deepEqual(plain[2].object.spec.ports.map((p: { port: number }) => p.port), [80, 443, 56789]);
+  // The public Service carries traffic only; the stats page and metrics sit on a ClusterIP Service.
+  const [pub, stats] = [plain[2].object, plain[3].object];
+  assert.equal(pub.spec.type, "LoadBalancer");
+  assert.deepEqual(pub.spec.ports.map((p: Port) => [p.name, p.port, p.targetPort]), [
+    ["http", 80, "http"],
+    ["https", 443, "https"],
+  ]);
+  assert.equal(pub.metadata.labels![componentLabel], undefined);
+  assert.equal(stats.spec.type, "ClusterIP");
+  assert.deepEqual(stats.spec.ports.map((p: Port) => [p.name, p.port, p.targetPort, p.protocol]), [
+    ["stats", statsPort, "stats", "TCP"],
+    ["metrics", exporterPort, "metrics", "TCP"],
+  ]);
+  assert.deepEqual(stats.spec.selector, pub.spec.selector);
+  assert.equal(stats.metadata.labels![componentLabel], "stats");
+  assert.deepEqual(stats.metadata.annotations!["ingress-controller.io/ingress"], "shop/web");
+  // The pods expose the ports the stats Service targets.
+  const podPorts = plain[1].object.spec.template.spec.containers.flatMap((c: { ports: Port[] }) => c.ports);
+  for (const p of stats.spec.ports) assert.ok(podPorts.some((c: { name: string }) => c.name === p.targetPort));
 
   const rbac = desiredObjects(ing, data, ["tls-b", "tls-a"], { ...defaultSettings, rbac: true });
   assert.deepEqual(rbac.map((d) => d.object.kind), [
     "ConfigMap",
     "Deployment",
     "Service",
+    "Service",
     "ServiceAccount",
     "Role",
     "RoleBinding",
   ]);
-  const role = rbac[4].object;
+  const role = rbac[5].object;
   assert.deepEqual(role.rules, [
     { apiGroups: [""], resources: ["configmaps"], resourceNames: ["web-haproxy"], verbs: ["get", "list", "watch"] },
     { apiGroups: [""], resources: ["secrets"], resourceNames: ["tls-a", "tls-b"], verbs: ["get", "list", "watch"] },
   ]);
   assert.equal(rbac[1].object.spec.template.spec.serviceAccountName, "web-haproxy");
+});
+
+Deno.test("objects: the ServiceMonitor selects the stats Service, not the public one", () => {
+  const monitor = { group: "monitoring.coreos.com", version: "v1", plural: "servicemonitors", kind: "ServiceMonitor" };
+  const objs = desiredObjects(ing, data, [], defaultSettings, {
+    ...defaultPlatform,
+    serviceMonitor: { ...monitor, namespaced: true },
+  });
+  assert.deepEqual(objs.map((d) => d.object.kind), ["ConfigMap", "Deployment", "Service", "Service", "ServiceMonitor"]);
+  const [pub, stats, sm] = [objs[2].object, objs[3].object, objs[4].object];
+  // Same Services with or without a ServiceMonitor: metrics is always on the stats Service only.
+  assert.deepEqual(pub.spec.ports.map((p: Port) => p.port), [80, 443]);
+  assert.deepEqual(stats.spec.ports.map((p: Port) => p.port), [statsPort, exporterPort]);
+  const matches = (labels: Record<string, string>) =>
+    Object.entries(sm.spec.selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
+  assert.equal(matches(stats.metadata.labels!), true);
+  assert.equal(matches(pub.metadata.labels!), false);
+  assert.deepEqual(sm.spec.endpoints, [{ port: "metrics", path: "/metrics", scheme: "http" }]);
 });
 
 Deno.test("objects: the hash changes with the content and only then", () => {
@@ -59,6 +113,20 @@ Deno.test("objects: names are valid service names whatever the ingress name", ()
   assert.match(proxyName("a.b.example"), /^haproxy-[0-9a-f]{10}$/);
   assert.match(proxyName("9start"), /^haproxy-[0-9a-f]{10}$/);
   assert.match(proxyName("x".repeat(60)), /^haproxy-[0-9a-f]{10}$/);
+  assert.equal(statsServiceName("web"), "web-haproxy-stats");
+  assert.equal(statsServiceName("x".repeat(49)), `${"x".repeat(49)}-haproxy-stats`);
+  assert.equal(statsServiceName("x".repeat(49)).length, 63);
+  const dns1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+  const names = new Set<string>();
+  for (const n of ["web", "x".repeat(50), "x".repeat(55), "x".repeat(56), "a.b.example", "9start", "y".repeat(253)]) {
+    const s = statsServiceName(n);
+    assert.match(s, dns1035, n);
+    assert.ok(s.length <= 63, `${s} is ${s.length} characters`);
+    assert.notEqual(s, proxyName(n));
+    names.add(s);
+  }
+  assert.equal(names.size, 7, "distinct ingress names get distinct stats Services");
+  assert.match(statsServiceName("x".repeat(50)), /^haproxy-[0-9a-f]{10}-stats$/);
   assert.equal(goDuration(5000), "5s");
   assert.equal(goDuration(1500), "1500ms");
   assert.equal(goDuration(600_000), "10m0s");
