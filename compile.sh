@@ -17,8 +17,6 @@ mkdir -p "$(dirname "$out")"
 args=(compile -A --output "$out")
 # Files read or imported at run time (not found by static analysis).
 [ -d templates ] && args+=(--include templates)
-[ -f lib/proxy/command.ts ] && args+=(--include lib/proxy/command.ts)
-[ -f lib/exporter/command.ts ] && args+=(--include lib/exporter/command.ts)
 
 if [ -n "${DENORT_BIN:-}" ] && [ ! -x "$DENORT_BIN" ]; then
   echo "compile.sh: DENORT_BIN=$DENORT_BIN is not an executable file; point it at denort 2.9.6 for this platform" >&2

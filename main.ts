@@ -9,7 +9,6 @@ import { cli } from "./lib/flags/cli.ts";
 import type { ProxySettings } from "./lib/flags/proxy_settings.ts";
 import type { ExporterSettings } from "./lib/flags/exporter_settings.ts";
 import { configureLogging, logSettingsFromConfig } from "./lib/log/configure.ts";
-import { SetupError } from "./lib/errors.ts";
 
 const enc = new TextEncoder();
 const write = (f: { writeSync(p: Uint8Array): number }, text: string) => {
@@ -24,31 +23,17 @@ function stopSignal(): AbortSignal {
   return stop.signal;
 }
 
-/**
- * Imports a command's runtime lazily, so the other commands start fast; the path is a variable so
- * compile.sh lists these files with `--include`.
- */
-async function importCommand<T>(path: string, command: string): Promise<T> {
-  try {
-    return await import(path);
-  } catch (err) {
-    throw new SetupError(
-      `the ${command} command is not available in this build (${(err as Error).message.split("\n")[0]})`,
-    );
-  }
-}
-
-type ProxyModule = { runProxy(settings: ProxySettings, signal?: AbortSignal): Promise<void> };
-type ExporterModule = { runExporter(settings: ExporterSettings, signal?: AbortSignal): Promise<void> };
-
+// Each command's runtime is imported when that command runs, so the others start fast and small
+// (the exporter sidecar need not load the controller: ~80 MB RSS). The specifiers are literals, so
+// `deno compile` includes them.
 async function runProxyCommand(settings: ProxySettings): Promise<void> {
-  const mod = await importCommand<ProxyModule>("./lib/proxy/command.ts", "proxy");
-  await mod.runProxy(settings, stopSignal());
+  const { runProxy } = await import("./lib/proxy/command.ts");
+  await runProxy(settings, stopSignal());
 }
 
 async function runExporterCommand(settings: ExporterSettings): Promise<void> {
-  const mod = await importCommand<ExporterModule>("./lib/exporter/command.ts", "exporter");
-  await mod.runExporter(settings, stopSignal());
+  const { runExporter } = await import("./lib/exporter/command.ts");
+  await runExporter(settings, stopSignal());
 }
 
 const code = await cli(Deno.args, {
@@ -58,7 +43,6 @@ const code = await cli(Deno.args, {
   run: async (config) => {
     const close = configureLogging(logSettingsFromConfig(config));
     try {
-      // Imported when used: the exporter sidecar need not load the controller (~80 MB RSS).
       const { startRun } = await import("./lib/app/run.ts");
       await startRun(config, stopSignal());
     } finally {

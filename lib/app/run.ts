@@ -20,11 +20,6 @@ export interface RunContext {
 /** One part of the running controller: resolves when it has stopped (after `signal` aborts). */
 export type RunPart = (ctx: RunContext) => Promise<void>;
 
-/**
- * Starts `run`. Throws SetupError at once when no cluster configuration can be loaded; otherwise
- * runs `parts` until `signal` aborts or one part fails (which stops the others); resolves or rejects
- * once every part has stopped.
- */
 /** The parts `run` starts by default, one line each. */
 export const defaultParts: readonly RunPart[] = [
   (ctx) => import("../controller/run_part.ts").then((m) => m.runController(ctx)), // lib/controller
@@ -32,6 +27,11 @@ export const defaultParts: readonly RunPart[] = [
   (ctx) => import("../analytics/run_part.ts").then((m) => m.runAnalytics(ctx)), // lib/analytics
 ];
 
+/**
+ * Starts `run`. Throws SetupError at once when no cluster configuration can be loaded; otherwise
+ * runs `parts` until `signal` aborts or one part fails (which stops the others); resolves or rejects
+ * once every part has stopped.
+ */
 export async function startRun(
   config: Config,
   signal?: AbortSignal,
