@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
 import type { ResourceType } from "../../lib/cluster/resources.ts";
 import { discoverServiceMonitor } from "../../lib/controller/monitoring.ts";
-import { exporterPort, proxyName } from "../../lib/controller/objects.ts";
+import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
 import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../e2e/harness.ts";
 
 const crds: ResourceType = {
@@ -41,6 +41,8 @@ function crdObj(group: string, kind: string, plural: string) {
 
 const metricsPorts = (svc: { spec: { ports: { name: string; port: number }[] } }) =>
   svc.spec.ports.filter((p) => p.name === "metrics").map((p) => p.port);
+const ports = (svc: { spec: { ports: { name: string; port: number }[] } }) =>
+  svc.spec.ports.map((p) => [p.name, p.port]);
 
 Deno.test("cloud exposure and ServiceMonitors against a real API server", async (t) => {
   const cluster = await Cluster.start();
@@ -48,7 +50,7 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
     const ns = await cluster.namespace("monitoring");
     await cluster.apply(resources.services, serviceObj(ns, "svc"));
 
-    await t.step("without the CRD nothing is created and the Service has no metrics port", async () => {
+    await t.step("without the CRD nothing is created; metrics only on the stats Service", async () => {
       await assert.rejects(cluster.client.request("GET", "/apis/monitoring.coreos.com/v1"), (e) => isStatus(e, 404));
       await cluster.apply(resources.ingresses, ingressObj(ns, "plain", [{ host: "plain.example", service: "svc" }]));
       const ctl = await controller(cluster, { validateProxyConfig: false, controllerId: "no-crd" });
@@ -58,7 +60,10 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
           () => cluster.get(resources.services, ns, proxyName("plain")),
         );
         await ctl.idle();
-        assert.deepEqual(metricsPorts(svc as never), []);
+        assert.deepEqual(ports(svc as never), [["http", 80], ["https", 443]]);
+        const stats = (await cluster.get(resources.services, ns, statsServiceName("plain")))!;
+        assert.equal(stats.spec.type, "ClusterIP");
+        assert.deepEqual(ports(stats as never), [["stats", statsPort], ["metrics", exporterPort]]);
         assert.equal(ctl.stats().reconciles > 0, true);
       } finally {
         await ctl.stop();
@@ -85,6 +90,12 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
           });
           // Both kinds get node ports from the API server: the proxy is reachable on every node.
           assert.ok(svc.spec.ports.every((p: { nodePort?: number }) => (p.nodePort ?? 0) > 0));
+          // ... on http and https only: the stats Service stays ClusterIP without node ports.
+          assert.deepEqual(ports(svc as never), [["http", 80], ["https", 443]]);
+          const stats = (await cluster.get(resources.services, ns, statsServiceName("edge")))!;
+          assert.equal(stats.spec.type, "ClusterIP");
+          assert.equal(stats.metadata.annotations?.[awsAnnotation], undefined);
+          assert.ok(stats.spec.ports.every((p: { nodePort?: number }) => p.nodePort === undefined));
         } finally {
           await ctl.stop();
         }
@@ -137,12 +148,15 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
         assert.deepEqual(sm.spec.endpoints, [{ port: "metrics", path: "/metrics", scheme: "http" }]);
         assert.deepEqual(sm.spec.namespaceSelector, { matchNames: [ns] });
         const svc = await eventually("the proxy Service", () => cluster.get(resources.services, ns, name));
-        assert.deepEqual(metricsPorts(svc as never), [exporterPort]);
-        // The ServiceMonitor's selector picks exactly the proxy Service.
+        assert.deepEqual(metricsPorts(svc as never), []);
+        const statsName = statsServiceName("web");
+        const stats = await eventually("the stats Service", () => cluster.get(resources.services, ns, statsName));
+        assert.deepEqual(metricsPorts(stats as never), [exporterPort]);
+        // The ServiceMonitor's selector picks exactly the stats Service, never the public one.
         const selector = Object.entries(sm.spec.selector.matchLabels as Record<string, string>)
           .map(([k, v]) => `${k}=${v}`).join(",");
         const picked = await cluster.list(resources.services, ns, selector);
-        assert.deepEqual(picked.map((s) => s.metadata.name), [name]);
+        assert.deepEqual(picked.map((s) => s.metadata.name), [statsName]);
 
         await t2.step("a deleted ServiceMonitor is recreated", async () => {
           await cluster.remove(scrapers, ns, name);
@@ -152,6 +166,10 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
         await cluster.remove(resources.ingresses, ns, "web");
         await eventually("the Scraper removed", async () => (await cluster.get(scrapers, ns, name)) === null);
         await eventually("the Service removed", async () => (await cluster.get(resources.services, ns, name)) === null);
+        await eventually(
+          "the stats Service removed",
+          async () => (await cluster.get(resources.services, ns, statsName)) === null,
+        );
       } finally {
         await ctl.stop();
       }
