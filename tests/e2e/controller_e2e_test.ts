@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { inPrivateNetwork, privateNetworkCommand } from "../../lib/demo/netns.ts";
-import { proxyName } from "../../lib/controller/objects.ts";
+import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
   backends,
@@ -71,6 +71,25 @@ if (!inPrivateNetwork()) {
               assert.equal(o.metadata.ownerReferences?.[0]?.controller, true);
             }
             const svc = (await cluster.get(resources.services, ns, name))!;
+            // The public Service carries traffic only; stats and metrics are on the ClusterIP stats Service.
+            type Port = { name: string; port: number };
+            assert.deepEqual(svc.spec.ports.map((p: Port) => [p.name, p.port]), [["http", 80], ["https", 443]]);
+            const stats = await eventually(
+              "the stats Service",
+              () => cluster.get(resources.services, ns, statsServiceName("web")),
+            );
+            assert.equal(stats.spec.type, "ClusterIP");
+            assert.deepEqual(stats.spec.ports.map((p: Port) => [p.name, p.port]), [
+              ["stats", statsPort],
+              ["metrics", exporterPort],
+            ]);
+            assert.equal(stats.metadata.ownerReferences?.[0]?.kind, "Ingress");
+            assert.equal(stats.metadata.ownerReferences?.[0]?.controller, true);
+            // It selects the proxy pods.
+            const podLabels = (await cluster.get(resources.deployments, ns, name))!.spec.template.metadata.labels;
+            for (const [k, v] of Object.entries(stats.spec.selector as Record<string, string>)) {
+              assert.equal(podLabels[k], v, k);
+            }
             await eventually("status.loadBalancer from the proxy Service", async () => {
               const ing = await cluster.get(resources.ingresses, ns, "web");
               return ing?.status?.loadBalancer?.ingress?.[0]?.ip === svc.spec.clusterIP;
@@ -163,6 +182,10 @@ if (!inPrivateNetwork()) {
               for (const r of [resources.configMaps, resources.deployments, resources.services]) {
                 await eventually(`${r.kind} removed`, async () => (await cluster.get(r, ns, name)) === null);
               }
+              await eventually(
+                "the stats Service removed",
+                async () => (await cluster.get(resources.services, ns, statsServiceName("web"))) === null,
+              );
               await eventually("the route gone with the proxy Deployment", async () => {
                 try {
                   return (await httpGet(proxy.httpPort, "shop.example", "/b")).backend !== "beta";
