@@ -3,7 +3,16 @@
  * objects, steady state without writes, coalescing, the reverse index, drift repair, removal.
  */
 import assert from "node:assert/strict";
-import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
+import {
+  desiredObjects,
+  exporterPort,
+  fieldManager,
+  hashAnnotation,
+  proxyName,
+  statsPort,
+  statsServiceName,
+} from "../../lib/controller/objects.ts";
+import { defaultSettings } from "../../lib/controller/settings.ts";
 import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../e2e/harness.ts";
 
 type Port = { name: string; port: number; nodePort?: number };
@@ -288,6 +297,41 @@ Deno.test("controller loop against a real API server", async (t) => {
         }
       },
     );
+
+    await t.step("a public Service left by an older version with the stats and metrics ports loses them", async () => {
+      const uns = await cluster.namespace("upgrade");
+      await cluster.apply(resources.services, serviceObj(uns, "svc"));
+      await cluster.apply(resources.ingresses, ingressObj(uns, "old", [{ host: "old.example", service: "svc" }]));
+      const ing = (await cluster.get(resources.ingresses, uns, "old"))!;
+      // What the earlier version applied: the public Service with 56789 (and 56790) on it.
+      const data = { "haproxy.cfg": "", "crt-list": "", "secrets.json": "[]" };
+      const legacy = desiredObjects(ing, data, [], { ...defaultSettings, controllerId: "default" })
+        .find((d) => d.object.kind === "Service" && d.object.metadata.name === proxyName("old"))!.object;
+      legacy.metadata.annotations![hashAnnotation] = "pre-fix";
+      legacy.spec.ports.push(
+        { name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" },
+        { name: "metrics", port: exporterPort, targetPort: "metrics", protocol: "TCP" },
+      );
+      await cluster.client.request("PATCH", `/api/v1/namespaces/${uns}/services/${proxyName("old")}`, {
+        query: { fieldManager, force: "true" },
+        body: legacy,
+        contentType: "application/apply-patch+yaml",
+      });
+      const c = await controller(cluster, { validateProxyConfig: false });
+      try {
+        await eventually("the public Service without stats and metrics", async () => {
+          const svc = await cluster.get(resources.services, uns, proxyName("old"));
+          return JSON.stringify(svc?.spec.ports.map((p: Port) => p.port)) === "[80,443]";
+        });
+        const stats = await eventually(
+          "the stats Service",
+          () => cluster.get(resources.services, uns, statsServiceName("old")),
+        );
+        assert.deepEqual(stats.spec.ports.map((p: Port) => p.port), [statsPort, exporterPort]);
+      } finally {
+        await c.stop();
+      }
+    });
   } finally {
     await cluster.stop();
   }
