@@ -1,6 +1,6 @@
 /** The platform's effect on the proxy objects, with plain objects (no cluster). */
 import assert from "node:assert/strict";
-import { desiredObjects, exporterPort, ownedResources } from "../../lib/controller/objects.ts";
+import { desiredObjects, exporterPort, ownedResources, statsServiceName } from "../../lib/controller/objects.ts";
 import { defaultPlatform, type Platform, staticPlatform } from "../../lib/controller/platform.ts";
 import { serviceMonitorNames } from "../../lib/controller/monitoring.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
@@ -14,8 +14,14 @@ const ing = {
 const data = { "haproxy.cfg": "global\n", "crt-list": "", "secrets.json": "[]" };
 const aksServer = new URL("https://aks-shop-dns-1a2b3c.hcp.westeurope.azmk8s.io:443");
 
+/** The objects by kind; the stats Service as `StatsService`, the public one as `Service`. */
 const byKind = (platform: Platform, settings = defaultSettings) =>
-  Object.fromEntries(desiredObjects(ing, data, [], settings, platform).map((d) => [d.object.kind, d.object]));
+  Object.fromEntries(
+    desiredObjects(ing, data, [], settings, platform).map((d) => [
+      d.object.metadata.name === statsServiceName("web") ? "StatsService" : d.object.kind,
+      d.object,
+    ]),
+  );
 
 Deno.test("platform: the Service type and annotations follow --cloud-provider", () => {
   const aws = byKind(staticPlatform({ ...defaultSettings, cloudProvider: "aws" }, aksServer));
@@ -33,6 +39,15 @@ Deno.test("platform: the Service type and annotations follow --cloud-provider", 
   ]);
   const unset = byKind(defaultPlatform);
   assert.equal(unset.Service.spec.type, "LoadBalancer");
+  // The stats Service is never exposed, whatever the provider, and gets none of its annotations.
+  for (const o of [aws, metal, unset]) {
+    assert.equal(o.StatsService.spec.type, "ClusterIP");
+    assert.deepEqual(Object.keys(o.StatsService.metadata.annotations).sort(), [
+      "ingress-controller.io/hash",
+      "ingress-controller.io/ingress",
+    ]);
+    assert.deepEqual(o.Service.spec.ports.map((p: { port: number }) => p.port), [80, 443]);
+  }
   assert.notEqual(
     aws.Service.metadata.annotations["ingress-controller.io/hash"],
     unset.Service.metadata.annotations["ingress-controller.io/hash"],
@@ -59,7 +74,7 @@ Deno.test("platform: on aks the proxy containers get the API server's FQDN", () 
   }
 });
 
-Deno.test("platform: a ServiceMonitor resource adds the object and the metrics port", () => {
+Deno.test("platform: a ServiceMonitor resource adds the object, which selects the stats Service", () => {
   const sm: ResourceType = {
     group: "metrics.example.com",
     version: "v1",
@@ -72,16 +87,21 @@ Deno.test("platform: a ServiceMonitor resource adds the object and the metrics p
   assert.equal(monitor.apiVersion, "metrics.example.com/v1");
   assert.equal(monitor.metadata.name, "web-haproxy");
   assert.equal(monitor.metadata.ownerReferences[0].uid, "u-1");
-  assert.deepEqual(monitor.spec.selector.matchLabels, withSm.Service.spec.selector);
+  const selects = (labels: Record<string, string>) =>
+    Object.entries(monitor.spec.selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
+  assert.equal(selects(withSm.StatsService.metadata.labels), true, "the stats Service");
+  assert.equal(selects(withSm.Service.metadata.labels), false, "never the public Service");
   assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: ["shop"] });
   assert.deepEqual(monitor.spec.endpoints, [{ port: "metrics", path: "/metrics", scheme: "http" }]);
-  const metrics = withSm.Service.spec.ports.find((p: { name: string }) => p.name === "metrics");
+  assert.ok(!withSm.Service.spec.ports.some((p: { name: string }) => p.name === "metrics"));
+  const metrics = withSm.StatsService.spec.ports.find((p: { name: string }) => p.name === "metrics");
   assert.deepEqual(metrics, { name: "metrics", port: exporterPort, targetPort: "metrics", protocol: "TCP" });
   const exporter = withSm.Deployment.spec.template.spec.containers[1];
   assert.ok(exporter.ports.some((p: { name: string }) => p.name === "metrics"), "the Service's port exists in the pod");
   const without = byKind(defaultPlatform);
   assert.equal(without.Scraper, undefined);
   assert.ok(!without.Service.spec.ports.some((p: { name: string }) => p.name === "metrics"));
+  assert.deepEqual(without.StatsService.spec, withSm.StatsService.spec, "metrics on the stats Service either way");
   assert.deepEqual(ownedResources(false, sm)[0], sm, "deleted with the other owned objects");
   assert.deepEqual(ownedResources(false), [resources.deployments, resources.services, resources.configMaps]);
 });
