@@ -5,16 +5,10 @@
  * backend, and the Runtime API commands that turn one slot state into another.
  */
 
-/** A slot line as fixed by the contract: group 2 is `<addr>:<port>`, group 3 the `disabled` flag. */
-export const SLOT_LINE = /^(\s+server\s+s\d+\s+)(\S+?)(\s+disabled)?(\s.*)?$/;
-
-/** Replaces each slot line's address with `ADDR` and drops its `disabled` flag. */
-export function skeleton(config: string): string {
-  return config.split("\n").map((line) => {
-    const m = SLOT_LINE.exec(line);
-    return m ? `${m[1]}ADDR${m[4] ?? ""}` : line;
-  }).join("\n");
-}
+// The slot-line shape and the skeleton are defined once, beside the renderer that writes them
+// (lib/render/slots.ts has no imports, so the proxy loads nothing else with it).
+import { skeleton, SLOT_LINE } from "../render/slots.ts";
+export { skeleton, SLOT_LINE };
 
 /** One slot as rendered. `address` is a bare IP (IPv6 without brackets). */
 export interface Slot {
