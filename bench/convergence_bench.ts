@@ -1,7 +1,7 @@
 /**
  * @module bench/convergence_bench
  * End-to-end figures of the controller with the real API server and a real haproxy (run in a
- * private network namespace, see lib/demo/netns.ts):
+ * private network namespace, see lib/localenv/netns.ts):
  * - convergence: time from creating an Ingress, changing an Ingress, or changing an EndpointSlice
  *   until a request through haproxy gets the new answer (p50, p99 over CHANGES changes each);
  * - failed requests while RELOADS configuration reloads happen under steady load (goal 0);
@@ -13,16 +13,16 @@
  */
 import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
-import { inPrivateNetwork, privateNetworkCommand } from "../lib/demo/netns.ts";
+import { inPrivateNetwork, privateNetworkCommand } from "../lib/localenv/netns.ts";
 import { proxyName } from "../lib/controller/objects.ts";
 import { Informer } from "../lib/cluster/informer.ts";
 import { ClusterClient } from "../lib/cluster/client.ts";
 import { collectionPath, objectPath, resources } from "../lib/cluster/resources.ts";
 import { log } from "../lib/log/logger.ts";
-import { type Forwarder, tcpToUnix, unixToTcp } from "../lib/demo/forward.ts";
-import { backends, Cluster, controller, ingressObj, serviceObj, sliceObj } from "../tests/e2e/harness.ts";
-import { startProxy } from "../tests/e2e/proxy_run.ts";
-import { writeKubeConfig } from "../tests/env/kubeconfig.ts";
+import { type Forwarder, tcpToUnix, unixToTcp } from "../lib/localenv/forward.ts";
+import { backends, Cluster, controller, ingressObj, serviceObj, sliceObj } from "../lib/localenv/harness.ts";
+import { startProxy } from "../lib/localenv/proxy_run.ts";
+import { writeKubeConfig } from "../lib/localenv/kubeconfig.ts";
 
 const CHANGES = Number(Deno.env.get("BENCH_CHANGES") ?? 100);
 const RELOADS = Number(Deno.env.get("BENCH_RELOADS") ?? 100);

@@ -4,7 +4,7 @@
  * via TokenReview), authorized (SubjectAccessReview) and therefore cached path (`/version`), at
  * concurrency 64 over HTTP/1.1 keep-alive, beside a plain HTTPS endpoint of the same runtime
  * (node:http2 with allowHTTP1, the same certificate and the same body, no authentication) in
- * the same run. The reviews go to a real kube-apiserver (tests/env); after the warm-up every
+ * the same run. The reviews go to a real kube-apiserver (lib/localenv); after the warm-up every
  * request is answered from the caches, which the bench checks (exactly one review of each kind).
  *
  * The load comes from a second Deno process (this file with `--client`) so that the client does
@@ -91,7 +91,7 @@ async function runClient(job: ClientJob): Promise<ClientResult> {
 const { log } = await import("../lib/log/logger.ts");
 const { startServing } = await import("../lib/serving/server.ts");
 const { defaultSettings } = await import("../lib/serving/settings.ts");
-const { startControlPlane } = await import("../tests/env/mod.ts");
+const { startControlPlane } = await import("../lib/localenv/mod.ts");
 log.configure({ level: "warn" });
 
 const requests = Number(Deno.env.get("SERVING_BENCH_REQUESTS") ?? 20_000);

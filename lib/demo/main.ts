@@ -7,9 +7,9 @@
  * `$DEMO_INFO_OUT` when ready, and cleans everything up on Ctrl-C.
  */
 import { join } from "node:path";
-import { writeKubeConfig } from "../../tests/env/kubeconfig.ts";
-import { privateNetworkCommand } from "./netns.ts";
-import { type Forwarder, tcpToUnix } from "./forward.ts";
+import { writeKubeConfig } from "../localenv/kubeconfig.ts";
+import { privateNetworkCommand } from "../localenv/netns.ts";
+import { type Forwarder, tcpToUnix } from "../localenv/forward.ts";
 import type { StackInfo } from "./stack.ts";
 
 const say = (line: string) => console.log(line);

@@ -8,18 +8,18 @@
  */
 import http from "node:http";
 import { join } from "node:path";
-import { startControlPlane } from "../../tests/env/control_plane.ts";
-import { startBackend } from "../../tests/env/backend.ts";
-import { ensureHaproxy } from "../../tests/env/haproxy.ts";
-import { freePorts } from "../../tests/env/ports.ts";
+import { startControlPlane } from "../localenv/control_plane.ts";
+import { startBackend } from "../localenv/backend.ts";
+import { ensureHaproxy } from "../localenv/haproxy.ts";
+import { freePorts } from "../localenv/ports.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import { startController } from "../controller/controller.ts";
 import { proxyName } from "../controller/objects.ts";
 import { log } from "../log/logger.ts";
 import { runProxy } from "../proxy/command.ts";
-import { privateAddress } from "./netns.ts";
-import { type Forwarder, unixToTcp } from "./forward.ts";
+import { privateAddress } from "../localenv/netns.ts";
+import { type Forwarder, unixToTcp } from "../localenv/forward.ts";
 
 export const demo = { namespace: "demo", ingress: "web", service: "web", host: "demo.example" } as const;
 

@@ -1,5 +1,5 @@
 /**
- * The validating webhook against the real kube-apiserver of tests/env: `run`'s serving part with
+ * The validating webhook against the real kube-apiserver of lib/localenv: `run`'s serving part with
  * `--enable-validating-webhook` registers a ValidatingWebhookConfiguration (URL override, CA of
  * the self-signed serving certificate) with only the RBAC the README lists, the API server calls
  * the secure port, an invalid Ingress is refused with the webhook's one-line message and a valid
@@ -17,7 +17,7 @@ import { ClusterClient } from "../../lib/cluster/client.ts";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { runServing } from "../../lib/serving/run_part.ts";
-import { type ControlPlane, freePort, startControlPlane } from "../env/mod.ts";
+import { type ControlPlane, freePort, startControlPlane } from "../../lib/localenv/mod.ts";
 import { request, tempDir } from "../serving/helpers.ts";
 
 const rbac = "/apis/rbac.authorization.k8s.io/v1";

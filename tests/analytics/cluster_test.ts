@@ -1,5 +1,5 @@
 /**
- * Analytics against the real kube-apiserver (tests/env): the installation id from the kube-system
+ * Analytics against the real kube-apiserver (lib/localenv): the installation id from the kube-system
  * Namespace UID, the server's gitVersion, counts through lib/cluster's client, and no object name,
  * namespace, host or address in any body. Driven through the `run` part with parsed flags.
  */
@@ -11,7 +11,7 @@ import { runAnalytics } from "../../lib/analytics/run_part.ts";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
-import { Cluster, ingressObj, resources } from "../e2e/harness.ts";
+import { Cluster, ingressObj, resources } from "../../lib/localenv/harness.ts";
 import { startReceiver } from "./receiver.ts";
 
 const distinctiveName = "zq-distinctive-ingress-4711";

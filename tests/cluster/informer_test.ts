@@ -1,10 +1,10 @@
 /**
- * The informer and client against the real kube-apiserver of tests/env: list+watch, watch resume
+ * The informer and client against the real kube-apiserver of lib/localenv: list+watch, watch resume
  * without relist after the server ends a watch, 410 Gone → relist, periodic resync, connection
  * reuse, and the token bucket in front of every call.
  */
 import assert from "node:assert/strict";
-import { startControlPlane } from "../env/control_plane.ts";
+import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { Informer } from "../../lib/cluster/informer.ts";
 import { Backoff } from "../../lib/cluster/backoff.ts";

@@ -13,7 +13,7 @@ import {
   statsServiceName,
 } from "../../lib/controller/objects.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
-import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../e2e/harness.ts";
+import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
 
 type Port = { name: string; port: number; nodePort?: number };
 

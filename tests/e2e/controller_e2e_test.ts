@@ -1,11 +1,11 @@
 /**
  * End to end: the controller against the real kube-apiserver, publishing to a real haproxy run by
  * the proxy command, with real traffic. Runs inside a private network namespace (see
- * lib/demo/netns.ts: the API server refuses loopback addresses in EndpointSlices); outside one,
+ * lib/localenv/netns.ts: the API server refuses loopback addresses in EndpointSlices); outside one,
  * the single test below re-runs this file inside one and reports its result.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, privateNetworkCommand } from "../../lib/demo/netns.ts";
+import { inPrivateNetwork, privateNetworkCommand } from "../../lib/localenv/netns.ts";
 import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
@@ -19,8 +19,8 @@ import {
   resources,
   serviceObj,
   sliceObj,
-} from "./harness.ts";
-import { startProxy } from "./proxy_run.ts";
+} from "../../lib/localenv/harness.ts";
+import { startProxy } from "../../lib/localenv/proxy_run.ts";
 
 if (!inPrivateNetwork()) {
   Deno.test("end-to-end tests (run in a private network namespace)", async () => {

@@ -4,7 +4,14 @@
  * through it, a TCP server that never answers, and a reader of the Prometheus text format.
  */
 import { join } from "node:path";
-import { type Backend, freePorts, type Haproxy, requestWithHost, startBackend, startHaproxy } from "../env/mod.ts";
+import {
+  type Backend,
+  freePorts,
+  type Haproxy,
+  requestWithHost,
+  startBackend,
+  startHaproxy,
+} from "../../lib/localenv/mod.ts";
 
 export interface StatsProxy extends AsyncDisposable {
   readonly haproxy: Haproxy;

@@ -10,10 +10,10 @@ import { join } from "node:path";
 import type { ApplyResult } from "../../lib/proxy/apply.ts";
 import { runProxy } from "../../lib/proxy/command.ts";
 import type { HAProxy } from "../../lib/proxy/haproxy.ts";
-import { startBackend } from "../env/backend.ts";
-import { startControlPlane } from "../env/control_plane.ts";
-import { ensureHaproxy } from "../env/haproxy.ts";
-import { freePorts } from "../env/ports.ts";
+import { startBackend } from "../../lib/localenv/backend.ts";
+import { startControlPlane } from "../../lib/localenv/control_plane.ts";
+import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
+import { freePorts } from "../../lib/localenv/ports.ts";
 import {
   buildConfig,
   get,

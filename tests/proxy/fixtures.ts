@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { Applier, type DesiredState } from "../../lib/proxy/apply.ts";
 import { HAProxy } from "../../lib/proxy/haproxy.ts";
-import { ensureHaproxy } from "../env/haproxy.ts";
-import { freePorts } from "../env/ports.ts";
+import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
+import { freePorts } from "../../lib/localenv/ports.ts";
 
 export interface Endpoint {
   address: string;

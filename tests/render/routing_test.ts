@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";
-import { type Backend, startBackend } from "../env/backend.ts";
-import { startHaproxy } from "../env/haproxy.ts";
-import { freePorts } from "../env/ports.ts";
+import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
+import { startHaproxy } from "../../lib/localenv/haproxy.ts";
+import { freePorts } from "../../lib/localenv/ports.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
 
 interface Answer {

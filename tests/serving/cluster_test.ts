@@ -1,5 +1,5 @@
 /**
- * The secure port against the real kube-apiserver of tests/env: client-certificate users allowed
+ * The secure port against the real kube-apiserver of lib/localenv: client-certificate users allowed
  * and denied by RBAC through SubjectAccessReview, request-header identity only behind a valid
  * front-proxy certificate with an allowed CN, forged headers ignored, bearer tokens through
  * TokenReview and then from the cache, always-allow paths, anonymous probes, a failed review (500),
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { AuditHandle, Auditor, AuditRequest } from "../../lib/audit/types.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings, type ServingSettings } from "../../lib/serving/settings.ts";
-import { type ControlPlane, freePort, startControlPlane } from "../env/mod.ts";
+import { type ControlPlane, freePort, startControlPlane } from "../../lib/localenv/mod.ts";
 import { request, tempDir } from "./helpers.ts";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";

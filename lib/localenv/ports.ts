@@ -1,5 +1,5 @@
 /**
- * @module tests/env/ports
+ * @module lib/localenv/ports
  * Free TCP ports on loopback, found by letting the kernel pick them and releasing them again (the
  * envtest way; a port can be taken in between, so callers that bind later retry on "in use").
  */

@@ -1,5 +1,5 @@
 /**
- * @module tests/env/main
+ * @module lib/localenv/main
  * `deno task testenv`: runs the test control plane (etcd + kube-apiserver) in the foreground for
  * local work and the demo. Once the API server is ready it writes the admin kubeconfig (client
  * certificate, group system:masters) to a path it prints, and to `$KUBECONFIG_OUT` when set.

@@ -1,5 +1,5 @@
 /**
- * @module tests/env/client_node
+ * @module lib/localenv/client_node
  * @kubernetes/client-node 2.0.1 under Deno 2.9.6, made safe for tests.
  *
  * client-node sends requests through undici 8, which negotiates HTTP/2 by default (ALPN). Under

@@ -1,5 +1,5 @@
 /**
- * @module tests/env/process
+ * @module lib/localenv/process
  * Long-running child processes of the test environment (etcd, kube-apiserver, haproxy) that never
  * outlive the Deno process that started them:
  * - `stop()` sends SIGTERM, then SIGKILL after a grace period, and waits for the exit;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { loadKubeConfig } from "./client_node.ts";
-import { startControlPlane } from "./control_plane.ts";
-import { processExists } from "./process.ts";
+import { loadKubeConfig } from "../../lib/localenv/client_node.ts";
+import { startControlPlane } from "../../lib/localenv/control_plane.ts";
+import { processExists } from "../../lib/localenv/process.ts";
 
 const kubectl = (Deno.env.get("PATH") ?? "").split(":").map((d) => `${d}/kubectl`).find((p) => {
   try {

@@ -1,5 +1,5 @@
 /**
- * @module demo/netns
+ * @module lib/localenv/netns
  * A private network namespace for the local demo, the end-to-end tests and the benchmarks.
  * Why: the API server refuses loopback addresses (127.0.0.0/8, ::1) in EndpointSlices, yet the
  * sample backends must stay on the loopback interface. In a namespace of our own (`unshare -rn`,

@@ -1,5 +1,5 @@
 /**
- * @module tests/env/http
+ * @module lib/localenv/http
  * Plain HTTP requests with a chosen Host header (fetch() refuses to set Host), for traffic
  * tests through a proxy: connect to `address:port`, ask for `host` and `path`.
  */

@@ -1,4 +1,4 @@
-// Pins kube-apiserver for the test environment; built by tests/env/build.sh (tests/env/build.ts).
+// Pins kube-apiserver for the test environment; built by lib/localenv/build.sh (lib/localenv/build.ts).
 module ingress-controller.local/testenv/kube-apiserver
 
 go 1.24.0

@@ -1,9 +1,9 @@
 /**
- * @module tests/env/haproxy
+ * @module lib/localenv/haproxy
  * A real HAProxy (Debian's package, 2.6 on bookworm) for tests: `haproxyCheck` runs `haproxy -c`,
  * `startHaproxy` runs it in master-worker mode with its master socket in a temporary directory.
  * `ensureHaproxy` installs the package with apt-get when missing and running as root; otherwise it
- * says what to install. `deno run -A tests/env/haproxy.ts` does the same from the command line.
+ * says what to install. `deno run -A lib/localenv/haproxy.ts` does the same from the command line.
  */
 import { join } from "node:path";
 import { type ManagedProcess, spawnProcess } from "./process.ts";

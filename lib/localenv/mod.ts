@@ -1,5 +1,5 @@
 /**
- * @module tests/env/mod
+ * @module lib/localenv/mod
  * The test environment: a real kube-apiserver + etcd and a real HAProxy on loopback, started by
  * the project's own code. Import everything from here.
  *

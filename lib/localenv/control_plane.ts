@@ -1,5 +1,5 @@
 /**
- * @module tests/env/control_plane
+ * @module lib/localenv/control_plane
  * A real etcd + kube-apiserver on 127.0.0.1 (free random ports, one temporary directory), set up
  * as controller-runtime's envtest does: RBAC authorization, its own service-account signing key
  * and issuer, a client CA, and a front-proxy (request-header) CA with the `--requestheader-*`
@@ -19,7 +19,7 @@ import {
   issueCertificate,
   privateKeyPem,
   publicKeyPem,
-} from "../../lib/pki/certs.ts";
+} from "../pki/certs.ts";
 import { type Binaries, ensureBinaries } from "./binaries.ts";
 import { register } from "./cleanup.ts";
 import { type Credentials, writeKubeConfig } from "./kubeconfig.ts";

@@ -1,5 +1,5 @@
 /**
- * @module tests/env/backend
+ * @module lib/localenv/backend
  * Test backends for traffic tests: small HTTP servers on a loopback address that answer every
  * request with 200 and a JSON description of themselves and of the request, so a test can tell
  * which backend a proxy picked and what it forwarded.

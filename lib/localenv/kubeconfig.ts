@@ -1,5 +1,5 @@
 /**
- * @module tests/env/kubeconfig
+ * @module lib/localenv/kubeconfig
  * kubeconfig files (the format kubectl and @kubernetes/client-node read) for one cluster and one
  * user, with all certificates inline.
  */

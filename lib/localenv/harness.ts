@@ -1,24 +1,18 @@
 /**
- * @module tests/e2e/harness
- * The stack of the end-to-end tests: the real kube-apiserver (tests/env), an admin client,
- * test backends on addresses of the private namespace (lib/demo/netns.ts), the controller, and
- * (tests/e2e/proxy_run.ts: a real haproxy driven by the proxy command on loopback ports).
+ * @module lib/localenv/harness
+ * The stack of the end-to-end tests: the real kube-apiserver (lib/localenv), an admin client,
+ * test backends on addresses of the private namespace (lib/localenv/netns.ts), the controller, and
+ * (lib/localenv/proxy_run.ts: a real haproxy driven by the proxy command on loopback ports).
  */
 import http from "node:http";
 import tls from "node:tls";
-import { type ControlPlane, startControlPlane } from "../env/control_plane.ts";
-import { type Backend, startBackend } from "../env/backend.ts";
-import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
-import {
-  collectionPath,
-  type KubeObject,
-  objectPath,
-  resources,
-  type ResourceType,
-} from "../../lib/cluster/resources.ts";
-import { type ControllerHandle, startController } from "../../lib/controller/controller.ts";
-import type { ControllerSettings } from "../../lib/controller/settings.ts";
-import { privateAddress } from "../../lib/demo/netns.ts";
+import { type ControlPlane, startControlPlane } from "./control_plane.ts";
+import { type Backend, startBackend } from "./backend.ts";
+import { ClusterClient, isStatus } from "../cluster/client.ts";
+import { collectionPath, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
+import { type ControllerHandle, startController } from "../controller/controller.ts";
+import type { ControllerSettings } from "../controller/settings.ts";
+import { privateAddress } from "./netns.ts";
 
 export { resources };
 

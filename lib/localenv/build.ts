@@ -1,6 +1,6 @@
 /**
- * @module tests/env/build
- * `deno run -A tests/env/build.ts`: builds (or finds cached, or takes from `$KUBEBUILDER_ASSETS`)
+ * @module lib/localenv/build
+ * `deno run -A lib/localenv/build.ts`: builds (or finds cached, or takes from `$KUBEBUILDER_ASSETS`)
  * kube-apiserver and etcd, printing progress and the time taken; prints the binary directory.
  */
 import { ensureBinaries } from "./binaries.ts";

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadKubeConfig } from "./client_node.ts";
-import { processExists } from "./process.ts";
+import { loadKubeConfig } from "../../lib/localenv/client_node.ts";
+import { processExists } from "../../lib/localenv/process.ts";
 
-const mainTs = join(dirname(fileURLToPath(import.meta.url)), "main.ts");
+const mainTs = fileURLToPath(new URL("../../lib/localenv/main.ts", import.meta.url));
 
 interface Started {
   child: Deno.ChildProcess;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the test environment's kube-apiserver and etcd from their Go modules (pinned in
-# tests/env/go/*/go.mod) into a cache outside the repository, and reuses that cache afterwards.
+# lib/localenv/go/*/go.mod) into a cache outside the repository, and reuses that cache afterwards.
 # Prints the directory holding both binaries as its last stdout line; progress goes to stderr.
 #
-#   tests/env/build.sh            build when missing, print the binary directory
+#   lib/localenv/build.sh            build when missing, print the binary directory
 #   KUBEBUILDER_ASSETS=/dir …     use /dir/{kube-apiserver,etcd} instead, build nothing
 #
 # Nothing prebuilt is downloaded: only Go modules, through the machine's Go toolchain.
@@ -33,8 +33,12 @@ mkdir -p "$out"
 exec 9>"$out/.lock"
 flock 9
 
-# A stamp of the pinned module files: editing a go.mod rebuilds the binary it describes.
-stamp_of() { { cat "$here/go/$1/go.mod" "$here/go/$1"/*.go "$here/go/$1/go.sum" 2>/dev/null || true; } | sha256sum | cut -c1-16; }
+# A stamp of the pinned module files: editing a go.mod rebuilds the binary it describes. Whole-line
+# comments are left out, so editing a go.mod's explanation never forces a rebuild.
+stamp_of() {
+  { cat "$here/go/$1/go.mod" "$here/go/$1"/*.go "$here/go/$1/go.sum" 2>/dev/null || true; } |
+    grep -Ev '^[[:space:]]*//' | sha256sum | cut -c1-16
+}
 
 started=$SECONDS
 

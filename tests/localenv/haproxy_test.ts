@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startBackend } from "./backend.ts";
-import { haproxyCheck, parseWorkers, startHaproxy } from "./haproxy.ts";
-import { requestWithHost } from "./http.ts";
-import { freePort } from "./ports.ts";
-import { processExists } from "./process.ts";
+import { startBackend } from "../../lib/localenv/backend.ts";
+import { haproxyCheck, parseWorkers, startHaproxy } from "../../lib/localenv/haproxy.ts";
+import { requestWithHost } from "../../lib/localenv/http.ts";
+import { freePort } from "../../lib/localenv/ports.ts";
+import { processExists } from "../../lib/localenv/process.ts";
 
 const config = `global
     log stderr format raw local0 warning

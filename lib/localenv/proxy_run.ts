@@ -1,12 +1,12 @@
 /**
- * @module tests/e2e/proxy_run
+ * @module lib/localenv/proxy_run
  * Runs the proxy command (lib/proxy) for one ConfigMap beside a real haproxy on 127.0.0.1,
  * as the proxy pod would run it.
  */
-import { ensureHaproxy } from "../env/haproxy.ts";
-import { freePorts } from "../env/ports.ts";
-import { runProxy } from "../../lib/proxy/command.ts";
-import type { ApplyResult } from "../../lib/proxy/apply.ts";
+import { ensureHaproxy } from "./haproxy.ts";
+import { freePorts } from "./ports.ts";
+import { runProxy } from "../proxy/command.ts";
+import type { ApplyResult } from "../proxy/apply.ts";
 import { type Cluster, resources } from "./harness.ts";
 
 export interface ProxyRun {

@@ -1,5 +1,5 @@
 /**
- * @module tests/env/cleanup
+ * @module lib/localenv/cleanup
  * One process-wide list of things to stop (child processes, temporary directories) when the Deno
  * process gets SIGINT or SIGTERM. The signal listeners exist only while the list is non-empty, so
  * tests that stop everything leave no signal resource behind (Deno's resource sanitizer).

@@ -1,7 +1,7 @@
 /**
- * @module demo/forward
+ * @module lib/localenv/forward
  * Byte-for-byte TCP ↔ unix-socket forwarding: how the demo, which runs in a private network
- * namespace (demo/netns.ts), makes its API server and proxy reachable on the host's loopback.
+ * namespace (netns.ts), makes its API server and proxy reachable on the host's loopback.
  * The unix socket lives in the file system, which both namespaces share.
  */
 

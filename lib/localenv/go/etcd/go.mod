@@ -1,4 +1,4 @@
-// Pins etcd for the test environment; built by tests/env/build.sh (tests/env/build.ts).
+// Pins etcd for the test environment; built by lib/localenv/build.sh (lib/localenv/build.ts).
 module ingress-controller.local/testenv/etcd
 
 go 1.26.0

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadKubeConfig } from "./client_node.ts";
-import { startControlPlane } from "./control_plane.ts";
+import { loadKubeConfig } from "../../lib/localenv/client_node.ts";
+import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 
 const fixture = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "watch_abort.ts");
 

@@ -1,7 +1,7 @@
 /**
- * @module tests/env/binaries
+ * @module lib/localenv/binaries
  * Where the kube-apiserver and etcd binaries are: `$KUBEBUILDER_ASSETS` when set, otherwise the
- * cache that `build.sh` fills by building them from the Go modules pinned in `tests/env/go/`
+ * cache that `build.sh` fills by building them from the Go modules pinned in `lib/localenv/go/`
  * (the first build takes minutes and prints its progress; later calls reuse the cache).
  */
 import { dirname, join } from "node:path";
@@ -14,7 +14,7 @@ export interface Binaries {
   etcd: string;
 }
 
-/** The build script; run it directly (`tests/env/build.sh`) to build ahead of the tests. */
+/** The build script; run it directly (`lib/localenv/build.sh`) to build ahead of the tests. */
 export const buildScript = join(dirname(fileURLToPath(import.meta.url)), "build.sh");
 
 let cached: Promise<Binaries> | null = null;
