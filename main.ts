@@ -8,7 +8,8 @@
 import { cli } from "./lib/flags/cli.ts";
 import type { ProxySettings } from "./lib/flags/proxy_settings.ts";
 import type { ExporterSettings } from "./lib/flags/exporter_settings.ts";
-import { configureLogging, logSettingsFromConfig } from "./lib/log/configure.ts";
+import { configureLogging } from "./lib/log/configure.ts";
+import { logSettingsFromConfig } from "./lib/flags/log_settings.ts";
 
 const enc = new TextEncoder();
 const write = (f: { writeSync(p: Uint8Array): number }, text: string) => {

@@ -29,3 +29,8 @@ export class ObjectError extends Error {
 export function exitCodeOf(err: unknown): number {
   return err instanceof UsageError ? 2 : 1;
 }
+
+/** An error's message on one line (runs of white space, newlines included, become one space). */
+export function oneLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
+}

@@ -10,7 +10,7 @@ import { BlockingSink, BufferedSink } from "./delivery.ts";
 import { type AuditEvent, eventUser, nowMicros, objectRef, responseStatus } from "./event.ts";
 import { LogBackend } from "./log_backend.ts";
 import { evaluatePolicy, loadPolicyFile, type Policy, type PolicyDecision, type Stage } from "./policy.ts";
-import { type AuditSettings, checkSettings } from "./settings.ts";
+import type { AuditSettings } from "./settings.ts";
 import { type ConfigLike, settingsFromConfig } from "./settings_from_config.ts";
 import { sourceIPs } from "./source_ips.ts";
 import type { AuditHandle, AuditLevel, Auditor, AuditRequest } from "./types.ts";
@@ -21,7 +21,6 @@ const defaultShutdownTimeoutMs = 15_000;
 /** Builds the auditor from the parsed command line or from plain settings (tests). */
 export async function createAuditor(source: ConfigLike | AuditSettings): Promise<Auditor> {
   const settings = isConfig(source) ? settingsFromConfig(source) : source;
-  checkSettings(settings);
   const backends = [settings.log && "log", settings.webhook && "webhook"].filter(Boolean);
   if (!settings.policyFile) {
     if (backends.length > 0) {

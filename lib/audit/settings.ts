@@ -1,11 +1,9 @@
 /**
  * @module audit/settings
  * Plain settings of the auditor (what tests and `createAuditor` use), their effective defaults per
- * release, and the checks that reject nonsensical values at start-up.
+ * release. The option table (lib/flags/table.ts) is where their values are checked.
  */
-import { UsageError } from "../errors.ts";
 import type { AuditVersion } from "./serialize.ts";
-import { auditVersions } from "./serialize.ts";
 
 export type Mode = "blocking" | "batch";
 
@@ -78,45 +76,3 @@ export const noTruncate: TruncateSettings = Object.freeze({
 });
 
 export const defaultInitialBackoffMs = 10_000;
-
-/** Throws a UsageError naming the option when a setting cannot work. */
-export function checkSettings(s: AuditSettings): void {
-  for (const [prefix, b] of [["audit-log", s.log], ["audit-webhook", s.webhook]] as const) {
-    if (!b) continue;
-    const bad = (opt: string, what: string) =>
-      new UsageError(`--${prefix}-${opt}: ${what}; fix the option and restart`);
-    if (b.mode !== "blocking" && b.mode !== "batch") throw bad("mode", `"${b.mode}" is not one of batch, blocking`);
-    if (!auditVersions.includes(b.version)) {
-      throw bad("version", `"${b.version}" is not one of ${auditVersions.join(", ")}`);
-    }
-    if (b.mode === "batch") {
-      if (!(b.batch.bufferSize > 0)) throw bad("batch-buffer-size", `must be positive, got ${b.batch.bufferSize}`);
-      if (!(b.batch.maxBatchSize > 0)) throw bad("batch-max-size", `must be positive, got ${b.batch.maxBatchSize}`);
-      if (!(b.batch.maxBatchWaitMs >= 0)) throw bad("batch-max-wait", "must not be negative");
-      if (b.batch.throttleEnable && !(b.batch.throttleQPS > 0)) {
-        throw bad("batch-throttle-qps", `must be positive when throttling is enabled, got ${b.batch.throttleQPS}`);
-      }
-    }
-    if (b.truncate.enabled) {
-      if (!(b.truncate.maxEventSize > 0)) throw bad("truncate-max-event-size", "must be positive");
-      if (!(b.truncate.maxBatchSize > 0)) throw bad("truncate-max-batch-size", "must be positive");
-      if (b.truncate.maxEventSize > b.truncate.maxBatchSize) {
-        throw bad("truncate-max-event-size", "must not exceed --" + prefix + "-truncate-max-batch-size");
-      }
-    }
-  }
-  if (s.log) {
-    if (s.log.path === "") throw new UsageError("--audit-log-path: empty path; give a file or -");
-    if (s.log.format !== "json" && s.log.format !== "legacy") {
-      throw new UsageError(`--audit-log-format: "${s.log.format}" is not one of json, legacy; fix the option`);
-    }
-    for (
-      const [opt, v] of [["maxsize", s.log.maxSizeMB], ["maxbackup", s.log.maxBackups], ["maxage", s.log.maxAgeDays]]
-    ) {
-      if (!(Number(v) >= 0)) throw new UsageError(`--audit-log-${opt}: must not be negative, got ${v}`);
-    }
-  }
-  if (s.webhook && !(s.webhook.initialBackoffMs > 0)) {
-    throw new UsageError("--audit-webhook-initial-backoff: must be positive; fix the option and restart");
-  }
-}

@@ -14,6 +14,7 @@ import { eventListJSON } from "./serialize.ts";
 import type { WebhookSettings } from "./settings.ts";
 import { everyFewSeconds } from "./throttled_log.ts";
 import { WebhookClient } from "./webhook_client.ts";
+import { pause } from "../timers.ts";
 
 const backoffFactor = 1.5;
 const backoffJitter = 0.2;
@@ -78,7 +79,7 @@ export class WebhookBackend implements Backend {
       this.#warnRetry((suppressed) =>
         log.warn("audit webhook request failed; retrying", { error: lastError, attempt, waitMs: wait, suppressed })
       );
-      await sleep(wait * (1 + Math.random() * backoffJitter), this.#stop.signal);
+      await pause(wait * (1 + Math.random() * backoffJitter), this.#stop.signal);
       wait *= backoffFactor;
     }
     return lastError;
@@ -93,17 +94,4 @@ export class WebhookBackend implements Backend {
     this.client.close();
     return Promise.resolve();
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
 }

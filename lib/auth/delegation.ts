@@ -8,14 +8,14 @@ import { KubeConfig } from "@kubernetes/client-node";
 import type { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { ClusterClient } from "../cluster/client.ts";
-import { SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { parsePemBundle } from "../serving/cert_files.ts";
-import type { ServingSettings } from "../serving/settings.ts";
+import { parsePemBundle } from "../pki/cert_files.ts";
 import { alwaysAllowMatcher, type PathMatcher } from "./always_allow.ts";
 import type { AuthenticationChain } from "./authenticator.ts";
 import { type AccessReviewer, clusterAccessReviewer, WebhookAuthorizer } from "./authorizer.ts";
 import { ClientCertVerifier } from "./client_cert.ts";
+import type { DelegationSettings } from "./settings.ts";
 import { type ClusterAuthenticationConfig, lookupAuthenticationConfig } from "./lookup.ts";
 import { clusterTokenReviewer, TokenAuthenticator, type TokenReviewer } from "./token.ts";
 
@@ -73,10 +73,6 @@ export async function delegatedClient(path: string | null, option: string, purpo
   }
 }
 
-function oneLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
-}
-
 function caFromFile(file: string, option: string): X509Certificate[] {
   let pem: string;
   try {
@@ -87,7 +83,7 @@ function caFromFile(file: string, option: string): X509Certificate[] {
   return parsePemBundle(pem, `--${option} ${file}`);
 }
 
-export async function buildDelegation(s: ServingSettings, o: DelegationOverrides = {}): Promise<Delegation> {
+export async function buildDelegation(s: DelegationSettings, o: DelegationOverrides = {}): Promise<Delegation> {
   const clients: ClusterClient[] = [];
   try {
     let authnClient: ClusterClient | null = null;
@@ -157,7 +153,7 @@ export async function buildDelegation(s: ServingSettings, o: DelegationOverrides
       s.authorizationWebhookCacheAuthorizedTtl,
       s.authorizationWebhookCacheUnauthorizedTtl,
     );
-    const alwaysAllow = alwaysAllowMatcher(s.release === "A" ? s.authorizationAlwaysAllowPaths : []);
+    const alwaysAllow = alwaysAllowMatcher(s.authorizationAlwaysAllowPaths);
     return {
       authentication: { requestHeader, clientCert, tokens },
       authorizer,

@@ -4,6 +4,7 @@
  * (the client library has none). Reservation style: every caller takes a token at once and
  * waits until the bucket would have held it, so waiters are served in arrival order.
  */
+import { sleep } from "../timers.ts";
 
 export interface RateLimiterOptions {
   /** Tokens per second; 0 or less (or non-finite) means no limit. */
@@ -46,20 +47,4 @@ export class TokenBucket {
     await sleep(wait, signal);
     return wait;
   }
-}
-
-/** A timer that is cleared when `signal` aborts (so no timer outlives a stopped client). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

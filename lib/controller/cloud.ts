@@ -9,8 +9,8 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
-import { SetupError } from "../errors.ts";
-import { AZURE_PROVIDERS, type CloudProvider, isCloudProvider, MANAGED_FQDN_PROVIDERS } from "./providers.ts";
+import { oneLine, SetupError } from "../errors.ts";
+import { AZURE_PROVIDERS, type CloudProvider, isCloudProvider, MANAGED_FQDN_PROVIDERS } from "../cloud/providers.ts";
 
 /** What `--cloud-config` held, as far as the controller understands it. */
 export interface CloudConfigInfo {
@@ -103,8 +103,4 @@ export function apiServerEnv(
       { name: "KUBERNETES_SERVICE_PORT", value: port },
     ],
   };
-}
-
-function oneLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
 }

@@ -11,7 +11,7 @@ import type { ResourceType } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
 import { apiServerEnv, type EnvVar, readCloudConfig } from "./cloud.ts";
 import { discoverServiceMonitor } from "./monitoring.ts";
-import { defaultExposure, type Exposure, exposureOf } from "./providers.ts";
+import { defaultExposure, type Exposure, exposureOf } from "../cloud/providers.ts";
 import type { ControllerSettings } from "./settings.ts";
 
 export interface Platform {

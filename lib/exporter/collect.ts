@@ -7,7 +7,7 @@
  */
 
 import client from "prom-client";
-import { readCsvRecord } from "../flags/gosyntax.ts";
+import { readCsvRecord } from "../gosyntax.ts";
 import { log } from "../log/logger.ts";
 import {
   backendFields,

@@ -7,11 +7,11 @@
 
 import client from "prom-client";
 import { SetupError } from "../errors.ts";
-import type { ExporterSettings } from "../flags/exporter_settings.ts";
 import { log } from "../log/logger.ts";
 import { HaproxyCollector } from "./collect.ts";
 import { parseServerMetricFields } from "./fields.ts";
 import { parseListenAddress } from "./listen_address.ts";
+import type { ExporterSettings } from "./settings.ts";
 import { parseScrapeUri } from "./stats_source.ts";
 
 export interface ExporterHandle extends AsyncDisposable {

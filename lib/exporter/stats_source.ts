@@ -6,6 +6,7 @@
  */
 
 import { UsageError } from "../errors.ts";
+import { cliCommand } from "../haproxy/cli_socket.ts";
 
 export type StatsUri =
   | { readonly kind: "http"; readonly url: string }
@@ -47,7 +48,7 @@ export async function fetchStats(uri: StatsUri, opts: StatsFetchOptions): Promis
   try {
     return uri.kind === "http"
       ? await fetchHttp(uri.url, stop.signal, opts.client)
-      : await showStat(uri.path, stop.signal);
+      : await cliCommand(uri.path, "show stat", { signal: stop.signal, timeoutMs: 0 });
   } catch (err) {
     // An abort rejects with the reason given above; say where we were reading from.
     const reason = (stop.signal.aborted ? stop.signal.reason : err) as Error;
@@ -68,55 +69,4 @@ async function fetchHttp(url: string, signal: AbortSignal, client?: Deno.HttpCli
   }
   // The signal also aborts reading the body.
   return await res.text();
-}
-
-/** `show stat` on a Runtime API socket: HAProxy answers and closes the connection. */
-async function showStat(path: string, signal: AbortSignal): Promise<string> {
-  signal.throwIfAborted();
-  const connecting = Deno.connect({ transport: "unix", path });
-  let conn: Deno.UnixConn | null = null;
-  const onAbort = () => conn?.close();
-  signal.addEventListener("abort", onAbort, { once: true });
-  try {
-    conn = await abortable(connecting, signal, (c) => c.close());
-    const request = new TextEncoder().encode("show stat\n");
-    for (let done = 0; done < request.length;) done += await conn.write(request.subarray(done));
-    const chunks: Uint8Array[] = [];
-    const buf = new Uint8Array(64 * 1024);
-    for (;;) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      chunks.push(buf.slice(0, n));
-    }
-    signal.throwIfAborted();
-    const out = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
-    let at = 0;
-    for (const c of chunks) (out.set(c, at), at += c.length);
-    return new TextDecoder().decode(out);
-  } catch (err) {
-    signal.throwIfAborted();
-    throw err;
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    if (!signal.aborted) conn?.close();
-  }
-}
-
-/** Races `p` against the signal; a value that arrives after the abort is disposed of. */
-function abortable<T>(p: Promise<T>, signal: AbortSignal, dispose: (v: T) => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) dispose(v);
-        else resolve(v);
-      },
-      (err) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(err);
-      },
-    );
-  });
 }

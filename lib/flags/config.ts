@@ -7,7 +7,7 @@
  */
 
 import { UsageError } from "../errors.ts";
-import { formatDurationNs } from "./gosyntax.ts";
+import { formatDurationNs } from "../gosyntax.ts";
 import { type Json, KINDS, type NamedCertKey } from "./kinds.ts";
 import { type ParsedFlags, parseFlags } from "./parse.ts";
 import { type Release, type RunOptionName, type RunTable, runTable, type Version, VERSIONS } from "./table.ts";

@@ -7,23 +7,13 @@
 import { UsageError } from "../errors.ts";
 import { parseServerMetricFields } from "../exporter/fields.ts";
 import { parseListenAddress } from "../exporter/listen_address.ts";
+import type { ExporterSettings } from "../exporter/settings.ts";
 import { parseScrapeUri } from "../exporter/stats_source.ts";
 import { parseFlags } from "./parse.ts";
 import { exporterTable } from "./table.ts";
 import { validateFlags } from "./validate.ts";
 
-export interface ExporterSettings {
-  /** `http(s)://…/;csv` (the stats page) or `unix:/path/to/stats.sock` (`show stat`). */
-  readonly scrapeUri: string;
-  /** Column numbers of the server metrics to export, ascending. */
-  readonly serverMetricFields: readonly number[];
-  /** Time limit of one read of HAProxy's statistics in milliseconds; 0 means none. */
-  readonly timeoutMs: number;
-  /** `host:port`; an empty host listens on every interface. */
-  readonly listenAddress: string;
-  /** Path of the metrics, starting with `/`. */
-  readonly telemetryPath: string;
-}
+export type { ExporterSettings };
 
 /** Parses `exporter` flags; returns "help" when --help/-h was given. */
 export function parseExporterFlags(argv: readonly string[]): ExporterSettings | "help" {

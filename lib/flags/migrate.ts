@@ -7,7 +7,7 @@
  */
 
 import { UsageError } from "../errors.ts";
-import { readCsvRecord, writeCsvRecord } from "./gosyntax.ts";
+import { readCsvRecord, writeCsvRecord } from "../gosyntax.ts";
 import { type Json, KINDS } from "./kinds.ts";
 import { defaultsOf, parseFlags } from "./parse.ts";
 import { oneOfIn, type OptionSpec, type Release, releasesOf, runTable } from "./table.ts";

@@ -7,7 +7,7 @@
  */
 
 import { parseServerMetricFields } from "../exporter/fields.ts";
-import { checkCloudProvider } from "../controller/providers.ts";
+import { checkCloudProvider } from "../cloud/providers.ts";
 
 /** The releases of the option set, newest first. */
 export const RELEASES = ["A", "B", "C"] as const;

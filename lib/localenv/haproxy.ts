@@ -6,6 +6,8 @@
  * says what to install. `deno run -A lib/localenv/haproxy.ts` does the same from the command line.
  */
 import { join } from "node:path";
+import { cliCommand } from "../haproxy/cli_socket.ts";
+import { sleep } from "../timers.ts";
 import { type ManagedProcess, spawnProcess } from "./process.ts";
 
 export interface HaproxyCheckResult {
@@ -134,8 +136,19 @@ export async function startHaproxy(configPath: string, opts: StartHaproxyOptions
       env: opts.env,
       removeOnOrphan: dir,
     });
-    const masterCommand = (command: string) => sendMasterCommand(masterSocket, command);
-    const workerPids = async () => parseWorkers(await masterCommand("show proc"));
+    const masterCommand = (command: string) => cliCommand(masterSocket, command, { connectRetryMs: 5000 });
+    // `show proc` is safe to repeat: retried while a reloading master resets the connection.
+    const workerPids = async () => {
+      const until = performance.now() + 5000;
+      for (;;) {
+        try {
+          return parseWorkers(await masterCommand("show proc"));
+        } catch (err) {
+          if (!(err instanceof Deno.errors.ConnectionReset) || performance.now() > until) throw err;
+          await sleep(50);
+        }
+      }
+    };
     const deadline = performance.now() + (opts.readyTimeoutMs ?? 20_000);
     for (;;) {
       if (proc.hasExited) throw new Error(`haproxy exited during start-up (exit ${(await proc.exited).code})`);
@@ -151,50 +164,6 @@ export async function startHaproxy(configPath: string, opts: StartHaproxyOptions
     await stop();
     throw new Error(`haproxy did not start: ${(err as Error).message}\n${tail}`);
   }
-}
-
-/** One command on the master CLI: connect, send, half-close, read until haproxy closes. */
-async function sendMasterCommand(socketPath: string, command: string): Promise<string> {
-  const conn = await connectMaster(socketPath);
-  try {
-    await conn.write(new TextEncoder().encode(command.trim() + "\n"));
-    // The master CLI answers and closes only once it sees the end of our input.
-    await conn.closeWrite();
-    const chunks: Uint8Array[] = [];
-    const buf = new Uint8Array(16384);
-    for (;;) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      chunks.push(buf.slice(0, n));
-    }
-    return new TextDecoder().decode(concat(chunks));
-  } finally {
-    conn.close();
-  }
-}
-
-/** Connects to the master socket, waiting up to 5 s while a reloading master re-executes itself. */
-async function connectMaster(path: string): Promise<Deno.UnixConn> {
-  const deadline = performance.now() + 5000;
-  for (;;) {
-    try {
-      return await Deno.connect({ transport: "unix", path });
-    } catch (err) {
-      const retry = err instanceof Deno.errors.ConnectionRefused || err instanceof Deno.errors.NotFound;
-      if (!retry || performance.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
 }
 
 /**

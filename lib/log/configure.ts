@@ -12,12 +12,11 @@
  */
 
 import { SetupError } from "../errors.ts";
-import type { Config } from "../flags/config.ts";
-import { parseLogFormat } from "../flags/kinds.ts";
 import { BufferedFile } from "./buffered_file.ts";
+import { parseLogFormat } from "./format.ts";
 import { jsonSink, type Level, log, type Sink, textSink } from "./logger.ts";
 
-/** The logging options, as `config.get` returns them. */
+/** The logging options (lib/flags/log_settings.ts reads them from the run configuration). */
 export interface LogSettings {
   readonly format: string;
   readonly level: Level;
@@ -40,22 +39,6 @@ const DEFAULT_FLUSH_MS = 5000;
 
 const LEVEL_OF_SEVERITY = { INFO: "info", WARNING: "warn", ERROR: "error", FATAL: "fatal" } as const;
 const RANK: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3, fatal: 4 };
-
-/** Adapter from the run configuration. */
-export function logSettingsFromConfig(config: Config): LogSettings {
-  return {
-    format: config.get("log.format"),
-    level: config.get("log.level"),
-    verbosity: config.get("v"),
-    logDir: config.get("log_dir"),
-    logToStderr: config.get("logtostderr"),
-    alsoLogToStderr: config.get("alsologtostderr"),
-    stderrThreshold: config.get("stderrthreshold"),
-    vmodule: config.get("vmodule"),
-    backtraceAt: config.get("log_backtrace_at"),
-    flushFrequencyMs: config.get("log-flush-frequency") ?? undefined,
-  };
-}
 
 /**
  * Configures the process logger; the returned function flushes and closes the log file, if one was

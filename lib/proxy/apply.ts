@@ -17,6 +17,7 @@ import { PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
 import type { HAProxy } from "./haproxy.ts";
 import { applies, applyDuration, applyFailures, lastApplySuccess, serversChanged } from "./metrics.ts";
 import { parseSlots, skeleton, type SlotCommand, slotCommands, type SlotPlan } from "./slots.ts";
+import { oneLine } from "../errors.ts";
 
 /** What the ConfigMap and Secrets say HAProxy should run. */
 export interface DesiredState {
@@ -257,8 +258,4 @@ export function endpointOnly(last: DesiredState, next: DesiredState): SlotPlan |
   const to = parseSlots(next.config);
   if (!from || !to) return null;
   return slotCommands(from, to);
-}
-
-function oneLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
 }

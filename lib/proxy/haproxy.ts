@@ -8,7 +8,9 @@
  * Runtime API on the admin stats socket changes servers without a reload.
  */
 import { join } from "node:path";
+import { cliCommand } from "../haproxy/cli_socket.ts";
 import { log } from "../log/logger.ts";
+import { sleep } from "../timers.ts";
 
 /** Where HAProxy listens and finds its files; becomes the `IC_*` environment. */
 export interface HAProxyEnvSettings {
@@ -78,40 +80,6 @@ export function parseShowProc(text: string): ProcInfo {
   }
   if (!master) throw new Error(`unexpected "show proc" answer: ${JSON.stringify(text.slice(0, 200))}`);
   return { master, workers, oldWorkers };
-}
-
-/**
- * Sends one command to a HAProxy CLI socket (master or stats) and reads the answer until HAProxy
- * closes the connection. The write side is shut down after the command: the master CLI waits for
- * that before it answers and closes.
- */
-export async function socketCommand(path: string, command: string, timeoutMs = 10_000): Promise<string> {
-  if (/[\r\n]/.test(command)) throw new Error(`a CLI command must be one line: ${JSON.stringify(command)}`);
-  const conn = await Deno.connect({ transport: "unix", path });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    conn.close();
-  }, timeoutMs);
-  try {
-    await conn.write(new TextEncoder().encode(command + "\n"));
-    await conn.closeWrite();
-    const chunks: Uint8Array[] = [];
-    const buf = new Uint8Array(65536);
-    for (;;) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      chunks.push(buf.slice(0, n));
-    }
-    const dec = new TextDecoder();
-    return chunks.map((c, i) => dec.decode(c, { stream: i < chunks.length - 1 })).join("");
-  } catch (err) {
-    if (timedOut) throw new Error(`no answer from ${path} to "${command}" within ${timeoutMs} ms`);
-    throw err;
-  } finally {
-    clearTimeout(timer);
-    if (!timedOut) conn.close();
-  }
 }
 
 export interface HAProxyOptions extends HAProxyEnvSettings {
@@ -283,12 +251,12 @@ export class HAProxy {
 
   /** A command on the master CLI. */
   master(command: string): Promise<string> {
-    return socketCommand(this.masterSocket, command);
+    return cliCommand(this.masterSocket, command);
   }
 
   /** A command on the Runtime API (the admin stats socket of the current worker). */
   runtime(command: string): Promise<string> {
-    return socketCommand(this.#opts.runtimeSocket, command);
+    return cliCommand(this.#opts.runtimeSocket, command);
   }
 
   async showProc(): Promise<ProcInfo> {
@@ -393,10 +361,6 @@ export class HAProxy {
     }
     take(rest);
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 async function exitedWithin(status: Promise<unknown>, ms: number): Promise<boolean> {

@@ -11,7 +11,7 @@ import { Eta, type TemplateFunction } from "eta";
 import { globSync } from "node:fs";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 
 /** The built-in templates; `haproxy.cfg` is the configuration, `tls` the crt-list. */
@@ -40,14 +40,13 @@ export interface Templates {
 export class TemplateError extends Error {
   override name = "TemplateError";
   constructor(readonly file: string, cause: unknown) {
-    super(`template ${file}: ${oneLine(cause)}`);
+    super(`template ${file}: ${etaReason(cause)}`);
   }
 }
 
-function oneLine(err: unknown): string {
+function etaReason(err: unknown): string {
   // eta appends the whole generated function after a line of "="; the reason comes before it
-  const msg = (err instanceof Error ? err.message : String(err)).split(/\n={4,}/)[0];
-  return msg.replace(/\s*\n\s*/g, " ").trim();
+  return oneLine((err instanceof Error ? err.message : String(err)).split(/\n={4,}/)[0]);
 }
 
 function templateName(file: string): string {
@@ -100,14 +99,14 @@ export async function compileTemplates(
     try {
       text = await Deno.readTextFile(file);
     } catch (err) {
-      throw new SetupError(`cannot read template ${file}: ${oneLine(err)}; check --custom-templates`);
+      throw new SetupError(`cannot read template ${file}: ${etaReason(err)}; check --custom-templates`);
     }
     let fn: TemplateFunction;
     try {
       fn = eta.compile(text);
     } catch (err) {
       throw new SetupError(
-        `template ${file} does not compile: ${oneLine(err)}; fix it or drop it from --custom-templates`,
+        `template ${file} does not compile: ${etaReason(err)}; fix it or drop it from --custom-templates`,
       );
     }
     eta.loadTemplate(`@${name}`, tagErrors(fn, file));
@@ -122,7 +121,7 @@ export async function compileTemplates(
         const file = err instanceof TemplateError ? err.file : sources[root];
         const cause = err instanceof TemplateError ? (err.cause ?? err) : err;
         throw new SetupError(
-          `template ${file} fails to render: ${oneLine(cause)}; fix it or drop it from --custom-templates`,
+          `template ${file} fails to render: ${etaReason(cause)}; fix it or drop it from --custom-templates`,
         );
       }
     }

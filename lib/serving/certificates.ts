@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import tls from "node:tls";
 import { SetupError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { loadKeyPair, parsePemBundle } from "./cert_files.ts";
+import { loadKeyPair, parsePemBundle } from "../pki/cert_files.ts";
 import { ensureSelfSigned } from "./selfsigned.ts";
 import type { ServingSettings } from "./settings.ts";
 import { buildSniTable, selectSni, type SniTable } from "./sni.ts";

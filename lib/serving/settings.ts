@@ -4,6 +4,7 @@
  * command line by `settingsFromConfig` or written directly by tests.
  */
 import type { Config } from "../flags/config.ts";
+import type { DelegationSettings } from "../auth/settings.ts";
 
 /** One `--tls-sni-cert-key` value. */
 export interface NamedCertKey {
@@ -15,7 +16,7 @@ export interface NamedCertKey {
 
 export type Release = "A" | "B" | "C";
 
-export interface ServingSettings {
+export interface ServingSettings extends DelegationSettings {
   readonly release: Release;
   readonly version: string;
   readonly bindAddress: string;
@@ -37,24 +38,6 @@ export interface ServingSettings {
   readonly tlsCaFile: string | null;
   readonly tlsMinVersion: string | null;
   readonly tlsCipherSuites: readonly string[];
-
-  readonly clientCaFile: string | null;
-  readonly requestheaderClientCaFile: string | null;
-  readonly requestheaderAllowedNames: readonly string[];
-  readonly requestheaderUsernameHeaders: readonly string[];
-  readonly requestheaderGroupHeaders: readonly string[];
-  readonly requestheaderExtraHeadersPrefix: readonly string[];
-  readonly authenticationKubeconfig: string | null;
-  readonly authenticationSkipLookup: boolean;
-  /** Milliseconds. */
-  readonly authenticationTokenWebhookCacheTtl: number;
-  readonly authorizationKubeconfig: string | null;
-  /** Milliseconds. */
-  readonly authorizationWebhookCacheAuthorizedTtl: number;
-  /** Milliseconds. */
-  readonly authorizationWebhookCacheUnauthorizedTtl: number;
-  /** A only; empty elsewhere. */
-  readonly authorizationAlwaysAllowPaths: readonly string[];
 }
 
 /** The documented defaults of release A; tests spread over it. */

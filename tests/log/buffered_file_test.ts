@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseRunFlags } from "../../lib/flags/config.ts";
-import { configureLogging, logSettingsFromConfig } from "../../lib/log/configure.ts";
+import { configureLogging } from "../../lib/log/configure.ts";
+import { logSettingsFromConfig } from "../../lib/flags/log_settings.ts";
 import { log } from "../../lib/log/logger.ts";
 
 /** A temporary --log_dir; the default logger is put back afterwards. */

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SetupError } from "../../lib/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
-import { configureLogging, logSettingsFromConfig } from "../../lib/log/configure.ts";
+import { configureLogging } from "../../lib/log/configure.ts";
+import { logSettingsFromConfig } from "../../lib/flags/log_settings.ts";
 import { log } from "../../lib/log/logger.ts";
 import { emitOther, emitTraced, vHere } from "./fixtures/emitter.ts";
 

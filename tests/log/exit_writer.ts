@@ -5,7 +5,8 @@
  * `reject`: an unhandled rejection) without closing the log.
  */
 import { parseRunFlags } from "../../lib/flags/config.ts";
-import { configureLogging, logSettingsFromConfig } from "../../lib/log/configure.ts";
+import { configureLogging } from "../../lib/log/configure.ts";
+import { logSettingsFromConfig } from "../../lib/flags/log_settings.ts";
 import { log } from "../../lib/log/logger.ts";
 
 const [dir, how] = Deno.args;

@@ -9,7 +9,7 @@ import {
   parseIP,
   readCsvRecord,
   writeCsvRecord,
-} from "../../lib/flags/gosyntax.ts";
+} from "../lib/gosyntax.ts";
 
 Deno.test("ParseBool accepts exactly Go's forms", () => {
   for (const s of ["1", "t", "T", "TRUE", "true", "True"]) assert.equal(parseBool(s), true, s);

@@ -1,5 +1,5 @@
 /**
- * @module serving/cert_files
+ * @module pki/cert_files
  * Reads a certificate chain and its private key from PEM files, checks that they belong
  * together, and reads the names in the leaf (CN and DNS SANs) for SNI.
  */

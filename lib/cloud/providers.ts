@@ -1,5 +1,5 @@
 /**
- * @module controller/providers
+ * @module cloud/providers
  * The cloud providers `--cloud-provider` knows and how each exposes the proxy Service: its type
  * and the provider's Service annotations an HTTP/HTTPS proxy needs. Plain data with no imports
  * beyond the error class, so the option table (lib/flags/table.ts) can check names with it.

@@ -1,5 +1,5 @@
 /**
- * @module flags/gosyntax
+ * @module gosyntax
  * The Go standard library's value syntaxes that users' manifests carry: strconv.ParseBool,
  * strconv.ParseInt base 0, strconv.ParseFloat, time.ParseDuration and Duration.String(),
  * net.ParseIP and IP.String(), and one encoding/csv record. Hand-written because no npm

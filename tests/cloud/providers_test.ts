@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../../lib/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
-import { checkCloudProvider, CLOUD_PROVIDERS, exposureOf } from "../../lib/controller/providers.ts";
+import { checkCloudProvider, CLOUD_PROVIDERS, exposureOf } from "../../lib/cloud/providers.ts";
 
 Deno.test("providers: cloud load balancers get a LoadBalancer Service, bare metal and minikube node ports", () => {
   for (const p of ["aws", "gce", "gke", "azure", "aks", "acs", "digitalocean", "linode", "openstack", "metallb"]) {
