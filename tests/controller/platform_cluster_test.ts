@@ -92,7 +92,11 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
           assert.ok(svc.spec.ports.every((p: { nodePort?: number }) => (p.nodePort ?? 0) > 0));
           // ... on http and https only: the stats Service stays ClusterIP without node ports.
           assert.deepEqual(ports(svc as never), [["http", 80], ["https", 443]]);
-          const stats = (await cluster.get(resources.services, ns, statsServiceName("edge")))!;
+          // The two Services are separate writes: wait for the stats one instead of assuming it came first.
+          const stats = await eventually(
+            "the stats Service",
+            () => cluster.get(resources.services, ns, statsServiceName("edge")),
+          );
           assert.equal(stats.spec.type, "ClusterIP");
           assert.equal(stats.metadata.annotations?.[awsAnnotation], undefined);
           assert.ok(stats.spec.ports.every((p: { nodePort?: number }) => p.nodePort === undefined));
