@@ -223,6 +223,14 @@ Deno.test("profile durations are bounded and one profile runs at a time", async 
   assert.equal(again, 200, "the profile slot is free again");
 });
 
+/** On a keep-alive connection, a second request whose headers never end: the runtime answers 408 and closes. */
+async function slowSecondRequest(sock: net.Socket, what: string): Promise<void> {
+  const c = new Http1(sock);
+  assert.deepEqual(await c.get("/healthz"), { status: 200, body: "ok" });
+  sock.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  assert.ok(await closedByServer(sock), `${what}: a slow second request held the connection open`);
+}
+
 Deno.test("slow-loris: a connection that never completes its request headers is closed", async () => {
   const limits = { headerTimeoutMs: 300 };
   {
@@ -234,6 +242,7 @@ Deno.test("slow-loris: a connection that never completes its request headers is 
     assert.ok(await closedByServer(sock), "ops listener: partial headers held the connection open");
     const after = await metric("serving_connections_timed_out_total", { listener: "ops", reason: "header_timeout" });
     assert.ok(after > before, "ops listener: counted as a header timeout");
+    await slowSecondRequest(await plainSocket(s.port), "ops listener");
   }
   {
     await using s = await start("secure", limits);
@@ -244,6 +253,7 @@ Deno.test("slow-loris: a connection that never completes its request headers is 
     h1.on("error", () => {});
     h1.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     assert.ok(await closedByServer(h1), "secure port: partial HTTP/1.1 headers held the connection open");
+    await slowSecondRequest(await tlsSocket(s.port), "secure port");
     // TCP only: no TLS ClientHello at all.
     const raw = await plainSocket(s.port);
     raw.on("error", () => {});
