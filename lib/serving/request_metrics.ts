@@ -1,6 +1,6 @@
 /**
  * @module serving/request_metrics
- * Request metrics of the secure port and the ops listener in the controller's registry.
+ * Request and connection metrics of the secure port and the ops listener in the controller's registry.
  */
 import { prom, registry } from "../metrics.ts";
 
@@ -30,3 +30,24 @@ export function observeRequest(listener: "secure" | "ops", method: string, code:
   requestsTotal.inc({ listener, method, code: c });
   requestDuration.observe({ listener, code: c }, seconds);
 }
+
+export const connectionsOpen = new prom.Gauge({
+  name: "serving_connections_open",
+  help: "TCP connections currently open, by listener (secure, ops).",
+  labelNames: ["listener"] as const,
+  registers: [registry],
+});
+
+export const connectionsRefused = new prom.Counter({
+  name: "serving_connections_refused_total",
+  help: "Connections closed at once because the listener already had its maximum of open connections.",
+  labelNames: ["listener"] as const,
+  registers: [registry],
+});
+
+export const connectionsTimedOut = new prom.Counter({
+  name: "serving_connections_timed_out_total",
+  help: "Connections or requests ended by the server's header, idle or request timeout, by listener and reason.",
+  labelNames: ["listener", "reason"] as const,
+  registers: [registry],
+});

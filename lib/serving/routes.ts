@@ -7,7 +7,7 @@
 import { registry } from "../metrics.ts";
 import type { HealthChecks } from "./health.ts";
 import { openApiDocument, type PathDoc, swaggerPage } from "./openapi.ts";
-import { Profiler } from "./profiling.ts";
+import { defaultCpuSeconds, defaultHeapSeconds, maxProfileSeconds, Profiler } from "./profiling.ts";
 
 export interface Reply {
   readonly status: number;
@@ -70,9 +70,14 @@ export class Routes {
           path: "/debug/pprof/profile",
           summary: "CPU profile (Chrome .cpuprofile JSON)",
           produces: "application/json",
-          parameters: [{ name: "seconds", type: "integer", description: "duration, 1 to 300 (default 30)" }],
+          parameters: [seconds(defaultCpuSeconds)],
         },
-        { path: "/debug/pprof/heap", summary: "V8 heap snapshot", produces: "application/json" },
+        {
+          path: "/debug/pprof/heap",
+          summary: "Sampling heap profile: allocation stacks and sizes, no memory contents (Chrome .heapprofile JSON)",
+          produces: "application/json",
+          parameters: [seconds(defaultHeapSeconds)],
+        },
         {
           path: "/debug/pprof/eventloop",
           summary: "Event-loop delay histogram (--contention-profiling)",
@@ -93,7 +98,8 @@ export class Routes {
     return this.#o.profiler !== null && Profiler.isLongRunning(path);
   }
 
-  async answer(method: string, url: URL): Promise<Reply> {
+  /** `signal` aborts when the client has gone away (ends a running profile early). */
+  async answer(method: string, url: URL, signal?: AbortSignal): Promise<Reply> {
     if (method !== "GET" && method !== "HEAD") {
       return { ...text(405, "method not allowed\n"), headers: { Allow: "GET, HEAD" } };
     }
@@ -122,7 +128,7 @@ export class Routes {
     }
     if (path === "/metrics") return { status: 200, contentType: registry.contentType, body: await registry.metrics() };
     if (this.#o.profiler && (path === "/debug/pprof" || path.startsWith("/debug/pprof/"))) {
-      const r = await this.#o.profiler.answer(path, url.searchParams);
+      const r = await this.#o.profiler.answer(path, url.searchParams, signal);
       if (r) return r;
     }
     if (this.#o.swaggerUi) {
@@ -145,6 +151,12 @@ export class Routes {
     return text(404, "404 page not found\n");
   }
 }
+
+const seconds = (dflt: number): NonNullable<PathDoc["parameters"]>[number] => ({
+  name: "seconds",
+  type: "integer",
+  description: `duration, 1 to ${maxProfileSeconds} (default ${dflt}); one profile runs at a time`,
+});
 
 const verbose: PathDoc["parameters"] = [
   { name: "verbose", type: "boolean", description: "list every check" },

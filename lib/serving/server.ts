@@ -3,8 +3,9 @@
  * `startServing`: the HTTPS secure port (HTTP/2 and HTTP/1.1 on one listener through node:http2
  * with allowHTTP1, SNI, client certificates, the TLS policy) with authentication, authorization
  * and audit in front of the routes; and in B/C the plain-HTTP ops listener for the web interface
- * and telemetry. node:http2 rather than Deno.serve because Deno.serve can neither pick a
- * certificate by SNI nor ask for client certificates.
+ * and telemetry. Both listeners bound their connections and requests (lib/serving/connection_guard.ts).
+ * node:http2 rather than Deno.serve because Deno.serve can neither pick a certificate by SNI nor
+ * ask for client certificates.
  */
 import { X509Certificate } from "node:crypto";
 import http from "node:http";
@@ -20,6 +21,7 @@ import type { RequestAttributes, UserInfo } from "../auth/types.ts";
 import { SetupError, UsageError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { loadServingCertificates, sniCallback } from "./certificates.ts";
+import { ConnectionGuard, type RequestGuard } from "./connection_guard.ts";
 import { HealthChecks } from "./health.ts";
 import { Profiler } from "./profiling.ts";
 import { observeRequest, tlsRefused } from "./request_metrics.ts";
@@ -146,7 +148,9 @@ export function forbiddenMessage(attrs: RequestAttributes, reason: string): stri
   return reason ? `${msg}: ${reason}` : msg;
 }
 
+/** Writes `reply` unless an answer was already sent (e.g. the 504 of a request that timed out). */
 function send(req: AnyRequest, res: AnyResponse, reply: Reply): void {
+  if (res.headersSent || res.writableEnded || res.destroyed) return;
   const headers: Record<string, string> = { "Content-Type": reply.contentType, ...(reply.headers ?? {}) };
   const body = typeof reply.body === "string" ? new TextEncoder().encode(reply.body) : reply.body;
   headers["Content-Length"] = String(body.length);
@@ -158,6 +162,26 @@ function send(req: AnyRequest, res: AnyResponse, reply: Reply): void {
 
 function json(status: number, reason: string, message: string): Reply {
   return { status, contentType: "application/json", body: statusBody(status, reason, message) };
+}
+
+const isHttp2 = (req: AnyRequest): req is http2.Http2ServerRequest => req.httpVersionMajor === 2;
+
+/** The connection a request came on, as ConnectionGuard knows it: the HTTP/2 session or the socket. */
+function connectionOf(req: AnyRequest): object {
+  return isHttp2(req) ? req.stream.session ?? req.socket : req.socket;
+}
+
+/** A request ran out of time: 504 (as kube-apiserver answers) if nothing was sent yet, else cut it off. */
+function timedOut(req: AnyRequest, res: AnyResponse): void {
+  if (!res.headersSent) {
+    const reply = json(504, "Timeout", "Timeout: request did not complete within the request timeout");
+    // HTTP/1.1: the unread rest of the request makes the connection unusable.
+    send(req, res, isHttp2(req) ? reply : { ...reply, headers: { Connection: "close" } });
+  } else if (isHttp2(req)) {
+    req.stream.close(http2.constants.NGHTTP2_CANCEL);
+  } else {
+    req.socket.destroy();
+  }
 }
 
 /** Identity headers stripped when no request-header authentication is configured (the defaults). */
@@ -181,26 +205,39 @@ class SecureHandler {
     );
   }
 
-  async handle(req: AnyRequest, res: AnyResponse): Promise<void> {
+  /** Whether a request may take longer than the request timeout (profiles, watches). */
+  isLongRunning(method: string, url: URL): boolean {
+    return this.routes.isLongRunning(url.pathname) || requestAttributes(method, url, failedAuthUser).verb === "watch";
+  }
+
+  async handle(req: AnyRequest, res: AnyResponse, guard: RequestGuard, longRunning: boolean): Promise<void> {
     const started = performance.now();
     const method = (req.method ?? "GET").toUpperCase();
     let status = 500;
     const current: { audit: AuditHandle | null } = { audit: null };
     try {
-      status = await this.#serve(req, res, method, (h) => (current.audit = h));
+      status = await this.#serve(req, res, method, guard, longRunning, (h) => (current.audit = h));
     } catch (err) {
       log.error("secure port: request failed", { path: req.url, error: (err as Error).message });
       await current.audit?.panic(err).catch(() => {});
       if (!res.headersSent) send(req, res, json(500, "InternalError", "Internal Server Error"));
       else res.end();
     } finally {
+      if (guard.timedOut) status = 504;
       const seconds = (performance.now() - started) / 1000;
       observeRequest("secure", method, status, seconds);
       log.v(3)?.info("secure port request", { method, uri: req.url, status, ms: Math.round(seconds * 1e4) / 10 });
     }
   }
 
-  async #serve(req: AnyRequest, res: AnyResponse, method: string, setAudit: (h: AuditHandle | null) => void) {
+  async #serve(
+    req: AnyRequest,
+    res: AnyResponse,
+    method: string,
+    guard: RequestGuard,
+    longRunning: boolean,
+    setAudit: (h: AuditHandle | null) => void,
+  ) {
     const url = new URL(req.url ?? "/", "https://localhost");
     const raw = pairRawHeaders(req.rawHeaders).filter(([k]) => !k.startsWith(":"));
     const socket = req.socket;
@@ -225,7 +262,6 @@ class SecureHandler {
 
     const user = authn.ok ? authn.user : failedAuthUser;
     const attrs = requestAttributes(method, url, user);
-    const longRunning = this.routes.isLongRunning(url.pathname) || attrs.verb === "watch";
     const audit = auditing
       ? this.auditor!.begin({
         ...(req.headers["audit-id"] ? { auditID: String(req.headers["audit-id"]) } : {}),
@@ -243,6 +279,7 @@ class SecureHandler {
     if (audit) res.setHeader("Audit-ID", audit.auditID);
 
     const finish = async (reply: Reply): Promise<number> => {
+      guard.replyReady();
       if (audit) await audit.complete(reply.status);
       send(req, res, reply);
       return reply.status;
@@ -277,7 +314,7 @@ class SecureHandler {
     if (longRunning) audit?.responseStarted();
     const bodyRoute = this.bodyRoutes.find((r) => r.path === url.pathname);
     if (bodyRoute) return await finish(await answerBodyRoute(bodyRoute, req, method, audit));
-    return await finish(await this.routes.answer(method, url));
+    return await finish(await this.routes.answer(method, url, guard.signal));
   }
 }
 
@@ -352,27 +389,36 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
         landingPage: false,
       });
       const handler = new SecureHandler(delegation, routes, deps.auditor, deps.bodyRoutes);
+      const guard = new ConnectionGuard("secure", s.connections);
       const caPem = delegation.clientCAs.map((c) => c.toString());
       const server = http2.createSecureServer({
         cert: certs.cert,
         key: certs.key,
         allowHTTP1: true,
         SNICallback: sniCallback(certs),
+        // Go bounds the TLS handshake by ReadHeaderTimeout too.
+        handshakeTimeout: s.connections.headerTimeoutMs,
         ...(caPem.length > 0 ? { requestCert: true, rejectUnauthorized: false, ca: caPem } : {}),
         ...policy.nodeOptions,
         ...(s.http2MaxStreamsPerConnection > 0
           ? { settings: { maxConcurrentStreams: s.http2MaxStreamsPerConnection } }
           : {}),
-      }, (req, res) => void handler.handle(req, res));
-      const sockets = new Set<net.Socket>();
-      const sessions = new Set<http2.ServerHttp2Session>();
-      server.on("connection", (sock: net.Socket) => {
-        sockets.add(sock);
-        sock.once("close", () => sockets.delete(sock));
+      }, (req, res) => {
+        const method = (req.method ?? "GET").toUpperCase();
+        const longRunning = handler.isLongRunning(method, new URL(req.url ?? "/", "https://localhost"));
+        const g = guard.request(connectionOf(req), res, longRunning, () => timedOut(req, res));
+        void handler.handle(req, res, g, longRunning);
       });
+      guard.attach(server, false);
+      const sessions = new Set<http2.ServerHttp2Session>();
       server.on("session", (sess: http2.ServerHttp2Session) => {
         sessions.add(sess);
-        sess.once("close", () => sessions.delete(sess));
+        // GOAWAY, then the session ends (it has no stream in flight when the guard closes it).
+        guard.opened(sess, () => sess.close());
+        sess.once("close", () => {
+          sessions.delete(sess);
+          guard.closed(sess);
+        });
       });
       server.prependListener("secureConnection", (sock: tls.TLSSocket) => {
         const violation = policyViolation(policy, sock.getProtocol(), sock.getCipher()?.name);
@@ -380,18 +426,25 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
           tlsRefused.inc();
           log.v(2)?.info("secure port: TLS connection refused", { remote: sock.remoteAddress, violation });
           sock.destroy();
+          return;
         }
+        if (sock.alpnProtocol === "h2") return; // tracked as its session
+        guard.opened(sock, () => sock.destroy());
+        sock.once("close", () => guard.closed(sock));
       });
-      server.on(
-        "tlsClientError",
-        (err: Error) => log.v(4)?.info("secure port: TLS handshake failed", { error: err.message }),
-      );
+      server.on("tlsClientError", (err: Error & { code?: string }) => {
+        // Deno's node:tls gives this error no code, only Node's message.
+        if (err.code === "ERR_TLS_HANDSHAKE_TIMEOUT" || err.message === "TLS handshake timeout") {
+          guard.handshakeTimedOut();
+        }
+        log.v(4)?.info("secure port: TLS handshake failed", { error: err.message });
+      });
       const port = deps.ephemeralPorts ? 0 : s.securePort;
       secure = await listen(server, s.bindAddress, port, "--secure-port");
       cleanups.push(() =>
         new Promise<void>((resolve) => {
           for (const sess of sessions) sess.destroy();
-          for (const sock of sockets) sock.destroy();
+          guard.closeAll();
           server.close(() => resolve());
         })
       );
@@ -417,24 +470,27 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
           swaggerUi: false,
           landingPage: true,
         });
+        const guard = new ConnectionGuard("ops", s.connections);
         const server = http.createServer((req, res) => {
           const started = performance.now();
           const method = (req.method ?? "GET").toUpperCase();
-          routes.answer(method, new URL(req.url ?? "/", "http://localhost")).then(
-            (reply) => {
-              send(req, res, reply);
-              observeRequest("ops", method, reply.status, (performance.now() - started) / 1000);
-            },
-            (err) => {
-              log.error("ops listener: request failed", { path: req.url, error: (err as Error).message });
-              send(req, res, { status: 500, contentType: "text/plain", body: "internal error\n" });
-              observeRequest("ops", method, 500, (performance.now() - started) / 1000);
-            },
-          );
+          const url = new URL(req.url ?? "/", "http://localhost");
+          const g = guard.request(req.socket, res, routes.isLongRunning(url.pathname), () => timedOut(req, res));
+          const done = (reply: Reply) => {
+            g.replyReady();
+            send(req, res, reply);
+            observeRequest("ops", method, g.timedOut ? 504 : reply.status, (performance.now() - started) / 1000);
+          };
+          routes.answer(method, url, g.signal).then(done, (err) => {
+            log.error("ops listener: request failed", { path: req.url, error: (err as Error).message });
+            done({ status: 500, contentType: "text/plain", body: "internal error\n" });
+          });
         });
+        guard.attach(server, true);
         ops = await listen(server, addr.host, deps.ephemeralPorts ? 0 : addr.port, `--${option}`);
         cleanups.push(() =>
           new Promise<void>((resolve) => {
+            guard.closeAll();
             server.closeAllConnections();
             server.close(() => resolve());
           })

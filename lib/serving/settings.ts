@@ -5,6 +5,7 @@
  */
 import type { Config } from "../flags/config.ts";
 import type { DelegationSettings } from "../auth/settings.ts";
+import { type ConnectionLimits, defaultConnectionLimits } from "./connection_guard.ts";
 
 /** One `--tls-sni-cert-key` value. */
 export interface NamedCertKey {
@@ -38,6 +39,8 @@ export interface ServingSettings extends DelegationSettings {
   readonly tlsCaFile: string | null;
   readonly tlsMinVersion: string | null;
   readonly tlsCipherSuites: readonly string[];
+  /** Timeouts and connection limit of both listeners: constants, no option sets them (tests shorten them). */
+  readonly connections: ConnectionLimits;
 }
 
 /** The documented defaults of release A; tests spread over it. */
@@ -71,6 +74,7 @@ export const defaultSettings: ServingSettings = Object.freeze({
   authorizationWebhookCacheAuthorizedTtl: 10_000,
   authorizationWebhookCacheUnauthorizedTtl: 10_000,
   authorizationAlwaysAllowPaths: [],
+  connections: defaultConnectionLimits,
 } as ServingSettings);
 
 /** The serving settings of a parsed command line (options a release lacks take A's neutral values). */
@@ -111,5 +115,6 @@ export function settingsFromConfig(config: Config): ServingSettings {
     authorizationWebhookCacheAuthorizedTtl: config.get("authorization-webhook-cache-authorized-ttl"),
     authorizationWebhookCacheUnauthorizedTtl: config.get("authorization-webhook-cache-unauthorized-ttl"),
     authorizationAlwaysAllowPaths: config.get("authorization-always-allow-paths") ?? [],
+    connections: defaultConnectionLimits,
   });
 }
