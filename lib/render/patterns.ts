@@ -61,19 +61,70 @@ export function isIPv4(s: unknown): s is string {
 
 /** A strict IPv6 literal check: at most 8 groups, at most one `::`, optional embedded IPv4 tail. */
 export function isIPv6(s: unknown): s is string {
-  if (typeof s !== "string" || !IPV6_CHARS.test(s)) return false;
+  return typeof s === "string" && ipv6Words(s) !== null;
+}
+
+/** The eight 16-bit words of a strict IPv6 literal (see isIPv6), or null. */
+function ipv6Words(s: string): number[] | null {
+  if (!IPV6_CHARS.test(s)) return null;
   let head = s;
+  let tail: number[] = [];
   const lastColon = s.lastIndexOf(":");
-  if (s.slice(lastColon + 1).includes(".")) {
-    if (!isIPv4(s.slice(lastColon + 1))) return false;
+  const v4 = s.slice(lastColon + 1);
+  if (v4.includes(".")) {
+    if (!isIPv4(v4)) return null;
+    const [a, b, c, d] = v4.split(".").map(Number);
+    tail = [(a << 8) | b, (c << 8) | d];
     head = s.slice(0, lastColon + 1) + "0:0";
   }
   const dbl = head.split("::");
-  if (dbl.length > 2) return false;
+  if (dbl.length > 2) return null;
   const part = (p: string) => p === "" ? [] : p.split(":");
-  const groups = [...part(dbl[0]), ...(dbl.length === 2 ? part(dbl[1]) : [])];
-  if (!groups.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return false;
-  return dbl.length === 2 ? groups.length <= 7 : groups.length === 8;
+  const left = part(dbl[0]);
+  const right = dbl.length === 2 ? part(dbl[1]) : [];
+  const groups = [...left, ...right];
+  if (!groups.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return null;
+  if (dbl.length === 2 ? groups.length > 7 : groups.length !== 8) return null;
+  const words = [...left, ...Array(8 - groups.length).fill("0"), ...right].map((g) => parseInt(g, 16));
+  if (tail.length === 2) words.splice(6, 2, ...tail);
+  return words;
+}
+
+/** The ranges Kubernetes refuses in endpoint addresses (ValidateEndpointIP), with their message. */
+export const REFUSED_ENDPOINT_RANGES = {
+  unspecified: "may not be unspecified (0.0.0.0, ::)",
+  loopback: "may not be in the loopback range (127.0.0.0/8, ::1/128)",
+  "link-local": "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+  "link-local multicast": "may not be in the link-local multicast range (224.0.0.0/24, ffX2::/16)",
+} as const;
+export type RefusedEndpointRange = keyof typeof REFUSED_ENDPOINT_RANGES;
+
+/**
+ * The range that makes a valid IPv4 or IPv6 literal unusable as an endpoint address, as
+ * Kubernetes' ValidateEndpointIP decides with Go's net.IP methods (an IPv4-mapped IPv6 address
+ * counts as its IPv4 address); null for an address in none of them or not an IP literal.
+ */
+export function refusedEndpointRange(address: string): RefusedEndpointRange | null {
+  let v4: number[] | null = isIPv4(address) ? address.split(".").map(Number) : null;
+  if (v4 === null) {
+    const w = ipv6Words(address);
+    if (w === null) return null;
+    if (w.slice(0, 5).every((x) => x === 0) && w[5] === 0xffff) {
+      v4 = [w[6] >> 8, w[6] & 0xff, w[7] >> 8, w[7] & 0xff];
+    } else {
+      if (w.every((x) => x === 0)) return "unspecified";
+      if (w.slice(0, 7).every((x) => x === 0) && w[7] === 1) return "loopback";
+      if ((w[0] & 0xffc0) === 0xfe80) return "link-local";
+      if ((w[0] & 0xff0f) === 0xff02) return "link-local multicast";
+      return null;
+    }
+  }
+  const [a, b, c] = v4;
+  if (v4.every((x) => x === 0)) return "unspecified";
+  if (a === 127) return "loopback";
+  if (a === 169 && b === 254) return "link-local";
+  if (a === 224 && b === 0 && c === 0) return "link-local multicast";
+  return null;
 }
 
 /**

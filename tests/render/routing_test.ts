@@ -57,7 +57,8 @@ async function withProxy(
   pems: Record<string, string>,
   fn: (ports: { http: number; https: number; stats: number }) => Promise<void>,
 ): Promise<void> {
-  const { model, problems } = buildModel(objects);
+  // The backends listen on the host's loopback; no API server in between.
+  const { model, problems } = buildModel({ ...objects, allowLoopbackEndpoints: true });
   assert.deepEqual(problems, []);
   const rendered = render(model, await loadTemplates(null));
   const dir = await Deno.makeTempDir({ prefix: "ic-routing-test-" });
