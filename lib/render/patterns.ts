@@ -45,14 +45,30 @@ export function isPortNumber(n: unknown): n is number {
 }
 
 /**
+ * A request path as HAProxy routes it after the `normalize-uri` steps of the frontends
+ * (templates/request_path.eta): escapes of unreserved characters decoded
+ * (`percent-decode-unreserved`), the hex digits of the other escapes upper-cased
+ * (`percent-to-uppercase`). Route paths are compared in this form, so `/%61pi` routes `/api`.
+ */
+export function canonicalPath(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9._~-]$/.test(c) ? c : `%${hex.toUpperCase()}`;
+  });
+}
+
+/**
  * An Ingress path. Also refuses the segments Kubernetes refuses for Exact and Prefix paths
- * (`//`, `/./`, `/../`, a trailing `/.` or `/..`) so that a route means what it says.
+ * (`//`, `/./`, `/../`, a trailing `/.` or `/..`, `%2F`), here also when written with escaped
+ * dots (`/%2e%2e/`), and `%5C`: the proxy normalizes such request paths away or refuses them,
+ * so a route containing them could never match.
  */
 export function isPath(s: unknown): s is string {
   if (typeof s !== "string" || s.length > MAX_PATH_LENGTH || !PATH.test(s)) return false;
-  if (s.includes("//") || s.includes("/./") || s.includes("/../")) return false;
-  if (s.endsWith("/.") || s.endsWith("/..")) return false;
-  return !/%2f/i.test(s);
+  if (/%2f|%5c/i.test(s)) return false;
+  const c = canonicalPath(s);
+  if (c.includes("//") || c.includes("/./") || c.includes("/../")) return false;
+  return !c.endsWith("/.") && !c.endsWith("/..");
 }
 
 export function isIPv4(s: unknown): s is string {

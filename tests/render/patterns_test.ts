@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  canonicalPath,
   isDns1123Label,
   isDns1123Subdomain,
   isHost,
@@ -43,6 +44,16 @@ Deno.test("paths: absolute, safe characters, no dot segments", () => {
   ];
   for (const p of bad) assert.ok(!isPath(p), JSON.stringify(p));
   assert.ok(!isPath(`/${"a".repeat(1024)}`));
+});
+
+Deno.test("paths: dot segments written as escapes are refused too; routes compare in the normalized form", () => {
+  for (const bad of ["/%2e%2e/admin", "/a/%2E%2e/b", "/a/.%2e", "/a/%2e", "/%2E/", "/a%5Cb", "/a%5c", "/a%2fb"]) {
+    assert.ok(!isPath(bad), bad);
+  }
+  for (const ok of ["/%7euser", "/.well-known", "/a..b", "/a/%2e%2ex", "/caf%c3%a9"]) assert.ok(isPath(ok), ok);
+  assert.equal(canonicalPath("/%7euser/%41%2D%5f%2E"), "/~user/A-_.");
+  assert.equal(canonicalPath("/caf%c3%a9/%3f%20"), "/caf%C3%A9/%3F%20");
+  assert.equal(canonicalPath("/plain"), "/plain");
 });
 
 Deno.test("names and port names", () => {
