@@ -3,14 +3,26 @@
  * Anchored patterns that every cluster value must pass before it may reach the HAProxy
  * configuration, and the quoting helper for the one place where such values land as strings.
  * A value that fails is rejected (the caller reports a problem); nothing is ever "cleaned up".
+ * This module imports nothing, so the proxy and audit use its name patterns without loading the
+ * renderer: it is the one definition of a DNS-1123 label and subdomain in the program.
  */
 
+/** One DNS-1123 label: 1 to 63 lower-case letters, digits and inner `-`. */
+const LABEL = "[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?";
+/** One dot-separated part of a DNS-1123 subdomain: Kubernetes bounds only the whole name (253). */
+const SUBDOMAIN_PART = "[a-z0-9](?:[-a-z0-9]*[a-z0-9])?";
+const SUBDOMAIN = `${SUBDOMAIN_PART}(?:\\.${SUBDOMAIN_PART})*`;
 /** DNS-1123 label (namespaces, Service names must also be DNS-1035 but 1123 is the superset we accept). */
-const DNS1123_LABEL = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
-/** DNS-1123 subdomain (object names such as Ingress and Secret names). */
-const DNS1123_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = new RegExp(`^${LABEL}$`);
+/** DNS-1123 subdomain (object names such as Ingress and Secret names, API groups). */
+const DNS1123_SUBDOMAIN = new RegExp(`^${SUBDOMAIN}$`);
 /** RFC-1123 host as Kubernetes accepts it in `rules[].host`, optionally with a leading `*.` label. */
-const HOST = /^(?:\*\.)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)*$/;
+const HOST = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*$`);
+/**
+ * The file of a TLS Secret in the proxy's certificate directory: `<namespace>_<name>.pem`
+ * (a label, `_`, a subdomain; neither can contain `_`, so the split is unambiguous).
+ */
+export const PEM_FILE = new RegExp(`^${LABEL}_${SUBDOMAIN}\\.pem$`);
 /** IANA service name (named Service and EndpointSlice ports). */
 const PORT_NAME = /^[a-z0-9](?:[-a-z0-9]{0,13}[a-z0-9])?$/;
 /**

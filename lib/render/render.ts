@@ -6,7 +6,7 @@
  * template never has to quote anything itself.
  */
 import type { Model, Route } from "./model.ts";
-import { canonicalPath, isHost, isPath, isProxyName, sq, wildcardRegex } from "./patterns.ts";
+import { canonicalPath, isHost, isPath, isProxyName, PEM_FILE, sq, wildcardRegex } from "./patterns.ts";
 import { slotLines } from "./slots.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 
@@ -75,7 +75,7 @@ function checkName(name: string): string {
 
 export function buildView(model: Model): View {
   const crtList = model.tls.map((c) => {
-    if (!/^[a-z0-9][-a-z0-9]*_[a-z0-9][-a-z0-9.]*\.pem$/.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
+    if (!PEM_FILE.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
     for (const h of c.hosts) if (!isHost(h)) throw new Error(`bug: unvalidated host ${JSON.stringify(h)}`);
     return [c.file, ...c.hosts].join(" ");
   });
