@@ -53,6 +53,16 @@ export function batchOf(over: Partial<BatchSettings>): BatchSettings {
   return { ...defaultBatch, maxBatchWaitMs: 0, throttleEnable: false, throttleQPS: 0, throttleBurst: 0, ...over };
 }
 
+/** Runs `fn` with a fresh temporary directory, removed afterwards. */
+export async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 export async function writePolicy(dir: string, text: string): Promise<string> {
   const path = `${dir}/policy.yaml`;
   await Deno.writeTextFile(path, text);
