@@ -262,7 +262,7 @@ class Handle implements AuditHandle {
 function headerText(value: string): string {
   // deno-lint-ignore no-control-regex
   if (/^[\x00-\x7f]*$/.test(value) || /[^\x00-\xff]/.test(value)) return value;
-  return utf8.decode(Uint8Array.from(value, (c) => c.charCodeAt(0) & 0xff));
+  return utf8.decode(Uint8Array.from(value, (c) => c.charCodeAt(0)));
 }
 
 function withoutManagedFields(obj: unknown): unknown {
