@@ -16,6 +16,11 @@ import { sourceIPs } from "./source_ips.ts";
 import type { AuditHandle, AuditLevel, Auditor, AuditRequest } from "./types.ts";
 
 const maxUserAgentLength = 1024;
+/** The longest client-supplied Audit-ID kept (Kubernetes sets no limit; see README, Audit). */
+export const maxAuditIDLength = 128;
+/** A client's Audit-ID is kept when it is 1 to 128 printable ASCII characters, not starting or ending with a space. */
+const clientAuditID = new RegExp(`^[!-~](?:[ -~]{0,${maxAuditIDLength - 2}}[!-~])?$`);
+const utf8 = new TextDecoder();
 const defaultShutdownTimeoutMs = 15_000;
 
 /** Builds the auditor from the parsed command line or from plain settings (tests). */
@@ -138,8 +143,9 @@ class Handle implements AuditHandle {
     this.level = decision.level as AuditLevel;
     this.#omit = decision.omitStages;
     this.#omitManagedFields = decision.omitManagedFields;
-    this.auditID = req.auditID || req.headers.get("audit-id") || crypto.randomUUID();
-    let userAgent = req.headers.get("user-agent") ?? "";
+    const asked = req.auditID || req.headers.get("audit-id");
+    this.auditID = asked && clientAuditID.test(asked) ? asked : crypto.randomUUID();
+    let userAgent = headerText(req.headers.get("user-agent") ?? "");
     if (userAgent.length > maxUserAgentLength) userAgent = userAgent.slice(0, maxUserAgentLength) + "...TRUNCATED";
     const received = nowMicros();
     this.#base = {
@@ -245,6 +251,17 @@ class Handle implements AuditHandle {
     }
     return this.#omitManagedFields ? withoutManagedFields(obj) : obj;
   }
+}
+
+/**
+ * A header value as text. Headers hold the received bytes one per character (Latin-1); clients
+ * send UTF-8, so the bytes are decoded as UTF-8 (invalid sequences become U+FFFD, as Go's JSON
+ * encoder writes them). Control characters stay; the serializers escape them.
+ */
+function headerText(value: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(value) || /[^\x00-\xff]/.test(value)) return value;
+  return utf8.decode(Uint8Array.from(value, (c) => c.charCodeAt(0)));
 }
 
 function withoutManagedFields(obj: unknown): unknown {

@@ -7,6 +7,7 @@
 import { parse as parseYaml } from "yaml";
 import type { RequestAttributes } from "../auth/types.ts";
 import { SetupError } from "../errors.ts";
+import { isDns1123Subdomain } from "../render/patterns.ts";
 
 export type PolicyLevel = "None" | "Metadata" | "Request" | "RequestResponse";
 export type Stage = "RequestReceived" | "ResponseStarted" | "ResponseComplete" | "Panic";
@@ -60,8 +61,6 @@ const ruleFields = new Set([
 ]);
 const groupResourceFields = new Set(["group", "resources", "resourceNames"]);
 const policyFields = new Set(["apiVersion", "kind", "metadata", "rules", "omitStages", "omitManagedFields"]);
-// A DNS-1123 subdomain, as Kubernetes requires of an API group name.
-const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Reads and validates a policy file; every problem is a one-line SetupError naming the file and the rule. */
 export async function loadPolicyFile(path: string): Promise<Policy> {
@@ -150,7 +149,8 @@ function parseGroupResources(raw: unknown, fail: Fail): GroupResources {
   for (const key of Object.keys(raw)) if (!groupResourceFields.has(key)) throw fail(`unknown field "${key}"`);
   const group = raw.group ?? "";
   if (typeof group !== "string") throw fail("group must be a string");
-  if (group !== "" && !dnsSubdomain.test(group)) throw fail(`group ${JSON.stringify(group)} is not a valid API group`);
+  // Kubernetes requires an API group name to be a DNS-1123 subdomain.
+  if (group !== "" && !isDns1123Subdomain(group)) throw fail(`group ${JSON.stringify(group)} is not a valid API group`);
   const resources = stringList(raw.resources, (m) => fail(`resources: ${m}`));
   resources.forEach((r, i) => {
     // resource, resource/subresource, resource/*, */subresource or *

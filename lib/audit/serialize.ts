@@ -36,9 +36,19 @@ export function versionedEvent(e: AuditEvent, version: AuditVersion): Record<str
   };
 }
 
-/** One event as one line of JSON (no trailing newline). */
+/**
+ * Characters JSON.stringify leaves raw that some readers take as a line break (U+0085, U+2028,
+ * U+2029) or that a terminal interprets (DEL and the other C1 controls). They can only occur
+ * inside JSON strings, where their `\u` escape means the same.
+ */
+const unsafeInJSONLine = /[\u007f-\u009f\u2028\u2029]/g;
+
+/** One event as one line of JSON (no trailing newline) that no line-oriented reader can split. */
 export function eventJSON(e: AuditEvent, version: AuditVersion): string {
-  return JSON.stringify(versionedEvent(e, version));
+  return JSON.stringify(versionedEvent(e, version)).replace(
+    unsafeInJSONLine,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** An EventList around already serialized events. */

@@ -16,6 +16,8 @@ export interface BackendAnswer {
   host: string | null;
   method: string;
   path: string;
+  /** The request target exactly as received (path and query, not normalized as `path` is by URL parsing). */
+  target: string;
   headers: Record<string, string>;
 }
 
@@ -53,6 +55,7 @@ export function startBackend(opts: BackendOptions): Promise<Backend> {
       host: req.headers.get("host"),
       method: req.method,
       path: url.pathname + url.search,
+      target: req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2)),
       headers: Object.fromEntries(req.headers),
     };
     return Response.json(answer);

@@ -22,6 +22,7 @@ import { Informer } from "../cluster/informer.ts";
 import { type KubeObject, resources } from "../cluster/resources.ts";
 import { Applier, type ApplyResult, type DesiredState } from "./apply.ts";
 import { parseSecretRefs, type SecretRef, tlsSecretPem } from "./files.ts";
+import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { HAProxy } from "./haproxy.ts";
 import { applyFailures } from "./metrics.ts";
 
@@ -38,9 +39,6 @@ export interface RunProxyHooks {
   /** An existing cluster client (default: one built from `settings.kubeconfig`). */
   client?: ClusterClient;
 }
-
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Runs the proxy until `signal` aborts (without a signal: until SIGINT or SIGTERM). */
 export async function runProxy(
@@ -77,12 +75,12 @@ export async function runProxy(
 }
 
 function checkSettings(s: ProxySettings, namespace: string): void {
-  if (!s.configmap || !DNS1123_SUBDOMAIN.test(s.configmap) || s.configmap.length > 253) {
+  if (!isDns1123Subdomain(s.configmap)) {
     throw new SetupError(
       `--configmap: ${JSON.stringify(s.configmap)} is not a ConfigMap name; give the proxy's ConfigMap`,
     );
   }
-  if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
+  if (!isDns1123Label(namespace)) {
     throw new SetupError(`--namespace: ${JSON.stringify(namespace)} is not a namespace name`);
   }
   if (!s.workDir) throw new SetupError("--work-dir: give a directory for haproxy.cfg, certificates and sockets");

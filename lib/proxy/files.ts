@@ -6,6 +6,8 @@
  * decide which PEM files may be written and under which name.
  */
 import { basename, dirname, join } from "node:path";
+// lib/render/patterns.ts imports nothing, so the proxy loads no renderer with its name patterns.
+import { isDns1123Label, isDns1123Subdomain, PEM_FILE } from "../render/patterns.ts";
 
 /** A `secrets.json` entry: the kubernetes.io/tls Secret `namespace/name` is written to `<certDir>/<file>`. */
 export interface SecretRef {
@@ -15,9 +17,7 @@ export interface SecretRef {
 }
 
 /** The only file names a PEM may get: `<namespace>_<name>.pem` of DNS-1123 names. */
-export const PEM_FILE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?_[a-z0-9]([-a-z0-9.]*[a-z0-9])?\.pem$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export { PEM_FILE };
 
 /**
  * Writes `data` to `path` atomically: readers see the old or the new content, never a mix, also
@@ -106,10 +106,10 @@ export function parseSecretRefs(text: string): SecretRef[] {
     const e = entry as Record<string, unknown> | null;
     if (typeof e !== "object" || e === null) throw new Error(`secrets.json[${i}] is not an object`);
     const { file, namespace, name } = e;
-    if (typeof namespace !== "string" || !DNS1123_LABEL.test(namespace) || namespace.length > 63) {
+    if (!isDns1123Label(namespace)) {
       throw new Error(`secrets.json[${i}]: namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
     }
-    if (typeof name !== "string" || !DNS1123_SUBDOMAIN.test(name) || name.length > 253) {
+    if (!isDns1123Subdomain(name)) {
       throw new Error(`secrets.json[${i}]: name ${JSON.stringify(name)} is not a DNS-1123 subdomain`);
     }
     if (typeof file !== "string" || !PEM_FILE.test(file) || file !== `${namespace}_${name}.pem`) {

@@ -11,6 +11,9 @@
  * - Path whose Service, Service port or endpoints cannot be resolved: the route is kept and its
  *   backend has no servers (HAProxy answers 503) so the route goes live as soon as endpoints
  *   appear, without a reload.
+ * - Endpoint whose address is not an IP literal of its slice's type, or is unspecified, loopback,
+ *   link-local or link-local multicast (what the API server's ValidateEndpointIP refuses): the
+ *   endpoint is dropped (`InvalidEndpoints` on the EndpointSlice).
  * - Two paths with the same host + path + pathType (also across ingresses): the oldest ingress
  *   (creationTimestamp, then namespace/name) wins, the other gets a `RouteConflict` problem.
  * - Several default backends: the oldest ingress's wins, the others get `DefaultBackendConflict`.
@@ -42,6 +45,8 @@ import {
   isPortName,
   isPortNumber,
   isProxyName,
+  REFUSED_ENDPOINT_RANGES,
+  refusedEndpointRange,
 } from "./patterns.ts";
 import { slotCount } from "./slots.ts";
 
@@ -129,6 +134,12 @@ export interface ModelInput {
   lookup: ClusterLookup;
   /** With --restrict-to-operator-namespace: ingresses of other namespaces are refused. */
   namespace?: string | null;
+  /**
+   * Accept loopback endpoint addresses (127.0.0.0/8, ::1), which the API server refuses and the
+   * model refuses too by default. Only for tests and benchmarks whose backends listen on the host's
+   * loopback and whose objects never pass an API server; the controller never sets it.
+   */
+  allowLoopbackEndpoints?: boolean;
 }
 
 export interface BuildResult {
@@ -218,6 +229,7 @@ function decodePem(data: Record<string, string> | undefined, key: string): strin
 
 interface Context {
   lookup: ClusterLookup;
+  allowLoopbackEndpoints: boolean;
   problems: Problem[];
   backends: Map<string, Backend>;
   services: Set<string>;
@@ -228,6 +240,7 @@ interface Context {
 export function buildModel(input: ModelInput): BuildResult {
   const ctx: Context = {
     lookup: input.lookup,
+    allowLoopbackEndpoints: input.allowLoopbackEndpoints === true,
     problems: [],
     backends: new Map(),
     services: new Set(),
@@ -535,6 +548,12 @@ function resolveServers(
       const ok = v6 ? isIPv6(addr) : isIPv4(addr);
       if (!ok) {
         sliceProblem(ctx, ns, slice, `address ${show(addr)} is not an ${slice.addressType} address; endpoint ignored`);
+        continue;
+      }
+      // Defence in depth: the API server refuses these too, but a proxy must never be pointed at itself.
+      const range = refusedEndpointRange(addr);
+      if (range !== null && !(range === "loopback" && ctx.allowLoopbackEndpoints)) {
+        sliceProblem(ctx, ns, slice, `address ${show(addr)} ${REFUSED_ENDPOINT_RANGES[range]}; endpoint ignored`);
         continue;
       }
       const address = v6 ? `[${addr.toLowerCase()}]` : addr;

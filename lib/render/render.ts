@@ -6,7 +6,7 @@
  * template never has to quote anything itself.
  */
 import type { Model, Route } from "./model.ts";
-import { isHost, isPath, isProxyName, sq, wildcardRegex } from "./patterns.ts";
+import { canonicalPath, isHost, isPath, isProxyName, PEM_FILE, sq, wildcardRegex } from "./patterns.ts";
 import { slotLines } from "./slots.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 
@@ -52,15 +52,19 @@ function hostCond(host: string): string | null {
     : `{ var(txn.host) -m str ${sq(host)} }`;
 }
 
-/** The conditions of one route: an element-wise prefix needs two lines (`== p` or starts with `p/`). */
+/**
+ * The conditions of one route: an element-wise prefix needs two lines (`== p` or starts with `p/`).
+ * The path is compared in the form the frontends normalize request paths to.
+ */
 function routeConds(r: Route): string[] {
   if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
   const host = hostCond(r.host);
+  const path = canonicalPath(r.path);
   const paths = r.match === "exact"
-    ? [`{ path -m str ${sq(r.path)} }`]
-    : r.path === "/"
+    ? [`{ path -m str ${sq(path)} }`]
+    : path === "/"
     ? [null]
-    : [`{ path -m str ${sq(r.path)} }`, `{ path -m beg ${sq(`${r.path}/`)} }`];
+    : [`{ path -m str ${sq(path)} }`, `{ path -m beg ${sq(`${path}/`)} }`];
   return paths.map((p) => [host, p].filter((c) => c !== null).join(" ") || "TRUE");
 }
 
@@ -71,7 +75,7 @@ function checkName(name: string): string {
 
 export function buildView(model: Model): View {
   const crtList = model.tls.map((c) => {
-    if (!/^[a-z0-9][-a-z0-9]*_[a-z0-9][-a-z0-9.]*\.pem$/.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
+    if (!PEM_FILE.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
     for (const h of c.hosts) if (!isHost(h)) throw new Error(`bug: unvalidated host ${JSON.stringify(h)}`);
     return [c.file, ...c.hosts].join(" ");
   });

@@ -22,6 +22,7 @@ export const TEMPLATE_NAMES = [
   "stats",
   "frontend_http",
   "frontend_https",
+  "request_path",
   "routes",
   "backends",
   "default_backend",

@@ -11,6 +11,7 @@ import {
   readEvents,
   request,
   settings,
+  withDir,
   writePolicy,
 } from "./helpers.ts";
 
@@ -29,15 +30,6 @@ rules:
   nonResourceURLs: ["/quiet"]
   omitStages: ["RequestReceived"]
 `;
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 Deno.test("auditor: the content of events at each level, in a real log file", () =>
   withDir(async (dir) => {

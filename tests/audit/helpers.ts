@@ -4,6 +4,7 @@
  * webhook receiver on 127.0.0.1 that demands a client certificate (or a bearer token) and can be
  * told to fail its next requests.
  */
+import assert from "node:assert/strict";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { UserInfo } from "../../lib/auth/types.ts";
@@ -53,6 +54,16 @@ export function batchOf(over: Partial<BatchSettings>): BatchSettings {
   return { ...defaultBatch, maxBatchWaitMs: 0, throttleEnable: false, throttleQPS: 0, throttleBurst: 0, ...over };
 }
 
+/** Runs `fn` with a fresh temporary directory, removed afterwards. */
+export async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 export async function writePolicy(dir: string, text: string): Promise<string> {
   const path = `${dir}/policy.yaml`;
   await Deno.writeTextFile(path, text);
@@ -67,6 +78,16 @@ rules:
 
 export function settings(policyFile: string, over: Partial<AuditSettings> = {}): AuditSettings {
   return { policyFile, log: null, webhook: null, ...over };
+}
+
+/**
+ * Asserts that a log line is one line for every reader: no character that Python's
+ * str.splitlines, editors or JavaScript take as a line end, and no raw C0/C1 control, DEL,
+ * U+2028 or U+2029 (a terminal would interpret the controls).
+ */
+export function assertSafeLine(line: string, what = ""): void {
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(line, /[\x00-\x1f\x7f-\x9f\u2028\u2029]/, `${what} ${JSON.stringify(line)}`);
 }
 
 /** Lines of a JSON-lines file, parsed. */

@@ -270,6 +270,69 @@ Deno.test("endpoint slices with invalid addresses or ports give EndpointSlice pr
   ]);
 });
 
+/** The servers and problem messages of a backend fed one IPv4 and one IPv6 slice. */
+function endpointsOf(v4: string[], v6: string[], allowLoopbackEndpoints?: boolean) {
+  const res = buildModel({
+    lookup: lookupFromLists({
+      services: [service("web", [{ name: "http", port: 80 }])],
+      endpointSlices: [
+        endpointSlice("web", [{ name: "http", port: 8080 }], v4.map((address) => ({ address })), { name: "v4" }),
+        endpointSlice("web", [{ name: "http", port: 8080 }], v6.map((address) => ({ address })), {
+          name: "v6",
+          addressType: "IPv6",
+        }),
+      ],
+    }),
+    ingresses: [ingress({ name: "x", rules: [{ paths: [{ path: "/", service: "web", port: 80 }] }] })],
+    allowLoopbackEndpoints,
+  });
+  return {
+    servers: res.model.backends[0].servers.map((s) => s.address),
+    problems: res.problems.map((p) => `${p.kind} ${p.object} ${p.reason}: ${p.message}`),
+  };
+}
+
+Deno.test("endpoint addresses the API server refuses are dropped: unspecified, loopback, link-local", () => {
+  const v4 = ["0.0.0.0", "127.0.0.1", "127.255.0.9", "169.254.169.254", "169.254.0.1", "224.0.0.251"];
+  const v6 = [
+    "::",
+    "::1",
+    "0:0:0:0:0:0:0:1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "::ffff:0.0.0.0",
+    "::ffff:169.254.169.254",
+    "fe80::1",
+    "FEBF::1",
+    "ff02::1",
+    "ff12::fb",
+  ];
+  const got = endpointsOf([...v4, "10.0.0.1", "169.255.0.1", "224.0.1.1"], [...v6, "fd00::1", "fec0::1"]);
+  assert.deepEqual(got.servers, ["10.0.0.1", "169.255.0.1", "224.0.1.1", "[fd00::1]", "[fec0::1]"]);
+  assert.equal(got.problems.length, v4.length + v6.length, got.problems.join("\n"));
+  const has = (address: string, why: RegExp) =>
+    assert.ok(
+      got.problems.some((p) => p.includes(`address ${JSON.stringify(address)} `) && why.test(p)),
+      `${address}: ${got.problems.join("\n")}`,
+    );
+  has("0.0.0.0", /^EndpointSlice default\/v4 InvalidEndpoints: .* may not be unspecified .*; endpoint ignored$/);
+  has("::", /default\/v6 .* may not be unspecified/);
+  has("::ffff:0.0.0.0", /may not be unspecified/);
+  for (const a of ["127.0.0.1", "127.255.0.9", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "::ffff:7f00:1"]) {
+    has(a, /may not be in the loopback range \(127\.0\.0\.0\/8, ::1\/128\)/);
+  }
+  for (const a of ["169.254.169.254", "169.254.0.1", "::ffff:169.254.169.254", "fe80::1", "FEBF::1"]) {
+    has(a, /may not be in the link-local range/);
+  }
+  for (const a of ["224.0.0.251", "ff02::1", "ff12::fb"]) has(a, /may not be in the link-local multicast range/);
+});
+
+Deno.test("allowLoopbackEndpoints (local tests only) admits loopback, never unspecified or link-local", () => {
+  const got = endpointsOf(["127.0.0.2", "0.0.0.0", "169.254.1.1"], ["::1", "::", "fe80::1"], true);
+  assert.deepEqual(got.servers, ["127.0.0.2", "[::1]"]);
+  assert.equal(got.problems.length, 4, got.problems.join("\n"));
+});
+
 Deno.test("slot count grows to the next power of two", () => {
   const many = Array.from({ length: 9 }, (_, i) => ({ address: `10.0.1.${i + 1}` }));
   const res = buildModel({

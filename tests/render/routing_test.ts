@@ -6,37 +6,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
-import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
-import { loadTemplates, render } from "../../lib/render/render.ts";
+import { lookupFromLists } from "../../lib/render/model.ts";
 import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
-import { startHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
-
-interface Answer {
-  status: number;
-  backend: string | null;
-  location: string;
-  body: string;
-}
-
-async function curl(args: string[]): Promise<Answer> {
-  const out = await new Deno.Command("curl", {
-    args: ["-sS", "--max-time", "10", "-w", "\n%{http_code} %{redirect_url}", ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  assert.ok(out.success, `curl ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  const cut = text.lastIndexOf("\n");
-  const [status, location = ""] = text.slice(cut + 1).split(" ");
-  const body = text.slice(0, cut);
-  let backend: string | null = null;
-  try {
-    backend = JSON.parse(body).name ?? null;
-  } catch { /* not a backend answer */ }
-  return { status: Number(status), backend, location, body };
-}
+import { curl, withProxy } from "./live.ts";
 
 async function tlsSecretFrom(name: string, ca: Awaited<ReturnType<typeof createCA>>, dnsNames: string[]) {
   const leaf = await issueCertificate(ca, { commonName: dnsNames[0], dnsNames, usages: ["serverAuth"] });
@@ -50,41 +23,6 @@ async function tlsSecretFrom(name: string, ca: Awaited<ReturnType<typeof createC
     },
     pem: `${leaf.certPem.trimEnd()}\n${leaf.keyPem.trimEnd()}\n`,
   };
-}
-
-async function withProxy(
-  objects: Parameters<typeof buildModel>[0],
-  pems: Record<string, string>,
-  fn: (ports: { http: number; https: number; stats: number }) => Promise<void>,
-): Promise<void> {
-  const { model, problems } = buildModel(objects);
-  assert.deepEqual(problems, []);
-  const rendered = render(model, await loadTemplates(null));
-  const dir = await Deno.makeTempDir({ prefix: "ic-routing-test-" });
-  try {
-    const certDir = join(dir, "certs");
-    await Deno.mkdir(certDir);
-    await Deno.writeTextFile(join(dir, "haproxy.cfg"), rendered.config);
-    await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
-    for (const s of rendered.secrets) await Deno.writeTextFile(join(certDir, s.file), pems[s.file]);
-    const [http, https, stats] = freePorts(3);
-    const env = {
-      IC_BIND_ADDR: "127.0.0.1",
-      IC_HTTP_PORT: String(http),
-      IC_HTTPS_PORT: String(https),
-      IC_STATS_PORT: String(stats),
-      IC_RUNTIME_SOCKET: join(dir, "runtime.sock"),
-      IC_CERT_DIR: certDir,
-    };
-    const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env });
-    try {
-      await fn({ http, https, stats });
-    } finally {
-      await proxy.stop();
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 }
 
 Deno.test("rendered config routes by host, path type, wildcard, default backend, TLS SNI and redirect", async () => {
@@ -225,4 +163,59 @@ Deno.test("without a default backend an unmatched request gets the built-in 404"
     assert.equal(miss.status, 404);
     assert.match(miss.body, /no route/);
   });
+});
+
+Deno.test("request paths are normalized before routing: dot segments, escaped dots, double slashes", async () => {
+  const names = ["public", "admin", "tilde", "cafe", "dflt"];
+  const backends = await Promise.all(names.map((name) => startBackend({ name })));
+  try {
+    const port = (name: string) => backends[names.indexOf(name)].port;
+    const objects = {
+      ingresses: [
+        ingress({
+          name: "paths",
+          defaultBackend: { service: "dflt", port: 80 },
+          rules: [{
+            host: "paths.example.com",
+            paths: [
+              { path: "/public", service: "public", port: 80 },
+              { path: "/admin", service: "admin", port: 80 },
+              { path: "/%7euser", service: "tilde", port: 80 }, // an escaped unreserved character
+              { path: "/caf%c3%a9", service: "cafe", port: 80 }, // lower-case hex in an escape
+            ],
+          }],
+        }),
+      ],
+      lookup: lookupFromLists({
+        services: names.map((n) => service(n, [{ port: 80 }])),
+        endpointSlices: names.map((n) => endpointSlice(n, [{ name: "", port: port(n) }], [{ address: "127.0.0.1" }])),
+      }),
+    };
+    await withProxy(objects, {}, async ({ http }) => {
+      // [request path, backend, the request target that backend must receive]
+      const cases: [string, string, string][] = [
+        ["/public/../admin/x", "admin", "/admin/x"],
+        ["/public/%2e%2e/admin/x", "admin", "/admin/x"],
+        ["/public/%2E%2E/admin", "admin", "/admin"],
+        ["/public/.%2e/admin", "admin", "/admin"],
+        ["//admin", "admin", "/admin"],
+        ["/./admin/x", "admin", "/admin/x"],
+        ["/admin/../public/x", "public", "/public/x"],
+        ["/../../admin", "admin", "/admin"],
+        ["/public//x", "public", "/public/x"],
+        ["/%70ublic/x", "public", "/public/x"],
+        ["/public/x?next=/../admin", "public", "/public/x?next=/../admin"], // the query is not a path
+        ["/~user/a", "tilde", "/~user/a"],
+        ["/caf%C3%A9/menu", "cafe", "/caf%C3%A9/menu"],
+        ["/caf%c3%a9", "cafe", "/caf%C3%A9"],
+      ];
+      for (const [path, backend, target] of cases) {
+        const got = await curl(["-H", "Host: paths.example.com", `http://127.0.0.1:${http}${path}`]);
+        assert.equal(got.status, 200, `${path}: ${got.body}`);
+        assert.deepEqual({ backend: got.backend, target: got.target }, { backend, target }, path);
+      }
+    });
+  } finally {
+    for (const b of backends) await b.close();
+  }
 });

@@ -1,0 +1,83 @@
+/**
+ * @module tests/render/live
+ * A rendered configuration served by a real haproxy (with the IC_* environment the proxy command
+ * sets) on free loopback ports, and curl to talk to it. The backends of these tests listen on the
+ * host's loopback, so the model is built with `allowLoopbackEndpoints`.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { buildModel, type ModelInput } from "../../lib/render/model.ts";
+import { loadTemplates, render } from "../../lib/render/render.ts";
+import { startHaproxy } from "../../lib/localenv/haproxy.ts";
+import { freePorts } from "../../lib/localenv/ports.ts";
+
+export interface Answer {
+  status: number;
+  /** The name of the test backend that answered; null when haproxy answered itself. */
+  backend: string | null;
+  /** The request target the backend received, as it received it. */
+  target: string | null;
+  location: string;
+  body: string;
+}
+
+/** One curl request; the path is sent as given (`--path-as-is`), without curl's own dot-segment removal. */
+export async function curl(args: string[]): Promise<Answer> {
+  const out = await new Deno.Command("curl", {
+    args: ["-sS", "--path-as-is", "--max-time", "10", "-w", "\n%{http_code} %{redirect_url}", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.ok(out.success, `curl ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  const cut = text.lastIndexOf("\n");
+  const [status, location = ""] = text.slice(cut + 1).split(" ");
+  const body = text.slice(0, cut);
+  let answer: { name?: string; target?: string } = {};
+  try {
+    answer = JSON.parse(body);
+  } catch { /* not a backend answer */ }
+  return { status: Number(status), backend: answer.name ?? null, target: answer.target ?? null, location, body };
+}
+
+export interface ProxyPorts {
+  http: number;
+  https: number;
+  stats: number;
+}
+
+/** Renders `objects` (which must render without problems), serves them with haproxy and runs `fn`. */
+export async function withProxy(
+  objects: Omit<ModelInput, "allowLoopbackEndpoints">,
+  pems: Record<string, string>,
+  fn: (ports: ProxyPorts) => Promise<void>,
+): Promise<void> {
+  const { model, problems } = buildModel({ ...objects, allowLoopbackEndpoints: true });
+  assert.deepEqual(problems, []);
+  const rendered = render(model, await loadTemplates(null));
+  const dir = await Deno.makeTempDir({ prefix: "ic-routing-test-" });
+  try {
+    const certDir = join(dir, "certs");
+    await Deno.mkdir(certDir);
+    await Deno.writeTextFile(join(dir, "haproxy.cfg"), rendered.config);
+    await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
+    for (const s of rendered.secrets) await Deno.writeTextFile(join(certDir, s.file), pems[s.file]);
+    const [http, https, stats] = freePorts(3);
+    const env = {
+      IC_BIND_ADDR: "127.0.0.1",
+      IC_HTTP_PORT: String(http),
+      IC_HTTPS_PORT: String(https),
+      IC_STATS_PORT: String(stats),
+      IC_RUNTIME_SOCKET: join(dir, "runtime.sock"),
+      IC_CERT_DIR: certDir,
+    };
+    const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env });
+    try {
+      await fn({ http, https, stats });
+    } finally {
+      await proxy.stop();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
