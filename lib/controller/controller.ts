@@ -12,6 +12,7 @@
  */
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
+import { Backoff } from "../cluster/backoff.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { dropManagedFields, Informer, type InformerOptions } from "../cluster/informer.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
@@ -163,6 +164,12 @@ class Controller {
   #publishedBy = new Map<string, Map<string, string>>();
   /** Hash of the configuration last validated per ingress key. */
   #validated = new Map<string, string>();
+  /**
+   * Ingresses blocked by a foreign object, looked at again after a backoff: foreign objects are
+   * not watched (the caches hold ours only). Kept out of the queue so `idle()` still means "no
+   * work until something changes".
+   */
+  #rechecks = new Map<string, { backoff: Backoff; timer?: ReturnType<typeof setTimeout> }>();
   #workers: Promise<void>[] = [];
   #stopped = false;
   #idleWaiters: (() => void)[] = [];
@@ -289,6 +296,8 @@ class Controller {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const r of this.#rechecks.values()) clearTimeout(r.timer);
+    this.#rechecks.clear();
     this.#queue.shutdown();
     await Promise.all(this.#informers.map((i) => i.stop()));
     await Promise.all(this.#workers);
@@ -330,9 +339,8 @@ class Controller {
       try {
         const result = await this.#reconcile(key);
         reconciles.inc({ result });
-        // A foreign object is not watched (the caches hold ours only): look again after a backoff.
-        if (result === "conflict") this.#queue.retry(key);
-        else this.#queue.forget(key);
+        this.#recheck(key, result === "conflict");
+        this.#queue.forget(key);
       } catch (err) {
         reconciles.inc({ result: "failed" });
         if (!this.#stopped) {
@@ -350,6 +358,18 @@ class Controller {
         this.#notifyIdle();
       }
     }
+  }
+
+  /** Schedules (`blocked`) or cancels the next look at an ingress blocked by a foreign object. */
+  #recheck(key: string, blocked: boolean): void {
+    let r = this.#rechecks.get(key);
+    clearTimeout(r?.timer);
+    if (!blocked || this.#stopped) {
+      this.#rechecks.delete(key);
+      return;
+    }
+    if (!r) this.#rechecks.set(key, r = { backoff: new Backoff(1_000, 5 * 60_000) });
+    r.timer = setTimeout(() => this.#queue.add(key), r.backoff.next());
   }
 
   #lookup: ClusterLookup = {
