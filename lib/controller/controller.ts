@@ -3,12 +3,16 @@
  * The controller loop: informers for Ingress, IngressClass, Service, EndpointSlice, TLS Secret
  * and the objects it owns feed a keyed, coalescing work queue; each ingress key is reconciled
  * on its own (one bad ingress never blocks the others): class rule → model → render →
- * validate (`haproxy -c`) → publish the owned objects (server-side apply, only when their hash
- * changed) → `status.loadBalancer`. An ingress that is deleted or stops matching loses its
- * objects (deleted here: no garbage collector is assumed).
+ * validate (`haproxy -c`) → publish the owned objects (only when their hash changed) →
+ * `status.loadBalancer`. An ingress that is deleted or stops matching loses its objects (deleted
+ * here: no garbage collector is assumed). Only objects the controller created are ever written,
+ * deleted or read for the status (lib/controller/ownership.ts, lib/controller/publish.ts); a
+ * same-named foreign object blocks the ingress with an Event until it is gone. The Secret cache
+ * holds summaries, never key material (lib/render/tls_secret.ts).
  */
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
+import { Backoff } from "../cluster/backoff.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { dropManagedFields, Informer, type InformerOptions } from "../cluster/informer.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
@@ -19,15 +23,15 @@ import {
   loadTemplates,
   render,
   type Rendered,
+  summarizedSecret,
   type Templates,
   validateConfig,
 } from "../render/mod.ts";
 import { defaultIngressClass, handlesIngress } from "./class.ts";
 import { EventRecorder } from "./events.ts";
-import { reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
+import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
 import {
   desiredObjects,
-  fieldManager,
   hashAnnotation,
   ingressAnnotation,
   managedByLabel,
@@ -37,7 +41,9 @@ import {
   proxyName,
   shortHash,
 } from "./objects.ts";
+import { conflictMessage, ownedBy } from "./ownership.ts";
 import { type Platform, preparePlatform } from "./platform.ts";
+import { applyOwned, createOwned, deleteOwned } from "./publish.ts";
 import { WorkQueue } from "./queue.ts";
 import { refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
@@ -62,6 +68,8 @@ export interface ControllerHandle {
   idle(): Promise<void>;
   /** Counters for tests and benchmarks. */
   stats(): ControllerStats;
+  /** What the informer of `resource` holds (diagnostics and tests: e.g. Secrets carry no key material). */
+  cached(resource: ResourceType): KubeObject[];
   stop(): Promise<void>;
 }
 
@@ -117,6 +125,7 @@ export async function startController(
     synced: c.synced,
     idle: () => c.idle(),
     stats: () => c.stats(),
+    cached: (r) => c.cached(r),
     stop: async () => {
       await c.stop();
       if (ownsClient) client.close();
@@ -151,10 +160,16 @@ class Controller {
   #informers: Informer[] = [];
   /** Hash last applied per owned object (`plural/ns/name`), to skip our own watch echoes. */
   #applied = new Map<string, string>();
-  /** Owned object paths per ingress key, as applied (the caches may lag behind). */
-  #publishedBy = new Map<string, Set<string>>();
+  /** Per ingress key, the owned objects written or found ours (path → uid); the caches may lag behind. */
+  #publishedBy = new Map<string, Map<string, string>>();
   /** Hash of the configuration last validated per ingress key. */
   #validated = new Map<string, string>();
+  /**
+   * Ingresses blocked by a foreign object, looked at again after a backoff: foreign objects are
+   * not watched (the caches hold ours only). Kept out of the queue so `idle()` still means "no
+   * work until something changes".
+   */
+  #rechecks = new Map<string, { backoff: Backoff; timer?: ReturnType<typeof setTimeout> }>();
   #workers: Promise<void>[] = [];
   #stopped = false;
   #idleWaiters: (() => void)[] = [];
@@ -184,7 +199,8 @@ class Controller {
     this.#classes = ns ? null : inf(resources.ingressClasses);
     this.#services = inf(resources.services);
     this.#slices = inf(resources.endpointSlices);
-    this.#secrets = inf(resources.secrets, { fieldSelector: "type=kubernetes.io/tls" });
+    // Verdict and content hash only: the proxies read their Secrets themselves.
+    this.#secrets = inf(resources.secrets, { fieldSelector: "type=kubernetes.io/tls", transform: summarizedSecret });
     for (const r of this.#ownedKinds) {
       if (r === resources.services) continue; // the Service informer above also sees owned Services
       // Only the metadata of owned objects is read (hash annotation, owner): keep nothing else.
@@ -241,7 +257,12 @@ class Controller {
     };
     this.#slices.on({ onAdd: onSlice, onUpdate: (_, o) => onSlice(o), onDelete: onSlice });
     const onSecret = (o: KubeObject) => users(secretRef(o.metadata.namespace!, o.metadata.name));
-    this.#secrets.on({ onAdd: onSecret, onUpdate: (_, o) => onSecret(o), onDelete: onSecret });
+    this.#secrets.on({
+      onAdd: onSecret,
+      // Nothing to render when neither content nor verdict changed (metadata updates, relists).
+      onUpdate: (old, o) => old.tlsSummary?.sha256 !== o.tlsSummary?.sha256 && onSecret(o),
+      onDelete: onSecret,
+    });
     for (const [r, i] of this.#owned) {
       const drift = (o: KubeObject, deleted: boolean) => {
         const owner = this.#ownerKey(o);
@@ -275,6 +296,8 @@ class Controller {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const r of this.#rechecks.values()) clearTimeout(r.timer);
+    this.#rechecks.clear();
     this.#queue.shutdown();
     await Promise.all(this.#informers.map((i) => i.stop()));
     await Promise.all(this.#workers);
@@ -304,6 +327,10 @@ class Controller {
     };
   }
 
+  cached(r: ResourceType): KubeObject[] {
+    return this.#informers.find((i) => i.resource === r)?.store.list() ?? [];
+  }
+
   async #work(): Promise<void> {
     for (;;) {
       const key = await this.#queue.take();
@@ -312,6 +339,7 @@ class Controller {
       try {
         const result = await this.#reconcile(key);
         reconciles.inc({ result });
+        this.#recheck(key, result === "conflict");
         this.#queue.forget(key);
       } catch (err) {
         reconciles.inc({ result: "failed" });
@@ -330,6 +358,18 @@ class Controller {
         this.#notifyIdle();
       }
     }
+  }
+
+  /** Schedules (`blocked`) or cancels the next look at an ingress blocked by a foreign object. */
+  #recheck(key: string, blocked: boolean): void {
+    let r = this.#rechecks.get(key);
+    clearTimeout(r?.timer);
+    if (!blocked || this.#stopped) {
+      this.#rechecks.delete(key);
+      return;
+    }
+    if (!r) this.#rechecks.set(key, r = { backoff: new Backoff(1_000, 5 * 60_000) });
+    r.timer = setTimeout(() => this.#queue.add(key), r.backoff.next());
   }
 
   #lookup: ClusterLookup = {
@@ -390,17 +430,29 @@ class Controller {
       this.#validated.set(key, cfgHash);
     }
     const secretNames = built.model.tls.filter((t) => t.namespace === ing.metadata.namespace).map((t) => t.name);
+    const desired = desiredObjects(ing, data, secretNames, this.settings, this.platform);
+    // Whose is each object? While one of them is someone else's, nothing is written.
+    const found: (KubeObject | null)[] = [];
+    for (const d of desired) found.push(await this.#current(d.resource, d.object));
+    let conflicts = 0;
+    for (const [i, current] of found.entries()) {
+      if (!current || ownedBy(current, key, this.settings.controllerId)) continue;
+      conflicts++;
+      ownershipConflicts.inc({ kind: desired[i].resource.kind });
+      this.events.record(ing, "Warning", "OwnershipConflict", conflictMessage(desired[i].resource.kind, current));
+    }
+    if (conflicts > 0) return "conflict";
     let changed = 0;
     let proxyService: KubeObject | undefined;
-    for (const d of desiredObjects(ing, data, secretNames, this.settings, this.platform)) {
-      const { object, wrote } = await this.#apply(key, d.resource, d.object, ing);
+    for (const [i, d] of desired.entries()) {
+      const { object, wrote } = await this.#write(key, d.resource, d.object, found[i], ing);
       if (wrote) changed++;
       // The status follows the public Service only, never the ClusterIP stats Service.
       if (d.resource === resources.services && d.object.metadata.name === proxyName(ing.metadata.name)) {
         proxyService = object;
       }
     }
-    await this.#updateStatus(ing, proxyService);
+    await this.#updateStatus(key, ing, proxyService);
     if (changed > 0) {
       log.info("published proxy configuration", {
         ingress: key,
@@ -415,54 +467,70 @@ class Controller {
     return r === resources.services ? this.#services : this.#owned.get(r)!;
   }
 
-  async #apply(
+  /** The object of that name: from the cache, else from the API server (null: none). */
+  async #current(r: ResourceType, obj: KubeObject): Promise<KubeObject | null> {
+    const cached = this.#cache(r).store.get(keyOf(obj));
+    if (cached) return cached;
+    // The caches of owned kinds hold only labelled objects: a miss is an absent or a foreign object.
+    try {
+      return await this.client.request("GET", objectPath(r, obj.metadata.namespace, obj.metadata.name));
+    } catch (err) {
+      if (isStatus(err, 404)) return null;
+      throw err;
+    }
+  }
+
+  #published(key: string, path: string, uid: string): void {
+    let published = this.#publishedBy.get(key);
+    if (!published) this.#publishedBy.set(key, published = new Map());
+    published.set(path, uid);
+  }
+
+  /** Creates `obj`, or updates `current` (ours) when its hash differs. */
+  async #write(
     key: string,
     r: ResourceType,
     obj: KubeObject,
+    current: KubeObject | null,
     ing: KubeObject,
   ): Promise<{ object: KubeObject; wrote: boolean }> {
     const path = objKey(r, obj);
-    const current = this.#cache(r).store.get(keyOf(obj));
     const hash = obj.metadata.annotations![hashAnnotation];
-    let published = this.#publishedBy.get(key);
-    if (!published) this.#publishedBy.set(key, published = new Set());
-    published.add(path);
     if (current?.metadata.annotations?.[hashAnnotation] === hash) {
+      this.#published(key, path, current.metadata.uid!);
       this.#applied.set(path, hash);
       return { object: current, wrote: false };
     }
-    // Take over our own objects (force), but never silently a same-named object someone else manages.
-    const ours = current?.metadata.labels?.[managedByLabel] === managedByValue;
+    let result: KubeObject;
     try {
-      const result = await this.client.request(
-        "PATCH",
-        objectPath(r, obj.metadata.namespace, obj.metadata.name),
-        {
-          query: { fieldManager, force: ours ? "true" : "false" },
-          body: obj,
-          contentType: "application/apply-patch+yaml",
-        },
-      );
-      this.#applied.set(path, hash);
-      this.#counts.writes++;
-      writes.inc({ kind: r.kind, op: "apply" });
-      return { object: result, wrote: true };
+      result = current
+        ? await applyOwned(this.client, r, obj, current.metadata.uid!)
+        : await createOwned(this.client, r, obj);
     } catch (err) {
-      if (isStatus(err, 409, 422)) {
+      // A 409, or a 422 on metadata.uid: the object appeared, vanished or was replaced since it
+      // was looked at; the retry looks again. Any other 422 is a refused object: report it.
+      if (isStatus(err, 422) && !/metadata\.uid/.test(err.message)) {
         this.events.record(
           ing,
           "Warning",
-          err.status === 409 ? "OwnedObjectConflict" : "OwnedObjectInvalid",
+          "OwnedObjectInvalid",
           `cannot apply ${r.kind} ${obj.metadata.namespace}/${obj.metadata.name}: ${err.message}`,
         );
       }
       throw err;
     }
+    this.#published(key, path, result.metadata.uid!);
+    this.#applied.set(path, hash);
+    this.#counts.writes++;
+    writes.inc({ kind: r.kind, op: current ? "apply" : "create" });
+    return { object: result, wrote: true };
   }
 
-  async #updateStatus(ing: KubeObject, service: KubeObject | undefined): Promise<void> {
+  async #updateStatus(key: string, ing: KubeObject, service: KubeObject | undefined): Promise<void> {
     const cached = this.#services.store.get(`${ing.metadata.namespace}/${proxyName(ing.metadata.name)}`);
-    const want = loadBalancerOf(cached ?? service);
+    // Only a Service of ours gives the ingress its address (the cache may show a foreign one by now).
+    const own = cached ? (ownedBy(cached, key, this.settings.controllerId) ? cached : undefined) : service;
+    const want = loadBalancerOf(own);
     if (want.length === 0 || statusMatches(ing, want)) return;
     try {
       await this.client.request(
@@ -480,34 +548,37 @@ class Controller {
     }
   }
 
-  /** Deletes every object owned by the ingress `key`. Returns whether anything was deleted. */
+  /**
+   * Deletes every object the controller made for the ingress `key`, each by its uid (a
+   * same-named object made since is left alone). Returns whether anything was deleted.
+   */
   async #remove(key: string): Promise<boolean> {
-    const targets = new Map<string, { r: ResourceType; ns: string; name: string }>();
+    const targets = new Map<string, { r: ResourceType; ns: string; name: string; uid: string }>();
     for (const r of this.#ownedKinds) {
       for (const o of this.#cache(r).store.byIndex(byIngress, key)) {
-        targets.set(objKey(r, o), { r, ns: o.metadata.namespace!, name: o.metadata.name });
+        if (!ownedBy(o, key, this.settings.controllerId)) continue; // e.g. another controller's
+        targets.set(objKey(r, o), { r, ns: o.metadata.namespace!, name: o.metadata.name, uid: o.metadata.uid! });
       }
     }
-    for (const path of this.#publishedBy.get(key) ?? []) {
+    for (const [path, uid] of this.#publishedBy.get(key) ?? []) {
       const [plural, ns, name] = path.split("/");
       const r = this.#ownedKinds.find((x) => x.plural === plural);
-      if (r) targets.set(path, { r, ns, name });
+      if (r) targets.set(path, { r, ns, name, uid });
     }
-    this.#publishedBy.delete(key);
     let deleted = 0;
     for (const [path, t] of targets) {
-      try {
-        await this.client.request("DELETE", objectPath(t.r, t.ns, t.name), {
-          body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background" },
-        });
+      const outcome = await deleteOwned(this.client, t.r, t.ns, t.name, t.uid);
+      if (outcome === "deleted") {
         deleted++;
         this.#counts.writes++;
         writes.inc({ kind: t.r.kind, op: "delete" });
-      } catch (err) {
-        if (!isStatus(err, 404)) throw err;
+      } else if (outcome === "replaced") {
+        ownershipConflicts.inc({ kind: t.r.kind });
+        log.warn("not deleting a proxy object: another object has its name by now", { ingress: key, object: path });
       }
       this.#applied.delete(path);
     }
+    this.#publishedBy.delete(key);
     if (deleted > 0) log.info("removed proxy objects", { ingress: key, objects: deleted });
     return deleted > 0;
   }

@@ -6,7 +6,7 @@ import { prom, registry } from "../metrics.ts";
 
 export const reconciles = new prom.Counter({
   name: "ingress_controller_reconciles_total",
-  help: "Ingress reconciles, by result (published, unchanged, removed, invalid, failed).",
+  help: "Ingress reconciles, by result (published, unchanged, removed, invalid, conflict, failed).",
   labelNames: ["result"] as const,
   registers: [registry],
 });
@@ -27,6 +27,14 @@ export const writes = new prom.Counter({
   name: "ingress_controller_object_writes_total",
   help: "Owned objects written (applied or deleted), by kind and operation.",
   labelNames: ["kind", "op"] as const,
+  registers: [registry],
+});
+
+export const ownershipConflicts = new prom.Counter({
+  name: "ingress_controller_ownership_conflicts_total",
+  help: "Existing objects left untouched because the controller did not create them " +
+    "(same name as a proxy object, or marked for another ingress), by kind; counted per reconcile.",
+  labelNames: ["kind"] as const,
   registers: [registry],
 });
 

@@ -64,7 +64,7 @@ export async function discoverServiceMonitor(
   } catch (err) {
     if (isStatus(err, 401, 403)) {
       log.warn(
-        `no ServiceMonitors: not allowed to list ${what}; allow get, list, watch, patch and delete on it to get them`,
+        `no ServiceMonitors: not allowed to list ${what}; allow get, list, watch, create, patch and delete on it to get them`,
         { error: (err as Error).message },
       );
       return null;

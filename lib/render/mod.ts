@@ -39,5 +39,6 @@ export {
   type View,
 } from "./render.ts";
 export { TEMPLATE_NAMES, TemplateError, type Templates } from "./templates.ts";
+export { type SecretLike, summarizedSecret, type TlsSecretSummary, tlsSummaryOf } from "./tls_secret.ts";
 export { skeleton, SLOT_LINE, slotCount, slotLines } from "./slots.ts";
 export { validateConfig, type ValidateOptions, type ValidationResult } from "./validate.ts";

@@ -49,6 +49,7 @@ import {
   refusedEndpointRange,
 } from "./patterns.ts";
 import { slotCount } from "./slots.ts";
+import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
 export type Balance = "roundrobin" | "leastconn" | "source";
@@ -126,7 +127,8 @@ export interface ClusterLookup {
   service(namespace: string, name: string): V1Service | undefined;
   /** The EndpointSlices labelled `kubernetes.io/service-name=<service>` in `namespace`. */
   endpointSlices(namespace: string, service: string): readonly V1EndpointSlice[];
-  secret(namespace: string, name: string): V1Secret | undefined;
+  /** A full Secret or the summary the controller caches (lib/render/tls_secret.ts): only its verdict is read. */
+  secret(namespace: string, name: string): SecretLike | undefined;
 }
 
 export interface ModelInput {
@@ -215,16 +217,6 @@ function normalizePrefix(path: string): string {
 function sliceProblem(ctx: Context, ns: string, slice: V1EndpointSlice, message: string): void {
   const object = `${ns}/${slice.metadata?.name ?? ""}`;
   ctx.problems.push({ object, kind: "EndpointSlice", reason: "InvalidEndpoints", message });
-}
-
-function decodePem(data: Record<string, string> | undefined, key: string): string | null {
-  const b64 = data?.[key];
-  if (typeof b64 !== "string") return null;
-  try {
-    return atob(b64);
-  } catch {
-    return null;
-  }
 }
 
 interface Context {
@@ -444,12 +436,7 @@ function tlsCert(
     problem("SecretNotFound", `${where}: Secret ${ns}/${secretName} not found; TLS for these hosts is ignored`);
     return null;
   }
-  const crt = decodePem(secret.data, "tls.crt");
-  const key = decodePem(secret.data, "tls.key");
-  if (
-    secret.type !== "kubernetes.io/tls" || !crt?.includes("-----BEGIN CERTIFICATE-----") ||
-    !key?.includes("PRIVATE KEY-----")
-  ) {
+  if (!tlsSummaryOf(secret).valid) {
     problem(
       "InvalidSecret",
       `${where}: Secret ${ns}/${secretName} is not a kubernetes.io/tls Secret with PEM tls.crt and tls.key; ` +

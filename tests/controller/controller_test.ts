@@ -276,6 +276,42 @@ Deno.test("controller loop against a real API server", async (t) => {
     });
 
     await t.step(
+      "an Ingress recreated under the same name while the controller was down takes over its objects",
+      async () => {
+        const rules = [{ host: "again.example", service: "svc-a" }];
+        await cluster.apply(resources.ingresses, ingressObj(ns, "again", rules));
+        const first = await controller(cluster, { validateProxyConfig: false });
+        try {
+          await eventually("the ConfigMap", () => cluster.get(resources.configMaps, ns, proxyName("again")));
+          await first.idle();
+        } finally {
+          await first.stop();
+        }
+        await cluster.remove(resources.ingresses, ns, "again");
+        const uid = (await cluster.apply(resources.ingresses, ingressObj(ns, "again", rules))).metadata.uid;
+        const second = await controller(cluster, { validateProxyConfig: false });
+        try {
+          for (
+            const [r, name] of [
+              [resources.configMaps, proxyName("again")],
+              [resources.deployments, proxyName("again")],
+              [resources.services, proxyName("again")],
+              [resources.services, statsServiceName("again")],
+            ] as const
+          ) {
+            await eventually(
+              `${r.kind} ${name} owned by the new Ingress`,
+              async () => (await cluster.get(r, ns, name))?.metadata.ownerReferences?.[0]?.uid === uid,
+            );
+          }
+          assert.ok(!second.events.recent.some((e) => e.reason === "OwnershipConflict" && e.object === `${ns}/again`));
+        } finally {
+          await second.stop();
+        }
+      },
+    );
+
+    await t.step(
       "with --rbac, a ServiceAccount, Role and RoleBinding limited to the ConfigMap and Secrets",
       async () => {
         const ctl2 = await controller(cluster, { rbac: true, validateProxyConfig: false, controllerId: "rbac" });

@@ -1,0 +1,41 @@
+/**
+ * @module controller/ownership
+ * Which existing objects the controller may change or delete: only those it created for the
+ * ingress. Anything else with the same name (a user's ConfigMap `app-haproxy`, another
+ * controller's proxy) is a conflict: it is left untouched, reported, and the ingress is not
+ * served through it. Without this rule an Ingress author could make the controller modify or
+ * delete objects with the controller's own rights (a confused deputy).
+ */
+import { apiVersionOf, type KubeObject, resources } from "../cluster/resources.ts";
+import { controllerLabel, controllerLabelValue, ingressAnnotation, managedByLabel, managedByValue } from "./objects.ts";
+
+const ingressApiVersion = apiVersionOf(resources.ingresses);
+
+/**
+ * Whether `o` is an object this controller (`controllerId`) made for the ingress `ingressKey`
+ * (`namespace/name`): our managed-by and controller labels, our ingress annotation, and a
+ * controlling ownerReference to that Ingress. The ownerReference is matched by name, not uid:
+ * owner references are namespace-local and two Ingresses cannot share a name at once, so
+ * another uid is an earlier Ingress of that name (deleted; with no garbage collector its
+ * objects remain) whose objects the controller made and may take over. Forging these marks
+ * takes write access to the object itself, which needs no deputy.
+ */
+export function ownedBy(o: KubeObject, ingressKey: string, controllerId: string): boolean {
+  const slash = ingressKey.indexOf("/");
+  const [ns, name] = [ingressKey.slice(0, slash), ingressKey.slice(slash + 1)];
+  const m = o.metadata;
+  return m.namespace === ns &&
+    m.labels?.[managedByLabel] === managedByValue &&
+    m.labels?.[controllerLabel] === controllerLabelValue(controllerId) &&
+    m.annotations?.[ingressAnnotation] === ingressKey &&
+    (m.ownerReferences ?? []).some((r) =>
+      r.controller === true && r.kind === "Ingress" && r.apiVersion === ingressApiVersion && r.name === name
+    );
+}
+
+/** The Event message for a same-named object that is not ours. */
+export function conflictMessage(kind: string, o: KubeObject): string {
+  return `${kind} ${o.metadata.namespace}/${o.metadata.name} already exists and was not created by this ` +
+    `controller for this ingress (it lacks the ${managedByLabel}=${managedByValue} label or the ownerReference ` +
+    `to this Ingress); it is left untouched and the ingress is not served until it is removed or renamed`;
+}

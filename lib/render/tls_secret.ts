@@ -1,0 +1,69 @@
+/**
+ * @module render/tls_secret
+ * What the controller keeps of a TLS Secret: a verdict and a content hash, never the key. The
+ * proxies read their Secrets themselves (lib/proxy/command.ts, by name from `secrets.json`), so
+ * the renderer only needs to know whether a Secret can serve TLS. `summarizedSecret` is the
+ * transform of the controller's Secret informer: `data` (with `tls.key`) and the annotations
+ * (`kubectl apply` copies the whole Secret into one) are gone before the object is stored.
+ */
+import { createHash } from "node:crypto";
+import type { KubeObject } from "../cluster/resources.ts";
+
+export const TLS_SECRET_TYPE = "kubernetes.io/tls";
+
+/** The verdict on a Secret's content and a hash of it. */
+export interface TlsSecretSummary {
+  /** A kubernetes.io/tls Secret with a PEM certificate in `tls.crt` and a PEM private key in `tls.key`. */
+  readonly valid: boolean;
+  /** sha256 (hex) over the type and every data entry: changes whenever the content does. */
+  readonly sha256: string;
+}
+
+/** The fields read here: a full Secret (V1Secret, plain JSON) or one reduced by `summarizedSecret`. */
+export interface SecretLike {
+  type?: string;
+  metadata?: { name?: string; namespace?: string };
+  data?: Record<string, string>;
+  tlsSummary?: TlsSecretSummary;
+}
+
+function decodedText(data: Record<string, string> | undefined, key: string): string | null {
+  const b64 = data?.[key];
+  if (typeof b64 !== "string") return null;
+  try {
+    return atob(b64);
+  } catch {
+    return null;
+  }
+}
+
+/** Judges and hashes the content of a Secret (the key bytes are read here and kept nowhere). */
+export function summarizeTlsSecret(secret: SecretLike): TlsSecretSummary {
+  const crt = decodedText(secret.data, "tls.crt");
+  const key = decodedText(secret.data, "tls.key");
+  const valid = secret.type === TLS_SECRET_TYPE && !!crt?.includes("-----BEGIN CERTIFICATE-----") &&
+    !!key?.includes("PRIVATE KEY-----");
+  const h = createHash("sha256").update(secret.type ?? "");
+  for (const k of Object.keys(secret.data ?? {}).sort()) h.update(`\0${k}\0${secret.data![k]}`);
+  return { valid, sha256: h.digest("hex") };
+}
+
+/** The summary a Secret carries (cache objects), else one made from its data (lists, admission). */
+export function tlsSummaryOf(secret: SecretLike): TlsSecretSummary {
+  return secret.tlsSummary ?? summarizeTlsSecret(secret);
+}
+
+/**
+ * The Secret as the controller caches it: identity, type and summary. Builds a new object, so
+ * nothing of the original (data, annotations, managedFields) stays reachable from the cache.
+ */
+export function summarizedSecret(o: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion } = o.metadata;
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: { name, namespace, uid, resourceVersion },
+    type: o.type,
+    tlsSummary: summarizeTlsSecret(o),
+  };
+}
