@@ -25,7 +25,11 @@ import { REVIEW_API_VERSION } from "./review.ts";
 
 export const WEBHOOK_PATH = "/apis/admission.ingress-controller.io/v1/ingressvalidators";
 
-/** kube-apiserver refuses request bodies above 3 MiB, so no review it sends is larger. */
+/**
+ * kube-apiserver's own request-body limit. A review carries the Ingress and, on UPDATE, the old
+ * one (each stored within etcd's 1.5 MiB), so only an extreme Ingress makes a larger review; it
+ * gets 413, and with failurePolicy Fail its write is refused.
+ */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Kept back from the API server's timeout for the answer's way back (its `?timeout=` is rounded up). */
