@@ -17,6 +17,8 @@ mkdir -p "$(dirname "$out")"
 args=(compile -A --output "$out")
 # Files read or imported at run time (not found by static analysis).
 [ -d templates ] && args+=(--include templates)
+# Worker modules (new Worker(new URL(...))) are not part of the static module graph.
+args+=(--include lib/admission/review_worker.ts)
 
 if [ -n "${DENORT_BIN:-}" ] && [ ! -x "$DENORT_BIN" ]; then
   echo "compile.sh: DENORT_BIN=$DENORT_BIN is not an executable file; point it at denort 2.9.6 for this platform" >&2

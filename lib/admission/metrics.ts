@@ -19,3 +19,11 @@ export const registrations = new prom.Counter({
   labelNames: ["result"] as const,
   registers: [registry],
 });
+
+export const queueRefusals = new prom.Counter({
+  name: "ingress_controller_admission_refused_total",
+  help:
+    "AdmissionReviews answered without a decision, by reason (busy: the review queue was full, 429; late: not decided before the deadline, 504).",
+  labelNames: ["reason"] as const,
+  registers: [registry],
+});

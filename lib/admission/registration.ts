@@ -5,10 +5,12 @@
  * CREATE/UPDATE, pointing at the `--operator-service` Service in the operator's namespace on the
  * secure port (or at a URL for tests and local runs), trusting the CA of the serving certificate.
  *
- * failurePolicy Ignore: a controller that is down or unreachable never blocks ingress writes of
- * the whole cluster (every class goes through the webhook); the controller still refuses at render
- * time what the webhook would have denied. Applied with server-side apply (one idempotent call);
- * left in place on stop, like ingress-nginx, so a restart leaves no gap.
+ * failurePolicy Fail: an Ingress the webhook could not check (unreachable, body above 3 MiB, queue
+ * full, deadline passed) is refused, never admitted unchecked. So that a stopped controller blocks
+ * only its own ingresses, a `matchConditions` expression sends only the ingresses of its class (or
+ * naming none, for the default class) when `--ingress-class` is set. timeoutSeconds 10: the webhook
+ * answers within it by itself (admission/handler.ts). Applied with server-side apply (one idempotent
+ * call); left in place on stop, like ingress-nginx, so a restart leaves no gap.
  */
 import type { ClusterClient } from "../cluster/client.ts";
 import { WEBHOOK_PATH } from "./handler.ts";
@@ -28,6 +30,8 @@ export interface RegistrationSettings {
   readonly caBundle: string;
   /** With --restrict-to-operator-namespace: only ingresses of this namespace are sent. */
   readonly restrictToNamespace: string | null;
+  /** `--ingress-class`: only ingresses of this class, or naming none, are sent; null: all. */
+  readonly ingressClass: string | null;
   /** 1..30; the xray runs `haproxy -c`, so more than the default 10 s is never needed. */
   readonly timeoutSeconds: number;
 }
@@ -44,6 +48,23 @@ export function caBundleOf(chainPem: string): string {
   if (blocks.length === 0) throw new Error("the serving certificate chain holds no PEM certificate");
   const cas = blocks.length > 1 ? blocks.slice(1) : blocks;
   return cas.map((b) => `${b}\n`).join("");
+}
+
+/** A CEL string literal (JSON's escapes are CEL's). */
+const celString = (s: string) => JSON.stringify(s);
+
+/**
+ * CEL: the Ingress names `ingressClass` (the kubernetes.io/ingress.class annotation, else
+ * spec.ingressClassName, as controller/class.ts) or names no class (the default class may be ours:
+ * the webhook asks the cluster).
+ */
+export function classCondition(ingressClass: string): string {
+  const a = "object.metadata.annotations['kubernetes.io/ingress.class']";
+  const annotated =
+    `has(object.metadata.annotations) && 'kubernetes.io/ingress.class' in object.metadata.annotations && ${a} != ''`;
+  const named = "has(object.spec) && has(object.spec.ingressClassName) && object.spec.ingressClassName != ''";
+  const c = celString(ingressClass);
+  return `(${annotated}) ? ${a} == ${c} : (!(${named}) || object.spec.ingressClassName == ${c})`;
 }
 
 /** The object applied to the cluster. */
@@ -65,7 +86,10 @@ export function webhookConfiguration(s: RegistrationSettings): Record<string, un
         resources: ["ingresses"],
         scope: "Namespaced",
       }],
-      failurePolicy: "Ignore",
+      failurePolicy: "Fail",
+      ...(s.ingressClass
+        ? { matchConditions: [{ name: "ingress-class", expression: classCondition(s.ingressClass) }] }
+        : {}),
       matchPolicy: "Equivalent",
       sideEffects: "None",
       admissionReviewVersions: ["v1"],

@@ -10,11 +10,16 @@
  * well be created after the Ingress; the controller reports them as Events when they are missing),
  * and conflicts with other ingresses are not checked (the oldest ingress wins at render time).
  * Conflicts inside the Ingress itself are returned as warnings, not denials.
+ *
+ * What cannot be checked is refused, never let through with a warning: an xray that does not
+ * finish before the review's deadline (an Ingress too large to check in time, or a controller too
+ * busy) and an xray that cannot run at all (no haproxy binary) deny the Ingress with a message
+ * saying so. `reviewBody` is the whole decision from the request body; it runs in the review
+ * worker (admission/review_worker.ts), off the secure port's event loop.
  */
 import type { V1Ingress, V1Secret } from "@kubernetes/client-node";
 import type { KubeObject } from "../cluster/resources.ts";
 import { handlesIngress } from "../controller/class.ts";
-import type { Limit } from "./limit.ts";
 import { buildModel, type ClusterLookup, type Problem, render, type Templates, validateConfig } from "../render/mod.ts";
 
 /** The part of an AdmissionReview request the webhook reads. */
@@ -53,9 +58,17 @@ export interface ReviewOptions {
   defaultClass?: () => Promise<string | null>;
   /** With `--restrict-to-operator-namespace`: ingresses of other namespaces are not ours (allowed). */
   restrictToNamespace: string | null;
-  /** The xray (`haproxy -c` of the rendered configuration); null with `--bypass-validating-webhook-xray`. */
-  xray: { templates: Templates; haproxy: string; timeoutMs: number; limit?: Limit } | null;
+  /**
+   * The xray (`haproxy -c` of the rendered configuration); null with `--bypass-validating-webhook-xray`.
+   * `timeoutMs` caps the check; the review's deadline may cut it shorter.
+   */
+  xray: { templates: Templates; haproxy: string; timeoutMs: number } | null;
 }
+
+/** The outcome of one request body: a decision, or why the body is not an AdmissionReview (400). */
+export type ReviewResult =
+  | { readonly invalid: string }
+  | { readonly response: AdmissionResponse; readonly ingress: string; readonly operation?: string };
 
 /** Problems that depend on other objects (not judged here: see the module header) or are notes. */
 const NOT_JUDGED = new Set([
@@ -93,9 +106,14 @@ function allow(uid: string, warnings: string[] = []): AdmissionResponse {
   return warnings.length > 0 ? { uid, allowed: true, warnings } : { uid, allowed: true };
 }
 
-/** 422 Invalid (what the API server answers for a field error); 400 for a request that is not an Ingress. */
-function deny(uid: string, message: string, code = 422): AdmissionResponse {
-  return { uid, allowed: false, status: { code, reason: code === 400 ? "BadRequest" : "Invalid", message } };
+const REASONS: Record<number, string> = { 400: "BadRequest", 422: "Invalid", 503: "ServiceUnavailable" };
+
+/**
+ * 422 Invalid (what the API server answers for a field error); 400 for a request that is not an
+ * Ingress; 503 when the Ingress could not be checked (the user may retry).
+ */
+function deny(uid: string, message: string, code: 400 | 422 | 503 = 422): AdmissionResponse {
+  return { uid, allowed: false, status: { code, reason: REASONS[code], message } };
 }
 
 /** One line, bounded: the API server shows it to the user as is. */
@@ -104,8 +122,15 @@ function oneLine(parts: string[], max = 1000): string {
   return s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }
 
-/** Decides one AdmissionReview request. Anything that is not an Ingress CREATE/UPDATE is allowed. */
-export async function reviewIngress(req: AdmissionRequest, o: ReviewOptions): Promise<AdmissionResponse> {
+/**
+ * Decides one AdmissionReview request. Anything that is not an Ingress CREATE/UPDATE is allowed.
+ * `deadline` (epoch ms) bounds the xray.
+ */
+export async function reviewIngress(
+  req: AdmissionRequest,
+  o: ReviewOptions,
+  deadline = Infinity,
+): Promise<AdmissionResponse> {
   const uid = req.uid;
   const isIngress = req.kind?.group === "networking.k8s.io" && req.kind?.kind === "Ingress";
   if (!isIngress || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return allow(uid);
@@ -135,13 +160,23 @@ export async function reviewIngress(req: AdmissionRequest, o: ReviewOptions): Pr
 
   const rendered = render(built.model, o.xray.templates);
   const x = o.xray;
-  const validate = () => validateConfig(rendered, { haproxy: x.haproxy, timeoutMs: x.timeoutMs });
-  const check = await (x.limit ? x.limit.run(validate) : validate());
+  const timeoutMs = Math.min(x.timeoutMs, deadline - Date.now());
+  const tooLate = `the xray (haproxy -c) could not finish before the webhook's deadline; an Ingress that cannot ` +
+    `be checked in time is refused: retry, or split it into smaller Ingresses`;
+  if (timeoutMs <= 0) return deny(uid, tooLate, 503);
+  const check = await validateConfig(rendered, { haproxy: x.haproxy, timeoutMs });
   if (check.ok) return allow(uid, warnings);
-  // The check itself could not run: not the Ingress's fault; allowed with a warning.
-  const cannotRun = check.errors.length === 1 &&
-    /^haproxy (?:binary .* not found|-c did not finish)/.test(check.errors[0]);
-  if (cannotRun) return allow(uid, [...warnings, `xray skipped: ${check.errors[0]}`]);
+  // The check itself could not run: not proven wrong, but not checked either, so refused.
+  if (check.errors.length === 1 && /^haproxy -c did not finish/.test(check.errors[0])) {
+    return deny(uid, oneLine([`${check.errors[0]}: ${tooLate}`]), 503);
+  }
+  if (check.errors.length === 1 && /^haproxy binary .* not found/.test(check.errors[0])) {
+    return deny(
+      uid,
+      oneLine([`the xray cannot run: ${check.errors[0]} (install it or start with --bypass-validating-webhook-xray)`]),
+      503,
+    );
+  }
   const alerts = check.errors.map((e) => e.replace(/^\[ALERT\]\s*\(\d+\)\s*:\s*/, "")).filter((e) =>
     !/Error\(s\) found in configuration file|Fatal errors found in configuration/.test(e)
   );
@@ -149,4 +184,21 @@ export async function reviewIngress(req: AdmissionRequest, o: ReviewOptions): Pr
     uid,
     oneLine([`haproxy refuses the configuration this Ingress produces: ${alerts.slice(0, 3).join(" / ")}`]),
   );
+}
+
+/** The request body as an AdmissionReview, decided; a body that is not one gets `invalid`. */
+export async function reviewBody(body: Uint8Array, o: ReviewOptions, deadline = Infinity): Promise<ReviewResult> {
+  let review: AdmissionReview;
+  try {
+    review = JSON.parse(new TextDecoder().decode(body));
+  } catch (err) {
+    return { invalid: `body is not JSON (${(err as Error).message})` };
+  }
+  if (review?.apiVersion !== REVIEW_API_VERSION || review.kind !== "AdmissionReview") {
+    return { invalid: `body is not an ${REVIEW_API_VERSION} AdmissionReview` };
+  }
+  const req = review.request;
+  if (!req || typeof req.uid !== "string" || req.uid === "") return { invalid: "request.uid is missing" };
+  const response = await reviewIngress(req, o, deadline);
+  return { response, ingress: `${req.namespace ?? ""}/${req.name ?? ""}`, operation: req.operation };
 }

@@ -1,20 +1,18 @@
 /**
  * @module admission/run_part
- * The validating webhook inside `ingress-controller run`: the serving part (lib/serving/run_part.ts)
- * asks for it before it starts the secure port, mounts its route, and has it register once the
- * port serves. Null when `--enable-validating-webhook` is off (always in B and C) or HTTPS is off.
+ * The validating webhook inside `ingress-controller run`, as a mount on the secure port
+ * (lib/secure_port.ts): the run wiring (lib/app/run.ts) hands `admissionMount` to the serving
+ * part, which mounts its route before the port starts and calls `serving` (the registration)
+ * once it serves. Null when `--enable-validating-webhook` is off (always in B and C) or HTTPS is off.
  */
 import type { RunContext } from "../app/run.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { log } from "../log/logger.ts";
+import type { SecurePortMount } from "../secure_port.ts";
 import { settingsFromConfig } from "./settings.ts";
-import { type AdmissionWebhook, createAdmissionWebhook } from "./webhook.ts";
+import { createAdmissionWebhook } from "./webhook.ts";
 
-export interface AdmissionPart extends AdmissionWebhook {
-  close(): void;
-}
-
-export async function prepareAdmission(ctx: RunContext): Promise<AdmissionPart | null> {
+export async function admissionMount(ctx: RunContext): Promise<SecurePortMount | null> {
   const s = settingsFromConfig(ctx.config);
   if (!s.enabled) return null;
   if (s.securePort === 0) {
@@ -26,7 +24,14 @@ export async function prepareAdmission(ctx: RunContext): Promise<AdmissionPart |
   const client = await ClusterClient.create({ kubeConfig: ctx.kubeConfig, qps: s.qps, burst: s.burst });
   try {
     const webhook = await createAdmissionWebhook(s, { client });
-    return { ...webhook, close: () => client.close() };
+    return {
+      routes: [webhook.route],
+      serving: (chain, signal) => webhook.register(chain, signal),
+      close() {
+        webhook.close();
+        client.close();
+      },
+    };
   } catch (err) {
     client.close();
     throw err;

@@ -21,8 +21,7 @@ export interface AdmissionSettings {
   readonly restrictToOperatorNamespace: boolean;
   readonly customTemplates: string | null;
   readonly haproxy: string;
-  /** Kill `haproxy -c` after this long (the API server waits timeoutSeconds at most). */
-  readonly xrayTimeoutMs: number;
+  /** The registration's timeoutSeconds; each review is answered before it (admission/handler.ts). */
   readonly timeoutSeconds: number;
   /** Registration target override (`INGRESS_CONTROLLER_WEBHOOK_URL`); null: the operator Service. */
   readonly url: string | null;
@@ -40,7 +39,6 @@ export const defaultAdmissionSettings: AdmissionSettings = Object.freeze({
   restrictToOperatorNamespace: false,
   customTemplates: null,
   haproxy: "haproxy",
-  xrayTimeoutMs: 5_000,
   timeoutSeconds: 10,
   url: null,
   qps: 1e6,

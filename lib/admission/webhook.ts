@@ -1,7 +1,7 @@
 /**
  * @module admission/webhook
- * The validating webhook as one object: the route the secure port mounts, and the registration
- * with the cluster once the secure port serves (retried with backoff while it fails, e.g. while
+ * The validating webhook as one object: the route the secure port mounts (with its review
+ * workers), and the registration with the cluster once the secure port serves (retried with backoff while it fails, e.g. while
  * the operator's RBAC is not there yet; a failure is logged, never fatal: the controller still
  * refuses invalid ingresses at render time).
  */
@@ -11,10 +11,7 @@ import { Backoff } from "../cluster/backoff.ts";
 import { defaultIngressClass } from "../controller/class.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
-import { loadTemplates, type Templates } from "../render/mod.ts";
-import type { BodyRoute } from "../serving/routes.ts";
-import { admissionRoute } from "./handler.ts";
-import { Limit } from "./limit.ts";
+import { type AdmissionRoute, admissionRoute, type QueueLimits } from "./handler.ts";
 import { registrations } from "./metrics.ts";
 import {
   applyWebhookConfiguration,
@@ -25,15 +22,17 @@ import {
 import type { AdmissionSettings } from "./settings.ts";
 
 export interface AdmissionWebhook {
-  readonly route: BodyRoute;
+  readonly route: AdmissionRoute;
   /** Applies the ValidatingWebhookConfiguration; retries until it succeeds or `signal` aborts. */
   register(certificateChain: string, signal: AbortSignal): Promise<void>;
+  /** Stops the review workers. */
+  close(): void;
 }
 
 export interface AdmissionDeps {
   readonly client: ClusterClient;
-  /** Loaded from `customTemplates` when absent. */
-  readonly templates?: Templates;
+  /** Tests: smaller review queues. */
+  readonly limits?: Partial<QueueLimits>;
 }
 
 /** The registration for `s` with the serving chain `certificateChain`. */
@@ -45,6 +44,7 @@ export function registrationSettings(s: AdmissionSettings, certificateChain: str
       : { service: { namespace: s.operatorNamespace, name: s.operatorService, port: s.securePort } },
     caBundle: caBundleOf(certificateChain),
     restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
+    ingressClass: s.ingressClass,
     timeoutSeconds: s.timeoutSeconds,
   };
 }
@@ -65,7 +65,6 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
   if (s.url !== null && !s.url.startsWith("https://")) {
     throw new Error(`INGRESS_CONTROLLER_WEBHOOK_URL: ${JSON.stringify(s.url)} is not an https:// URL`);
   }
-  const templates = deps.templates ?? await loadTemplates(s.customTemplates);
   const client = deps.client;
   const defaultClass = async (): Promise<string | null> => {
     try {
@@ -78,16 +77,21 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
       return null;
     }
   };
-  const route = admissionRoute({
-    ingressClass: s.ingressClass,
-    defaultClass,
-    restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
-    xray: s.bypassXray ? null : { templates, haproxy: s.haproxy, timeoutMs: s.xrayTimeoutMs, limit: new Limit(2) },
+  const route = await admissionRoute({
+    review: {
+      ingressClass: s.ingressClass,
+      restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
+      xray: s.bypassXray ? null : { customTemplates: s.customTemplates, haproxy: s.haproxy, timeoutMs: Infinity },
+    },
+    ...(s.ingressClass ? { defaultClass } : {}),
+    timeoutSeconds: s.timeoutSeconds,
+    ...(deps.limits ? { limits: deps.limits } : {}),
   });
   log.info("validating webhook enabled", { path: route.path, xray: !s.bypassXray });
 
   return {
     route,
+    close: () => route.close(),
     async register(certificateChain, signal) {
       const reg = registrationSettings(s, certificateChain);
       if ((certificateChain.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length === 1) {
@@ -95,7 +99,7 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
         if (!leaf.checkIssued(leaf)) {
           log.warn(
             "the serving certificate comes without its CA and is not self-signed: the API server cannot verify " +
-              "the webhook (failurePolicy Ignore lets every ingress through); append the CA to --tls-cert-file",
+              "the webhook (failurePolicy Fail then refuses the ingresses it covers); append the CA to --tls-cert-file",
             { subject: leaf.subject, issuer: leaf.issuer },
           );
         }

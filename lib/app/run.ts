@@ -23,7 +23,10 @@ export type RunPart = (ctx: RunContext) => Promise<void>;
 /** The parts `run` starts by default, one line each. */
 export const defaultParts: readonly RunPart[] = [
   (ctx) => import("../controller/run_part.ts").then((m) => m.runController(ctx)), // lib/controller
-  (ctx) => import("../serving/run_part.ts").then((m) => m.runServing(ctx)), // lib/serving
+  // lib/serving, with lib/admission's webhook mounted on the secure port
+  (ctx) =>
+    Promise.all([import("../serving/run_part.ts"), import("../admission/run_part.ts")])
+      .then(([serving, admission]) => serving.runServing(ctx, [admission.admissionMount])),
   (ctx) => import("../analytics/run_part.ts").then((m) => m.runAnalytics(ctx)), // lib/analytics
 ];
 

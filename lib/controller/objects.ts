@@ -218,7 +218,7 @@ export function desiredObjects(
         spec: {
           // The proxy is what clients reach: a load balancer where the cluster has one (the ingress
           // status then shows its address; until it has one, the cluster IP), node ports on
-          // providers without one (lib/controller/providers.ts). Only traffic ports: the stats page
+          // providers without one (lib/cloud/providers.ts). Only traffic ports: the stats page
           // and the metrics must never be reachable through the load balancer.
           type: platform.exposure.serviceType,
           selector,

@@ -33,7 +33,7 @@ export interface ControllerSettings {
   coalesceMs: number;
   /** Label value that marks the objects of this controller (several controllers may share a cluster). */
   controllerId: string;
-  /** `--cloud-provider` (lib/controller/providers.ts); null: unset. */
+  /** `--cloud-provider` (lib/cloud/providers.ts); null: unset. */
   cloudProvider: string | null;
   /** `--cloud-config` path; null: none. */
   cloudConfig: string | null;

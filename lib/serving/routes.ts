@@ -2,30 +2,14 @@
  * @module serving/routes
  * The paths served after authentication and authorization (secure port) or directly (ops
  * listener): health probes, `/version`, `/metrics`, `/debug/pprof/` when profiling, and
- * `/openapi/v2` + `/swagger-ui` when the swagger UI is enabled.
+ * `/openapi/v2` + `/swagger-ui` when the swagger UI is enabled. POST endpoints of other parts
+ * (lib/secure_port.ts `BodyRoute`) are answered by serving/body_route.ts.
  */
 import { registry } from "../metrics.ts";
+import type { Reply } from "../secure_port.ts";
 import type { HealthChecks } from "./health.ts";
 import { openApiDocument, type PathDoc, swaggerPage } from "./openapi.ts";
 import { defaultCpuSeconds, defaultHeapSeconds, maxProfileSeconds, Profiler } from "./profiling.ts";
-
-export interface Reply {
-  readonly status: number;
-  readonly contentType: string;
-  readonly body: string | Uint8Array;
-  readonly headers?: Record<string, string>;
-}
-
-/**
- * A POST endpoint mounted on the secure port by another part (e.g. lib/admission's webhook); it
- * runs after authentication, authorization and audit like every other path.
- */
-export interface BodyRoute {
-  readonly path: string;
-  /** Larger request bodies get 413 without reaching `handle`. */
-  readonly maxBodyBytes: number;
-  handle(body: Uint8Array, contentType: string | undefined): Promise<Reply>;
-}
 
 export interface RoutesOptions {
   readonly release: "A" | "B" | "C";

@@ -1,39 +1,40 @@
 /**
  * @module serving/run_part
  * The secure port and the ops listener as a part of `ingress-controller run` (lib/app/run.ts):
- * builds the auditor from the audit options, starts serving with the process-wide health checks,
- * and on stop closes the listeners first and then flushes the audit backends.
+ * builds the auditor from the audit options, prepares the endpoints other parts mount on the
+ * secure port (lib/secure_port.ts; the run wiring passes their factories, e.g. lib/admission's
+ * webhook), starts serving with the process-wide health checks, tells the mounts once the port
+ * serves, and on stop closes the listeners first and then the mounts and the audit backends.
  */
 import type { RunContext } from "../app/run.ts";
 import { createAuditor } from "../audit/auditor.ts";
-import { prepareAdmission } from "../admission/run_part.ts";
+import type { SecurePortMount, SecurePortMountFactory } from "../secure_port.ts";
 import { processHealth } from "./health.ts";
 import { startServing } from "./server.ts";
 
-export async function runServing(ctx: RunContext): Promise<void> {
+export async function runServing(ctx: RunContext, factories: readonly SecurePortMountFactory[] = []): Promise<void> {
   const auditor = await createAuditor(ctx.config);
-  // --enable-validating-webhook (A): its route on the secure port, registered once the port serves.
-  const admission = await prepareAdmission(ctx).catch(async (err) => {
-    await auditor.shutdown();
-    throw err;
-  });
+  const mounts: SecurePortMount[] = [];
   try {
-    const bodyRoutes = admission ? [admission.route] : [];
+    for (const factory of factories) {
+      const mount = await factory(ctx);
+      if (mount) mounts.push(mount);
+    }
+    const bodyRoutes = mounts.flatMap((m) => m.routes);
     const handle = await startServing(ctx.config, { auditor, health: processHealth, bodyRoutes });
     try {
-      const registered = admission && handle.certificateChain
-        ? admission.register(handle.certificateChain, ctx.signal)
-        : Promise.resolve();
+      const chain = handle.certificateChain;
+      const served = chain ? Promise.all(mounts.map((m) => m.serving(chain, ctx.signal))) : Promise.resolve();
       await new Promise<void>((resolve) => {
         if (ctx.signal.aborted) resolve();
         ctx.signal.addEventListener("abort", () => resolve(), { once: true });
       });
-      await registered;
+      await served;
     } finally {
       await handle.stop();
     }
   } finally {
-    admission?.close();
+    for (const m of mounts) m.close();
     await auditor.shutdown();
   }
 }

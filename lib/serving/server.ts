@@ -25,7 +25,9 @@ import { ConnectionGuard, type RequestGuard } from "./connection_guard.ts";
 import { HealthChecks } from "./health.ts";
 import { Profiler } from "./profiling.ts";
 import { observeRequest, tlsRefused } from "./request_metrics.ts";
-import { type BodyRoute, type Reply, Routes } from "./routes.ts";
+import { Routes } from "./routes.ts";
+import { type BodyRoute, type Reply, statusReply } from "../secure_port.ts";
+import { answerBodyRoute } from "./body_route.ts";
 import type { Config } from "../flags/config.ts";
 import { type ServingSettings, settingsFromConfig } from "./settings.ts";
 import { keyTypeMismatch, policyViolation, tlsPolicy } from "./tls_policy.ts";
@@ -127,11 +129,6 @@ function peerChain(socket: object): readonly X509Certificate[] {
   return chain;
 }
 
-function statusBody(code: number, reason: string, message: string): string {
-  return JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }) +
-    "\n";
-}
-
 /** Kubernetes' forbidden message. */
 export function forbiddenMessage(attrs: RequestAttributes, reason: string): string {
   const who = `User "${attrs.user.name}"`;
@@ -160,9 +157,7 @@ function send(req: AnyRequest, res: AnyResponse, reply: Reply): void {
   else (res as http.ServerResponse).end(body);
 }
 
-function json(status: number, reason: string, message: string): Reply {
-  return { status, contentType: "application/json", body: statusBody(status, reason, message) };
-}
+const json = statusReply;
 
 const isHttp2 = (req: AnyRequest): req is http2.Http2ServerRequest => req.httpVersionMajor === 2;
 
@@ -289,10 +284,16 @@ class SecureHandler {
       log.v(2)?.info("secure port: authentication failed", { path: url.pathname, reasons: authn.reasons.join("; ") });
       return await finish(json(401, "Unauthorized", "Unauthorized"));
     }
+    // A mounted POST endpoint (the admission webhook) is never served to anonymous callers and
+    // never skips the SubjectAccessReview, whatever --authorization-always-allow-paths says.
+    const bodyRoute = this.bodyRoutes.find((r) => r.path === url.pathname);
+    if (bodyRoute && user.groups.includes("system:unauthenticated")) {
+      return await finish(json(401, "Unauthorized", `Unauthorized: ${bodyRoute.path} needs an authenticated caller`));
+    }
 
     let allowed: boolean;
     let reason: string;
-    if (this.delegation.alwaysAllow(url.pathname)) {
+    if (!bodyRoute && this.delegation.alwaysAllow(url.pathname)) {
       allowed = true;
       reason = "always-allowed path";
     } else {
@@ -312,48 +313,9 @@ class SecureHandler {
     if (!allowed) return await finish(json(403, "Forbidden", forbiddenMessage(attrs, reason)));
 
     if (longRunning) audit?.responseStarted();
-    const bodyRoute = this.bodyRoutes.find((r) => r.path === url.pathname);
-    if (bodyRoute) return await finish(await answerBodyRoute(bodyRoute, req, method, audit));
+    if (bodyRoute) return await finish(await answerBodyRoute(bodyRoute, req, method, url, audit));
     return await finish(await this.routes.answer(method, url, guard.signal));
   }
-}
-
-/** Reads the bounded request body and hands it to `route`; only POST. */
-async function answerBodyRoute(
-  route: BodyRoute,
-  req: AnyRequest,
-  method: string,
-  audit: AuditHandle | null,
-): Promise<Reply> {
-  if (method !== "POST") {
-    return { ...json(405, "MethodNotAllowed", `${route.path} accepts POST only`), headers: { Allow: "POST" } };
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Uint8Array | string>) {
-    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
-    size += bytes.length;
-    if (size > route.maxBodyBytes) {
-      return json(413, "RequestEntityTooLarge", `request body larger than ${route.maxBodyBytes} bytes`);
-    }
-    chunks.push(bytes);
-  }
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    body.set(c, at);
-    at += c.length;
-  }
-  if (audit && audit.level !== "Metadata") {
-    const text = new TextDecoder().decode(body);
-    try {
-      audit.requestBody(JSON.parse(text));
-    } catch {
-      audit.requestBody(text);
-    }
-  }
-  const ct = req.headers["content-type"];
-  return await route.handle(body, Array.isArray(ct) ? ct[0] : ct);
 }
 
 /** Starts the secure port and (B, C) the ops listener, from the parsed Config or plain settings. */
@@ -388,6 +350,11 @@ export async function startServing(config: Config | ServingSettings, deps: Servi
         swaggerUi: s.enableSwaggerUi,
         landingPage: false,
       });
+      for (const r of deps.bodyRoutes ?? []) {
+        if (delegation.alwaysAllow(r.path)) {
+          log.warn("--authorization-always-allow-paths matches a POST endpoint; ignored for it", { path: r.path });
+        }
+      }
       const handler = new SecureHandler(delegation, routes, deps.auditor, deps.bodyRoutes);
       const guard = new ConnectionGuard("secure", s.connections);
       const caPem = delegation.clientCAs.map((c) => c.toString());

@@ -1,10 +1,16 @@
 /**
- * The validating webhook against the real kube-apiserver of lib/localenv: `run`'s serving part with
- * `--enable-validating-webhook` registers a ValidatingWebhookConfiguration (URL override, CA of
- * the self-signed serving certificate) with only the RBAC the README lists, the API server calls
- * the secure port, an invalid Ingress is refused with the webhook's one-line message and a valid
- * one is stored; an ingress of another class passes; the xray refuses what haproxy refuses and
- * `--bypass-validating-webhook-xray` lets it through; a restart updates the registration in place.
+ * The validating webhook against the real kube-apiserver of lib/localenv, set up as the README
+ * says: the API server is started with an admission configuration whose kubeconfig gives it a
+ * client certificate (CN kube-apiserver-webhook-caller, signed by the cluster's client CA) for the
+ * webhook's host, and that identity alone may create `ingressvalidators`. `run`'s serving part
+ * with `--enable-validating-webhook` registers a ValidatingWebhookConfiguration (URL override, CA
+ * of the self-signed serving certificate, failurePolicy Fail, the class matchCondition) with only
+ * the RBAC the README lists. The API server's call is made as that identity (refused until it is
+ * granted, with the identity named); anonymous and other callers are refused; an invalid Ingress
+ * is refused with the webhook's one-line message and a valid one is stored; an ingress of another
+ * class is not even sent; a classless one is ours only when our class is the default; the xray
+ * refuses what haproxy refuses and `--bypass-validating-webhook-xray` lets it through; a restart
+ * updates the registration in place.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -16,9 +22,12 @@ import { createAdmissionWebhook } from "../../lib/admission/webhook.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
+import { admissionMount } from "../../lib/admission/run_part.ts";
 import { runServing } from "../../lib/serving/run_part.ts";
 import { type ControlPlane, freePort, startControlPlane } from "../../lib/localenv/mod.ts";
+import { stringify } from "yaml";
 import { request, tempDir } from "../serving/helpers.ts";
+import { postReview } from "./helpers.ts";
 
 const rbac = "/apis/rbac.authorization.k8s.io/v1";
 const vwc = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
@@ -96,9 +105,60 @@ async function metric(result: "ok" | "failed"): Promise<number> {
   return m.values.find((v) => v.labels.result === result)?.value ?? 0;
 }
 
-/** Runs `run`'s serving part until the webhook answers the API server; returns its stopper. */
-async function startRun(kubeconfig: string, dir: string, extra: string[]) {
-  const port = await freePort();
+/** The identity the API server presents to the webhook (README: "Validating webhook"). */
+const CALLER = "kube-apiserver-webhook-caller";
+
+/**
+ * kube-apiserver's `--admission-control-config-file`: the ValidatingAdmissionWebhook plugin gets a
+ * kubeconfig whose user for the webhook's host:port holds the caller's client certificate. The
+ * certificate files are written once the control plane (and so its client CA) exists: the API
+ * server reads them when it first calls the webhook.
+ */
+function writeAdmissionConfig(dir: string, webhookHostPort: string) {
+  const files = { cert: join(dir, "caller.crt"), key: join(dir, "caller.key") };
+  const kubeconfig = join(dir, "webhook-kubeconfig.yaml");
+  Deno.writeTextFileSync(
+    kubeconfig,
+    stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      users: [{ name: webhookHostPort, user: { "client-certificate": files.cert, "client-key": files.key } }],
+    }),
+  );
+  const config = join(dir, "admission-config.yaml");
+  Deno.writeTextFileSync(
+    config,
+    stringify({
+      apiVersion: "apiserver.config.k8s.io/v1",
+      kind: "AdmissionConfiguration",
+      plugins: [{
+        name: "ValidatingAdmissionWebhook",
+        configuration: {
+          apiVersion: "apiserver.config.k8s.io/v1",
+          kind: "WebhookAdmissionConfiguration",
+          kubeConfigFile: kubeconfig,
+        },
+      }],
+    }),
+  );
+  return { config, files };
+}
+
+/** The README's ClusterRole for the caller, bound to it. */
+async function grantCaller(cp: ControlPlane): Promise<void> {
+  await must(cp, `${rbac}/clusterroles`, {
+    metadata: { name: "ingress-controller-webhook-caller" },
+    rules: [{ apiGroups: ["admission.ingress-controller.io"], resources: ["ingressvalidators"], verbs: ["create"] }],
+  });
+  await must(cp, `${rbac}/clusterrolebindings`, {
+    metadata: { name: "ingress-controller-webhook-caller" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "ingress-controller-webhook-caller" },
+    subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: CALLER }],
+  });
+}
+
+/** Runs `run`'s serving part (with the webhook mounted, as lib/app/run.ts does) until it serves. */
+async function startRun(kubeconfig: string, dir: string, port: number, extra: string[]) {
   Deno.env.set(WEBHOOK_URL_ENV, `https://127.0.0.1:${port}${WEBHOOK_PATH}`);
   const config = parseRunFlags("A", [
     `--kubeconfig=${kubeconfig}`,
@@ -107,14 +167,16 @@ async function startRun(kubeconfig: string, dir: string, extra: string[]) {
     `--cert-dir=${join(dir, "certs")}`,
     `--authentication-kubeconfig=${kubeconfig}`,
     `--authorization-kubeconfig=${kubeconfig}`,
-    // The API server calls webhooks anonymously unless given credentials for them.
-    `--authorization-always-allow-paths=/healthz,/livez,${WEBHOOK_PATH}`,
+    "--authorization-always-allow-paths=/healthz,/livez",
+    "--authorization-webhook-cache-unauthorized-ttl=1s",
     "--operator-service=ic-webhook-test",
     "--enable-validating-webhook",
     ...extra,
   ]);
   const stop = new AbortController();
-  const running = runServing({ config, kubeConfig: loadKubeConfig(kubeconfig), signal: stop.signal });
+  const running = runServing({ config, kubeConfig: loadKubeConfig(kubeconfig), signal: stop.signal }, [
+    admissionMount,
+  ]);
   try {
     let live = 0;
     for (let i = 0; i < 100 && live !== 200; i++) {
@@ -137,12 +199,24 @@ async function startRun(kubeconfig: string, dir: string, extra: string[]) {
   };
 }
 
-/** Creates until the API server has picked up the (new) registration and the webhook denies. */
-async function createDenied(cp: ControlPlane, name: string, annotations: Record<string, string>) {
+/**
+ * Creates until the API server has picked up the (new) registration and the webhook answers
+ * (`until`: the status to wait for, e.g. past a not-yet-expired authorization cache).
+ */
+async function createDenied(
+  cp: ControlPlane,
+  name: string,
+  annotations: Record<string, string>,
+  until = (status: number) => status !== 201,
+) {
   let r = { status: 0, body: {} as any };
   for (let i = 0; i < 60; i++) {
     r = await post(cp, ingresses, ingress(name, { annotations }));
-    if (r.status !== 201) break;
+    if (until(r.status)) break;
+    if (r.status !== 201) {
+      await new Promise((res) => setTimeout(res, 250));
+      continue;
+    }
     // Registration not seen by the API server yet: remove and try again.
     await (await cp.adminFetch(`${ingresses}/${name}`, { method: "DELETE" })).body?.cancel();
     await new Promise((res) => setTimeout(res, 250));
@@ -153,15 +227,39 @@ async function createDenied(cp: ControlPlane, name: string, annotations: Record<
 Deno.test({
   name: "validating webhook against the real kube-apiserver",
   async fn(t) {
-    await using cp = await startControlPlane();
     using tmp = tempDir("admission-");
+    const port = freePort();
+    const admission = writeAdmissionConfig(tmp.dir, `127.0.0.1:${port}`);
+    await using cp = await startControlPlane({
+      apiServerFlags: [`--admission-control-config-file=${admission.config}`],
+    });
+    const caller = await cp.mintUser(CALLER);
+    Deno.writeTextFileSync(admission.files.cert, caller.certPem);
+    Deno.writeTextFileSync(admission.files.key, caller.keyPem, { mode: 0o600 });
     await grantOperator(cp, "ingress-controller");
     const kubeconfig = await cp.kubeConfig("ingress-controller");
 
-    await t.step("registered, called by the API server: invalid refused with our message, valid stored", async () => {
-      const run = await startRun(kubeconfig, tmp.dir, ["--ingress-class=haproxy"]);
+    await t.step("called as the API server's client-certificate identity; invalid refused, valid stored", async () => {
+      const run = await startRun(kubeconfig, tmp.dir, port, ["--ingress-class=haproxy"]);
       try {
-        const denied = await createDenied(cp, "hostile", { ...hostile, "kubernetes.io/ingress.class": "haproxy" });
+        const ours = { ...hostile, "kubernetes.io/ingress.class": "haproxy" };
+        // Registered, but the caller may not create ingressvalidators yet: failurePolicy Fail
+        // refuses the write, and the answer names the identity the API server used.
+        const forbidden = await createDenied(cp, "hostile", ours);
+        assert.equal(forbidden.status, 500, JSON.stringify(forbidden.body));
+        assert.match(
+          forbidden.body.message,
+          /failed calling webhook "ingresses\.validate\.ingress-controller\.io".*User "kube-apiserver-webhook-caller" cannot create resource "ingressvalidators"/,
+        );
+
+        // Anonymous callers and other identities never get a review.
+        assert.equal((await postReview(run.port, "{}")).status, 401, "anonymous");
+        const mallory = await cp.mintUser("mallory");
+        const asMallory = { cert: mallory.certPem, key: mallory.keyPem };
+        assert.equal((await postReview(run.port, "{}", asMallory)).status, 403, "mallory");
+
+        await grantCaller(cp);
+        const denied = await createDenied(cp, "hostile", ours, (status) => status === 422);
         assert.equal(denied.status, 422, JSON.stringify(denied.body));
         assert.equal(
           denied.body.message,
@@ -174,7 +272,10 @@ Deno.test({
         assert.equal(valid.status, 201, JSON.stringify(valid.body));
 
         const other = await post(cp, ingresses, ingress("other", { annotations: hostile, className: "nginx" }));
-        assert.equal(other.status, 201, "another class's ingress is not ours to judge");
+        assert.equal(other.status, 201, "another class's ingress is not sent (matchConditions)");
+
+        const classless = await post(cp, ingresses, ingress("classless", { annotations: hostile }));
+        assert.equal(classless.status, 201, "no default IngressClass: a classless ingress is not ours");
 
         const xray = await post(cp, ingresses, ingress("xray", { annotations: overflow, className: "haproxy" }));
         assert.equal(xray.status, 422);
@@ -186,7 +287,9 @@ Deno.test({
         const chain = readFileSync(join(tmp.dir, "certs", "apiserver.crt"), "utf8");
         const ca = chain.slice(chain.indexOf("-----END CERTIFICATE-----") + 25).trim();
         assert.equal(atob(hook.clientConfig.caBundle).trim(), ca, "the self-signed CA from --cert-dir");
-        assert.equal(hook.failurePolicy, "Ignore");
+        assert.equal(hook.failurePolicy, "Fail");
+        assert.equal(hook.timeoutSeconds, 10);
+        assert.equal(hook.matchConditions[0].name, "ingress-class");
         assert.equal(hook.sideEffects, "None");
         assert.deepEqual(hook.admissionReviewVersions, ["v1"]);
         assert.deepEqual(hook.rules[0].operations, ["CREATE", "UPDATE"]);
@@ -203,11 +306,18 @@ Deno.test({
         const updBody = await upd.json();
         assert.equal(upd.status, 422, JSON.stringify(updBody));
         assert.match(updBody.message, /load-balance/);
+
+        // Our class as the cluster default: classless ingresses are sent and judged as ours.
+        await must(cp, "/apis/networking.k8s.io/v1/ingressclasses", {
+          metadata: { name: "haproxy", annotations: { "ingressclass.kubernetes.io/is-default-class": "true" } },
+          spec: { controller: "ingress-controller.io/haproxy" },
+        });
+        const defaulted = await post(cp, ingresses, ingress("classless2", { annotations: hostile }));
+        assert.equal(defaulted.status, 422, JSON.stringify(defaulted.body));
       } finally {
         await run.stop();
       }
     });
-
     await t.step("registration without RBAC is retried with backoff and succeeds once granted", async () => {
       const late = await cp.kubeConfig("late-operator");
       const client = await ClusterClient.create({ kubeconfig: late, qps: 0, burst: 0 });
@@ -219,6 +329,7 @@ Deno.test({
           { ...defaultAdmissionSettings, enabled: true, operatorService: "late", operatorNamespace: "ops" },
           { client },
         );
+        stop.signal.addEventListener("abort", () => webhook.close());
         const chain = readFileSync(join(tmp.dir, "certs", "apiserver.crt"), "utf8");
         const registering = webhook.register(chain, stop.signal);
         for (let i = 0; i < 100 && (await metric("failed")) === failedBefore; i++) {
@@ -249,7 +360,7 @@ Deno.test({
     });
 
     await t.step("restart with --bypass-validating-webhook-xray: registration updated, xray skipped", async () => {
-      const run = await startRun(kubeconfig, tmp.dir, ["--bypass-validating-webhook-xray"]);
+      const run = await startRun(kubeconfig, tmp.dir, port, ["--bypass-validating-webhook-xray"]);
       try {
         // Wait until the API server calls the new port (the static checks still deny).
         const denied = await createDenied(cp, "hostile2", hostile);

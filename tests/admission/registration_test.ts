@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { WEBHOOK_PATH } from "../../lib/admission/handler.ts";
-import { caBundleOf, webhookConfiguration } from "../../lib/admission/registration.ts";
+import { caBundleOf, classCondition, webhookConfiguration } from "../../lib/admission/registration.ts";
 import { settingsFromConfig, WEBHOOK_URL_ENV } from "../../lib/admission/settings.ts";
 import { registrationSettings } from "../../lib/admission/webhook.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
@@ -40,7 +40,7 @@ Deno.test("registration points at the operator Service on the secure port, in th
     path: WEBHOOK_PATH,
   });
   assert.equal(atob(hook.clientConfig.caBundle).trim(), ca.certPem.trim());
-  assert.equal(hook.failurePolicy, "Ignore");
+  assert.equal(hook.failurePolicy, "Fail", "what could not be checked is refused");
   assert.equal(hook.sideEffects, "None");
   assert.equal(hook.timeoutSeconds, 10);
   assert.deepEqual(hook.admissionReviewVersions, ["v1"]);
@@ -52,6 +52,16 @@ Deno.test("registration points at the operator Service on the secure port, in th
     scope: "Namespaced",
   }]);
   assert.deepEqual(hook.namespaceSelector, { matchLabels: { "kubernetes.io/metadata.name": "ops" } });
+  assert.equal(hook.matchConditions, undefined, "without --ingress-class every ingress is ours");
+});
+
+Deno.test("with --ingress-class only that class's ingresses (or classless ones) are sent: a CEL matchCondition", () => {
+  const config = parseRunFlags("A", ["--enable-validating-webhook", '--ingress-class=ha"proxy']);
+  const s = settingsFromConfig(config, () => undefined);
+  const hook = (webhookConfiguration(registrationSettings(s, ca.certPem)) as any).webhooks[0];
+  assert.deepEqual(hook.matchConditions, [{ name: "ingress-class", expression: classCondition('ha"proxy') }]);
+  // The class is a CEL string literal, escaped; the real API server evaluates it in cluster_test.ts.
+  assert.match(hook.matchConditions[0].expression, /== "ha\\"proxy"/);
 });
 
 Deno.test("URL override from the environment replaces the Service reference", () => {

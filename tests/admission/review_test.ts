@@ -2,13 +2,13 @@
  * The webhook's decision on plain AdmissionReview requests: valid ingresses allowed, the
  * renderer's field errors denied with one line naming the field, other classes and other
  * namespaces allowed untouched, the `haproxy -c` xray refusing what the static checks pass
- * (and skipped with the bypass), and the HTTP glue answering malformed bodies with 400.
+ * (and skipped with the bypass), an xray that cannot finish or cannot run refusing (fail closed),
+ * and the HTTP glue (through the review workers) answering malformed bodies with 400.
  */
 import assert from "node:assert/strict";
 import type { V1Ingress } from "@kubernetes/client-node";
-import { admissionRoute } from "../../lib/admission/handler.ts";
+import { admissionRoute, budgetMs } from "../../lib/admission/handler.ts";
 import { type AdmissionRequest, reviewIngress, type ReviewOptions } from "../../lib/admission/review.ts";
-import { Limit } from "../../lib/admission/limit.ts";
 import { loadTemplates } from "../../lib/render/mod.ts";
 import { ingress } from "../render/fixtures.ts";
 
@@ -157,10 +157,26 @@ Deno.test("xray: haproxy refuses what the static checks pass; the bypass skips i
   assert.equal(bypassed.allowed, true);
 });
 
-Deno.test("xray that cannot run (no haproxy binary) allows with a warning", async () => {
-  const res = await reviewIngress(requestFor(good()), { ...base, xray: { ...xray, haproxy: "/nonexistent/haproxy" } });
-  assert.equal(res.allowed, true);
-  assert.match(res.warnings?.[0] ?? "", /^xray skipped: haproxy binary/);
+Deno.test("xray that cannot run or cannot finish before the deadline refuses (503), never allows", async () => {
+  const missing = await reviewIngress(requestFor(good()), {
+    ...base,
+    xray: { ...xray, haproxy: "/nonexistent/haproxy" },
+  });
+  assert.equal(missing.allowed, false);
+  assert.equal(missing.status?.code, 503);
+  assert.match(missing.status!.message, /^the xray cannot run: haproxy binary .* --bypass-validating-webhook-xray/);
+
+  const slow = await reviewIngress(requestFor(good()), { ...base, xray: { ...xray, timeoutMs: 1 } });
+  assert.equal(slow.allowed, false);
+  assert.equal(slow.status?.code, 503);
+  assert.match(slow.status!.message, /^haproxy -c did not finish within 1 ms: .* is refused/);
+
+  const late = await reviewIngress(requestFor(good()), { ...base, xray }, Date.now() - 1);
+  assert.equal(late.allowed, false);
+  assert.match(late.status!.message, /could not finish before the webhook's deadline/);
+  // The static checks need no xray: an invalid Ingress is still denied for what it is.
+  const bad = ingress({ name: "b", rules: [{ host: "bad host", paths: [{ service: "w", port: 80 }] }] });
+  assert.equal((await reviewIngress(requestFor(bad), { ...base, xray }, Date.now() - 1)).status?.code, 422);
 });
 
 Deno.test("not an Ingress CREATE/UPDATE: allowed without looking", async () => {
@@ -178,59 +194,55 @@ Deno.test("generateName on CREATE: judged under a placeholder name", async () =>
   assert.equal(res.allowed, true, JSON.stringify(res));
 });
 
-Deno.test("HTTP glue: AdmissionReview in, AdmissionReview out; malformed bodies get 400", async () => {
-  const route = admissionRoute(base);
-  const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-  const req = requestFor(ingress({ name: "h", rules: [{ host: "bad host", paths: [{ service: "w", port: 80 }] }] }));
-  const reply = await route.handle(
-    enc({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: req }),
-    "application/json",
-  );
-  assert.equal(reply.status, 200);
-  const out = JSON.parse(reply.body as string);
-  assert.equal(out.apiVersion, "admission.k8s.io/v1");
-  assert.equal(out.kind, "AdmissionReview");
-  assert.equal(out.response.uid, req.uid);
-  assert.equal(out.response.allowed, false);
+Deno.test("HTTP glue: AdmissionReview in, AdmissionReview out through the workers; malformed bodies get 400", async () => {
+  const route = await admissionRoute({
+    review: { ingressClass: null, restrictToNamespace: null, xray: null },
+    timeoutSeconds: 10,
+  });
+  try {
+    const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+    const query = new URLSearchParams("timeout=10s");
+    const req = requestFor(ingress({ name: "h", rules: [{ host: "bad host", paths: [{ service: "w", port: 80 }] }] }));
+    const reply = await route.handle(
+      enc({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: req }),
+      { contentType: "application/json", query },
+    );
+    assert.equal(reply.status, 200);
+    const out = JSON.parse(reply.body as string);
+    assert.equal(out.apiVersion, "admission.k8s.io/v1");
+    assert.equal(out.kind, "AdmissionReview");
+    assert.equal(out.response.uid, req.uid);
+    assert.equal(out.response.allowed, false);
 
-  const bad = [
-    [new TextEncoder().encode("{"), "application/json", /not JSON/],
-    [
-      enc({ apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview", request: req }),
-      "application/json",
-      /v1 AdmissionReview/,
-    ],
-    [
-      enc({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { ...req, uid: "" } }),
-      undefined,
-      /uid/,
-    ],
-    [enc({}), "text/plain", /content type/],
-  ] as const;
-  for (const [body, ct, why] of bad) {
-    const r = await route.handle(body, ct);
-    assert.equal(r.status, 400);
-    assert.match(JSON.parse(r.body as string).message, why);
+    const bad = [
+      [new TextEncoder().encode("{"), "application/json", /not JSON/],
+      [
+        enc({ apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview", request: req }),
+        "application/json",
+        /v1 AdmissionReview/,
+      ],
+      [
+        enc({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { ...req, uid: "" } }),
+        undefined,
+        /uid/,
+      ],
+      [enc({}), "text/plain", /content type/],
+    ] as const;
+    for (const [body, contentType, why] of bad) {
+      const r = await route.handle(body, { contentType, query });
+      assert.equal(r.status, 400);
+      assert.match(JSON.parse(r.body as string).message, why);
+    }
+  } finally {
+    route.close();
   }
 });
 
-Deno.test("xray checks share a bounded number of haproxy children", async () => {
-  const limit = new Limit(2);
-  let running = 0;
-  let peak = 0;
-  const job = async () => {
-    running++;
-    peak = Math.max(peak, running);
-    await new Promise((r) => setTimeout(r, 5));
-    running--;
-  };
-  await Promise.all(Array.from({ length: 6 }, () => limit.run(job)));
-  assert.equal(peak, 2);
-  assert.equal(limit.queued, 0);
-  // And through the review: concurrent requests all decided, none lost.
-  const results = await Promise.all(
-    Array.from({ length: 4 }, () => reviewIngress(requestFor(good()), { ...base, xray: { ...xray, limit } })),
-  );
-  assert.deepEqual(results.map((r) => r.allowed), [true, true, true, true]);
-  assert.throws(() => new Limit(0), RangeError);
+Deno.test("deadline: the API server's ?timeout= (a Go duration) or timeoutSeconds, less a margin", () => {
+  assert.equal(budgetMs(new URLSearchParams("timeout=10s"), 10), 8_500);
+  assert.equal(budgetMs(new URLSearchParams("timeout=5s"), 10), 3_500);
+  assert.equal(budgetMs(new URLSearchParams("timeout=1m0s"), 10), 8_500, "never beyond the registration's");
+  assert.equal(budgetMs(new URLSearchParams("timeout=soon"), 10), 8_500);
+  assert.equal(budgetMs(new URLSearchParams(), 30), 28_500);
+  assert.equal(budgetMs(new URLSearchParams("timeout=1s"), 10), 0);
 });

@@ -1,10 +1,11 @@
 /**
  * The webhook route on the secure port (without a cluster: review functions are plain functions):
- * behind authorization like every path (403 unless allowed), POST only (405), bounded body (413),
- * an AdmissionReview in and out, and the serving chain exposed for the registration's CA bundle.
+ * behind authentication and authorization (401 anonymous, 403 unless the SubjectAccessReview
+ * allows the caller), POST only (405), an AdmissionReview in and out through the review workers,
+ * the body in a Request-level audit record, and the serving chain exposed for the registration's
+ * CA bundle. The attacks (always-allow, oversized bodies, full queues) are in tests/adversarial.
  */
 import assert from "node:assert/strict";
-import https from "node:https";
 import { join } from "node:path";
 import { admissionRoute, WEBHOOK_PATH } from "../../lib/admission/handler.ts";
 import { caBundleOf } from "../../lib/admission/registration.ts";
@@ -15,9 +16,18 @@ import type { TokenReviewer } from "../../lib/auth/token.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings } from "../../lib/serving/settings.ts";
 import { request, tempDir } from "../serving/helpers.ts";
+import { postReview } from "./helpers.ts";
 
-const noTokens: TokenReviewer = () => Promise.resolve({ authenticated: false });
+const CALLER = "kube-apiserver-webhook-caller";
+const callerToken: TokenReviewer = (t) =>
+  Promise.resolve(
+    t === "caller-token"
+      ? { authenticated: true, user: { name: CALLER, groups: [], extra: {} } }
+      : { authenticated: false },
+  );
 const denyAll: AccessReviewer = () => Promise.resolve({ allowed: false, reason: "test denies all" });
+const allowCaller: AccessReviewer = (a) =>
+  Promise.resolve({ allowed: a.user.name === CALLER, reason: "test allows the caller" });
 
 const review = (uid: string) =>
   JSON.stringify({
@@ -35,29 +45,6 @@ const review = (uid: string) =>
       },
     },
   });
-
-/** One HTTP/1.1 POST over TLS (the server's self-signed CA is not checked here). */
-function postTo(port: number, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: "127.0.0.1",
-      port,
-      path: WEBHOOK_PATH,
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      rejectUnauthorized: false,
-      agent: false,
-    }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 /** Records the request bodies a Request-level policy would log. */
 function bodyAuditor(bodies: unknown[]): Auditor {
@@ -89,46 +76,44 @@ Deno.test("webhook route on the secure port", async () => {
     certDir: join(tmp.dir, "certs"),
     authenticationSkipLookup: true,
   };
-  const route = {
-    ...admissionRoute({ ingressClass: null, restrictToNamespace: null, xray: null }),
-    maxBodyBytes: 4096,
-  };
-  const deps = { tokenReviewer: noTokens, accessReviewer: denyAll, ephemeralPorts: true, bodyRoutes: [route] };
-
-  const closed = await startServing(base, deps);
-  try {
-    const r = await postTo(closed.secure!.port, review("u-0"));
-    assert.equal(r.status, 403, "not on the always-allow list and the reviewer denies");
-  } finally {
-    await closed.stop();
-  }
-
-  const bodies: unknown[] = [];
-  const h = await startServing({ ...base, authorizationAlwaysAllowPaths: [WEBHOOK_PATH] }, {
-    ...deps,
-    auditor: bodyAuditor(bodies),
+  const route = await admissionRoute({
+    review: { ingressClass: null, restrictToNamespace: null, xray: null },
+    timeoutSeconds: 10,
   });
   try {
-    assert.match(caBundleOf(h.certificateChain!), /BEGIN CERTIFICATE/);
-    const port = h.secure!.port;
-    const post = (body: string) => postTo(port, body);
-    const before = await deniedCount();
-    const ok = await post(review("u-1"));
-    assert.equal(ok.status, 200, ok.body);
-    const out = JSON.parse(ok.body);
-    assert.equal(out.response.uid, "u-1");
-    assert.equal(out.response.allowed, false);
-    assert.match(out.response.status.message, /^annotation ingress\.kubernetes\.io\/ssl-redirect: "yes"/);
-    assert.equal(await deniedCount(), before + 1);
-    assert.equal((bodies[0] as { request: { uid: string } }).request.uid, "u-1", "Request-level audit gets the body");
+    const deps = { tokenReviewer: callerToken, accessReviewer: denyAll, ephemeralPorts: true, bodyRoutes: [route] };
+    const closed = await startServing(base, deps);
+    try {
+      const anonymous = await postReview(closed.secure!.port, review("u-0"));
+      assert.equal(anonymous.status, 401, "no credentials");
+      const r = await postReview(closed.secure!.port, review("u-0"), { token: "caller-token" });
+      assert.equal(r.status, 403, "the reviewer denies");
+    } finally {
+      await closed.stop();
+    }
 
-    const get = await request({ port, path: WEBHOOK_PATH });
-    assert.equal(get.status, 405);
-    assert.equal(get.headers["allow"], "POST");
+    const bodies: unknown[] = [];
+    const h = await startServing(base, { ...deps, accessReviewer: allowCaller, auditor: bodyAuditor(bodies) });
+    try {
+      assert.match(caBundleOf(h.certificateChain!), /BEGIN CERTIFICATE/);
+      const port = h.secure!.port;
+      const before = await deniedCount();
+      const ok = await postReview(port, review("u-1"), { token: "caller-token" });
+      assert.equal(ok.status, 200, ok.body);
+      const out = JSON.parse(ok.body);
+      assert.equal(out.response.uid, "u-1");
+      assert.equal(out.response.allowed, false);
+      assert.match(out.response.status.message, /^annotation ingress\.kubernetes\.io\/ssl-redirect: "yes"/);
+      assert.equal(await deniedCount(), before + 1);
+      assert.equal((bodies[0] as { request: { uid: string } }).request.uid, "u-1", "Request-level audit gets the body");
 
-    const big = await post(JSON.stringify({ pad: "x".repeat(8192) }));
-    assert.equal(big.status, 413);
+      const get = await request({ port, path: WEBHOOK_PATH, headers: { Authorization: "Bearer caller-token" } });
+      assert.equal(get.status, 405);
+      assert.equal(get.headers["allow"], "POST");
+    } finally {
+      await h.stop();
+    }
   } finally {
-    await h.stop();
+    route.close();
   }
 });
