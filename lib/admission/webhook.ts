@@ -11,6 +11,7 @@ import { Backoff } from "../cluster/backoff.ts";
 import { defaultIngressClass } from "../controller/class.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
+import { pause } from "../timers.ts";
 import { type AdmissionRoute, admissionRoute, type QueueLimits } from "./handler.ts";
 import { registrations } from "./metrics.ts";
 import {
@@ -47,18 +48,6 @@ export function registrationSettings(s: AdmissionSettings, certificateChain: str
     ingressClass: s.ingressClass,
     timeoutSeconds: s.timeoutSeconds,
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 export async function createAdmissionWebhook(s: AdmissionSettings, deps: AdmissionDeps): Promise<AdmissionWebhook> {
@@ -122,7 +111,7 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
             error: (err as Error).message,
             retryInMs: Math.round(delay),
           });
-          await sleep(delay, signal);
+          await pause(delay, signal);
         }
       }
     },

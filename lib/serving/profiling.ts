@@ -11,6 +11,7 @@
  */
 import { Session } from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { pause } from "../timers.ts";
 
 export interface ProfileReply {
   readonly status: number;
@@ -97,13 +98,13 @@ export class Profiler {
       if (kind === "cpu") {
         await post("Profiler.enable");
         await post("Profiler.start");
-        await sleep(seconds * 1000, signal);
+        await pause(seconds * 1000, signal);
         const { profile } = await post("Profiler.stop");
         return attachment(JSON.stringify(profile), "profile.cpuprofile");
       }
       await post("HeapProfiler.enable");
       await post("HeapProfiler.startSampling", { samplingInterval: heapSamplingInterval });
-      await sleep(seconds * 1000, signal);
+      await pause(seconds * 1000, signal);
       // Call stacks (function, script, line) and sampled sizes only: no object is ever read.
       const { profile } = await post("HeapProfiler.stopSampling");
       return attachment(JSON.stringify(profile), "heap.heapprofile");
@@ -141,18 +142,4 @@ function attachment(body: string, filename: string): ProfileReply {
     body,
     headers: { "Content-Disposition": `attachment; filename="${filename}"` },
   };
-}
-
-/** Waits `ms`, or less when `signal` aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
