@@ -7,6 +7,7 @@ import { SetupError } from "../../lib/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { freePort, startControlPlane } from "../../lib/localenv/mod.ts";
 import { request } from "../serving/helpers.ts";
+import { spawnRun } from "./spawn.ts";
 
 const main = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -121,31 +122,16 @@ Deno.test({
     // A user the API server knows but RBAC does not yet allow to list anything.
     const kubeconfig = await cp.kubeConfig("ctl-user");
     const port = freePort();
-    const env = Deno.env.toObject();
-    for (const name of ["KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "INGRESS_CONTROLLER_ANALYTICS_URL"]) {
-      delete env[name];
-    }
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        main,
-        "run",
-        `--kubeconfig=${kubeconfig}`,
-        "--bind-address=127.0.0.1",
-        `--secure-port=${port}`,
-        `--cert-dir=${join(dir, "certs")}`,
-        `--authentication-kubeconfig=${cp.adminKubeConfigPath}`,
-        `--authorization-kubeconfig=${cp.adminKubeConfigPath}`,
-        "--authorization-always-allow-paths=/healthz,/readyz,/livez",
-        "--enable-analytics=false",
-      ],
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
+    const child = spawnRun([
+      `--kubeconfig=${kubeconfig}`,
+      "--bind-address=127.0.0.1",
+      `--secure-port=${port}`,
+      `--cert-dir=${join(dir, "certs")}`,
+      `--authentication-kubeconfig=${cp.adminKubeConfigPath}`,
+      `--authorization-kubeconfig=${cp.adminKubeConfigPath}`,
+      "--authorization-always-allow-paths=/healthz,/readyz,/livez",
+      "--enable-analytics=false",
+    ]);
     const stderr = collect(child.stderr);
     // Fail-safe: a run that does not stop on SIGTERM is killed and the test fails on its exit status.
     const failSafe = setTimeout(() => child.kill("SIGKILL"), 120_000);
