@@ -268,7 +268,7 @@ class ProxyRuntime {
     const text = msg + JSON.stringify(fields);
     this.#waiting = `${msg}: ${JSON.stringify(fields)}`;
     if (input) applyFailures.inc({ stage: "input" });
-    this.hooks.onProblem?.(`${msg}: ${JSON.stringify(fields)}`);
+    this.hooks.onProblem?.(this.#waiting);
     if (text === this.#lastProblem) return null;
     this.#lastProblem = text;
     log.error(msg, fields);
@@ -296,7 +296,6 @@ class ProxyRuntime {
       this.#waiting = `the configuration was refused (${result.stage}): ${result.error}`;
     } else {
       this.#unapplied = `the accepted configuration is not running: ${result.stage} failed: ${result.error}`;
-      this.#waiting = this.#unapplied;
       this.#scheduleRetry(`${result.stage} failed`);
     }
     this.hooks.onApply?.(result);
