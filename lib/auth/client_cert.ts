@@ -7,7 +7,8 @@
  * include it). Every signer must be allowed to sign certificates: a CA by basicConstraints, with
  * keyCertSign when it has a key usage (a root without any extension, an X.509 v1 certificate, is
  * accepted as Go accepts it); and a `pathLenConstraint` of N allows at most N intermediate CAs
- * below that CA. When several paths are possible, each is tried, as Go's chain builder does.
+ * below that CA. When several paths are possible, each is tried, as Go's chain builder does, within
+ * Go's budget of signature checks (a client could send intermediates that all sign each other).
  *
  * The TLS layer only asks for the certificate (`requestCert: true, rejectUnauthorized: false`) so
  * that one listener can serve both the client CA and the front-proxy CA and still let anonymous
@@ -21,6 +22,8 @@ import type { UserInfo } from "./types.ts";
 const clientAuthOid = "1.3.6.1.5.5.7.3.2";
 const anyUsageOid = "2.5.29.37.0";
 const maxDepth = 8;
+/** Signature checks one verification may make (Go's maxChainSignatureChecks): the client picks the intermediates. */
+const maxSignatureChecks = 100;
 
 export type ChainResult =
   | { readonly ok: true; readonly commonName: string; readonly organizations: readonly string[] }
@@ -55,10 +58,15 @@ function withinDates(cert: X509Certificate, now: Date): boolean {
   return new Date(cert.validFrom) <= now && now <= new Date(cert.validTo);
 }
 
-/** Issuer name equals the parent's subject and the parent's key verifies the signature (as Go checks). */
-function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
+/**
+ * Issuer name equals the parent's subject and the parent's key verifies the signature (as Go
+ * checks). Each signature check spends one unit of `budget`; none is made once it is spent.
+ */
+function signedBy(child: X509Certificate, parent: X509Certificate, budget: { left: number }): boolean {
+  if (child.issuer !== parent.subject || budget.left <= 0) return false;
+  budget.left--;
   try {
-    return child.issuer === parent.subject && child.verify(parent.publicKey);
+    return child.verify(parent.publicKey);
   } catch {
     return false;
   }
@@ -122,7 +130,11 @@ export class ClientCertVerifier {
     if (!allowsClientAuth(new x509.X509Certificate(new Uint8Array(leaf.raw)), true)) {
       return { ok: false, reason: "certificate is not allowed for client authentication" };
     }
-    const problem = this.#findPath([leaf], chain.slice(1), now);
+    const budget = { left: maxSignatureChecks };
+    const problem = this.#findPath([leaf], chain.slice(1), now, budget);
+    if (problem !== null && budget.left <= 0) {
+      return { ok: false, reason: `the chain needs more than ${maxSignatureChecks} signature checks` };
+    }
     if (problem !== null) return { ok: false, reason: problem };
     const { commonName, organizations } = subjectOf(leaf);
     return { ok: true, commonName, organizations };
@@ -133,20 +145,25 @@ export class ClientCertVerifier {
    * intermediates the client sent. Null when one is found, else why the last candidate failed
    * (or "unknown authority" when no certificate signed it).
    */
-  #findPath(path: X509Certificate[], intermediates: readonly X509Certificate[], now: Date): string | null {
+  #findPath(
+    path: X509Certificate[],
+    intermediates: readonly X509Certificate[],
+    now: Date,
+    budget: { left: number },
+  ): string | null {
     const current = path[path.length - 1];
     const below = path.length - 1;
     let reason: string | null = null;
     for (const root of this.#roots) {
-      if (!signedBy(current, root)) continue;
+      if (!signedBy(current, root, budget)) continue;
       reason = withinDates(root, now) ? signerProblem(root, below, true) : "the signing CA is expired or not yet valid";
       if (reason === null) return null;
     }
     if (path.length >= maxDepth) return reason ?? "certificate signed by unknown authority";
     for (const next of intermediates) {
-      if (path.includes(next) || !signedBy(current, next)) continue;
+      if (path.includes(next) || !signedBy(current, next, budget)) continue;
       reason = withinDates(next, now)
-        ? signerProblem(next, below, false) ?? this.#findPath([...path, next], intermediates, now)
+        ? signerProblem(next, below, false) ?? this.#findPath([...path, next], intermediates, now, budget)
         : `the intermediate CA ${oneLineSubject(next)} is expired or not yet valid`;
       if (reason === null) return null;
     }

@@ -119,3 +119,32 @@ Deno.test("client_cert: pathLenConstraint limits the intermediate CAs below a CA
     "verified",
   );
 });
+
+Deno.test("client_cert: intermediates that all sign each other cost at most Go's budget of signature checks", async () => {
+  // Twelve CA certificates with one subject and one key: each verifies as the issuer of every
+  // other, so the paths from the leaf number in the millions; the search stops at 100 checks.
+  const keys = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]);
+  const loop = [];
+  for (let i = 0; i < 12; i++) {
+    loop.push(
+      await x509.X509CertificateGenerator.create({
+        serialNumber: `0${i + 1}`,
+        subject: "CN=loop",
+        issuer: "CN=loop",
+        publicKey: keys.publicKey,
+        signingKey: keys.privateKey,
+        signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
+        notBefore: new Date(Date.now() - 60_000),
+        notAfter: new Date(Date.now() + 86_400_000),
+        extensions: [new x509.BasicConstraintsExtension(true, undefined, true)],
+      }),
+    );
+  }
+  const loopCa = { ...(await createCA({ commonName: "unused" })), cert: loop[0], keys };
+  const leaf = await issueCertificate(loopCa, { commonName: "mallory", usages: ["clientAuth"] });
+  const v = new ClientCertVerifier([node((await createCA({ commonName: "root" })).certPem)]);
+  assert.equal(
+    reasonOf(v.verify([node(leaf.certPem), ...loop.map((c) => node(c.toString("pem")))])),
+    "the chain needs more than 100 signature checks",
+  );
+});
