@@ -117,7 +117,7 @@ function deny(uid: string, message: string, code: 400 | 422 | 503 = 422): Admiss
 }
 
 /** One line, bounded: the API server shows it to the user as is. */
-function oneLine(parts: string[], max = 1000): string {
+function denialMessage(parts: string[], max = 1000): string {
   const s = parts.join("; ").replace(/[\r\n\t]+/g, " ");
   return s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }

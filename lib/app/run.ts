@@ -17,28 +17,33 @@ export interface RunContext {
   readonly signal: AbortSignal;
 }
 
-/** One part of the running controller: resolves when it has stopped (after `signal` aborts). */
+/**
+ * One part of the running controller: resolves when it has stopped (after `signal` aborts).
+ * Parts are called one after the other in one synchronous pass, so a health check a part
+ * registers before its first `await` exists before any later part (the secure port) can answer
+ * a probe.
+ */
 export type RunPart = (ctx: RunContext) => Promise<void>;
 
-/** The parts `run` starts by default, one line each. */
-export const defaultParts: readonly RunPart[] = [
-  (ctx) => import("../controller/run_part.ts").then((m) => m.runController(ctx)), // lib/controller
+/** The parts `run` starts by default, one line each; all are loaded before the first is called. */
+const defaultParts: readonly (() => Promise<RunPart>)[] = [
+  () => import("../controller/run_part.ts").then((m) => m.runController), // lib/controller
   // lib/serving, with lib/admission's webhook mounted on the secure port
-  (ctx) =>
+  () =>
     Promise.all([import("../serving/run_part.ts"), import("../admission/run_part.ts")])
-      .then(([serving, admission]) => serving.runServing(ctx, [admission.admissionMount])),
-  (ctx) => import("../analytics/run_part.ts").then((m) => m.runAnalytics(ctx)), // lib/analytics
+      .then(([serving, admission]) => (ctx: RunContext) => serving.runServing(ctx, [admission.admissionMount])),
+  () => import("../analytics/run_part.ts").then((m) => m.runAnalytics), // lib/analytics
 ];
 
 /**
  * Starts `run`. Throws SetupError at once when no cluster configuration can be loaded; otherwise
- * runs `parts` until `signal` aborts or one part fails (which stops the others); resolves or rejects
- * once every part has stopped.
+ * runs `parts` (default: the controller's) until `signal` aborts or one part fails (which stops
+ * the others); resolves or rejects once every part has stopped.
  */
 export async function startRun(
   config: Config,
   signal?: AbortSignal,
-  parts: readonly RunPart[] = defaultParts,
+  parts?: readonly RunPart[],
 ): Promise<void> {
   const kubeConfig = loadKubeConfig(config.get("kubeconfig"));
   log.info("cluster configuration loaded", {
@@ -46,6 +51,7 @@ export async function startRun(
     version: config.version,
     server: kubeConfig.getCurrentCluster()?.server,
   });
+  parts ??= await Promise.all(defaultParts.map((load) => load()));
   if (parts.length === 0) {
     log.warn("nothing to run: no controller parts are wired into lib/app/run.ts yet");
     return;

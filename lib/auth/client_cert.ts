@@ -2,8 +2,13 @@
  * @module auth/client_cert
  * Verifies a presented client-certificate chain against one CA bundle, the way Go's
  * `x509.Certificate.Verify` does for Kubernetes: every certificate on the path within its validity
- * dates, each signed by the next, intermediates marked as CAs, the path ending at a bundle CA, and
- * the leaf allowed for client authentication (extended key usage clientAuth or any).
+ * dates, each signed by the next, the path ending at a bundle CA, and the leaf allowed for client
+ * authentication (extended key usage clientAuth or any; a CA on the path that names usages must
+ * include it). Every signer must be allowed to sign certificates: a CA by basicConstraints, with
+ * keyCertSign when it has a key usage (a root without any extension, an X.509 v1 certificate, is
+ * accepted as Go accepts it); and a `pathLenConstraint` of N allows at most N intermediate CAs
+ * below that CA. When several paths are possible, each is tried, as Go's chain builder does, within
+ * Go's budget of signature checks (a client could send intermediates that all sign each other).
  *
  * The TLS layer only asks for the certificate (`requestCert: true, rejectUnauthorized: false`) so
  * that one listener can serve both the client CA and the front-proxy CA and still let anonymous
@@ -17,6 +22,8 @@ import type { UserInfo } from "./types.ts";
 const clientAuthOid = "1.3.6.1.5.5.7.3.2";
 const anyUsageOid = "2.5.29.37.0";
 const maxDepth = 8;
+/** Signature checks one verification may make (Go's maxChainSignatureChecks): the client picks the intermediates. */
+const maxSignatureChecks = 100;
 
 export type ChainResult =
   | { readonly ok: true; readonly commonName: string; readonly organizations: readonly string[] }
@@ -36,24 +43,56 @@ export function subjectOf(cert: X509Certificate): { commonName: string; organiza
  * clientAuth (or any usage); a CA on the path without the extension is unconstrained, one with it
  * must include clientAuth, as Go checks usage nesting.
  */
-function allowsClientAuth(cert: X509Certificate, requirePresent: boolean): boolean {
-  const parsed = new x509.X509Certificate(new Uint8Array(cert.raw));
-  const eku = parsed.getExtension(x509.ExtendedKeyUsageExtension);
+function allowsClientAuth(cert: x509.X509Certificate, requirePresent: boolean): boolean {
+  const eku = cert.getExtension(x509.ExtendedKeyUsageExtension);
   if (!eku) return !requirePresent;
   return eku.usages.some((u) => u === clientAuthOid || u === anyUsageOid);
+}
+
+/** node:crypto prints one RDN a line; reasons are logged and must stay one line. */
+function oneLineSubject(cert: X509Certificate): string {
+  return cert.subject.replaceAll("\n", ", ");
 }
 
 function withinDates(cert: X509Certificate, now: Date): boolean {
   return new Date(cert.validFrom) <= now && now <= new Date(cert.validTo);
 }
 
-/** Issuer name equals the parent's subject and the parent's key verifies the signature (as Go checks). */
-function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
+/**
+ * Issuer name equals the parent's subject and the parent's key verifies the signature (as Go
+ * checks). Each signature check spends one unit of `budget`; none is made once it is spent.
+ */
+function signedBy(child: X509Certificate, parent: X509Certificate, budget: { left: number }): boolean {
+  if (child.issuer !== parent.subject || budget.left <= 0) return false;
+  budget.left--;
   try {
-    return child.issuer === parent.subject && child.verify(parent.publicKey);
+    return child.verify(parent.publicKey);
   } catch {
     return false;
   }
+}
+
+/**
+ * Why `signer` may not sign the certificate below it, or null. `intermediatesBelow` counts the
+ * intermediate CAs between it and the leaf. As Go: a signer must be a CA (basicConstraints cA;
+ * a root without extensions, X.509 v1, is exempt, as Go exempts version 1 roots); with a key
+ * usage, it must include keyCertSign; a pathLenConstraint bounds the intermediates below it.
+ */
+function signerProblem(signer: X509Certificate, intermediatesBelow: number, isRoot: boolean): string | null {
+  const parsed = new x509.X509Certificate(new Uint8Array(signer.raw));
+  const bc = parsed.getExtension(x509.BasicConstraintsExtension);
+  const v1Root = isRoot && parsed.extensions.length === 0;
+  const name = parsed.subject;
+  if (!v1Root && !bc?.ca) return `${name} is not a CA (basicConstraints), so it may not sign certificates`;
+  const ku = parsed.getExtension(x509.KeyUsagesExtension);
+  if (ku && (ku.usages & x509.KeyUsageFlags.keyCertSign) === 0) {
+    return `${name} has a key usage without keyCertSign, so it may not sign certificates`;
+  }
+  if (bc?.pathLength !== undefined && intermediatesBelow > bc.pathLength) {
+    return `${name} allows ${bc.pathLength} intermediate CAs below it (pathLenConstraint), the chain has ${intermediatesBelow}`;
+  }
+  if (!allowsClientAuth(parsed, false)) return `${name} does not allow client authentication`;
+  return null;
 }
 
 /** One CA bundle's verifier with a bounded cache of results keyed by the presented chain. */
@@ -86,28 +125,49 @@ export class ClientCertVerifier {
   #verifyUncached(chain: readonly X509Certificate[], now: Date): ChainResult {
     const leaf = chain[0];
     if (!withinDates(leaf, now)) {
-      return { ok: false, reason: `certificate ${leaf.subject} is expired or not yet valid` };
+      return { ok: false, reason: `certificate ${oneLineSubject(leaf)} is expired or not yet valid` };
     }
-    if (!allowsClientAuth(leaf, true)) {
+    if (!allowsClientAuth(new x509.X509Certificate(new Uint8Array(leaf.raw)), true)) {
       return { ok: false, reason: "certificate is not allowed for client authentication" };
     }
-    let current = leaf;
-    const intermediates = chain.slice(1);
-    for (let depth = 0; depth < maxDepth; depth++) {
-      const root = this.#roots.find((r) => signedBy(current, r));
-      if (root) {
-        if (!withinDates(root, now)) return { ok: false, reason: "the signing CA is expired or not yet valid" };
-        const { commonName, organizations } = subjectOf(leaf);
-        return { ok: true, commonName, organizations };
-      }
-      const next = intermediates.find((i) => i !== current && i.ca && withinDates(i, now) && signedBy(current, i));
-      if (!next) break;
-      if (!allowsClientAuth(next, false)) {
-        return { ok: false, reason: "an intermediate CA does not allow client authentication" };
-      }
-      current = next;
+    const budget = { left: maxSignatureChecks };
+    const problem = this.#findPath([leaf], chain.slice(1), now, budget);
+    if (problem !== null && budget.left <= 0) {
+      return { ok: false, reason: `the chain needs more than ${maxSignatureChecks} signature checks` };
     }
-    return { ok: false, reason: "certificate signed by unknown authority" };
+    if (problem !== null) return { ok: false, reason: problem };
+    const { commonName, organizations } = subjectOf(leaf);
+    return { ok: true, commonName, organizations };
+  }
+
+  /**
+   * Depth-first search for a path from the top of `path` (leaf first) to a bundle CA through the
+   * intermediates the client sent. Null when one is found, else why the last candidate failed
+   * (or "unknown authority" when no certificate signed it).
+   */
+  #findPath(
+    path: X509Certificate[],
+    intermediates: readonly X509Certificate[],
+    now: Date,
+    budget: { left: number },
+  ): string | null {
+    const current = path[path.length - 1];
+    const below = path.length - 1;
+    let reason: string | null = null;
+    for (const root of this.#roots) {
+      if (!signedBy(current, root, budget)) continue;
+      reason = withinDates(root, now) ? signerProblem(root, below, true) : "the signing CA is expired or not yet valid";
+      if (reason === null) return null;
+    }
+    if (path.length >= maxDepth) return reason ?? "certificate signed by unknown authority";
+    for (const next of intermediates) {
+      if (path.includes(next) || !signedBy(current, next, budget)) continue;
+      reason = withinDates(next, now)
+        ? signerProblem(next, below, false) ?? this.#findPath([...path, next], intermediates, now, budget)
+        : `the intermediate CA ${oneLineSubject(next)} is expired or not yet valid`;
+      if (reason === null) return null;
+    }
+    return reason ?? "certificate signed by unknown authority";
   }
 }
 

@@ -56,14 +56,16 @@ export function clusterTokenReviewer(client: ClusterClient): TokenReviewer {
 export class TokenAuthenticator {
   readonly #review: TokenReviewer;
   readonly #ttlMs: number;
-  readonly #cache = new LRUCache<string, TokenReviewResult>({ max: 10_000, ttlResolution: 0 });
+  readonly #cache: LRUCache<string, TokenReviewResult>;
   readonly #pending = new Map<string, Promise<TokenReviewResult>>();
   /** Reviews sent (for tests and the benchmark). */
   reviewsSent = 0;
 
-  constructor(review: TokenReviewer, ttlMs: number) {
+  /** `clock` measures the TTL (tests pass their own, so expiry needs no waiting). */
+  constructor(review: TokenReviewer, ttlMs: number, clock: { now(): number } = performance) {
     this.#review = review;
     this.#ttlMs = ttlMs;
+    this.#cache = new LRUCache<string, TokenReviewResult>({ max: 10_000, ttlResolution: 0, perf: clock });
   }
 
   /** The user, or null when the token is not valid; rejects when the review could not be made. */

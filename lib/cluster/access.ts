@@ -4,8 +4,8 @@
  * account; and the operator's own namespace for `--restrict-to-operator-namespace`.
  */
 import { KubeConfig } from "@kubernetes/client-node";
-import { existsSync, readFileSync } from "node:fs";
-import { SetupError } from "../errors.ts";
+import { existsSync } from "node:fs";
+import { oneLine, SetupError } from "../errors.ts";
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -37,21 +37,29 @@ export function loadKubeConfig(path: string | null | undefined): KubeConfig {
 }
 
 /**
- * The operator's namespace: `POD_NAMESPACE`, else the service-account namespace file, else `default`.
- * `saDir` is only for tests.
+ * The operator's namespace: `POD_NAMESPACE`, else the service-account namespace file, else
+ * `default` when that file does not exist (not in a pod). A file that exists but cannot be read,
+ * or is empty, is a SetupError: guessing `default` there would silently watch the wrong namespace.
+ * The parameters are only for tests.
  */
-export function operatorNamespace(saDir = serviceAccountDir): string {
-  const fromEnv = Deno.env.get("POD_NAMESPACE")?.trim();
+export function operatorNamespace(
+  saDir = serviceAccountDir,
+  podNamespace: string | undefined = Deno.env.get("POD_NAMESPACE"),
+): string {
+  const fromEnv = podNamespace?.trim();
   if (fromEnv) return fromEnv;
+  const path = `${saDir}/namespace`;
+  let fromFile: string;
   try {
-    const fromFile = readFileSync(`${saDir}/namespace`, "utf-8").trim();
-    if (fromFile) return fromFile;
-  } catch {
-    // not in a pod: fall through to the documented default
+    fromFile = Deno.readTextFileSync(path).trim();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return "default";
+    throw new SetupError(
+      `cannot read the service-account namespace file ${path}: ${oneLine(err)}; fix its mount or set POD_NAMESPACE`,
+    );
   }
-  return "default";
-}
-
-function oneLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
+  if (!fromFile) {
+    throw new SetupError(`the service-account namespace file ${path} is empty; fix its mount or set POD_NAMESPACE`);
+  }
+  return fromFile;
 }

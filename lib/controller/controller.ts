@@ -64,6 +64,8 @@ export interface ControllerHandle {
   readonly events: EventRecorder;
   /** Resolves when every informer has listed once. */
   readonly synced: Promise<void>;
+  /** The informers that have not listed yet, with their last error (for the readiness check). */
+  unsynced(): { readonly name: string; readonly lastError: unknown }[];
   /** Resolves when the queue is empty and no reconcile runs (after `synced`). */
   idle(): Promise<void>;
   /** Counters for tests and benchmarks. */
@@ -123,6 +125,7 @@ export async function startController(
     client,
     events: c.events,
     synced: c.synced,
+    unsynced: () => c.unsynced(),
     idle: () => c.idle(),
     stats: () => c.stats(),
     cached: (r) => c.cached(r),
@@ -314,6 +317,10 @@ class Controller {
   #notifyIdle(): void {
     if (this.#workers.length === 0 || this.#queue.length > 0 || this.#queue.processing > 0) return;
     for (const w of this.#idleWaiters.splice(0)) w();
+  }
+
+  unsynced(): { name: string; lastError: unknown }[] {
+    return this.#informers.filter((i) => !i.hasSynced).map((i) => ({ name: i.name, lastError: i.lastError }));
   }
 
   stats(): ControllerStats {

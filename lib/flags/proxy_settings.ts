@@ -22,6 +22,8 @@ export interface ProxySettings {
   readonly httpPort: number;
   readonly httpsPort: number;
   readonly statsPort: number;
+  /** Port of the probe endpoint (lib/proxy/health_endpoint.ts); 0 or absent: none. */
+  readonly healthPort?: number;
 }
 
 /** Parses `proxy` flags; returns "help" when --help/-h was given. */
@@ -43,5 +45,6 @@ export function parseProxyFlags(argv: readonly string[]): ProxySettings | "help"
     httpPort: v.get("http-port") as number,
     httpsPort: v.get("https-port") as number,
     statsPort: v.get("stats-port") as number,
+    healthPort: v.get("health-port") as number,
   });
 }

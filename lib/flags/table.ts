@@ -861,6 +861,14 @@ export const proxyTable = {
     max: 65535,
     help: "The proxy's stats page and exporter port",
   },
+  "health-port": {
+    kind: "int",
+    default: all(56791),
+    min: 0,
+    max: 65535,
+    help:
+      "Port on --bind-address of the proxy's probes (/readyz: HAProxy runs the configuration last accepted; /healthz, /livez); 0 turns them off",
+  },
 } as const satisfies Record<string, OptionSpec>;
 
 export type ProxyTable = typeof proxyTable;

@@ -37,6 +37,12 @@ export interface CAOptions extends NameOptions {
   algorithm?: KeyAlgorithm;
   /** Default 365 days. */
   validityDays?: number;
+  /** Signs the CA certificate (an intermediate CA); default: self-signed (a root). */
+  issuer?: CertifiedKey;
+  /** basicConstraints pathLenConstraint; default none. */
+  pathLength?: number;
+  /** false leaves keyCertSign out of the key usage (only for testing verifiers); default true. */
+  keyCertSign?: boolean;
 }
 
 export interface LeafOptions extends NameOptions {
@@ -102,27 +108,37 @@ async function certified(
   return { cert, keys, algorithm, certPem: cert.toString("pem") + "\n", keyPem: await privateKeyPem(keys.privateKey) };
 }
 
-/** A self-signed certificate authority (basicConstraints CA, keyCertSign + cRLSign). */
+/** A certificate authority (basicConstraints CA, keyCertSign + cRLSign): self-signed, or signed by `opts.issuer`. */
 export async function createCA(opts: CAOptions): Promise<CertifiedKey> {
   const algorithm = opts.algorithm ?? "ECDSA-P256";
   const keys = await generateKeyPair(algorithm);
   const now = Date.now();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: randomSerial(),
-    name: subjectOf(opts),
-    notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + (opts.validityDays ?? 365) * dayMs),
-    signingAlgorithm: signingAlgorithm(algorithm),
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
-        true,
-      ),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
-  });
+  const certSign = opts.keyCertSign === false ? 0 : x509.KeyUsageFlags.keyCertSign;
+  const extensions = [
+    new x509.BasicConstraintsExtension(true, opts.pathLength, true),
+    new x509.KeyUsagesExtension(certSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+    await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+  ];
+  const dates = { notBefore: new Date(now - 60_000), notAfter: new Date(now + (opts.validityDays ?? 365) * dayMs) };
+  const cert = opts.issuer
+    ? await x509.X509CertificateGenerator.create({
+      serialNumber: randomSerial(),
+      subject: subjectOf(opts),
+      issuer: opts.issuer.cert.subjectName,
+      ...dates,
+      signingAlgorithm: signingAlgorithm(opts.issuer.algorithm),
+      publicKey: keys.publicKey,
+      signingKey: opts.issuer.keys.privateKey,
+      extensions,
+    })
+    : await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: randomSerial(),
+      name: subjectOf(opts),
+      ...dates,
+      signingAlgorithm: signingAlgorithm(algorithm),
+      keys,
+      extensions,
+    });
   return await certified(cert, keys, algorithm);
 }
 

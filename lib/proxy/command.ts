@@ -7,6 +7,12 @@
  * with the first complete configuration (every listed Secret present) and is stopped cleanly
  * when `signal` aborts.
  *
+ * Readiness: with `--health-port`, `/readyz` (lib/proxy/health_endpoint.ts) passes only while
+ * HAProxy runs the configuration the proxy last accepted (passed `haproxy -c`): not before the
+ * first apply, not while an accepted configuration failed to start or reload, not while HAProxy
+ * is down. A configuration `haproxy -c` refuses was never accepted and does not make the proxy
+ * unready: the last good one keeps serving.
+ *
  * Watches use lib/cluster's Informer (watches that resume after the API server ends them,
  * relist on 410, backoff on errors) and its keep-alive client. Each object is watched with a
  * `metadata.name` field selector, which is what a Role limited by `resourceNames` allows.
@@ -24,7 +30,9 @@ import { Applier, type ApplyResult, type DesiredState } from "./apply.ts";
 import { parseSecretRefs, type SecretRef, tlsSecretPem } from "./files.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { HAProxy } from "./haproxy.ts";
+import { startHealthEndpoint } from "./health_endpoint.ts";
 import { applyFailures } from "./metrics.ts";
+import { HealthChecks } from "../serving/health.ts";
 
 export type { ProxySettings };
 
@@ -66,8 +74,20 @@ export async function runProxy(
       userAgent: "ingress-controller-proxy",
     });
   const runtime = new ProxyRuntime(settings, namespace, workDir, certDir, client, hooks);
+  const health = new HealthChecks();
+  health.register("serving-config", () => {
+    const problem = runtime.notServing();
+    if (problem) throw new Error(problem);
+  });
   try {
-    await runtime.run(stop);
+    const endpoint = settings.healthPort
+      ? startHealthEndpoint(health, settings.bindAddress, settings.healthPort)
+      : null;
+    try {
+      await runtime.run(stop);
+    } finally {
+      await endpoint?.close();
+    }
   } finally {
     await runtime.shutdown();
     if (!hooks.client) client.close();
@@ -95,6 +115,13 @@ function checkSettings(s: ProxySettings, namespace: string): void {
       throw new SetupError(`${flag}: ${port} is not a TCP port (1-65535)`);
     }
   }
+  const health = s.healthPort ?? 0;
+  if (!Number.isInteger(health) || health < 0 || health > 65535) {
+    throw new SetupError(`--health-port: ${health} is not a TCP port (1-65535, or 0 for none)`);
+  }
+  const taken = ([["--http-port", s.httpPort], ["--https-port", s.httpsPort], ["--stats-port", s.statsPort]] as const)
+    .find(([, port]) => port === health);
+  if (taken) throw new SetupError(`--health-port: ${health} is already ${taken[0]}; give another port`);
 }
 
 async function checkBinary(binary: string): Promise<void> {
@@ -138,6 +165,10 @@ class ProxyRuntime {
   #lastProblem = "";
   /** An input that failed deterministically (haproxy -c); not re-tried until it changes. */
   #refused: DesiredState | null = null;
+  /** Why nothing is applied yet (the readiness reason until the first successful apply). */
+  #waiting: string;
+  /** Set while a configuration that passed `haproxy -c` failed to start or reload: why. */
+  #unapplied: string | null = null;
 
   constructor(
     readonly settings: ProxySettings,
@@ -159,12 +190,20 @@ class ProxyRuntime {
       onUnexpectedExit: () => this.#scheduleRetry("haproxy exited"),
     });
     this.applier = new Applier({ haproxy: this.haproxy, workDir, certDir });
+    this.#waiting = `waiting for the ConfigMap ${namespace}/${settings.configmap}`;
     this.#configMap = new Informer(client, resources.configMaps, {
       namespace,
       fieldSelector: `metadata.name=${settings.configmap}`,
     });
     const kick = () => this.#kick();
     this.#configMap.on({ onAdd: kick, onUpdate: kick, onDelete: kick });
+  }
+
+  /** Why HAProxy does not run the configuration last accepted, or null (the readiness check). */
+  notServing(): string | null {
+    if (!this.applier.current) return this.#unapplied ?? `no configuration applied yet: ${this.#waiting}`;
+    if (!this.haproxy.running) return "haproxy is not running; it is being restarted with the last good configuration";
+    return this.#unapplied;
   }
 
   async run(stop: AbortSignal): Promise<void> {
@@ -225,8 +264,9 @@ class ProxyRuntime {
   /** Logs a problem once (until another one occurs); returns null for `return this.#problem(…)`. */
   #problem(msg: string, fields: Record<string, unknown>, input = false): null {
     const text = msg + JSON.stringify(fields);
+    this.#waiting = `${msg}: ${JSON.stringify(fields)}`;
     if (input) applyFailures.inc({ stage: "input" });
-    this.hooks.onProblem?.(`${msg}: ${JSON.stringify(fields)}`);
+    this.hooks.onProblem?.(this.#waiting);
     if (text === this.#lastProblem) return null;
     this.#lastProblem = text;
     log.error(msg, fields);
@@ -244,17 +284,19 @@ class ProxyRuntime {
       [desired, restartingLastGood] = [lastGood, true];
     }
     const result = await this.applier.apply(desired);
-    this.hooks.onApply?.(result);
     this.#lastProblem = "";
     if (result.ok) {
-      if (!restartingLastGood) this.#refused = null;
+      if (!restartingLastGood) [this.#refused, this.#unapplied] = [null, null];
       this.#retry.reset();
       clearTimeout(this.#retryTimer);
     } else if (result.stage === "check" || result.stage === "input") {
       this.#refused = desired; // the same input would fail the same way: wait for a change
+      this.#waiting = `the configuration was refused (${result.stage}): ${result.error}`;
     } else {
+      this.#unapplied = `the accepted configuration is not running: ${result.stage} failed: ${result.error}`;
       this.#scheduleRetry(`${result.stage} failed`);
     }
+    this.hooks.onApply?.(result);
   }
 
   /**
@@ -268,6 +310,7 @@ class ProxyRuntime {
     if (!cm) {
       if (this.#lastProblem !== "no configmap") log.info("waiting for the proxy ConfigMap", where);
       this.#lastProblem = "no configmap";
+      this.#waiting = `waiting for the ConfigMap ${this.namespace}/${cmName}`;
       this.#syncSecretWatches([]);
       return null;
     }
@@ -299,6 +342,7 @@ class ProxyRuntime {
         const key = `no secret ${ref.namespace}/${ref.name}`;
         if (this.#lastProblem !== key) log.info("waiting for a TLS Secret before applying", { secret: key.slice(10) });
         this.#lastProblem = key;
+        this.#waiting = `waiting for the TLS Secret ${ref.namespace}/${ref.name}`;
         return null;
       }
       try {

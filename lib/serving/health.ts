@@ -1,10 +1,13 @@
 /**
  * @module serving/health
  * `/healthz`, `/livez`, `/readyz` in Kubernetes' format: `ok` when every check passes, otherwise
- * 500 with one `[+]name ok` / `[-]name failed` line per check; `?verbose` always lists them,
- * `?exclude=name` skips one, `/readyz/<name>` runs a single check. Other modules register
- * checks (the controller: "informers synced"; the proxy: "config published").
+ * 500 with one `[+]name ok` / `[-]name failed: reason withheld` line per check; `?verbose` always
+ * lists them, `?exclude=name` skips one, `/readyz/<name>` runs a single check. As in Kubernetes,
+ * a failing check's reason is not sent to the (often anonymous) prober but logged, once each
+ * time it changes. Other modules register checks (the controller: "informers-synced"; the
+ * proxy: "serving-config").
  */
+import { log } from "../log/logger.ts";
 
 export type Check = () => void | Promise<void>;
 export type Probe = "healthz" | "livez" | "readyz";
@@ -22,19 +25,28 @@ export interface ProbeReply {
 
 export class HealthChecks {
   readonly #checks: Registered[] = [{ name: "ping", check: () => {}, probes: new Set(["healthz", "livez", "readyz"]) }];
+  /** The reason last logged per failing check, so that a probe every few seconds logs a change once. */
+  readonly #failing = new Map<string, string>();
 
   /**
-   * Adds a check; it throws (or rejects) when unhealthy. By default it counts for readiness and
-   * `/healthz`; pass `live: true` for checks whose failure should restart the process.
+   * Adds a check; it throws (or rejects) with the reason when unhealthy. By default it counts for
+   * readiness and `/healthz`; pass `live: true` for checks whose failure should restart the
+   * process. Returns a function that removes the check again.
    */
-  register(name: string, check: Check, opts: { live?: boolean } = {}): void {
+  register(name: string, check: Check, opts: { live?: boolean } = {}): () => void {
     if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) {
       throw new Error(`health check name "${name}" must be lower-case words with -`);
     }
     if (this.#checks.some((c) => c.name === name)) throw new Error(`health check "${name}" is already registered`);
     const probes = new Set<Probe>(["healthz", "readyz"]);
     if (opts.live) probes.add("livez");
-    this.#checks.push({ name, check, probes });
+    const entry = { name, check, probes };
+    this.#checks.push(entry);
+    return () => {
+      const i = this.#checks.indexOf(entry);
+      if (i >= 0) this.#checks.splice(i, 1);
+      this.#failing.delete(name);
+    };
   }
 
   /** Answers `/{probe}` or `/{probe}/{name}`; null when the path is not a probe path. */
@@ -54,14 +66,27 @@ export class HealthChecks {
       try {
         await c.check();
         lines.push(`[+]${c.name} ok`);
-      } catch {
+        this.#passed(c.name);
+      } catch (err) {
         failed = true;
         lines.push(`[-]${c.name} failed: reason withheld`);
+        this.#failed(c.name, probe, err);
       }
     }
     if (failed) return { status: 500, body: `${lines.join("\n")}\n${probe} check failed\n` };
     if (query.has("verbose")) return { status: 200, body: `${lines.join("\n")}\n${probe} check passed\n` };
     return { status: 200, body: "ok" };
+  }
+
+  #failed(name: string, probe: Probe, err: unknown): void {
+    const reason = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
+    if (this.#failing.get(name) === reason) return;
+    this.#failing.set(name, reason);
+    log.warn("health check failed", { check: name, probe, reason });
+  }
+
+  #passed(name: string): void {
+    if (this.#failing.delete(name)) log.info("health check passes again", { check: name });
   }
 }
 

@@ -41,9 +41,14 @@ Deno.test("token: a TTL of 0 disables the cache; entries expire after the TTL", 
   await none.authenticate("t");
   await none.authenticate("t");
   assert.equal(calls, 2);
-  const short = new TokenAuthenticator(review, 30);
+  let now = 1_000;
+  const short = new TokenAuthenticator(review, 30, { now: () => now });
   await short.authenticate("t");
-  await new Promise((r) => setTimeout(r, 80));
+  assert.equal(calls, 3);
+  now += 30;
   await short.authenticate("t");
-  assert.equal(calls, 4);
+  assert.equal(calls, 3, "cached for the whole TTL");
+  now += 1;
+  await short.authenticate("t");
+  assert.equal(calls, 4, "looked up again once the TTL has passed");
 });

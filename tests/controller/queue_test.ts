@@ -33,15 +33,35 @@ Deno.test("queue: a key added while in work is handled again after done, never t
   q.shutdown();
 });
 
-Deno.test("queue: a burst within the coalescing window becomes one item", async () => {
+Deno.test("queue: a burst within the coalescing window becomes one item, even with a worker waiting", async () => {
   const q = new WorkQueue({ coalesceMs: 30 });
+  let taken: string | undefined;
+  // A worker already waits: without coalescing it would get "a" at the first add, and the adds
+  // that follow (while it works) would queue "a" a second time.
+  const take = q.take().then((k) => (taken = k));
   q.add("a");
   for (let i = 0; i < 50; i++) q.add("a");
-  assert.equal(q.length, 1);
-  const k = await q.take();
-  assert.equal(k, "a");
-  q.done("a");
+  await Promise.resolve();
+  assert.equal(taken, undefined, "not handed out before the window ends");
+  assert.equal(q.processing, 0);
+  assert.equal(q.length, 1, "the burst is one waiting item");
+  await take; // the window ends (a timer): the worker gets the key once
+  assert.equal(taken, "a");
   assert.equal(q.length, 0);
+  q.done("a");
+  assert.equal(q.length, 0, "nothing was queued again by the burst");
+  assert.equal(q.processing, 0);
+  q.shutdown();
+});
+
+Deno.test("queue: coalesceMs 0 hands a key to a waiting worker at once", async () => {
+  const q = new WorkQueue();
+  let taken: string | undefined;
+  const take = q.take().then((k) => (taken = k));
+  q.add("a");
+  await take;
+  assert.equal(taken, "a");
+  q.done("a");
   q.shutdown();
 });
 

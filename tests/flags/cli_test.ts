@@ -162,6 +162,7 @@ Deno.test("proxy: flags parsed into ProxySettings", async () => {
     httpPort: 8080,
     httpsPort: 443,
     statsPort: 56789,
+    healthPort: 56791,
   }]);
   const bad = await call(["proxy", "--stats-port=70000"]);
   assert.equal(bad.code, 2);

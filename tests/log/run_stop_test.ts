@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnRun } from "../app/spawn.ts";
 
-const main = new URL("../../main.ts", import.meta.url).pathname;
 const messages = (text: string) => text.split("\n").filter(Boolean).map((l) => l.replace(/^\S+ /, ""));
 
 Deno.test("`run` stopped by SIGTERM leaves every buffered line in the log file (spawned main.ts)", async () => {
@@ -20,29 +20,14 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `,
   );
-  const env = Deno.env.toObject();
-  for (const name of ["KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "INGRESS_CONTROLLER_ANALYTICS_URL"]) {
-    delete env[name];
-  }
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      main,
-      "run",
-      `--kubeconfig=${kubeconfig}`,
-      "--secure-port=0",
-      `--log_dir=${dir}`,
-      "--logtostderr=false",
-      "--stderrthreshold=INFO", // every line on stderr too, unbuffered: what the file must hold
-      "--log-flush-frequency=1h", // nothing is flushed by the timer during the test
-    ],
-    env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnRun([
+    `--kubeconfig=${kubeconfig}`,
+    "--secure-port=0",
+    `--log_dir=${dir}`,
+    "--logtostderr=false",
+    "--stderrthreshold=INFO", // every line on stderr too, unbuffered: what the file must hold
+    "--log-flush-frequency=1h", // nothing is flushed by the timer during the test
+  ]);
   // Fail-safe: a run that does not stop on SIGTERM is killed and the test fails on its exit status.
   const failSafe = setTimeout(() => child.kill("SIGKILL"), 60_000);
   let stderr = "";

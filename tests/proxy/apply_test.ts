@@ -235,7 +235,10 @@ Deno.test("TLS: PEMs and crt-list are written before the config; SNI picks the c
     assert.match(await httpsGet(p.bind, p.httpsPort, "web.test", webCert.caPem), /"name":"web"/);
     assert.match(await httpsGet(p.bind, p.httpsPort, "api.test", apiCert.caPem), /"name":"api"/);
     // The web certificate is not trusted for api.test: proves SNI chose the certificate.
-    await assert.rejects(httpsGet(p.bind, p.httpsPort, "api.test", webCert.caPem));
+    await assert.rejects(
+      httpsGet(p.bind, p.httpsPort, "api.test", webCert.caPem),
+      /invalid peer certificate: UnknownIssuer/,
+    );
 
     // A certificate change is a reload (not a runtime change), and the old PEM of a removed host goes.
     const webCert2 = await testCertificate("web.test");

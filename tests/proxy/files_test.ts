@@ -75,7 +75,9 @@ Deno.test("parseSecretRefs accepts the contract's shape and refuses unsafe entri
     [null],
     ["x_y.pem"],
   ];
-  for (const b of bad) assert.throws(() => parseSecretRefs(JSON.stringify(b)), Error, JSON.stringify(b));
+  for (const b of bad) {
+    assert.throws(() => parseSecretRefs(JSON.stringify(b)), /^Error: secrets\.json/, JSON.stringify(b));
+  }
   assert.throws(() => parseSecretRefs("{not json"), /not JSON/);
 });
 

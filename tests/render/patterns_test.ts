@@ -163,7 +163,9 @@ Deno.test("IP literals", () => {
 
 Deno.test("sq refuses anything that could leave the single quotes", () => {
   assert.equal(sq("/a"), "'/a'");
-  for (const bad of ["'", "a\nb", "a b", "\\", "é"]) assert.throws(() => sq(bad));
+  for (const bad of ["'", "a\nb", "a b", "\\", "é"]) {
+    assert.throws(() => sq(bad), /^Error: refusing to place unsafe value in the HAProxy configuration: /, bad);
+  }
   assert.equal(wildcardRegex("*.example.com"), "^[^.]+[.]example[.]com$");
-  assert.throws(() => wildcardRegex("example.com"));
+  assert.throws(() => wildcardRegex("example.com"), /^Error: not a wildcard host: "example.com"$/);
 });

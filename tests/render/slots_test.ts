@@ -18,7 +18,7 @@ Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 di
     "    server s3 127.0.0.1:1 disabled check inter 2s",
     "    server s4 127.0.0.1:1 disabled check inter 2s",
   ]);
-  assert.throws(() => slotLines([], "disabled"));
+  assert.throws(() => slotLines([], "disabled"), /^Error: invalid server params disabled$/);
   for (const line of slotLines([{ address: "10.0.0.1", port: 80 }], "weight 1")) assert.match(line, SLOT_LINE);
 });
 
