@@ -154,8 +154,8 @@ export async function reviewIngress(
   let denied = built.problems.filter((p) => !NOT_JUDGED.has(p.reason) && !WARN.has(p.reason));
   // "nothing to serve" only follows from the field errors already named.
   if (denied.some((p) => p.reason !== "NothingToServe")) denied = denied.filter((p) => p.reason !== "NothingToServe");
-  const warnings = built.problems.filter((p) => WARN.has(p.reason)).map((p) => oneLine([p.message], 300));
-  if (denied.length > 0) return deny(uid, oneLine(denied.map(reasonOf)));
+  const warnings = built.problems.filter((p) => WARN.has(p.reason)).map((p) => denialMessage([p.message], 300));
+  if (denied.length > 0) return deny(uid, denialMessage(denied.map(reasonOf)));
   if (!o.xray) return allow(uid, warnings);
 
   const rendered = render(built.model, o.xray.templates);
@@ -168,12 +168,14 @@ export async function reviewIngress(
   if (check.ok) return allow(uid, warnings);
   // The check itself could not run: not proven wrong, but not checked either, so refused.
   if (check.errors.length === 1 && /^haproxy -c did not finish/.test(check.errors[0])) {
-    return deny(uid, oneLine([`${check.errors[0]}: ${tooLate}`]), 503);
+    return deny(uid, denialMessage([`${check.errors[0]}: ${tooLate}`]), 503);
   }
   if (check.errors.length === 1 && /^haproxy binary .* not found/.test(check.errors[0])) {
     return deny(
       uid,
-      oneLine([`the xray cannot run: ${check.errors[0]} (install it or start with --bypass-validating-webhook-xray)`]),
+      denialMessage([
+        `the xray cannot run: ${check.errors[0]} (install it or start with --bypass-validating-webhook-xray)`,
+      ]),
       503,
     );
   }
@@ -182,7 +184,7 @@ export async function reviewIngress(
   );
   return deny(
     uid,
-    oneLine([`haproxy refuses the configuration this Ingress produces: ${alerts.slice(0, 3).join(" / ")}`]),
+    denialMessage([`haproxy refuses the configuration this Ingress produces: ${alerts.slice(0, 3).join(" / ")}`]),
   );
 }
 
