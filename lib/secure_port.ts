@@ -4,7 +4,7 @@
  * it (lib/admission's webhook). Both sides import this module and neither imports the other: the
  * run wiring (lib/app/run.ts) hands the mounts to the serving part.
  */
-import type { RunContext } from "./app/run.ts";
+import type { RunContext } from "./run_part.ts";
 
 /** One HTTP answer. */
 export interface Reply {

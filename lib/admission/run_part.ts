@@ -5,7 +5,7 @@
  * part, which mounts its route before the port starts and calls `serving` (the registration)
  * once it serves. Null when `--enable-validating-webhook` is off (always in B and C) or HTTPS is off.
  */
-import type { RunContext } from "../app/run.ts";
+import type { RunContext } from "../run_part.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { log } from "../log/logger.ts";
 import type { SecurePortMount } from "../secure_port.ts";

@@ -5,25 +5,12 @@
  * parts of the controller. The parts are added here by their owners, one line each.
  */
 
-import type { KubeConfig } from "@kubernetes/client-node";
 import { loadKubeConfig } from "../cluster/access.ts";
 import type { Config } from "../flags/config.ts";
 import { log } from "../log/logger.ts";
+import type { RunContext, RunPart } from "../run_part.ts";
 
-/** What `startRun` hands to the parts it starts. */
-export interface RunContext {
-  readonly config: Config;
-  readonly kubeConfig: KubeConfig;
-  readonly signal: AbortSignal;
-}
-
-/**
- * One part of the running controller: resolves when it has stopped (after `signal` aborts).
- * Parts are called one after the other in one synchronous pass, so a health check a part
- * registers before its first `await` exists before any later part (the secure port) can answer
- * a probe.
- */
-export type RunPart = (ctx: RunContext) => Promise<void>;
+export type { RunContext, RunPart };
 
 /** The parts `run` starts by default, one line each; all are loaded before the first is called. */
 const defaultParts: readonly (() => Promise<RunPart>)[] = [

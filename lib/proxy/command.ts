@@ -32,7 +32,7 @@ import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { HAProxy } from "./haproxy.ts";
 import { startHealthEndpoint } from "./health_endpoint.ts";
 import { applyFailures } from "./metrics.ts";
-import { HealthChecks } from "../serving/health.ts";
+import { HealthChecks } from "../health.ts";
 
 export type { ProxySettings };
 

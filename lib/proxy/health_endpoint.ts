@@ -7,7 +7,7 @@
  */
 import { SetupError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import type { HealthChecks } from "../serving/health.ts";
+import type { HealthChecks } from "../health.ts";
 
 export interface HealthEndpoint {
   /** The port it listens on (the given one, or the one chosen for port 0 in tests). */

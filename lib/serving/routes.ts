@@ -7,7 +7,7 @@
  */
 import { registry } from "../metrics.ts";
 import type { Reply } from "../secure_port.ts";
-import type { HealthChecks } from "./health.ts";
+import type { HealthChecks } from "../health.ts";
 import { openApiDocument, type PathDoc, swaggerPage } from "./openapi.ts";
 import { defaultCpuSeconds, defaultHeapSeconds, maxProfileSeconds, Profiler } from "./profiling.ts";
 

@@ -6,10 +6,10 @@
  * webhook), starts serving with the process-wide health checks, tells the mounts once the port
  * serves, and on stop closes the listeners first and then the mounts and the audit backends.
  */
-import type { RunContext } from "../app/run.ts";
+import type { RunContext } from "../run_part.ts";
 import { createAuditor } from "../audit/auditor.ts";
 import type { SecurePortMount, SecurePortMountFactory } from "../secure_port.ts";
-import { processHealth } from "./health.ts";
+import { processHealth } from "../health.ts";
 import { startServing } from "./server.ts";
 
 export async function runServing(ctx: RunContext, factories: readonly SecurePortMountFactory[] = []): Promise<void> {

@@ -22,7 +22,7 @@ import { SetupError, UsageError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { loadServingCertificates, sniCallback } from "./certificates.ts";
 import { ConnectionGuard, type RequestGuard } from "./connection_guard.ts";
-import { HealthChecks } from "./health.ts";
+import { HealthChecks } from "../health.ts";
 import { Profiler } from "./profiling.ts";
 import { observeRequest, tlsRefused } from "./request_metrics.ts";
 import { Routes } from "./routes.ts";

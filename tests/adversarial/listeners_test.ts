@@ -16,7 +16,7 @@ import tls from "node:tls";
 import type { AccessReviewer } from "../../lib/auth/authorizer.ts";
 import type { TokenReviewer } from "../../lib/auth/token.ts";
 import { registry } from "../../lib/metrics.ts";
-import { HealthChecks } from "../../lib/serving/health.ts";
+import { HealthChecks } from "../../lib/health.ts";
 import { type ServingDeps, type ServingHandle, startServing } from "../../lib/serving/server.ts";
 import { defaultSettings, type ServingSettings } from "../../lib/serving/settings.ts";
 import { h2get, request, tempDir } from "../serving/helpers.ts";

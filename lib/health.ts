@@ -1,5 +1,5 @@
 /**
- * @module serving/health
+ * @module health
  * `/healthz`, `/livez`, `/readyz` in Kubernetes' format: `ok` when every check passes, otherwise
  * 500 with one `[+]name ok` / `[-]name failed: reason withheld` line per check; `?verbose` always
  * lists them, `?exclude=name` skips one, `/readyz/<name>` runs a single check. As in Kubernetes,
@@ -7,7 +7,7 @@
  * time it changes. Other modules register checks (the controller: "informers-synced"; the
  * proxy: "serving-config").
  */
-import { log } from "../log/logger.ts";
+import { log } from "./log/logger.ts";
 
 export type Check = () => void | Promise<void>;
 export type Probe = "healthz" | "livez" | "readyz";
