@@ -63,6 +63,7 @@ export class BufferedSink implements Sink {
   #wake: (() => void) | null = null;
   /** The worker only needs waking once the queue holds this many events. */
   #wakeAt = 1;
+  #throttled = false;
   readonly #worker: Promise<void>;
   readonly #bucket: TokenBucket | null;
   readonly #warnFull = everyFewSeconds();
@@ -78,6 +79,11 @@ export class BufferedSink implements Sink {
   /** Events waiting in the buffer. */
   get queued(): number {
     return this.#queue.length;
+  }
+
+  /** Whether the worker is waiting for the throttle to let the next batch go. */
+  get throttled(): boolean {
+    return this.#throttled;
   }
 
   offer(event: AuditEvent): void {
@@ -128,7 +134,11 @@ export class BufferedSink implements Sink {
       }
       // A partial batch waits for more events up to the maximum wait, counted from when the worker saw its first event.
       if (maxBatchWaitMs > 0 && this.#queue.length < maxBatchSize) await this.#waitFor(maxBatchSize, maxBatchWaitMs);
-      if (this.#bucket && !this.#closing) await this.#bucket.take(() => this.#closing);
+      if (this.#bucket && !this.#closing) {
+        this.#throttled = true;
+        await this.#bucket.take(() => this.#closing);
+        this.#throttled = false;
+      }
       const batch = this.#queue.length <= maxBatchSize ? this.#queue : this.#queue.slice(0, maxBatchSize);
       this.#queue = batch === this.#queue ? [] : this.#queue.slice(maxBatchSize);
       batchSize.observe({ backend: this.name }, batch.length);

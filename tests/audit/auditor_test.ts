@@ -365,8 +365,14 @@ Deno.test("auditor: throttling holds batches back to the rate; shutdown lifts it
     }));
     for (let i = 0; i < 3; i++) await auditor.begin(request({ auditID: `th-${i}` }))!.complete(200);
     const lines = async () => (await Deno.readTextFile(path)).split("\n").filter(Boolean).length;
-    for (let i = 0; i < 500 && (await lines()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 100)); // room for a broken throttle to write more
+    // Wait until the worker holds the next batch back (or, with a broken throttle, wrote them all).
+    const sink = (auditor as PolicyAuditor).sinks[0] as BufferedSink;
+    for (let i = 0; i < 1000; i++) {
+      const written = await lines();
+      if ((sink.throttled && written >= 1) || written === 3) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(sink.throttled, true, "the worker waits for the throttle");
     assert.equal(await lines(), 1, "only the burst went out");
     await auditor.shutdown();
     assert.deepEqual((await readEvents(path)).map((e) => e.auditID), ["th-0", "th-1", "th-2"]);
