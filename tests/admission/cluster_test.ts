@@ -179,7 +179,8 @@ async function startRun(kubeconfig: string, dir: string, port: number, extra: st
   ]);
   try {
     let live = 0;
-    for (let i = 0; i < 100 && live !== 200; i++) {
+    // A fail-safe, not a speed check: start-up (serving certificate, registration) is slow under load.
+    for (let i = 0; i < 600 && live !== 200; i++) {
       live = (await request({ port, path: "/livez" }).catch(() => ({ status: 0 }))).status;
       if (live !== 200) await new Promise((r) => setTimeout(r, 100));
     }

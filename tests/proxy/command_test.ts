@@ -178,10 +178,16 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
 
     // 4. Certificate rotation in the Secret: reload, the new certificate is served.
     const cert2 = await testCertificate("web.test");
+    const appliedBeforeRotation = results.length;
     await api(cp, "PUT", `/api/v1/namespaces/${NS}/secrets/${SECRET}`, tlsSecret(cert2));
     await eventually(
       "the new certificate",
       async () => /"name":"two"/.test(await httpsGet(bind, httpsPort, "web.test", cert2.caPem)) || undefined,
+    );
+    // The apply result may be reported after the new certificate already serves: wait for it.
+    await eventually(
+      "the rotation's apply result",
+      () => Promise.resolve(results.length > appliedBeforeRotation || undefined),
     );
 
     // 5. A Secret whose certificate is not PEM is not used: nothing is applied, the last good
