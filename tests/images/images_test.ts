@@ -19,6 +19,7 @@ let built: Promise<{ dir: string; images: Map<ImageName, BuiltImage> }> | null =
 function images() {
   built ??= (async () => {
     const dir = await Deno.makeTempDir({ prefix: "ic-images-test-" });
+    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
     const list = await buildImages(dir, () => {});
     return { dir, images: new Map(list.map((b) => [b.name, b])) };
   })();
@@ -171,6 +172,3 @@ Deno.test("the proxy image runs `proxy`: reads its ConfigMap through the API and
   assert.match(await proxy.output(), /proxy starting namespace="image-proxy"/);
 });
 
-Deno.test("(cleanup) remove the test images", async () => {
-  if (built) await Deno.remove((await built).dir, { recursive: true });
-});
