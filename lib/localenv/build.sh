@@ -16,7 +16,7 @@ ETCD_VERSION=v3.6.16
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 say() { printf '[testenv build] %s\n' "$*" >&2; }
 
-known="etcd kube-apiserver echo pause"
+known="etcd kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy echo pause"
 targets=("$@")
 for t in "${targets[@]}"; do
   if [[ " $known " != *" $t "* ]]; then
@@ -39,9 +39,6 @@ fi
 
 out="${XDG_CACHE_HOME:-$HOME/.cache}/ingress-controller/testenv/$K8S_VERSION"
 mkdir -p "$out"
-# Parallel test processes may all ask for the binaries: one builds, the others wait and reuse.
-exec 9>"$out/.lock"
-flock 9
 
 # A stamp of the pinned module files: editing a go.mod rebuilds the binary it describes. Whole-line
 # comments are left out, so editing a go.mod's explanation never forces a rebuild.
@@ -57,8 +54,13 @@ build() {
   local name=$1 dir=$2 pkg=$3 ldflags=$4
   local stamp
   stamp="$(stamp_of "$dir")"
+  # Parallel processes may all ask for a binary: one builds it, the others wait and reuse it.
+  # One lock per module directory, so a long node build never holds up the control plane's binaries.
+  exec 9>"$out/.lock-$dir"
+  flock 9
   if [[ -x "$out/$name" && "$(cat "$out/$name.stamp" 2>/dev/null)" == "$stamp" ]]; then
     say "$name: cached at $out/$name"
+    flock -u 9
     return
   fi
   if ! command -v go >/dev/null 2>&1; then
@@ -87,6 +89,7 @@ build() {
   mv -f "$tmp" "$out/$name"
   stamp_of "$dir" >"$out/$name.stamp" # after the build: -mod=mod may have completed go.mod/go.sum
   say "$name: built in $((SECONDS - t0))s -> $out/$name"
+  flock -u 9
 }
 
 minor="${K8S_VERSION#v1.}"
@@ -98,6 +101,7 @@ for t in "${targets[@]}"; do
   case $t in
     etcd) build etcd etcd . "" ;;
     kube-apiserver) build kube-apiserver kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags" ;;
+    kube*) build "$t" kube-node "k8s.io/kubernetes/cmd/$t" "$k8s_ldflags" ;; # the node's, same version and stamps
     *) build "$t" "$t" . "" ;; # the small programs of our own (standard library only)
   esac
 done
