@@ -51,6 +51,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [grpc]
   address = "${p.containerdSocket}"
 
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${p.containerdRoot}/opt"
+
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "${sandboxImage}"
   restrict_oom_score_adj = true
@@ -136,7 +139,7 @@ export function kubeProxyConfig(kubeconfig: string): string {
       clusterCIDR: net.clusterCidr,
       bindAddress: net.nodeIp,
       healthzBindAddress: "",
-      metricsBindAddress: "127.0.0.1:0",
+      metricsBindAddress: "127.0.0.1:10249",
       // Leave the namespace's conntrack settings alone (the sandbox may refuse to change them).
       conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: "0s", tcpCloseWaitTimeout: "0s" },
     },
