@@ -12,9 +12,8 @@ import { join } from "node:path";
 /** Addresses inside the cluster's network namespace; none is routed anywhere outside it. */
 export const net = {
   nodeName: "node-1",
-  /** On a dummy interface: the node's address (API server advertise address, kubelet). */
+  /** On the namespace's loopback interface: the node's address (API server advertise address, kubelet). */
   nodeIp: "10.254.0.1",
-  nodeCidr: "10.254.0.1/24",
   /** Pods, on the CNI bridge. */
   podCidr: "10.244.0.0/24",
   clusterCidr: "10.244.0.0/16",

@@ -6,7 +6,7 @@
  * (imported, never pulled).
  *
  * Everything runs in namespaces of its own (`unshare --net --mount --pid --fork --kill-child`):
- * the network namespace has a loopback, a dummy interface with the node's address and the pods'
+ * the network namespace has a loopback interface (also carrying the node's address) and the pods'
  * bridge, and no route out, so no packet to a pod or service address can leave the machine; the
  * mount namespace holds every mount (overlay snapshots, pod volumes, tmpfs over /run and /var/log);
  * the PID namespace holds every process, containers included. Whatever way the test process ends,
@@ -125,17 +125,17 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     await new Deno.Command("sh", { args: ["-c", cgroupCleanup(cgroups)], stdout: "null", stderr: "null" }).output();
   };
   // Inside: own /run and /var/log (pod netns files, runc state, container logs), the node's
-  // address on a dummy interface, a route for service addresses to it, forwarding on.
+  // address on the loopback interface (our kernels have no dummy interfaces), a route for service
+  // addresses (kube-proxy rewrites them; the route only has to exist) with the node's address as
+  // source, forwarding on.
   const setup = [
     "set -e",
     "mount --make-rprivate /",
     "mount -t tmpfs tmpfs /run",
     "mount -t tmpfs tmpfs /var/log",
     "ip link set lo up",
-    "ip link add node0 type dummy",
-    `ip addr add ${net.nodeCidr} dev node0`,
-    "ip link set node0 up",
-    `ip route add ${net.serviceCidr} dev node0`,
+    `ip addr add ${net.nodeIp}/32 dev lo`,
+    `ip route add ${net.serviceCidr} dev lo src ${net.nodeIp}`,
     "echo 1 > /proc/sys/net/ipv4/ip_forward",
     'exec "$@"',
   ].join("\n");
@@ -152,7 +152,12 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
             Deno.kill(nsPid, "SIGTERM");
           } catch { /* already gone */ }
         }
-        const done = await Promise.race([proc.exited.then(() => true), sleep(60_000).then(() => false)]);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const done = await Promise.race([
+          proc.exited.then(() => true),
+          new Promise<boolean>((r) => timer = setTimeout(() => r(false), 60_000)),
+        ]);
+        clearTimeout(timer);
         if (!done) say("[cluster] PID 1 did not stop within 60 s: killing the namespaces");
       }
       await proc?.stop(1000);
