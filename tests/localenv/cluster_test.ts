@@ -175,3 +175,88 @@ Deno.test("a real node runs the echo backend behind a Service and the controller
   assert.ok(!processExists(pid1), `the cluster's PID 1 (${pid1}) is still there`);
   assert.equal(await Deno.stat(cluster.dir).then(() => true, () => false), false);
 });
+
+Deno.test("deno task cluster leaves nothing behind when it is killed (SIGKILL) with a pod running", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ic-cluster-crash-" });
+  const kubeconfigOut = `${dir}/kubeconfig`;
+  const enterOut = `${dir}/enter`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../../lib/localenv/cluster/main.ts", import.meta.url).pathname],
+    env: { KUBECONFIG_OUT: kubeconfigOut, CLUSTER_ENTER_OUT: enterOut },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  let killed = false;
+  try {
+    const enter = await eventually("the enter command", async () => {
+      if (killed) throw new Error("stopped");
+      return (await Deno.readTextFile(enterOut).catch(() => "")).trim() || undefined;
+    }, 600_000);
+    assert.match(enter, /^nsenter --net=\/proc\/\d+\/ns\/net$/);
+    const pid1 = Number(enter.match(/\/proc\/(\d+)\//)![1]);
+    const clusterDir = (await Deno.readTextFile(`/proc/${pid1}/cmdline`)).split("\0").find((a) =>
+      a.includes("/ic-cluster-")
+    )!;
+    const cgroups = [...Deno.readDirSync("/sys/fs/cgroup")].map((e) => `/sys/fs/cgroup/${e.name}${clusterDir.slice(4)}`)
+      .filter((d) => d.includes("/ic-cluster-"));
+    // A pod, so that containers, their mounts, veths and cgroups exist when the runner dies.
+    const { parse } = await import("yaml");
+    const kc = parse(await Deno.readTextFile(kubeconfigOut));
+    const b64 = (s: string) => atob(s);
+    const client = Deno.createHttpClient({
+      caCerts: [b64(kc.clusters[0].cluster["certificate-authority-data"])],
+      cert: b64(kc.users[0].user["client-certificate-data"]),
+      key: b64(kc.users[0].user["client-key-data"]),
+    });
+    const server = kc.clusters[0].cluster.server;
+    try {
+      await eventually("the default service account", async () => {
+        const res = await fetch(`${server}/api/v1/namespaces/default/serviceaccounts/default`, { client });
+        await res.body?.cancel();
+        return res.ok || undefined;
+      });
+      const res = await fetch(`${server}/api/v1/namespaces/default/pods`, {
+        client,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          metadata: { name: "echo" },
+          spec: { containers: [{ name: "echo", image: "ingress-controller-test/echo:dev", imagePullPolicy: "Never" }] },
+        }),
+      });
+      assert.ok(res.ok, await res.text());
+      await eventually("the pod to run", async () => {
+        const pod = await (await fetch(`${server}/api/v1/namespaces/default/pods/echo`, { client })).json();
+        return pod.status?.phase === "Running" || undefined;
+      });
+    } finally {
+      client.close();
+    }
+    const shims = await new Deno.Command("pgrep", { args: ["-f", clusterDir], stdout: "piped" }).output();
+    assert.ok(new TextDecoder().decode(shims.stdout).trim().split("\n").length > 3, "no cluster processes found");
+
+    child.kill("SIGKILL");
+    killed = true;
+    await child.status;
+    await eventually("everything to be gone", async () => {
+      const left = await new Deno.Command("pgrep", { args: ["-f", clusterDir], stdout: "piped" }).output();
+      const procs = new TextDecoder().decode(left.stdout).trim();
+      const dirs = [clusterDir, ...cgroups].filter((d) => {
+        try {
+          Deno.statSync(d);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      return !procs && !processExists(pid1) && dirs.length === 0 ? true : undefined;
+    }, 60_000);
+  } finally {
+    if (!killed) child.kill("SIGKILL");
+    await child.status;
+    await output;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
