@@ -11,6 +11,7 @@
  */
 import { buildImages } from "../lib/images/build.ts";
 import { startCluster } from "../lib/localenv/cluster/mod.ts";
+import { echoDeployment } from "../lib/localenv/cluster/echo.ts";
 
 interface Figure {
   name: string;
@@ -51,32 +52,12 @@ try {
         }))
       ) await new Promise((r) => setTimeout(r, 100));
       t = performance.now();
-      const labels = { app: "echo" };
       const res = await cluster.adminFetch(
         `/apis/apps/v1/namespaces/${ns}/deployments/echo?fieldManager=bench&force=true`,
         {
           method: "PATCH",
           headers: { "content-type": "application/apply-patch+yaml" },
-          body: JSON.stringify({
-            apiVersion: "apps/v1",
-            kind: "Deployment",
-            metadata: { name: "echo", namespace: ns },
-            spec: {
-              replicas: 1,
-              selector: { matchLabels: labels },
-              template: {
-                metadata: { labels },
-                spec: {
-                  containers: [{
-                    name: "echo",
-                    image: "ingress-controller-test/echo:dev",
-                    imagePullPolicy: "Never",
-                    readinessProbe: { httpGet: { path: "/", port: 8080 }, periodSeconds: 1 },
-                  }],
-                },
-              },
-            },
-          }),
+          body: JSON.stringify(echoDeployment(ns, 1)),
         },
       );
       if (!res.ok) throw new Error(`apply: ${res.status} ${await res.text()}`);

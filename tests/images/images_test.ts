@@ -12,6 +12,7 @@ import { runImage } from "../../lib/localenv/container.ts";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { freePort, freePorts } from "../../lib/localenv/ports.ts";
+import { eventually } from "../../lib/localenv/harness.ts";
 import { buildConfig, get, loopbackAddress } from "../proxy/fixtures.ts";
 
 // runc runs containers as root here (the README's commands run as root on CI).
@@ -32,21 +33,6 @@ async function archive(name: ImageName): Promise<string> {
   const b = (await images()).images.get(name);
   assert.ok(b, `image ${name} was not built`);
   return b.archive;
-}
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (last error: ${last})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 Deno.test("deno task images writes one docker archive per image, named after the option table's defaults", async () => {

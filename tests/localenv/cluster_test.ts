@@ -14,6 +14,8 @@ import { startController } from "../../lib/controller/controller.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import { processExists } from "../../lib/localenv/process.ts";
 import { log } from "../../lib/log/logger.ts";
+import { eventually } from "../../lib/localenv/harness.ts";
+import { echoDeployment } from "../../lib/localenv/cluster/echo.ts";
 
 const NS = "cluster-e2e";
 // containerd, runc and the kubelet need root (the README's commands run as root on CI).
@@ -28,21 +30,6 @@ async function api(cluster: Cluster, method: string, path: string, body?: unknow
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return JSON.parse(text);
-}
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last})`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 interface Pod {
@@ -60,7 +47,7 @@ async function readyPods(cluster: Cluster, selector: string, n: number): Promise
     );
     const ready = (list.items as Pod[]).filter(isReady);
     return ready.length === n ? ready : undefined;
-  });
+  }, 180_000);
 }
 
 Deno.test({
@@ -79,30 +66,10 @@ Deno.test({
     await api(c, "POST", "/api/v1/namespaces", { metadata: { name: NS } });
 
     await t.step("echo Deployment (2 replicas) + Service: requests to the cluster IP reach both pods", async () => {
-      const labels = { app: "echo" };
-      await api(c, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, {
-        metadata: { name: "echo", namespace: NS },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              containers: [{
-                name: "echo",
-                image: "ingress-controller-test/echo:dev",
-                imagePullPolicy: "Never",
-                env: [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }],
-                ports: [{ name: "http", containerPort: 8080 }],
-                readinessProbe: { httpGet: { path: "/ready", port: 8080 }, periodSeconds: 1 },
-              }],
-            },
-          },
-        },
-      });
+      await api(c, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, echoDeployment(NS, 2));
       const svc = await api(c, "POST", `/api/v1/namespaces/${NS}/services`, {
         metadata: { name: "echo", namespace: NS },
-        spec: { selector: labels, ports: [{ name: "http", port: 80, targetPort: "http" }] },
+        spec: { selector: { app: "echo" }, ports: [{ name: "http", port: 80, targetPort: "http" }] },
       });
       const pods = await readyPods(c, "app=echo", 2);
       const names = new Set(pods.map((p) => p.metadata.name));
@@ -238,7 +205,7 @@ Deno.test({
       await eventually("the pod to run", async () => {
         const pod = await (await fetch(`${server}/api/v1/namespaces/default/pods/echo`, { client })).json();
         return pod.status?.phase === "Running" || undefined;
-      });
+      }, 120_000);
     } finally {
       client.close();
     }
