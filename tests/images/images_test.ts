@@ -84,17 +84,33 @@ Deno.test({ name: "the pause image runs until SIGTERM and then exits 0", ignore 
   }
 });
 
-Deno.test({ name: "the controller image runs the program and carries Debian's HAProxy 2.6", ignore }, async () => {
+Deno.test({
+  name: "the controller image runs the program (version, the exporter sidecar) and carries Debian's HAProxy 2.6",
+  ignore,
+}, async () => {
   const ctl = await archive("ingress-controller");
   const version = await runImage(ctl, { args: ["version"], ownNetwork: true });
   assert.equal((await version.exited).code, 0, await version.output());
   assert.match(await version.output(), /release A, version 9\.0\.0/);
   await version.stop();
 
-  const exporterHelp = await runImage(ctl, { args: ["exporter", "--help"], ownNetwork: true });
-  await exporterHelp.exited;
-  assert.match(await exporterHelp.output(), /--proxy\.scrape-uri/);
-  await exporterHelp.stop();
+  // The exporter sidecar for real (prom-client from the image's own Deno cache): with no HAProxy
+  // behind its scrape URI it still answers, with haproxy_up 0.
+  const [metricsPort, deadPort] = freePorts(2, "127.0.0.1");
+  await using exporter = await runImage(ctl, {
+    args: [
+      "exporter",
+      `--listen-address=127.0.0.1:${metricsPort}`,
+      `--proxy.scrape-uri=http://127.0.0.1:${deadPort}/;csv`,
+      "--proxy.timeout=1s",
+    ],
+  });
+  const metrics = await eventually("the exporter's metrics", async () => {
+    if (exporter.process.hasExited) throw new Error(`the exporter exited: ${await exporter.output()}`);
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    return res.ok ? await res.text() : void await res.body?.cancel();
+  }, 60_000);
+  assert.match(metrics, /^haproxy_up 0$/m);
 
   const haproxy = await runImage(ctl, { argv: ["/usr/sbin/haproxy", "-v"], ownNetwork: true });
   assert.equal((await haproxy.exited).code, 0, await haproxy.output());
