@@ -16,6 +16,7 @@
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Release } from "../flags/table.ts";
 import { buildBinaries } from "../localenv/binaries.ts";
 import { ensureHaproxy } from "../localenv/haproxy.ts";
 import { type ImageConfig, imageTools, layerTar, writeImage } from "./oci.ts";
@@ -55,10 +56,14 @@ const programEnv = [
   "DENO_NO_PROMPT=1",
 ];
 
-/** Builds every image into `outDir` (default `dist/images`); progress lines go to `say`. */
+/**
+ * Builds every image into `outDir` (default `dist/images`), tagged for `release` (default A);
+ * progress lines go to `say`.
+ */
 export async function buildImages(
   outDir = join(repoRoot, "dist/images"),
   say: (line: string) => void = (l) => console.error(l),
+  release: Release = "A",
 ): Promise<BuiltImage[]> {
   const t0 = performance.now();
   const lap = (what: string) => say(`[images] ${what} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
@@ -93,7 +98,7 @@ export async function buildImages(
       await installBinary(root, join(bin, "pause"), "/pause");
     });
 
-    const refs = imageRefs();
+    const refs = imageRefs(release);
     const plan: [ImageName, string[], ImageConfig][] = [
       ["ingress-controller", [runtime, app], {
         ref: refs.controller,

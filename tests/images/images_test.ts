@@ -179,3 +179,15 @@ Deno.test({
   assert.equal(JSON.parse(answer.body).path, "/hello");
   assert.match(await proxy.output(), /proxy starting namespace="image-proxy"/);
 });
+
+Deno.test("image names follow the option table of the chosen release", () => {
+  assert.deepEqual(imageRefs("B"), {
+    controller: "docker.io/ingresscontroller/ingress-controller:7.0.0-rc.2",
+    proxy: "docker.io/ingresscontroller/haproxy:1.8.8-7.0.0-rc.2-alpine",
+    echo: "ingress-controller-test/echo:dev",
+    pause: "ingress-controller-test/pause:dev",
+  });
+  assert.equal(normalizedRef("ingress-controller-test/pause:dev"), "docker.io/ingress-controller-test/pause:dev");
+  assert.equal(normalizedRef("busybox"), "docker.io/library/busybox:latest");
+  assert.equal(normalizedRef("localhost:5000/x/y:1"), "localhost:5000/x/y:1");
+});
