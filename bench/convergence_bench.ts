@@ -13,7 +13,7 @@
  */
 import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
-import { inPrivateNetwork, privateNetworkCommand } from "../lib/localenv/netns.ts";
+import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
 import { proxyName } from "../lib/controller/objects.ts";
 import { Informer } from "../lib/cluster/informer.ts";
 import { ClusterClient } from "../lib/cluster/client.ts";
@@ -37,6 +37,7 @@ interface Figure {
 
 if (!inPrivateNetwork()) {
   const self = new URL(import.meta.url).pathname;
+  await prepareOutside(self);
   const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", self], { stdout: "piped" }).output();
   const text = new TextDecoder().decode(out.stdout);
   await Deno.stdout.write(new TextEncoder().encode(text));

@@ -8,15 +8,22 @@
  */
 import { join } from "node:path";
 import { writeKubeConfig } from "../localenv/kubeconfig.ts";
-import { privateNetworkCommand } from "../localenv/netns.ts";
+import { prepareOutside, privateNetworkCommand } from "../localenv/netns.ts";
 import { type Forwarder, tcpToUnix } from "../localenv/forward.ts";
 import type { StackInfo } from "./stack.ts";
 
 const say = (line: string) => console.log(line);
 
 async function main(): Promise<number> {
-  const dir = await Deno.makeTempDir({ prefix: "ic-demo-" });
   const stack = new URL("./stack.ts", import.meta.url).pathname;
+  // Binaries, haproxy and modules first: the namespace has no route to any registry.
+  try {
+    await prepareOutside(stack);
+  } catch (err) {
+    console.error(`demo: ${(err as Error).message}`);
+    return 1;
+  }
+  const dir = await Deno.makeTempDir({ prefix: "ic-demo-" });
   let child: Deno.ChildProcess;
   try {
     child = privateNetworkCommand([Deno.execPath(), "run", "-A", stack, dir], { stdout: "inherit", stderr: "inherit" })

@@ -29,11 +29,21 @@ export function ensureBinaries(): Promise<Binaries> {
 }
 
 async function locate(): Promise<Binaries> {
-  const out = await new Deno.Command("bash", { args: [buildScript], stdout: "piped", stderr: "inherit" }).output();
+  const dir = await buildBinaries([]);
+  return { dir, kubeApiserver: join(dir, "kube-apiserver"), etcd: join(dir, "etcd") };
+}
+
+/**
+ * Builds the named binaries of `build.sh` when missing (none: kube-apiserver and etcd, or
+ * `$KUBEBUILDER_ASSETS`) and returns the directory holding them. Progress goes to stderr.
+ */
+export async function buildBinaries(names: readonly string[]): Promise<string> {
+  const out = await new Deno.Command("bash", { args: [buildScript, ...names], stdout: "piped", stderr: "inherit" })
+    .output();
   const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
   const dir = lines[lines.length - 1];
   if (!out.success || !dir) {
-    throw new Error(`${buildScript} failed (exit ${out.code}); its messages are above`);
+    throw new Error(`${buildScript} ${names.join(" ")} failed (exit ${out.code}); its messages are above`);
   }
-  return { dir, kubeApiserver: join(dir, "kube-apiserver"), etcd: join(dir, "etcd") };
+  return dir;
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the test environment's kube-apiserver and etcd from their Go modules (pinned in
-# lib/localenv/go/*/go.mod) into a cache outside the repository, and reuses that cache afterwards.
-# Prints the directory holding both binaries as its last stdout line; progress goes to stderr.
+# Builds the test environment's binaries from their Go modules (pinned in lib/localenv/go/*/go.mod)
+# into a cache outside the repository, and reuses that cache afterwards. Prints the directory
+# holding them as its last stdout line; progress goes to stderr.
 #
-#   lib/localenv/build.sh            build when missing, print the binary directory
-#   KUBEBUILDER_ASSETS=/dir …     use /dir/{kube-apiserver,etcd} instead, build nothing
+#   lib/localenv/build.sh                 kube-apiserver and etcd: build when missing, print the directory
+#   lib/localenv/build.sh echo pause …    the named binaries instead (see `known` below)
+#   KUBEBUILDER_ASSETS=/dir …             (no names) use /dir/{kube-apiserver,etcd}, build nothing
 #
 # Nothing prebuilt is downloaded: only Go modules, through the machine's Go toolchain.
 set -euo pipefail
@@ -15,7 +16,16 @@ ETCD_VERSION=v3.6.16
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 say() { printf '[testenv build] %s\n' "$*" >&2; }
 
-if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+known="etcd kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy echo pause"
+targets=("$@")
+for t in "${targets[@]}"; do
+  if [[ " $known " != *" $t "* ]]; then
+    say "unknown binary $t (known: $known)"
+    exit 2
+  fi
+done
+
+if [[ ${#targets[@]} -eq 0 && -n "${KUBEBUILDER_ASSETS:-}" ]]; then
   for bin in kube-apiserver etcd; do
     if [[ ! -x "$KUBEBUILDER_ASSETS/$bin" ]]; then
       say "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS has no executable $bin; put kube-apiserver and etcd there or unset it"
@@ -29,9 +39,6 @@ fi
 
 out="${XDG_CACHE_HOME:-$HOME/.cache}/ingress-controller/testenv/$K8S_VERSION"
 mkdir -p "$out"
-# Parallel test processes may all ask for the binaries: one builds, the others wait and reuse.
-exec 9>"$out/.lock"
-flock 9
 
 # A stamp of the pinned module files: editing a go.mod rebuilds the binary it describes. Whole-line
 # comments are left out, so editing a go.mod's explanation never forces a rebuild.
@@ -47,8 +54,13 @@ build() {
   local name=$1 dir=$2 pkg=$3 ldflags=$4
   local stamp
   stamp="$(stamp_of "$dir")"
+  # Parallel processes may all ask for a binary: one builds it, the others wait and reuse it.
+  # One lock per module directory, so a long node build never holds up the control plane's binaries.
+  exec 9>"$out/.lock-$dir"
+  flock 9
   if [[ -x "$out/$name" && "$(cat "$out/$name.stamp" 2>/dev/null)" == "$stamp" ]]; then
     say "$name: cached at $out/$name"
+    flock -u 9
     return
   fi
   if ! command -v go >/dev/null 2>&1; then
@@ -77,14 +89,22 @@ build() {
   mv -f "$tmp" "$out/$name"
   stamp_of "$dir" >"$out/$name.stamp" # after the build: -mod=mod may have completed go.mod/go.sum
   say "$name: built in $((SECONDS - t0))s -> $out/$name"
+  flock -u 9
 }
 
 minor="${K8S_VERSION#v1.}"
 minor="${minor%%.*}"
 vpkg=k8s.io/component-base/version
-build etcd etcd . ""
-build kube-apiserver kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver \
-  "-X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean -X $vpkg.buildDate=1970-01-01T00:00:00Z"
+k8s_ldflags="-X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean -X $vpkg.buildDate=1970-01-01T00:00:00Z"
+[[ ${#targets[@]} -eq 0 ]] && targets=(etcd kube-apiserver)
+for t in "${targets[@]}"; do
+  case $t in
+    etcd) build etcd etcd . "" ;;
+    kube-apiserver) build kube-apiserver kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags" ;;
+    kube*) build "$t" kube-node "k8s.io/kubernetes/cmd/$t" "$k8s_ldflags" ;; # the node's, same version and stamps
+    *) build "$t" "$t" . "" ;; # the small programs of our own (standard library only)
+  esac
+done
 
-say "binaries ready in $out (etcd $ETCD_VERSION, kube-apiserver $K8S_VERSION) after $((SECONDS - started))s"
+say "${targets[*]} ready in $out (etcd $ETCD_VERSION, kubernetes $K8S_VERSION) after $((SECONDS - started))s"
 printf '%s\n' "$out"

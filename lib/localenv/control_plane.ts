@@ -43,6 +43,8 @@ export interface ControlPlaneOptions {
   staticTokens?: StaticToken[];
   /** Use these binaries instead of `ensureBinaries()`. */
   binaries?: Binaries;
+  /** Keep the ServiceAccount admission plugin (a cluster with a controller-manager); default off, as envtest. */
+  serviceAccountAdmission?: boolean;
 }
 
 /** A user's client certificate, signed by the client CA. */
@@ -84,6 +86,8 @@ export interface ControlPlane extends AsyncDisposable {
   readonly etcdUrl: string;
   /** Temporary directory (certificates, etcd data, logs, kubeconfigs); removed by stop(). */
   readonly dir: string;
+  /** The service-account signing key (PEM), for a kube-controller-manager. */
+  readonly serviceAccountKeyFile: string;
   /** Pids of etcd and kube-apiserver. */
   readonly pids: { etcd: number; kubeApiserver: number };
   /** Log files of etcd and kube-apiserver. */
@@ -211,7 +215,7 @@ async function startOnce(opts: ControlPlaneOptions, bins: Binaries, t0: number):
         "--service-cluster-ip-range=10.0.0.0/24",
         "--allow-privileged=true",
         // As envtest: no controller-manager creates the "default" service accounts pods would need.
-        "--disable-admission-plugins=ServiceAccount",
+        ...(opts.serviceAccountAdmission ? [] : ["--disable-admission-plugins=ServiceAccount"]),
         "--enable-priority-and-fairness=false",
         "--profiling=false",
         ...(opts.apiServerFlags ?? []),
@@ -255,6 +259,7 @@ async function startOnce(opts: ControlPlaneOptions, bins: Binaries, t0: number):
       admin,
       etcdUrl,
       dir,
+      serviceAccountKeyFile: pki.files.saKey,
       pids: { etcd: etcd.pid, kubeApiserver: apiserver.pid },
       logs,
       startMs,

@@ -6,6 +6,7 @@
  * says what to install. `deno run -A lib/localenv/haproxy.ts` does the same from the command line.
  */
 import { join } from "node:path";
+import { ensureTools } from "./debian.ts";
 import { cliCommand } from "../haproxy/cli_socket.ts";
 import { sleep } from "../timers.ts";
 import { type ManagedProcess, spawnProcess } from "./process.ts";
@@ -50,39 +51,8 @@ let located: string | null = null;
 /** The haproxy binary, installing Debian's package first when it is missing and we are root. */
 export async function ensureHaproxy(): Promise<string> {
   if (located) return located;
-  const found = await which("haproxy");
-  if (found) return located = found;
-  const isRoot = Deno.uid?.() === 0;
-  const hasApt = await which("apt-get");
-  if (!isRoot || !hasApt) {
-    throw new Error(
-      "haproxy is not installed: install HAProxy 2.6 or newer (Debian/Ubuntu: `sudo apt-get install -y haproxy`) and retry",
-    );
-  }
-  console.error("[testenv] haproxy missing: apt-get install -y haproxy");
-  const env = { DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", "haproxy"]]) {
-    const { success, code } = await new Deno.Command("apt-get", { args, env, stdout: "inherit", stderr: "inherit" })
-      .output();
-    if (!success) throw new Error(`apt-get ${args.join(" ")} failed (exit ${code}); install haproxy by hand and retry`);
-  }
-  const installed = await which("haproxy");
-  if (!installed) throw new Error("apt-get installed haproxy but it is not on PATH (expected /usr/sbin/haproxy)");
-  return located = installed;
-}
-
-async function which(cmd: string): Promise<string | null> {
-  for (const dir of [...(Deno.env.get("PATH") ?? "").split(":"), "/usr/sbin", "/sbin"]) {
-    if (!dir) continue;
-    try {
-      const path = join(dir, cmd);
-      const st = await Deno.stat(path);
-      if (st.isFile && (st.mode ?? 0o111) & 0o111) return path;
-    } catch {
-      // not here
-    }
-  }
-  return null;
+  const [path] = await ensureTools([{ command: "haproxy", package: "haproxy" }], "HAProxy 2.6 or newer");
+  return located = path;
 }
 
 /**

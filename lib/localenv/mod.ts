@@ -28,6 +28,12 @@
  * client-node (`client_node.ts`): `loadKubeConfig(path)` / `http1Only(kc)` → a KubeConfig whose
  * requests use HTTP/1.1 (an aborted Watch followed by a GOAWAY crashes Deno over HTTP/2).
  *
+ * Images and a real node (import these modules directly): `container.ts` — `runImage(archive, {args?,
+ * argv?, env?, mounts?, ownNetwork?})` runs a `dist/images/*.tar` with runc; `cluster/mod.ts` —
+ * `startCluster({images?})` → a single-node cluster in namespaces of its own ({kubeconfig, enter,
+ * adminFetch, timings, stop()}), `requestsInside(cluster, url, {host?, count?})`; `debian.ts` —
+ * `ensureTools([{command, package}], purpose)` installs missing Debian packages as root.
+ *
  * Traffic: `startBackend({name, host?, port?})` → {name, address, port, url, requests, close()},
  * answering JSON `BackendAnswer`; `requestWithHost({address, port, host?, path?, …})` → {status,
  * headers, body} (fetch() cannot set Host); `freePort(host?)`, `freePorts(n, host?)`;

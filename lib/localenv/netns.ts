@@ -5,7 +5,11 @@
  * sample backends must stay on the loopback interface. In a namespace of our own (`unshare -rn`,
  * no privileges needed) the loopback interface also carries `privateSubnet`, an address range
  * the API server accepts and that no packet can ever leave: the namespace has no other interface.
+ * Nothing inside can reach a registry either, so `prepareOutside` gets everything first.
  */
+import { ensureBinaries } from "./binaries.ts";
+import { ensureTools } from "./debian.ts";
+import { ensureHaproxy } from "./haproxy.ts";
 
 /** The range put on the namespace's loopback interface; backends listen on its addresses. */
 export const privateSubnet = "10.255.255";
@@ -39,4 +43,25 @@ export function privateNetworkCommand(
     stderr: opts.stderr ?? "inherit",
     env: { ...opts.env, [marker]: "1" },
   });
+}
+
+/**
+ * Everything a program run inside the namespace needs from outside, fetched before entering it
+ * (inside, no registry can be reached): unshare and ip, kube-apiserver and etcd (built from their
+ * Go modules), haproxy (Debian), and the npm and remote modules of `entry` (`deno cache`).
+ */
+export async function prepareOutside(entry: string): Promise<void> {
+  await ensureTools([
+    { command: "unshare", package: "util-linux" },
+    { command: "ip", package: "iproute2" },
+  ], "the private network namespace");
+  await ensureHaproxy();
+  await ensureBinaries();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", entry],
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`deno cache ${entry} failed (exit ${out.code}); its messages are above`);
 }

@@ -21,6 +21,8 @@ export interface SpawnOptions {
   cwd?: string;
   /** A directory the reaper removes after killing the process when Deno died (normal stops leave it to the caller). */
   removeOnOrphan?: string;
+  /** A shell command the reaper runs after killing the process when Deno died (e.g. `runc delete -f <id>`). */
+  cleanupOnOrphan?: string;
 }
 
 export interface ManagedProcess {
@@ -37,14 +39,17 @@ export interface ManagedProcess {
   logTail(lines?: number): Promise<string>;
 }
 
-// Reads one line; unless it is "done" (a normal stop) the parent has gone: kill the process and
-// remove the directory, if any, once the process is gone.
-const reaperScript = `read -r word
+// Reads one line; unless it is "done" (a normal stop) the parent has gone: kill the process, run
+// the cleanup command and remove the directory, if any, once the process is gone.
+// It ignores the terminal's Ctrl-C (sent to the whole process group): it must outlive Deno.
+const reaperScript = `trap '' INT TERM HUP
+read -r word
 if [ "$word" != done ]; then
   kill -9 "$1" 2>/dev/null
-  if [ -n "$2" ]; then
+  if [ -n "$2$3" ]; then
     while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
-    rm -rf -- "$2"
+    if [ -n "$3" ]; then sh -c "$3" >/dev/null 2>&1; fi
+    if [ -n "$2" ]; then rm -rf -- "$2"; fi
   fi
 fi
 exit 0`;
@@ -79,7 +84,7 @@ export async function spawnProcess(opts: SpawnOptions): Promise<ManagedProcess> 
     }
   })();
   const reaper = new Deno.Command("sh", {
-    args: ["-c", reaperScript, "reaper", String(child.pid), opts.removeOnOrphan ?? ""],
+    args: ["-c", reaperScript, "reaper", String(child.pid), opts.removeOnOrphan ?? "", opts.cleanupOnOrphan ?? ""],
     stdin: "piped",
     stdout: "null",
     stderr: "null",

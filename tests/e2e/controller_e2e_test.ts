@@ -5,7 +5,7 @@
  * the single test below re-runs this file inside one and reports its result.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, privateNetworkCommand } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../../lib/localenv/netns.ts";
 import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
@@ -25,6 +25,7 @@ import { startProxy } from "../../lib/localenv/proxy_run.ts";
 if (!inPrivateNetwork()) {
   Deno.test("end-to-end tests (run in a private network namespace)", async () => {
     const self = new URL(import.meta.url).pathname;
+    await prepareOutside(self);
     const out = await privateNetworkCommand([
       Deno.execPath(),
       "test",
