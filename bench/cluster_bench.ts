@@ -10,8 +10,8 @@
  * by build.sh itself.
  */
 import { buildImages } from "../lib/images/build.ts";
-import { startCluster } from "../lib/localenv/cluster/mod.ts";
-import { echoDeployment } from "../lib/localenv/cluster/echo.ts";
+import { startCluster } from "../lib/localnode/mod.ts";
+import { echoDeployment } from "../lib/localnode/echo.ts";
 
 interface Figure {
   name: string;

@@ -1,5 +1,5 @@
 /**
- * @module lib/localenv/cluster/mod
+ * @module lib/localnode/mod
  * A real single-node Kubernetes cluster for tests and `deno task cluster`: etcd, kube-apiserver,
  * kube-controller-manager, kube-scheduler, kube-proxy and a kubelet (built from their Go modules
  * by build.sh) with Debian's containerd, runc and CNI plugins, running the images of `dist/images`
@@ -17,13 +17,13 @@
  * the network namespace (`enter`).
  */
 import { basename, join } from "node:path";
-import { buildBinaries, ensureBinaries } from "../binaries.ts";
-import { ensureTools } from "../debian.ts";
-import { type Forwarder, tcpToUnix } from "../forward.ts";
-import { writeKubeConfig } from "../kubeconfig.ts";
-import { type ManagedProcess, processExists, spawnProcess } from "../process.ts";
-import { register } from "../cleanup.ts";
-import { buildImages, repoRoot } from "../../images/build.ts";
+import { buildBinaries, ensureBinaries } from "../localenv/binaries.ts";
+import { ensureTools } from "../localenv/debian.ts";
+import { type Forwarder, tcpToUnix } from "../localenv/forward.ts";
+import { writeKubeConfig } from "../localenv/kubeconfig.ts";
+import { type ManagedProcess, processExists, spawnProcess } from "../localenv/process.ts";
+import { register } from "../localenv/cleanup.ts";
+import { buildImages, repoRoot } from "../images/build.ts";
 import { net } from "./config.ts";
 import type { NodeInfo } from "./node.ts";
 

@@ -1,9 +1,9 @@
 /**
- * @module lib/localenv/cluster/echo
+ * @module lib/localnode/echo
  * The echo backend as a Deployment for the real node: image `ingress-controller-test/echo:dev`
  * (never pulled), its pod name from the downward API, port 8080 named `http`, Ready once it answers.
  */
-import { echoRef } from "../../images/refs.ts";
+import { echoRef } from "../images/refs.ts";
 
 export function echoDeployment(namespace: string, replicas: number, name = "echo") {
   const labels = { app: name };

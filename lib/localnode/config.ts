@@ -1,5 +1,5 @@
 /**
- * @module lib/localenv/cluster/config
+ * @module lib/localnode/config
  * The single-node cluster's addresses and the configuration files of its parts (containerd, the
  * CNI bridge, kubelet, kube-proxy). Facts measured on our machines shape them: the sandbox refuses
  * to lower oom_score_adj (containerd `restrict_oom_score_adj`, else runc fails with "can't get final

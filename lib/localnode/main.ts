@@ -1,5 +1,5 @@
 /**
- * @module lib/localenv/cluster/main
+ * @module lib/localnode/main
  * `deno task cluster`: starts the real single-node cluster (see mod.ts) in the foreground, with
  * every `dist/images/*.tar` imported. Once the node is Ready it writes an admin kubeconfig usable
  * from the host to `$KUBECONFIG_OUT` (and prints its path), and to `$CLUSTER_ENTER_OUT` one line:

@@ -1,5 +1,5 @@
 /**
- * @module lib/localenv/cluster/node
+ * @module lib/localnode/node
  * The single-node cluster's inside, run as PID 1 of the cluster's own PID, mount and network
  * namespaces (started by mod.ts): etcd + kube-apiserver (control_plane.ts, with service accounts
  * on), containerd with Debian's runc and CNI plugins, the images of `dist/images` imported into it,
@@ -7,13 +7,13 @@
  * reachable through a unix socket in `dir`, writes `dir/ready.json` once the node is Ready, and on
  * SIGTERM stops everything; whatever is left dies with the namespaces.
  *
- *   deno run -A lib/localenv/cluster/node.ts <dir> <binary dir> <image archive>…
+ *   deno run -A lib/localnode/node.ts <dir> <binary dir> <image archive>…
  */
 import { join } from "node:path";
-import { startControlPlane } from "../control_plane.ts";
-import { unixToTcp } from "../forward.ts";
-import { type ManagedProcess, spawnProcess } from "../process.ts";
-import { normalizedRef, pauseRef } from "../../images/refs.ts";
+import { startControlPlane } from "../localenv/control_plane.ts";
+import { unixToTcp } from "../localenv/forward.ts";
+import { type ManagedProcess, spawnProcess } from "../localenv/process.ts";
+import { normalizedRef, pauseRef } from "../images/refs.ts";
 import { clusterPaths, cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig, net } from "./config.ts";
 
 /** What the host side reads from `dir/ready.json`. */

@@ -1,5 +1,5 @@
 /**
- * The real single-node cluster (lib/localenv/cluster) with the images built here:
+ * The real single-node cluster (lib/localnode) with the images built here:
  * - a Deployment of the echo backend (2 replicas) and a Service: both pods become Ready, and
  *   requests to the Service's cluster IP (kube-proxy) from inside the cluster's network reach both;
  * - the controller (run on the host against the cluster, with --rbac) turns an Ingress into its
@@ -9,13 +9,13 @@
  */
 import assert from "node:assert/strict";
 import { buildImages } from "../../lib/images/build.ts";
-import { type Cluster, requestsInside, startCluster } from "../../lib/localenv/cluster/mod.ts";
+import { type Cluster, requestsInside, startCluster } from "../../lib/localnode/mod.ts";
 import { startController } from "../../lib/controller/controller.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import { processExists } from "../../lib/localenv/process.ts";
 import { log } from "../../lib/log/logger.ts";
 import { eventually } from "../../lib/localenv/harness.ts";
-import { echoDeployment } from "../../lib/localenv/cluster/echo.ts";
+import { echoDeployment } from "../../lib/localnode/echo.ts";
 
 const NS = "cluster-e2e";
 // containerd, runc and the kubelet need root (the README's commands run as root on CI).
@@ -156,7 +156,7 @@ Deno.test({
   const kubeconfigOut = `${dir}/kubeconfig`;
   const enterOut = `${dir}/enter`;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("../../lib/localenv/cluster/main.ts", import.meta.url).pathname],
+    args: ["run", "-A", new URL("../../lib/localnode/main.ts", import.meta.url).pathname],
     env: { KUBECONFIG_OUT: kubeconfigOut, CLUSTER_ENTER_OUT: enterOut },
     stdin: "null",
     stdout: "piped",
