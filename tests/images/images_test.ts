@@ -77,6 +77,8 @@ Deno.test({ name: "the pause image runs until SIGTERM and then exits 0", ignore 
       const out = await new Deno.Command("runc", { args: ["state", c.id], stdout: "piped", stderr: "null" }).output();
       return out.success && JSON.parse(new TextDecoder().decode(out.stdout)).status === "running" ? true : undefined;
     });
+    // SIGTERM before pause has installed its handler would end it with 2: wait for its word.
+    await eventually("pause to be ready for SIGTERM", async () => /pause: ready/.test(await c.output()) || undefined);
     assert.ok(!c.process.hasExited, `pause exited: ${await c.output()}`);
   } finally {
     const status = await c.stop();

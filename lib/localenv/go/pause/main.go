@@ -12,6 +12,9 @@ import (
 func main() {
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	// Only from here on does SIGTERM end it cleanly: before Notify, Go's runtime would re-raise the
+	// signal, which a PID 1 ignores, and exit 2. Saying so lets a caller wait for this point.
+	os.Stderr.WriteString("pause: ready\n")
 	for sig := range signals {
 		if sig != syscall.SIGCHLD {
 			os.Exit(0)
