@@ -220,11 +220,10 @@ try {
     // (hand-made: Deno's perf_hooks.monitorEventLoopDelay misses long blocks).
     const lateness: number[] = [];
     let lastTick = 0;
-    let ticker: ReturnType<typeof setInterval> | undefined;
     const loading = runClient({ ...base, role: "load", n: parallel, untilMs }) as Promise<LoadResult>;
     await new Promise((r) => setTimeout(r, 1500)); // the load is under way
     lastTick = performance.now();
-    ticker = setInterval(() => {
+    const ticker = setInterval(() => {
       const now = performance.now();
       lateness.push(Math.max(0, now - lastTick - 10));
       lastTick = now;

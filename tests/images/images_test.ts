@@ -13,7 +13,7 @@ import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { freePort, freePorts } from "../../lib/localenv/ports.ts";
 import { eventually } from "../../lib/localenv/harness.ts";
-import { buildConfig, get, loopbackAddress } from "../proxy/fixtures.ts";
+import { buildConfig, get, loopbackAddress, proxyReader } from "../proxy/fixtures.ts";
 
 // runc runs containers as root here (the README's commands run as root on CI).
 const ignore = Deno.uid() !== 0;
@@ -146,16 +146,7 @@ Deno.test({
       "secrets.json": "[]",
     },
   });
-  await api(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-    metadata: { name: "proxy", namespace: NS },
-    rules: [{ apiGroups: [""], resources: ["configmaps"], resourceNames: [CM], verbs: ["get", "list", "watch"] }],
-  });
-  await api(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-    metadata: { name: "proxy", namespace: NS },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "proxy" },
-    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "proxy-user" }],
-  });
-  const kubeconfig = await cp.kubeConfig("proxy-user");
+  const kubeconfig = await proxyReader(cp, NS, { configmap: CM });
   const bind = loopbackAddress();
   const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
   await using proxy = await runImage(await archive("haproxy"), {

@@ -20,6 +20,7 @@ import {
   haproxyProcessesFor,
   httpsGet,
   loopbackAddress,
+  proxyReader,
   testCertificate,
   workerPid,
 } from "./fixtures.ts";
@@ -95,19 +96,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       metadata: { name: CM, namespace: NS },
       data: cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }], tls: true })),
     });
-    await api(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-      metadata: { name: "proxy", namespace: NS },
-      rules: [
-        { apiGroups: [""], resources: ["configmaps"], resourceNames: [CM], verbs: ["get", "list", "watch"] },
-        { apiGroups: [""], resources: ["secrets"], resourceNames: [SECRET], verbs: ["get", "list", "watch"] },
-      ],
-    });
-    await api(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-      metadata: { name: "proxy", namespace: NS },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "proxy" },
-      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "proxy-user" }],
-    });
-    const kubeconfig = await cp.kubeConfig("proxy-user");
+    const kubeconfig = await proxyReader(cp, NS, { configmap: CM, secrets: [SECRET] });
 
     const bind = loopbackAddress();
     const [httpPort, httpsPort, statsPort] = freePorts(3, bind);

@@ -12,6 +12,7 @@ import { Applier, type DesiredState } from "../../lib/proxy/apply.ts";
 import { HAProxy } from "../../lib/proxy/haproxy.ts";
 import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
+import type { ControlPlane } from "../../lib/localenv/control_plane.ts";
 
 export interface Endpoint {
   address: string;
@@ -263,3 +264,41 @@ export async function haproxyProcessesFor(workDir: string): Promise<number[]> {
   }
   return pids;
 }
+
+/**
+ * A user who may read only the given ConfigMap and Secrets in `namespace` (what a proxy needs,
+ * as the controller's `--rbac` Role grants it); returns the path of that user's kubeconfig.
+ */
+export async function proxyReader(
+  cp: ControlPlane,
+  namespace: string,
+  names: { configmap: string; secrets?: readonly string[] },
+  user = "proxy-user",
+): Promise<string> {
+  const rules = [{ apiGroups: [""], resources: ["configmaps"], resourceNames: [names.configmap], verbs: READ }];
+  if (names.secrets?.length) {
+    rules.push({ apiGroups: [""], resources: ["secrets"], resourceNames: [...names.secrets], verbs: READ });
+  }
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
+  for (
+    const [path, body] of [
+      [`${rbac}/roles`, { metadata: { name: "proxy", namespace }, rules }],
+      [`${rbac}/rolebindings`, {
+        metadata: { name: "proxy", namespace },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "proxy" },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
+      }],
+    ] as const
+  ) {
+    const res = await cp.adminFetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${text}`);
+  }
+  return await cp.kubeConfig(user);
+}
+
+const READ = ["get", "list", "watch"];
