@@ -331,10 +331,12 @@ Deno.test("controller loop against a real API server", async (t) => {
             resourceNames: [proxyName("secure")],
             verbs: ["get", "list", "watch"],
           }]);
-          assert.ok(await cluster.get(resources.serviceAccounts, ns, proxyName("secure")));
-          assert.ok(await cluster.get(resources.roleBindings, ns, proxyName("secure")));
-          const dep = await cluster.get(resources.deployments, ns, proxyName("secure"));
-          assert.equal(dep!.spec.template.spec.serviceAccountName, proxyName("secure"));
+          // Each object is its own write: wait for each rather than assume the Role came last.
+          const name = proxyName("secure");
+          await eventually("the ServiceAccount", () => cluster.get(resources.serviceAccounts, ns, name));
+          await eventually("the RoleBinding", () => cluster.get(resources.roleBindings, ns, name));
+          const dep = await eventually("the Deployment", () => cluster.get(resources.deployments, ns, name));
+          assert.equal(dep.spec.template.spec.serviceAccountName, name);
         } finally {
           await ctl2.stop();
         }
