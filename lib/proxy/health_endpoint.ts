@@ -1,7 +1,7 @@
 /**
  * @module proxy/health_endpoint
  * The proxy pod's probe endpoint: plain HTTP on `--bind-address`:`--health-port` answering only
- * `/readyz`, `/healthz` and `/livez` (Kubernetes' format, lib/serving/health.ts), so a
+ * `/readyz`, `/healthz` and `/livez` (Kubernetes' format, lib/health.ts), so a
  * readinessProbe `httpGet: {path: /readyz, port: 56791}` can use it. It carries no data and
  * accepts no input beyond the probe path and its `?verbose` / `?exclude=` query.
  */
