@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import { apiVersionOf, type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
 import { serviceMonitorSpec } from "./monitoring.ts";
 import { defaultPlatform, type Platform } from "./platform.ts";
+import { exporterPort, httpPort, httpsPort, proxyDeploymentSpec, statsPort } from "./proxy_pod.ts";
 import type { ControllerSettings } from "./settings.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
@@ -23,10 +24,7 @@ export const ingressAnnotation = "ingress-controller.io/ingress";
 export const hashAnnotation = "ingress-controller.io/hash";
 export const fieldManager = "ingress-controller";
 
-export const httpPort = 80;
-export const httpsPort = 443;
-export const statsPort = 56789;
-export const exporterPort = 56790;
+export { exporterPort, goDuration, httpPort, httpsPort, statsPort } from "./proxy_pod.ts";
 const statsSuffix = "-stats";
 
 /** Label that tells the stats Service (value `stats`) from the public one; the ServiceMonitor selects on it. */
@@ -78,13 +76,6 @@ export function controllerLabelValue(id: string): string {
 /** Label selector that finds the objects of this controller. */
 export function ownedSelector(settings: ControllerSettings): string {
   return `${managedByLabel}=${managedByValue},${controllerLabel}=${controllerLabelValue(settings.controllerId)}`;
-}
-
-/** `5s`, `1500ms`: Go duration text for the exporter's flag. */
-export function goDuration(ms: number): string {
-  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m0s`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
 }
 
 /** Adds the hash annotation computed over everything else. */
@@ -158,59 +149,20 @@ export function desiredObjects(
       ...body,
     }),
   });
-  const env = platform.proxyEnv.map((e) => ({ name: e.name, value: e.value }));
   const monitor = platform.serviceMonitor;
 
-  const registry = settings.imageRegistry.replace(/\/+$/, "");
-  const workDir = "/var/run/ingress-controller";
   const out: Desired[] = [
     obj(resources.configMaps, { data: { ...data } }),
     obj(resources.deployments, {
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: { ...labels } },
-          spec: {
-            ...(settings.rbac ? { serviceAccountName: name } : {}),
-            containers: [
-              {
-                name: "haproxy",
-                image: `${registry}/haproxy:${settings.proxyImageTag}`,
-                args: [
-                  "proxy",
-                  `--namespace=${ns}`,
-                  `--configmap=${name}`,
-                  `--work-dir=${workDir}`,
-                  `--http-port=${httpPort}`,
-                  `--https-port=${httpsPort}`,
-                  `--stats-port=${statsPort}`,
-                ],
-                env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }, ...env],
-                ports: [
-                  { name: "http", containerPort: httpPort, protocol: "TCP" },
-                  { name: "https", containerPort: httpsPort, protocol: "TCP" },
-                  { name: "stats", containerPort: statsPort, protocol: "TCP" },
-                ],
-                volumeMounts: [{ name: "work", mountPath: workDir }],
-              },
-              {
-                name: "exporter",
-                image: `${registry}/ingress-controller:${settings.exporterImageTag}`,
-                args: [
-                  "exporter",
-                  `--proxy.server-metric-fields=${settings.proxyServerMetricFields}`,
-                  `--proxy.timeout=${goDuration(settings.proxyTimeoutMs)}`,
-                  `--proxy.scrape-uri=http://127.0.0.1:${statsPort}/;csv`,
-                ],
-                ...(env.length > 0 ? { env: [...env] } : {}),
-                ports: [{ name: "metrics", containerPort: exporterPort, protocol: "TCP" }],
-              },
-            ],
-            volumes: [{ name: "work", emptyDir: {} }],
-          },
-        },
-      },
+      spec: proxyDeploymentSpec({
+        name,
+        namespace: ns,
+        labels,
+        selector,
+        serviceAccount: settings.rbac ? name : null,
+        env: platform.proxyEnv,
+        settings,
+      }),
     }),
     obj(
       resources.services,
