@@ -1,0 +1,55 @@
+/**
+ * @module transport/part_cache
+ * The proxy's side of docs/config-transport.md: joins a head ConfigMap's files with its parts,
+ * reading only the parts whose digest it does not hold yet. Reads go through `fetchPart` (the
+ * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows).
+ */
+import { assembleConfig, type PartRef, partRefs, sha256Hex } from "./parts.ts";
+
+/** Reads one part ConfigMap's content; null when it does not exist. */
+export type FetchPart = (name: string) => Promise<string | null>;
+
+export type Assembled = { files: Record<string, string> } | { missing: PartRef[] };
+
+/** Parallel reads at most. */
+const CONCURRENCY = 8;
+
+export class PartCache {
+  readonly #proxy: string;
+  readonly #fetch: FetchPart;
+  /** name → content, only parts the last head named. */
+  #parts = new Map<string, string>();
+  #fetched = 0;
+
+  constructor(proxy: string, fetchPart: FetchPart) {
+    this.#proxy = proxy;
+    this.#fetch = fetchPart;
+  }
+
+  /** Parts read through the API so far (tests and metrics: unchanged parts are never read again). */
+  get fetched(): number {
+    return this.#fetched;
+  }
+
+  /** The head's files with their parts joined, or the parts that are missing or hold other content. */
+  async assemble(head: Readonly<Record<string, string>>): Promise<Assembled> {
+    const refs = [...partRefs(this.#proxy, head).values()].flat();
+    const wanted = new Map(refs.map((r) => [r.name, r.sha256]));
+    for (const name of [...this.#parts.keys()]) if (!wanted.has(name)) this.#parts.delete(name);
+    const stale = [...wanted].filter(([name, sha]) => {
+      const have = this.#parts.get(name);
+      return have === undefined || sha256Hex(have) !== sha;
+    });
+    for (let i = 0; i < stale.length; i += CONCURRENCY) {
+      await Promise.all(
+        stale.slice(i, i + CONCURRENCY).map(async ([name]) => {
+          const content = await this.#fetch(name);
+          this.#fetched++;
+          if (content === null) this.#parts.delete(name);
+          else this.#parts.set(name, content);
+        }),
+      );
+    }
+    return assembleConfig(this.#proxy, head, this.#parts);
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * @module transport/parts
+ * How a proxy's configuration travels through the API server without any object exceeding its
+ * 1 MiB limit, and without a change to one Ingress resending the configuration of all of them
+ * (docs/config-transport.md). Pure functions: the controller splits, the proxy assembles.
+ *
+ * - A configuration whose files fit `INLINE_LIMIT` together stays in the proxy's ConfigMap as
+ *   today (contracts §4): the "head".
+ * - Otherwise each file larger than `FILE_INLINE_LIMIT` is cut into parts at content-defined
+ *   boundaries and each part goes into a ConfigMap of its own (`<proxy>-part-<slot>`); the head
+ *   keeps the small files and `parts.json`, the ordered list of `{name, sha256}` of each split
+ *   file. A boundary depends only on the unit it precedes, so editing one backend or one map line
+ *   changes one part (rarely two) and the other parts keep their content and their slot.
+ * - Units: a line that does not start with white space opens a unit and the lines that follow
+ *   with leading white space belong to it (an HAProxy section, a map or crt-list line, one JSON
+ *   array item per line). Parts are joined back byte for byte.
+ */
+import { createHash } from "node:crypto";
+
+/** All files together up to this size stay inline in the head. */
+export const INLINE_LIMIT = 512 * 1024;
+/** Above INLINE_LIMIT, files up to this size still stay inline. */
+export const FILE_INLINE_LIMIT = 32 * 1024;
+/** Mean part size the boundaries aim at. */
+export const TARGET_PART_BYTES = 64 * 1024;
+/** No part is larger (a unit larger than this is cut at a line; a line at this size). */
+export const MAX_PART_BYTES = 512 * 1024;
+/** Head key listing the parts of each split file. */
+export const PARTS_KEY = "parts.json";
+/** Key of the content in a part ConfigMap. */
+export const PART_DATA_KEY = "part";
+/** Annotation on a part ConfigMap: the sha256 (hex) of its content. */
+export const PART_SHA_ANNOTATION = "ingress-controller.io/part-sha256";
+
+export interface PartRef {
+  /** Name of the part ConfigMap. */
+  name: string;
+  /** sha256 (hex) of its content. */
+  sha256: string;
+}
+
+export interface Part extends PartRef {
+  content: string;
+}
+
+export interface SplitResult {
+  /** `data` of the head ConfigMap. */
+  head: Record<string, string>;
+  /** The parts the head refers to, each once (a part shared by two files is stored once). */
+  parts: Part[];
+}
+
+export function sha256Hex(s: string): string {
+  return createHash("sha256").update(s).digest("hex");
+}
+
+/** Name of part slot `slot` of proxy `proxy` (a ConfigMap name: `proxy` is a DNS-1035 label). */
+export function partName(proxy: string, slot: number): string {
+  return `${proxy}-part-${slot}`;
+}
+
+/** The slot of a part name of `proxy`, or null. */
+export function slotOf(proxy: string, name: string): number | null {
+  const prefix = `${proxy}-part-`;
+  if (!name.startsWith(prefix)) return null;
+  const rest = name.slice(prefix.length);
+  return /^(0|[1-9][0-9]{0,5})$/.test(rest) ? Number(rest) : null;
+}
+
+/** Cuts `text` into units (see the module header), keeping every byte. */
+export function units(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let pos = 0;
+  while (pos < text.length) {
+    const nl = text.indexOf("\n", pos);
+    const end = nl === -1 ? text.length : nl + 1;
+    const next = text.charCodeAt(end);
+    // The unit ends before a line that starts with something other than white space.
+    if (end >= text.length || (next !== 0x20 && next !== 0x09 && next !== 0x0a)) {
+      out.push(text.slice(start, end));
+      start = end;
+    }
+    pos = end;
+  }
+  return out;
+}
+
+/** A boundary before `unit` with probability size/TARGET, decided by the unit's own bytes. */
+function boundaryBefore(unit: string): boolean {
+  const h = createHash("sha256").update(unit).digest().readUInt32BE(0);
+  return h / 0x1_0000_0000 < unit.length / TARGET_PART_BYTES;
+}
+
+/** Cuts `text` into chunks at content-defined unit boundaries; joined, they give `text` back. */
+export function chunks(text: string): string[] {
+  const out: string[] = [];
+  let current = "";
+  const flush = () => {
+    if (current) out.push(current);
+    current = "";
+  };
+  for (const unit of units(text)) {
+    if (current && boundaryBefore(unit)) flush();
+    if (current.length + unit.length > MAX_PART_BYTES) flush();
+    if (unit.length > MAX_PART_BYTES) {
+      // Only a hostile or absurd unit gets here: cut it at fixed offsets.
+      for (let i = 0; i < unit.length; i += MAX_PART_BYTES) out.push(unit.slice(i, i + MAX_PART_BYTES));
+      continue;
+    }
+    current += unit;
+  }
+  flush();
+  return out;
+}
+
+function byteSize(files: Readonly<Record<string, string>>): number {
+  let n = 0;
+  for (const v of Object.values(files)) n += v.length;
+  return n;
+}
+
+/**
+ * Splits `files` for proxy `proxy`. `previous` maps part names in use to their sha256: a chunk
+ * whose content a previous part holds keeps that part (no write), the others take free slots.
+ */
+export function splitConfig(
+  proxy: string,
+  files: Readonly<Record<string, string>>,
+  previous: ReadonlyMap<string, string> = new Map(),
+): SplitResult {
+  if (PARTS_KEY in files) throw new Error(`${PARTS_KEY} is reserved`);
+  if (byteSize(files) <= INLINE_LIMIT) return { head: { ...files }, parts: [] };
+  const bySha = new Map<string, string>();
+  for (const [name, sha] of previous) if (slotOf(proxy, name) !== null && !bySha.has(sha)) bySha.set(sha, name);
+  const head: Record<string, string> = {};
+  const index: Record<string, PartRef[]> = {};
+  const planned: { sha256: string; content: string }[] = [];
+  for (const [file, text] of Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) {
+    if (text.length <= FILE_INLINE_LIMIT) {
+      head[file] = text;
+      continue;
+    }
+    index[file] = [];
+    for (const content of chunks(text)) {
+      const sha256 = sha256Hex(content);
+      index[file].push({ name: "", sha256 });
+      planned.push({ sha256, content });
+    }
+  }
+  // Reuse slots by content, then fill the lowest free slots.
+  const names = new Map<string, string>();
+  const taken = new Set<number>();
+  for (const p of planned) {
+    const reuse = bySha.get(p.sha256);
+    if (reuse && !names.has(p.sha256)) {
+      names.set(p.sha256, reuse);
+      taken.add(slotOf(proxy, reuse)!);
+    }
+  }
+  let next = 0;
+  for (const p of planned) {
+    if (names.has(p.sha256)) continue;
+    while (taken.has(next)) next++;
+    names.set(p.sha256, partName(proxy, next));
+    taken.add(next);
+  }
+  const parts: Part[] = [];
+  const stored = new Set<string>();
+  for (const p of planned) {
+    const name = names.get(p.sha256)!;
+    if (stored.has(name)) continue;
+    stored.add(name);
+    parts.push({ name, sha256: p.sha256, content: p.content });
+  }
+  for (const refs of Object.values(index)) for (const r of refs) r.name = names.get(r.sha256)!;
+  head[PARTS_KEY] = JSON.stringify(index);
+  return { head, parts: parts.sort((a, b) => slotOf(proxy, a.name)! - slotOf(proxy, b.name)!) };
+}
+
+/** The part list of a head, validated; throws on a malformed `parts.json`. */
+export function partRefs(proxy: string, head: Readonly<Record<string, string>>): Map<string, PartRef[]> {
+  const out = new Map<string, PartRef[]>();
+  const text = head[PARTS_KEY];
+  if (text === undefined) return out;
+  const parsed = JSON.parse(text) as unknown;
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`${PARTS_KEY} is not an object`);
+  for (const [file, refs] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!Array.isArray(refs)) throw new Error(`${PARTS_KEY}: ${JSON.stringify(file)} is not a list`);
+    out.set(
+      file,
+      refs.map((r) => {
+        const { name, sha256 } = (r ?? {}) as Record<string, unknown>;
+        if (typeof name !== "string" || slotOf(proxy, name) === null) {
+          throw new Error(`${PARTS_KEY}: ${JSON.stringify(name)} is not a part of ${proxy}`);
+        }
+        if (typeof sha256 !== "string" || !/^[0-9a-f]{64}$/.test(sha256)) {
+          throw new Error(`${PARTS_KEY}: part ${name} has no sha256`);
+        }
+        return { name, sha256 };
+      }),
+    );
+  }
+  return out;
+}
+
+/**
+ * The files of a head with their parts joined back, or the list of parts still missing (absent
+ * from `parts`, or holding other content than the head names: a newer write is on its way).
+ */
+export function assembleConfig(
+  proxy: string,
+  head: Readonly<Record<string, string>>,
+  parts: ReadonlyMap<string, string>,
+): { files: Record<string, string> } | { missing: PartRef[] } {
+  const refs = partRefs(proxy, head);
+  const files: Record<string, string> = {};
+  for (const [k, v] of Object.entries(head)) if (k !== PARTS_KEY) files[k] = v;
+  const missing: PartRef[] = [];
+  for (const [file, list] of refs) {
+    let text = "";
+    for (const r of list) {
+      const content = parts.get(r.name);
+      if (content === undefined || sha256Hex(content) !== r.sha256) missing.push(r);
+      else text += content;
+    }
+    files[file] = text;
+  }
+  return missing.length > 0 ? { missing } : { files };
+}

@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import {
+  assembleConfig,
+  chunks,
+  INLINE_LIMIT,
+  MAX_PART_BYTES,
+  partRefs,
+  PARTS_KEY,
+  splitConfig,
+  type SplitResult,
+  units,
+} from "../../lib/transport/parts.ts";
+
+function backends(n: number, changed = -1): string {
+  let out = "global\n    maxconn 1000\n\nfrontend http\n    bind :80\n";
+  for (let i = 0; i < n; i++) {
+    out += `backend be_ns${i % 7}_svc${i}_80\n    balance ${i === changed ? "leastconn" : "roundrobin"}\n`;
+    for (let s = 1; s <= 4; s++) out += `    server s${s} 10.0.${i % 250}.${s}:8080 check\n`;
+    out += "\n";
+  }
+  return out;
+}
+
+function mapLines(n: number): string {
+  let out = "";
+  for (let i = 0; i < n; i++) out += `host${i}.example.com/ be_ns${i % 7}_svc${i}_80\n`;
+  return out;
+}
+
+function previousOf(r: SplitResult): Map<string, string> {
+  return new Map(r.parts.map((p) => [p.name, p.sha256]));
+}
+
+function partsMap(r: SplitResult): Map<string, string> {
+  return new Map(r.parts.map((p) => [p.name, p.content]));
+}
+
+Deno.test("units and chunks keep every byte", () => {
+  for (const text of ["", "a", "a\n", "  lead\nx\n  y\n\n\nz", backends(50), "x".repeat(MAX_PART_BYTES * 2 + 5)]) {
+    assert.equal(units(text).join(""), text);
+    assert.equal(chunks(text).join(""), text);
+    for (const c of chunks(text)) assert.ok(c.length <= MAX_PART_BYTES);
+  }
+  assert.deepEqual(units("backend a\n    x\n\nbackend b\n  y\n"), ["backend a\n    x\n\n", "backend b\n  y\n"]);
+});
+
+Deno.test("a small configuration stays inline, as contracts §4 describes", () => {
+  const files = { "haproxy.cfg": backends(10), "crt-list": "", "secrets.json": "[]" };
+  const r = splitConfig("p", files);
+  assert.deepEqual(r, { head: files, parts: [] });
+  assert.deepEqual(assembleConfig("p", r.head, new Map()), { files });
+});
+
+Deno.test("10,000 backends: no object near 1 MiB, joined back byte for byte", () => {
+  const files = { "haproxy.cfg": backends(10_000), "routes.map": mapLines(10_000), "crt-list": "" };
+  assert.ok(files["haproxy.cfg"].length > INLINE_LIMIT * 2, `${files["haproxy.cfg"].length}`);
+  const r = splitConfig("shared-haproxy", files);
+  assert.ok(r.parts.length > 10, `${r.parts.length} parts`);
+  assert.ok(JSON.stringify(r.head).length < 64 * 1024, "the head is small");
+  for (const p of r.parts) assert.ok(p.content.length <= MAX_PART_BYTES, `${p.name}: ${p.content.length}`);
+  assert.equal(r.head["crt-list"], "");
+  assert.deepEqual(assembleConfig("shared-haproxy", r.head, partsMap(r)), { files });
+});
+
+Deno.test("one backend changed: one part is rewritten, every other keeps its name and content", () => {
+  const before = splitConfig("p", { "haproxy.cfg": backends(10_000) });
+  const after = splitConfig("p", { "haproxy.cfg": backends(10_000, 4321) }, previousOf(before));
+  const old = previousOf(before);
+  const changed = after.parts.filter((p) => old.get(p.name) !== p.sha256);
+  assert.ok(changed.length >= 1 && changed.length <= 2, `${changed.length} parts changed`);
+  assert.equal(after.parts.length, before.parts.length);
+  const joined = assembleConfig("p", after.head, partsMap(after));
+  assert.deepEqual(joined, { files: { "haproxy.cfg": backends(10_000, 4321) } });
+});
+
+Deno.test("a backend added in the middle moves no other part to another slot", () => {
+  const before = splitConfig("p", { "haproxy.cfg": backends(5_000) });
+  const text = backends(5_000).replace(
+    "backend be_ns3_svc2500_80\n",
+    "backend be_new\n    balance source\n\nbackend be_ns3_svc2500_80\n",
+  );
+  const after = splitConfig("p", { "haproxy.cfg": text }, previousOf(before));
+  const old = previousOf(before);
+  const rewritten = after.parts.filter((p) => old.get(p.name) !== p.sha256);
+  assert.ok(rewritten.length <= 2, `${rewritten.length} parts rewritten`);
+});
+
+Deno.test("a missing part or a part holding newer content is reported, never joined", () => {
+  const r = splitConfig("p", { "haproxy.cfg": backends(10_000) });
+  const parts = partsMap(r);
+  const [first, second] = r.parts;
+  parts.delete(first.name);
+  parts.set(second.name, second.content + "# newer\n");
+  const out = assembleConfig("p", r.head, parts);
+  assert.ok("missing" in out);
+  assert.deepEqual(out.missing.map((m) => m.name).sort(), [first.name, second.name].sort());
+});
+
+Deno.test("a hostile parts.json is refused: names outside the proxy's parts, bad digests", () => {
+  for (
+    const bad of [
+      "[]",
+      `{"haproxy.cfg": "x"}`,
+      `{"haproxy.cfg": [{"name": "other-part-1", "sha256": "${"a".repeat(64)}"}]}`,
+      `{"haproxy.cfg": [{"name": "p-part-01", "sha256": "${"a".repeat(64)}"}]}`,
+      `{"haproxy.cfg": [{"name": "p-part-1", "sha256": "zz"}]}`,
+    ]
+  ) {
+    assert.throws(() => partRefs("p", { [PARTS_KEY]: bad }), /parts\.json/, bad);
+  }
+  assert.throws(() => splitConfig("p", { [PARTS_KEY]: "x" }), /reserved/);
+});
+
+Deno.test("the proxy's cache reads only parts it does not hold, and reports racing writes", async () => {
+  const { PartCache } = await import("../../lib/transport/part_cache.ts");
+  const store = new Map<string, string>();
+  const publish = (r: SplitResult) => {
+    for (const p of r.parts) store.set(p.name, p.content);
+  };
+  const cache = new PartCache("p", (name) => Promise.resolve(store.get(name) ?? null));
+  const first = splitConfig("p", { "haproxy.cfg": backends(10_000) });
+  publish(first);
+  assert.deepEqual(await cache.assemble(first.head), { files: { "haproxy.cfg": backends(10_000) } });
+  assert.equal(cache.fetched, first.parts.length);
+
+  const second = splitConfig("p", { "haproxy.cfg": backends(10_000, 77) }, previousOf(first));
+  publish(second);
+  const before = cache.fetched;
+  assert.deepEqual(await cache.assemble(second.head), { files: { "haproxy.cfg": backends(10_000, 77) } });
+  assert.ok(cache.fetched - before <= 2, `${cache.fetched - before} parts read for one change`);
+
+  // A proxy that starts while a head older than the stored parts is current: the overwritten
+  // slot does not match the head's digest, so nothing is joined.
+  const third = splitConfig("p", { "haproxy.cfg": backends(10_000, 9000) }, previousOf(second));
+  publish(third);
+  const fresh = new PartCache("p", (name) => Promise.resolve(store.get(name) ?? null));
+  const stale = await fresh.assemble(second.head);
+  assert.ok("missing" in stale && stale.missing.length >= 1);
+  assert.deepEqual(await fresh.assemble(third.head), { files: { "haproxy.cfg": backends(10_000, 9000) } });
+});
