@@ -18,9 +18,9 @@ export const manifestsDir = join(repoRoot, "deploy/manifests");
 export const NAMESPACE = "ingress-controller";
 export const RELEASE_NAME = "ingress-controller";
 
-/** `helm <args>`; stdout, or an error carrying helm's own message. */
-export async function helm(args: string[]): Promise<string> {
-  const out = await new Deno.Command(await ensureHelm(), { args, stdin: "null", stdout: "piped", stderr: "piped" })
+/** `helm <args>` (with `env` added); stdout, or an error carrying helm's own message. */
+export async function helm(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const out = await new Deno.Command(await ensureHelm(), { args, env, stdin: "null", stdout: "piped", stderr: "piped" })
     .output();
   const dec = new TextDecoder();
   if (!out.success) throw new Error(`helm ${args.join(" ")}: ${dec.decode(out.stderr).trim()}`);
