@@ -241,6 +241,11 @@ Deno.test(
 
       await t.step("a killed controller pod is replaced; a new Ingress change is served after it", async () => {
         const [old] = await readyPods(c, CONTROLLER_LABELS, 1, NAMESPACE);
+      // Everything it did so far was allowed: the ClusterRole grants what the controller uses.
+      const logRes = await c.adminFetch(`/api/v1/namespaces/${NAMESPACE}/pods/${old.metadata.name}/log`);
+      const log = await logRes.text();
+      assert.ok(logRes.ok && log.length > 0, `the controller's log: ${logRes.status}`);
+      assert.doesNotMatch(log, /forbidden|\b403\b/i, "the controller was refused an API call");
         await api(c, "DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${old.metadata.name}?gracePeriodSeconds=0`);
         await readyPods(c, CONTROLLER_LABELS, 1, NAMESPACE, [old.metadata.name]);
         assert.ok(
