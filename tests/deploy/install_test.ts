@@ -21,70 +21,24 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildImages } from "../../lib/images/build.ts";
 import { type Cluster, startCluster } from "../../lib/localnode/mod.ts";
-import { echoDeployment } from "../../lib/localnode/echo.ts";
+import { inside } from "../../lib/localnode/inside.ts";
 import { eventually } from "../../lib/localenv/harness.ts";
-import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { applyManifests, parseManifests } from "../../lib/deploy/apply.ts";
 import { chartDir, helm, NAMESPACE, RELEASE_NAME } from "../../lib/deploy/manifests.ts";
-import { echoPod, inside } from "./inside.ts";
+import {
+  answering,
+  api,
+  CONTROLLER_LABELS,
+  createEchoApp,
+  echoIngress,
+  pods,
+  PROXY_LABELS,
+  proxyService,
+  readyPods,
+} from "../../lib/deploy/in_cluster.ts";
 
 const ignore = Deno.uid() !== 0; // containerd, runc and the kubelet need root
 const APP_NS = "shop";
-const CLASS = "ingress-controller"; // the chart's default IngressClass
-const PROXY_LABELS = "app.kubernetes.io/managed-by=ingress-controller,app.kubernetes.io/name=haproxy";
-const CONTROLLER_LABELS = `app.kubernetes.io/instance=${RELEASE_NAME},app.kubernetes.io/component=controller`;
-
-async function api(c: Cluster, method: string, path: string, body?: unknown, type = "application/json"): Promise<any> {
-  const res = await c.adminFetch(path, {
-    method,
-    headers: { "content-type": type },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
-interface Pod {
-  metadata: { name: string; namespace: string; deletionTimestamp?: string };
-  status?: { podIP?: string; phase?: string; conditions?: { type: string; status: string }[] };
-}
-const isReady = (p: Pod) =>
-  !p.metadata.deletionTimestamp && p.status?.phase === "Running" &&
-  (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
-
-async function pods(c: Cluster, selector: string, ns?: string): Promise<Pod[]> {
-  const base = ns ? `/api/v1/namespaces/${ns}/pods` : "/api/v1/pods";
-  return (await api(c, "GET", `${base}?labelSelector=${encodeURIComponent(selector)}`)).items;
-}
-
-/** Waits for exactly `n` Ready pods (none terminating), optionally none of `not`; says what it saw on timeout. */
-async function readyPods(c: Cluster, selector: string, n: number, ns?: string, not: string[] = []): Promise<Pod[]> {
-  let last: Pod[] = [];
-  try {
-    return await eventually(`${n} Ready pods with ${selector}`, async () => {
-      last = await pods(c, selector, ns);
-      const ready = last.filter((p) => isReady(p) && !not.includes(p.metadata.name));
-      return ready.length === n && last.length === n ? ready : undefined;
-    }, 240_000);
-  } catch (err) {
-    const seen = last.map((p) => `${p.metadata.name}: ${JSON.stringify(p.status)}`).join("; ");
-    throw new Error(`${(err as Error).message}; pods: ${seen}`);
-  }
-}
-
-/** The public proxy Service: found by the proxy labels (never by name), the one serving port 80. */
-async function proxyService(c: Cluster): Promise<any> {
-  const list = await api(c, "GET", `/api/v1/services?labelSelector=${encodeURIComponent(PROXY_LABELS)}`);
-  const found = list.items.filter((s: any) => s.spec.ports.some((p: any) => p.port === 80));
-  return found.length === 1 ? found[0] : undefined;
-}
-
-/** Pods answering `host` through the proxy Service (`count` requests). */
-async function answering(c: Cluster, ip: string, host: string, count: number): Promise<Set<string>> {
-  const out = await inside(c, Array.from({ length: count }, () => ({ url: `http://${ip}/shop`, host })));
-  return new Set(out.map(echoPod).filter((p): p is string => p !== null));
-}
 
 /** HAProxy's current worker start time in the proxy pod (changes with every reload). */
 async function workerStart(c: Cluster, podIP: string): Promise<number> {
@@ -94,33 +48,8 @@ async function workerStart(c: Cluster, podIP: string): Promise<number> {
   return Number(m[1]);
 }
 
-function ingress(name: string, hosts: string[], tls: { host: string; secret: string }[] = []) {
-  return {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "Ingress",
-    metadata: { name, namespace: APP_NS },
-    spec: {
-      ingressClassName: CLASS,
-      tls: tls.map((t) => ({ hosts: [t.host], secretName: t.secret })),
-      rules: hosts.map((host) => ({
-        host,
-        http: {
-          paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "echo", port: { number: 80 } } } }],
-        },
-      })),
-    },
-  };
-}
-
-async function tlsSecret(c: Cluster, name: string, host: string): Promise<void> {
-  const ca = await createCA({ commonName: `${host} test CA` });
-  const leaf = await issueCertificate(ca, { commonName: host, dnsNames: [host], usages: ["serverAuth"] });
-  await api(c, "POST", `/api/v1/namespaces/${APP_NS}/secrets`, {
-    metadata: { name },
-    type: "kubernetes.io/tls",
-    stringData: { "tls.crt": leaf.certPem + ca.certPem, "tls.key": leaf.keyPem },
-  });
-}
+const ingress = (name: string, hosts: string[], tls: { host: string; secret: string }[] = []) =>
+  echoIngress(APP_NS, name, hosts, tls);
 
 Deno.test(
   { name: "the chart installs a working controller into a real cluster and uninstalls cleanly", ignore },
@@ -140,18 +69,9 @@ Deno.test(
       const kube = ["--kubeconfig", c.kubeconfig];
 
       // The application first: its backend, TLS Secrets and Ingress wait for a controller.
-      await api(c, "POST", "/api/v1/namespaces", { metadata: { name: APP_NS } });
-      await api(c, "POST", `/apis/apps/v1/namespaces/${APP_NS}/deployments`, echoDeployment(APP_NS, 2));
-      await api(c, "POST", `/api/v1/namespaces/${APP_NS}/services`, {
-        metadata: { name: "echo" },
-        spec: { selector: { app: "echo" }, ports: [{ name: "http", port: 80, targetPort: "http" }] },
-      });
-      await tlsSecret(c, "a-tls", "a.example");
-      await tlsSecret(c, "b-tls", "b.example");
       const hosts = ["web.example", "a.example", "b.example"];
       const tls = [{ host: "a.example", secret: "a-tls" }, { host: "b.example", secret: "b-tls" }];
-      await api(c, "POST", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses`, ingress("shop", hosts, tls));
-      const backends = await readyPods(c, "app=echo", 2, APP_NS);
+      const backends = await createEchoApp(c, APP_NS, "shop", hosts, { tls });
 
       const installed = performance.now();
       let firstRequestS = 0;
@@ -160,10 +80,21 @@ Deno.test(
           ["install", RELEASE_NAME, chartDir, "--namespace", NAMESPACE, "--create-namespace", ...kube],
           helmEnv,
         );
-        await readyPods(c, CONTROLLER_LABELS, 1, NAMESPACE);
+        await readyPods(c, CONTROLLER_LABELS, 1, { ns: NAMESPACE });
       });
 
       let svc: any;
+      /** Adds a host to the Ingress and waits until the proxy answers for it. */
+      const addHost = async (host: string) => {
+        hosts.push(host);
+        const path = `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses/shop`;
+        await api(c, "PUT", path, { ...(await api(c, "GET", path)), spec: ingress("shop", hosts, tls).spec });
+        await eventually(
+          `answers for ${host}`,
+          async () => (await answering(c, svc.spec.clusterIP, host, 1)).size === 1 || undefined,
+          120_000,
+        );
+      };
       await t.step("the Ingress gets proxy pods Running and Ready; requests reach both backend pods", async () => {
         const seen = new Set<string>();
         svc = await eventually("the proxy Service", () => proxyService(c), 120_000);
@@ -201,7 +132,7 @@ Deno.test(
           { spec: { replicas: 3 } },
           "application/merge-patch+json",
         );
-        const three = await readyPods(c, "app=echo", 3, APP_NS);
+        const three = await readyPods(c, "app=echo", 3, { ns: APP_NS });
         const seen = new Set<string>();
         await eventually("answers from the third pod", async () => {
           for (const pod of await answering(c, svc.spec.clusterIP, "web.example", 9)) seen.add(pod);
@@ -210,15 +141,7 @@ Deno.test(
         assert.deepEqual([...seen].sort(), three.map((p) => p.metadata.name).sort());
         assert.equal(await workerStart(c, proxy.status!.podIP!), before, "HAProxy reloaded for an endpoint change");
         // The measure can see a reload: a new host is a configuration change.
-        await api(c, "PUT", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses/shop`, {
-          ...(await api(c, "GET", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses/shop`)),
-          spec: ingress("shop", [...hosts, "reload.example"], tls).spec,
-        });
-        await eventually(
-          "the new host",
-          async () => (await answering(c, svc.spec.clusterIP, "reload.example", 1)).size === 1 || undefined,
-          60_000,
-        );
+        await addHost("reload.example");
         assert.notEqual(await workerStart(c, proxy.status!.podIP!), before, "an Ingress change reloads HAProxy");
       });
 
@@ -229,7 +152,7 @@ Deno.test(
           "DELETE",
           `/api/v1/namespaces/${proxy.metadata.namespace}/pods/${proxy.metadata.name}?gracePeriodSeconds=0`,
         );
-        await readyPods(c, PROXY_LABELS, 1, undefined, [proxy.metadata.name]);
+        await readyPods(c, PROXY_LABELS, 1, { not: [proxy.metadata.name] });
         const seen = new Set<string>();
         await eventually("answers from every echo pod again", async () => {
           for (const pod of await answering(c, svc.spec.clusterIP, "web.example", 9)) {
@@ -240,27 +163,19 @@ Deno.test(
       });
 
       await t.step("a killed controller pod is replaced; a new Ingress change is served after it", async () => {
-        const [old] = await readyPods(c, CONTROLLER_LABELS, 1, NAMESPACE);
-      // Everything it did so far was allowed: the ClusterRole grants what the controller uses.
-      const logRes = await c.adminFetch(`/api/v1/namespaces/${NAMESPACE}/pods/${old.metadata.name}/log`);
-      const log = await logRes.text();
-      assert.ok(logRes.ok && log.length > 0, `the controller's log: ${logRes.status}`);
-      assert.doesNotMatch(log, /forbidden|\b403\b/i, "the controller was refused an API call");
+        const [old] = await readyPods(c, CONTROLLER_LABELS, 1, { ns: NAMESPACE });
+        // Everything it did so far was allowed: the ClusterRole grants what the controller uses.
+        const logRes = await c.adminFetch(`/api/v1/namespaces/${NAMESPACE}/pods/${old.metadata.name}/log`);
+        const log = await logRes.text();
+        assert.ok(logRes.ok && log.length > 0, `the controller's log: ${logRes.status}`);
+        assert.doesNotMatch(log, /forbidden|\b403\b/i, "the controller was refused an API call");
         await api(c, "DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${old.metadata.name}?gracePeriodSeconds=0`);
-        await readyPods(c, CONTROLLER_LABELS, 1, NAMESPACE, [old.metadata.name]);
+        await readyPods(c, CONTROLLER_LABELS, 1, { ns: NAMESPACE, not: [old.metadata.name] });
         assert.ok(
           (await answering(c, svc.spec.clusterIP, "web.example", 3)).size > 0,
-          "traffic while the controller restarted",
+          "traffic is served across the controller's restart",
         );
-        await api(c, "PUT", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses/shop`, {
-          ...(await api(c, "GET", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses/shop`)),
-          spec: ingress("shop", [...hosts, "after-restart.example"], tls).spec,
-        });
-        await eventually(
-          "the host added after the restart",
-          async () => (await answering(c, svc.spec.clusterIP, "after-restart.example", 1)).size === 1 || undefined,
-          120_000,
-        );
+        await addHost("after-restart.example");
       });
 
       await t.step("after the ingresses are deleted, helm uninstall leaves nothing of ours", async () => {
@@ -330,7 +245,7 @@ Deno.test(
           const yaml = await Deno.readTextFile(new URL(`../../deploy/manifests/${f}`, import.meta.url));
           await applyManifests((p, init) => c.adminFetch(p, init), parseManifests(yaml));
         }
-        await readyPods(c, CONTROLLER_LABELS, 1, NAMESPACE);
+        await readyPods(c, CONTROLLER_LABELS, 1, { ns: NAMESPACE });
       });
       // The figure for bench/install_bench.ts is printed above; assertions never time anything.
       assert.ok(firstRequestS > 0);

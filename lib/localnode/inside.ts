@@ -1,9 +1,10 @@
 /**
- * Requests from inside the real cluster's network namespace (lib/localnode), for the install
- * test: plain HTTP with a Host header, HTTPS with an SNI name (reporting the certificate's names),
- * each on a new connection. One Deno process per batch, entered with nsenter.
+ * @module lib/localnode/inside
+ * Requests from inside the cluster's network namespace: plain HTTP with a Host header, HTTPS with
+ * an SNI name (reporting the served certificate's names), each on a new connection (so a Service
+ * may pick another pod each time). One Deno process per batch, entered with nsenter.
  */
-import type { Cluster } from "../../lib/localnode/mod.ts";
+import type { Cluster } from "./mod.ts";
 
 export interface InsideRequest {
   url: string;
