@@ -4,7 +4,7 @@
 # holding them as its last stdout line; progress goes to stderr.
 #
 #   lib/localenv/build.sh                 kube-apiserver and etcd: build when missing, print the directory
-#   lib/localenv/build.sh echo pause …    the named binaries instead (see `known` below)
+#   lib/localenv/build.sh echo pause …    the named binaries instead (see `known` below; `helm` is helm v3)
 #   KUBEBUILDER_ASSETS=/dir …             (no names) use /dir/{kube-apiserver,etcd}, build nothing
 #
 # Nothing prebuilt is downloaded: only Go modules, through the machine's Go toolchain.
@@ -16,7 +16,7 @@ ETCD_VERSION=v3.6.16
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 say() { printf '[testenv build] %s\n' "$*" >&2; }
 
-known="etcd kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy echo pause"
+known="etcd kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy echo pause helm"
 targets=("$@")
 for t in "${targets[@]}"; do
   if [[ " $known " != *" $t "* ]]; then
@@ -101,6 +101,14 @@ for t in "${targets[@]}"; do
   case $t in
     etcd) build etcd etcd . "" ;;
     kube-apiserver) build kube-apiserver kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags" ;;
+    helm) # the chart tests' helm, stamped as helm's Makefile does: its version, and the Kubernetes
+      # version `helm template` assumes (1.<client-go minor>) instead of the unstamped v1.20.
+      helm_version="$(awk '$1 == "helm.sh/helm/v3" { print $2 }' "$here/go/helm/go.mod")"
+      kube_minor="$(awk '$1 == "k8s.io/client-go" { split($2, v, "."); print v[2] }' "$here/go/helm/go.mod")"
+      hv=helm.sh/helm/v3
+      build helm helm $hv/cmd/helm "-X $hv/internal/version.version=$helm_version -X $hv/internal/version.gitTreeState=clean \
+-X $hv/pkg/chartutil.k8sVersionMajor=1 -X $hv/pkg/chartutil.k8sVersionMinor=$kube_minor \
+-X $hv/pkg/lint/rules.k8sVersionMajor=1 -X $hv/pkg/lint/rules.k8sVersionMinor=$kube_minor" ;;
     kube*) build "$t" kube-node "k8s.io/kubernetes/cmd/$t" "$k8s_ldflags" ;; # the node's, same version and stamps
     *) build "$t" "$t" . "" ;; # the small programs of our own (standard library only)
   esac

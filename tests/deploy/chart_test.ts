@@ -1,0 +1,279 @@
+/**
+ * The Helm chart (deploy/chart) and the kubectl manifests rendered from it:
+ * - values.yaml documents every `run` option of the option table, _releases.tpl holds each
+ *   release's options and image tags, and deploy/manifests/ is the chart rendered: all current;
+ * - `helm lint` passes, with the defaults and with the webhook and audit on;
+ * - `helm template` with the defaults and with releases B and C: the controller runs with
+ *   --rbac, the release's env, probes on the listener that release serves them on, a restricted
+ *   securityContext; its arguments are accepted by the program's own parser (`options`);
+ * - options set through values render as flags (lists repeated, integers without exponent); an
+ *   option the release lacks, an unknown release and the webhook outside A fail the render;
+ * - with the webhook on, the generated serving chain and the configuration's CA bundle agree with
+ *   what the controller derives from the chain;
+ * - every object of every render is accepted by the real kube-apiserver (server-side apply, dry run).
+ */
+import assert from "node:assert/strict";
+import { x509 } from "../../lib/pki.ts";
+import { caBundleOf } from "../../lib/admission/registration.ts";
+import { runTable } from "../../lib/flags/table.ts";
+import { applyManifests, type ManifestObject, parseManifests } from "../../lib/deploy/apply.ts";
+import { valuesOptionsBlock } from "../../lib/deploy/chart_options.ts";
+import { chartDir, helm, NAMESPACE, renderChart, syncGenerated } from "../../lib/deploy/manifests.ts";
+import { startControlPlane } from "../../lib/localenv/mod.ts";
+
+const find = (objs: ManifestObject[], kind: string) => objs.filter((o) => o.kind === kind);
+const one = (objs: ManifestObject[], kind: string) => {
+  const found = find(objs, kind);
+  assert.equal(found.length, 1, `one ${kind}`);
+  return found[0] as any;
+};
+const container = (objs: ManifestObject[]) => one(objs, "Deployment").spec.template.spec.containers[0];
+
+async function render(extra: string[] = [], name?: string): Promise<ManifestObject[]> {
+  return parseManifests(await renderChart(extra, name));
+}
+
+/** Runs the program's `options` command with the rendered arguments and the release's env. */
+async function parsedOptions(c: any): Promise<Record<string, unknown>> {
+  const env = Object.fromEntries(c.env.filter((e: any) => "value" in e).map((e: any) => [e.name, e.value]));
+  assert.equal(c.args[0], "run");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../../main.ts", import.meta.url).pathname, "options", ...c.args.slice(1)],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  assert.ok(out.success, `options ${c.args.join(" ")}: ${dec.decode(out.stderr)}`);
+  return JSON.parse(dec.decode(out.stdout)).options;
+}
+
+Deno.test("chart: generated parts and deploy/manifests are current", async () => {
+  assert.deepEqual(await syncGenerated(false), []);
+  const block = valuesOptionsBlock();
+  for (const name of Object.keys(runTable)) assert.match(block, new RegExp(`^ +# ${name} \\(`, "m"), name);
+  const manifests = parseManifests(
+    await Deno.readTextFile(new URL("../../deploy/manifests/00-namespace.yaml", import.meta.url)),
+  );
+  assert.deepEqual(manifests.map((o) => `${o.kind}/${o.metadata.name}`), [`Namespace/${NAMESPACE}`]);
+});
+
+Deno.test("chart: helm lint passes with the defaults and with the webhook and audit on", async () => {
+  await helm(["lint", "--strict", chartDir]);
+  await helm(["lint", "--strict", chartDir, "--set", "webhook.enabled=true", "--set", "audit.enabled=true"]);
+});
+
+Deno.test("chart: defaults run release A with --rbac, probes on the secure port and a restricted pod", async () => {
+  const objs = await render();
+  assert.deepEqual(
+    objs.map((o) => o.kind).sort(),
+    [
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Deployment",
+      "IngressClass",
+      "Role",
+      "RoleBinding",
+      "RoleBinding",
+      "Service",
+      "ServiceAccount",
+    ],
+  );
+  // What the controller creates carries managed-by=ingress-controller; the chart's objects never do.
+  for (const o of objs) assert.equal((o.metadata as any).labels["app.kubernetes.io/managed-by"], "Helm");
+  const d = one(objs, "Deployment");
+  const pod = d.spec.template.spec;
+  assert.equal(pod.serviceAccountName, one(objs, "ServiceAccount").metadata.name);
+  assert.deepEqual(pod.securityContext, {
+    fsGroup: 65534,
+    runAsGroup: 65534,
+    runAsNonRoot: true,
+    runAsUser: 65534,
+    seccompProfile: { type: "RuntimeDefault" },
+  });
+  const c = container(objs);
+  assert.deepEqual(c.securityContext, {
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ["ALL"] },
+    readOnlyRootFilesystem: true,
+  });
+  assert.equal(c.image, "docker.io/ingresscontroller/ingress-controller:9.0.0");
+  assert.deepEqual(c.env.find((e: any) => e.name === "POD_NAMESPACE").valueFrom, {
+    fieldRef: { fieldPath: "metadata.namespace" },
+  });
+  assert.equal(c.env.find((e: any) => e.name === "INGRESS_CONTROLLER_RELEASE").value, "A");
+  assert.deepEqual(c.readinessProbe.httpGet, { path: "/readyz", port: 8443, scheme: "HTTPS" });
+  assert.deepEqual(c.livenessProbe.httpGet, { path: "/healthz", port: 8443, scheme: "HTTPS" });
+  assert.ok(c.resources.requests.cpu && c.resources.requests.memory);
+  assert.deepEqual(c.volumeMounts, [{ name: "tmp", mountPath: "/tmp" }]);
+  const options = await parsedOptions(c);
+  assert.equal(options.rbac, true);
+  assert.equal(options["secure-port"], 8443);
+  assert.deepEqual(options["authorization-always-allow-paths"], ["/healthz", "/readyz", "/livez"]);
+  assert.equal(options["ingress-class"], one(objs, "IngressClass").metadata.name);
+  // The secure port Service is --operator-service, on the --secure-port (the webhook needs both).
+  const svc = one(objs, "Service");
+  assert.equal(options["operator-service"], svc.metadata.name);
+  assert.deepEqual(svc.spec.ports, [{ name: "https", port: 8443, targetPort: "https", protocol: "TCP" }]);
+});
+
+for (const release of ["B", "C"]) {
+  Deno.test(`chart: release ${release} probes the ops listener and passes only ${release}'s options`, async () => {
+    const objs = await render(["--set", `release=${release}`]);
+    const c = container(objs);
+    assert.equal(c.env.find((e: any) => e.name === "INGRESS_CONTROLLER_RELEASE").value, release);
+    assert.deepEqual(c.readinessProbe.httpGet, { path: "/readyz", port: 56790, scheme: "HTTP" });
+    assert.deepEqual(c.ports.find((p: any) => p.name === "ops"), {
+      name: "ops",
+      containerPort: 56790,
+      protocol: "TCP",
+    });
+    assert.equal(
+      c.image,
+      `docker.io/ingresscontroller/ingress-controller:${release === "B" ? "7.0.0-rc.2" : "6.0.0-rc.0"}`,
+    );
+    const options = await parsedOptions(c);
+    assert.equal(options.rbac, true);
+    assert.equal("authorization-always-allow-paths" in options, false);
+  });
+}
+
+Deno.test("chart: controller.options become flags; options a release lacks fail the render", async () => {
+  const values = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(
+      values,
+      [
+        "controller:",
+        "  options:",
+        "    qps: 2000000",
+        "    burst: 1.5e7",
+        "    v: 3",
+        "    resync-period: 1m30s",
+        "    tls-cipher-suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]",
+        "    ingress-class: other",
+        "    rbac: false",
+        "image:",
+        "  registry: registry.example/ic",
+        "  tag: dev",
+        "  pullPolicy: Never",
+      ].join("\n"),
+    );
+    const objs = await render(["-f", values]);
+    const c = container(objs);
+    assert.equal(c.image, "registry.example/ic/ingress-controller:dev");
+    assert.equal(c.imagePullPolicy, "Never");
+    for (
+      const flag of [
+        "--qps=2000000",
+        "--burst=15000000",
+        "--v=3",
+        "--resync-period=1m30s",
+        "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "--ingress-class=other",
+        "--rbac=false",
+        "--image-registry=registry.example/ic",
+      ]
+    ) assert.ok(c.args.includes(flag), `${flag} in ${c.args.join(" ")}`);
+    const options = await parsedOptions(c);
+    assert.equal(options.qps, 2000000);
+    assert.deepEqual(options["tls-cipher-suites"], [
+      "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+      "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+    ]);
+    // Without --rbac the controller creates no ServiceAccounts, Roles or RoleBindings: not granted.
+    const rules = one(objs, "ClusterRole").rules as { resources: string[] }[];
+    assert.equal(rules.some((r) => r.resources.includes("roles") || r.resources.includes("serviceaccounts")), false);
+  } finally {
+    await Deno.remove(values);
+  }
+  await assert.rejects(
+    render(["--set", "release=B", "--set", "controller.options.enable-validating-webhook=true"]),
+    /controller\.options\.enable-validating-webhook: not an option of release B/,
+  );
+  await assert.rejects(render(["--set", "controller.options.no-such-option=1"]), /controller\.options\.no-such-option/);
+  await assert.rejects(render(["--set", "release=D"]), /release: "D" is not a release; use one of A, B, C/);
+  await assert.rejects(
+    render(["--set", "release=C", "--set", "webhook.enabled=true"]),
+    /webhook\.enabled: the validating webhook exists only in release A/,
+  );
+});
+
+Deno.test("chart: the webhook's generated chain, Secret and configuration agree with the controller's CA bundle", async () => {
+  const objs = await render(["--set", "webhook.enabled=true", "--set", "audit.enabled=true"], "edge");
+  const c = container(objs);
+  const svc = one(objs, "Service").metadata.name;
+  const secret = one(objs, "Secret");
+  const vwc = one(objs, "ValidatingWebhookConfiguration");
+  assert.equal(vwc.metadata.name, `ingress-controller-${svc}`);
+  const hook = vwc.webhooks[0];
+  assert.deepEqual(hook.clientConfig.service, {
+    namespace: NAMESPACE,
+    name: svc,
+    path: "/apis/admission.ingress-controller.io/v1/ingressvalidators",
+    port: 8443,
+  });
+  const chain = atob(secret.data["tls.crt"]);
+  // The controller registers the CA that follows the leaf: the same bundle as the chart's.
+  assert.equal(caBundleOf(chain).trim(), atob(secret.data["ca.crt"]).trim());
+  assert.equal(atob(hook.clientConfig.caBundle).trim(), atob(secret.data["ca.crt"]).trim());
+  const leaf = new x509.X509Certificate(chain.slice(0, chain.indexOf("-----END CERTIFICATE-----") + 25));
+  assert.match(leaf.getExtension("2.5.29.17")!.toString("text"), new RegExp(`${svc}\\.${NAMESPACE}\\.svc`));
+  for (
+    const flag of [
+      "--enable-validating-webhook=true",
+      "--tls-cert-file=/etc/ingress-controller/webhook-tls/tls.crt",
+      "--tls-private-key-file=/etc/ingress-controller/webhook-tls/tls.key",
+      "--audit-policy-file=/etc/ingress-controller/audit/policy.yaml",
+      "--audit-log-path=-",
+    ]
+  ) assert.ok(c.args.includes(flag), flag);
+  const rules = one(objs, "ClusterRole").rules as { resources: string[]; resourceNames?: string[] }[];
+  assert.ok(
+    rules.some((r) =>
+      r.resources.includes("validatingwebhookconfigurations") && r.resourceNames?.[0] === vwc.metadata.name
+    ),
+  );
+  assert.equal(one(objs, "ConfigMap").metadata.name, "edge-ingress-controller-audit-policy");
+});
+
+Deno.test("chart: every rendered object is accepted by the real kube-apiserver (dry run)", async () => {
+  await using cp = await startControlPlane();
+  const fetchApi = (path: string, init?: RequestInit) => cp.adminFetch(path, init);
+  await applyManifests(fetchApi, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } }]);
+  const renders: [string, string[]][] = [
+    ["defaults", []],
+    ["release B", ["--set", "release=B"]],
+    ["release C", ["--set", "release=C"]],
+    ["webhook and audit on", ["--set", "webhook.enabled=true", "--set", "audit.enabled=true"]],
+    ["options and default class", [
+      "--set",
+      "controller.options.v=2",
+      "--set",
+      "ingressClass.default=true",
+      "--set",
+      "rbac.serviceMonitors=true",
+      "--set",
+      "analyticsURL=https://analytics.example/",
+    ]],
+  ];
+  for (const [what, args] of renders) {
+    const objs = await render(args);
+    const answered = await applyManifests(fetchApi, objs, { dryRun: true });
+    assert.equal(answered.length, objs.length, what);
+  }
+  // The committed manifests, namespace first, as kubectl would apply them.
+  const committed = await Deno.readTextFile(new URL("../../deploy/manifests/ingress-controller.yaml", import.meta.url));
+  await applyManifests(fetchApi, parseManifests(committed), { dryRun: true });
+  // Dry run really checks: a bad object is refused with the server's reason.
+  await assert.rejects(
+    applyManifests(fetchApi, [{
+      apiVersion: "networking.k8s.io/v1",
+      kind: "IngressClass",
+      metadata: { name: "Not_A_Name" },
+      spec: { controller: "x" },
+    }], { dryRun: true }),
+    /IngressClass Not_A_Name: refused by the API server: 422/,
+  );
+});
