@@ -24,7 +24,8 @@ const bad = <T>(reason: string): Parsed<T> => ({ ok: false, reason });
 /** Longest raw value any kind accepts (lists included). */
 export const MAX_VALUE_LENGTH = 4096;
 
-function kind<T>(syntax: string, parse: (raw: string) => Parsed<T>, max = 256): ValueKind<T> {
+/** `max` bounds the work on absurd input; kinds whose anchored pattern bounds the length leave it at the default. */
+function kind<T>(syntax: string, parse: (raw: string) => Parsed<T>, max = MAX_VALUE_LENGTH): ValueKind<T> {
   return {
     syntax,
     parse: (raw) =>
@@ -45,14 +46,12 @@ function items(raw: string): string[] | null {
 export const bool: ValueKind<boolean> = kind(
   '`"true"` or `"false"`',
   (raw) => raw === "true" || raw === "false" ? ok(raw === "true") : bad('is not "true" or "false"'),
-  5,
 );
 
 export function oneOf<const V extends string>(values: readonly V[]): ValueKind<V> {
   return kind(
     values.map((v) => `\`${v}\``).join(", "),
     (raw) => (values as readonly string[]).includes(raw) ? ok(raw as V) : bad(`is not one of ${values.join(",")}`),
-    64,
   );
 }
 
@@ -61,7 +60,7 @@ export function int(min: number, max: number, unit = ""): ValueKind<number> {
     if (!/^(?:0|[1-9][0-9]{0,9})$/.test(raw)) return bad(`is not an integer ${min}–${max}`);
     const n = Number(raw);
     return n >= min && n <= max ? ok(n) : bad(`is not an integer ${min}–${max}`);
-  }, 11);
+  });
 }
 
 /** HAProxy's largest timer (2^31 - 1 ms, about 24.8 days). */
@@ -79,7 +78,6 @@ export const duration: ValueKind<string> = kind(
     if (!m || Number(m[1]) * UNIT_MS[m[2]] > MAX_TIMER_MS) return bad("is not a duration like 30s (at most 24d)");
     return ok(raw);
   },
-  12,
 );
 
 /**
@@ -89,7 +87,6 @@ export const duration: ValueKind<string> = kind(
 export const legacyTimeout: ValueKind<string> = kind(
   "HAProxy time: 1–6 digits and `ms`, `s` or `m` (`30s`)",
   (raw) => /^[1-9][0-9]{0,5}(?:ms|s|m)$/.test(raw) ? ok(raw) : bad("is not a duration like 30s"),
-  8,
 );
 
 /** A byte size: digits with an optional `k`, `m`, `g` (either case, powers of 1024); `0` means no limit. */
@@ -98,7 +95,7 @@ export const size: ValueKind<number> = kind("bytes, or with `k`, `m`, `g` (1024-
   if (!m) return bad("is not a size like 8m");
   const n = Number(m[1]) * ({ "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2].toLowerCase()] ?? 1);
   return n <= Number.MAX_SAFE_INTEGER ? ok(n) : bad("is too large");
-}, 14);
+});
 
 /** HTTP status codes of redirects. */
 export const redirectCode = oneOf(["301", "302", "303", "307", "308"] as const);
@@ -148,7 +145,6 @@ const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const headerName: ValueKind<string> = kind(
   "header name: letters, digits, `-`, `_`",
   (raw) => HEADER_NAME.test(raw) ? ok(raw) : bad("is not a header name (letters, digits, - and _)"),
-  64,
 );
 
 /**
@@ -207,7 +203,6 @@ export const methods: ValueKind<string[]> = kind("comma-separated HTTP methods: 
 export const cookieName: ValueKind<string> = kind(
   "cookie name: letters, digits, `-`, `_`, `.`",
   (raw) => /^[A-Za-z0-9_.-]{1,64}$/.test(raw) ? ok(raw) : bad("is not a cookie name (letters, digits, -, _ and .)"),
-  64,
 );
 
 /** An object name in the Ingress's own namespace (DNS-1123 subdomain); `namespace/name` is refused. */
@@ -233,7 +228,6 @@ export const serviceRef: ValueKind<ServiceRef> = kind(
     if (typeof port === "number" && port > 65535) return bad("has a port over 65535");
     return ok({ service: m[1], port });
   },
-  80,
 );
 
 /** A DNS name (lower case) as sent in SNI or Host. */
