@@ -63,7 +63,7 @@ function seconds(raw: string): Outcome | undefined {
 
 /** `name` or `namespace/name`; another namespace's Secret is never read (a tenant boundary). */
 function secretRef(raw: string, ctx: IngressContext): Outcome | undefined {
-  const m = /^(?:([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)\/)?(.*)$/.exec(raw)!;
+  const m = /^(?:([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)\/)?([\s\S]*)$/.exec(raw)!;
   if (m[1] !== undefined && m[1] !== ctx.namespace) {
     return {
       verdict: "refused",
