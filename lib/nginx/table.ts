@@ -86,33 +86,39 @@ function unsupported(note: string): NginxRule {
   return { to: [], verdict: "unsupported", note };
 }
 
+/** A rule whose verdict does not depend on the value beyond `check`. */
+function supported(to: string | readonly string[], check: NginxRule["check"], note = ""): NginxRule {
+  return { to: typeof to === "string" ? [to] : to, verdict: "supported", note, check };
+}
+
+function translated(to: string | readonly string[], check: NginxRule["check"], note: string): NginxRule {
+  return { to: typeof to === "string" ? [to] : to, verdict: "translated", note, check };
+}
+
 const PER_REQUEST_503 = "ingress-nginx answers 503 (limit-req-status-code) by default, this proxy answers 429";
 
 /** The translation table, by key without the prefix. */
 export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   // TLS and redirects
-  "ssl-redirect": { to: ["ssl-redirect"], verdict: "supported", note: "308 to HTTPS for TLS hosts", check: boolCheck },
-  "force-ssl-redirect": { to: ["force-ssl-redirect"], verdict: "supported", note: "", check: boolCheck },
-  "preserve-trailing-slash": {
-    to: ["ssl-redirect"],
-    verdict: "translated",
-    note: "the redirect to HTTPS always keeps the path exactly as sent, trailing slash included",
-    check: boolCheck,
-  },
-  "ssl-passthrough": {
-    to: ["ssl-passthrough"],
-    verdict: "supported",
-    note: "no --enable-ssl-passthrough flag is needed; as in ingress-nginx, the other annotations do not apply",
-    check: boolCheck,
-  },
+  "ssl-redirect": supported("ssl-redirect", boolCheck, "308 to HTTPS for TLS hosts"),
+  "force-ssl-redirect": supported("force-ssl-redirect", boolCheck),
+  "preserve-trailing-slash": translated(
+    "ssl-redirect",
+    boolCheck,
+    "the redirect to HTTPS always keeps the path exactly as sent, trailing slash included",
+  ),
+  "ssl-passthrough": supported(
+    "ssl-passthrough",
+    boolCheck,
+    "no --enable-ssl-passthrough flag is needed; as in ingress-nginx, the other annotations do not apply",
+  ),
   // paths, rewrites, redirects
-  "use-regex": {
-    to: ["path-regex"],
-    verdict: "translated",
-    note: "paths are matched as regular expressions from the start of the path, case-sensitively " +
+  "use-regex": translated(
+    "path-regex",
+    boolCheck,
+    "paths are matched as regular expressions from the start of the path, case-sensitively " +
       "(ingress-nginx matches case-insensitively and on every path of the host, whatever Ingress it is on)",
-    check: boolCheck,
-  },
+  ),
   "rewrite-target": {
     to: ["rewrite-target", "path-regex"],
     verdict: "translated",
@@ -129,33 +135,25 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       };
     },
   },
-  "app-root": { to: ["app-root"], verdict: "supported", note: "302 from / to the root", check: valueOf(v.path) },
-  "permanent-redirect": {
-    to: ["redirect-to", "redirect-code"],
-    verdict: "supported",
-    note: "301 unless permanent-redirect-code",
-    check: valueOf(v.url),
-  },
-  "permanent-redirect-code": { to: ["redirect-code"], verdict: "supported", note: "", check: valueOf(v.redirectCode) },
-  "temporal-redirect": {
-    to: ["redirect-to", "redirect-code"],
-    verdict: "supported",
-    note: "302 unless temporal-redirect-code",
-    check: valueOf(v.url),
-  },
-  "temporal-redirect-code": { to: ["redirect-code"], verdict: "supported", note: "", check: valueOf(v.redirectCode) },
-  "from-to-www-redirect": {
-    to: ["www-redirect"],
-    verdict: "translated",
-    note: "the twin host is redirected with 308; for HTTPS its certificate must cover both names, as in ingress-nginx",
-    check: boolCheck,
-  },
-  "x-forwarded-prefix": {
-    to: ["request-headers-set"],
-    verdict: "translated",
-    note: "as request-headers-set: X-Forwarded-Prefix: <value>",
-    check: valueOf(v.headerValue),
-  },
+  "app-root": supported("app-root", valueOf(v.path), "302 from / to the root"),
+  "permanent-redirect": supported(
+    ["redirect-to", "redirect-code"],
+    valueOf(v.url),
+    "301 unless permanent-redirect-code",
+  ),
+  "permanent-redirect-code": supported("redirect-code", valueOf(v.redirectCode)),
+  "temporal-redirect": supported(["redirect-to", "redirect-code"], valueOf(v.url), "302 unless temporal-redirect-code"),
+  "temporal-redirect-code": supported("redirect-code", valueOf(v.redirectCode)),
+  "from-to-www-redirect": translated(
+    "www-redirect",
+    boolCheck,
+    "the twin host is redirected with 308; for HTTPS its certificate must cover both names, as in ingress-nginx",
+  ),
+  "x-forwarded-prefix": translated(
+    "request-headers-set",
+    valueOf(v.headerValue),
+    "as request-headers-set: X-Forwarded-Prefix: <value>",
+  ),
   "upstream-vhost": {
     to: ["request-headers-set"],
     verdict: "translated",
@@ -167,30 +165,10 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       : valueOf(v.hostName)(raw)),
   },
   // limits and access
-  "proxy-body-size": {
-    to: ["max-body-size"],
-    verdict: "supported",
-    note: "413 over the limit; 0: no limit",
-    check: valueOf(v.size),
-  },
-  "whitelist-source-range": {
-    to: ["allow-list"],
-    verdict: "supported",
-    note: "403 for other clients",
-    check: valueOf(v.cidrList),
-  },
-  "allowlist-source-range": {
-    to: ["allow-list"],
-    verdict: "supported",
-    note: "403 for other clients",
-    check: valueOf(v.cidrList),
-  },
-  "denylist-source-range": {
-    to: ["deny-list"],
-    verdict: "supported",
-    note: "403 for these clients",
-    check: valueOf(v.cidrList),
-  },
+  "proxy-body-size": supported("max-body-size", valueOf(v.size), "413 over the limit; 0: no limit"),
+  "whitelist-source-range": supported("allow-list", valueOf(v.cidrList), "403 for other clients"),
+  "allowlist-source-range": supported("allow-list", valueOf(v.cidrList), "403 for other clients"),
+  "denylist-source-range": supported("deny-list", valueOf(v.cidrList), "403 for these clients"),
   "limit-rps": {
     to: ["rate-limit-rps"],
     verdict: "translated",
@@ -198,44 +176,35 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       `counted per client address over a sliding second with no burst allowance (ingress-nginx allows 5x bursts); ${PER_REQUEST_503}`,
     check: valueOf(v.int(1, 1_000_000)),
   },
-  "limit-rpm": {
-    to: ["rate-limit-rpm"],
-    verdict: "translated",
-    note: `counted per client address over a sliding minute with no burst allowance; ${PER_REQUEST_503}`,
-    check: valueOf(v.int(1, 60_000_000)),
-  },
-  "limit-connections": {
-    to: ["rate-limit-connections"],
-    verdict: "translated",
-    note: "ingress-nginx answers 503 over the limit, this proxy answers 429",
-    check: valueOf(v.int(1, 1_000_000)),
-  },
-  "limit-whitelist": { to: ["rate-limit-allow-list"], verdict: "supported", note: "", check: valueOf(v.cidrList) },
-  "limit-allowlist": { to: ["rate-limit-allow-list"], verdict: "supported", note: "", check: valueOf(v.cidrList) },
+  "limit-rpm": translated(
+    "rate-limit-rpm",
+    valueOf(v.int(1, 60_000_000)),
+    `counted per client address over a sliding minute with no burst allowance; ${PER_REQUEST_503}`,
+  ),
+  "limit-connections": translated(
+    "rate-limit-connections",
+    valueOf(v.int(1, 1_000_000)),
+    "ingress-nginx answers 503 over the limit, this proxy answers 429",
+  ),
+  "limit-whitelist": supported("rate-limit-allow-list", valueOf(v.cidrList)),
+  "limit-allowlist": supported("rate-limit-allow-list", valueOf(v.cidrList)),
   "limit-burst-multiplier": unsupported("bursts are not modelled: the limits count over a sliding window"),
   "limit-rate": unsupported("response bandwidth limits are not available"),
   "limit-rate-after": unsupported("response bandwidth limits are not available"),
   // timeouts and backends
-  "proxy-connect-timeout": {
-    to: ["timeout-connect"],
-    verdict: "supported",
-    note: "seconds",
-    check: seconds,
-  },
-  "proxy-read-timeout": {
-    to: ["timeout-server"],
-    verdict: "translated",
-    note: "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
+  "proxy-connect-timeout": supported("timeout-connect", seconds, "seconds"),
+  "proxy-read-timeout": translated(
+    "timeout-server",
+    seconds,
+    "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
       "proxy-send-timeout applies; it also bounds WebSocket idle time unless timeout-tunnel is set",
-    check: seconds,
-  },
-  "proxy-send-timeout": {
-    to: ["timeout-server"],
-    verdict: "translated",
-    note: "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
+  ),
+  "proxy-send-timeout": translated(
+    "timeout-server",
+    seconds,
+    "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
       "proxy-send-timeout applies",
-    check: seconds,
-  },
+  ),
   "backend-protocol": {
     to: ["backend-protocol"],
     verdict: "supported",
@@ -277,19 +246,18 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "service-upstream": unsupported(
     "the proxy always balances over the Service's ready endpoints itself (and updates them without reload)",
   ),
-  "proxy-ssl-secret": {
-    to: ["backend-ca-secret"],
-    verdict: "translated",
-    note: "its ca.crt verifies the backend; its tls.crt/tls.key client certificate is not presented to the backend",
-    check: secretRef,
-  },
+  "proxy-ssl-secret": translated(
+    "backend-ca-secret",
+    secretRef,
+    "its ca.crt verifies the backend; its tls.crt/tls.key client certificate is not presented to the backend",
+  ),
   "proxy-ssl-verify": {
     to: ["backend-ca-secret"],
     verdict: "translated",
     note: "the backend is verified whenever backend-ca-secret is set (from proxy-ssl-secret)",
     check: (raw) => (/^(?:on|off)$/.test(raw) ? undefined : { bad: "is not on or off" }),
   },
-  "proxy-ssl-name": { to: ["backend-sni"], verdict: "supported", note: "", check: valueOf(v.hostName) },
+  "proxy-ssl-name": supported("backend-sni", valueOf(v.hostName)),
   "proxy-ssl-server-name": {
     to: ["backend-sni"],
     verdict: "translated",
@@ -315,44 +283,24 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       return { bad: "is not balanced or persistent" };
     },
   },
-  "session-cookie-name": { to: ["sticky-cookie-name"], verdict: "supported", note: "", check: valueOf(v.cookieName) },
-  "session-cookie-max-age": {
-    to: ["sticky-cookie-max-age"],
-    verdict: "supported",
-    note: "seconds",
-    check: seconds,
-  },
-  "session-cookie-expires": {
-    to: ["sticky-cookie-max-age"],
-    verdict: "translated",
-    note: "sent as Max-Age, not Expires",
-    check: seconds,
-  },
-  "session-cookie-secure": { to: ["sticky-cookie-secure"], verdict: "supported", note: "", check: boolCheck },
-  "session-cookie-samesite": {
-    to: ["sticky-cookie-samesite"],
-    verdict: "supported",
-    note: "",
-    check: valueOf(v.oneOf(["None", "Lax", "Strict"])),
-  },
+  "session-cookie-name": supported("sticky-cookie-name", valueOf(v.cookieName)),
+  "session-cookie-max-age": supported("sticky-cookie-max-age", seconds, "seconds"),
+  "session-cookie-expires": translated("sticky-cookie-max-age", seconds, "sent as Max-Age, not Expires"),
+  "session-cookie-secure": supported("sticky-cookie-secure", boolCheck),
+  "session-cookie-samesite": supported("sticky-cookie-samesite", valueOf(v.oneOf(["None", "Lax", "Strict"]))),
   "session-cookie-path": unsupported("the sticky cookie's path is always /"),
   "session-cookie-domain": unsupported("the sticky cookie has no Domain attribute"),
   "session-cookie-change-on-failure": unsupported("a client whose server is down is sent to another server anyway"),
   "session-cookie-conditional-samesite-none": unsupported("SameSite is sent to every browser"),
   "affinity-canary-behavior": unsupported("canary and sticky cookies are independent"),
   // CORS
-  "enable-cors": { to: ["cors-enable"], verdict: "supported", note: "", check: boolCheck },
-  "cors-allow-origin": { to: ["cors-allow-origin"], verdict: "supported", note: "", check: valueOf(v.origins) },
-  "cors-allow-methods": { to: ["cors-allow-methods"], verdict: "supported", note: "", check: valueOf(v.methods) },
-  "cors-allow-headers": { to: ["cors-allow-headers"], verdict: "supported", note: "", check: valueOf(v.headerNames) },
-  "cors-expose-headers": {
-    to: ["cors-expose-headers"],
-    verdict: "supported",
-    note: "",
-    check: valueOf(v.headerNamesOrStar),
-  },
-  "cors-allow-credentials": { to: ["cors-allow-credentials"], verdict: "supported", note: "", check: boolCheck },
-  "cors-max-age": { to: ["cors-max-age"], verdict: "supported", note: "", check: valueOf(v.int(0, 2 ** 31 - 1)) },
+  "enable-cors": supported("cors-enable", boolCheck),
+  "cors-allow-origin": supported("cors-allow-origin", valueOf(v.origins)),
+  "cors-allow-methods": supported("cors-allow-methods", valueOf(v.methods)),
+  "cors-allow-headers": supported("cors-allow-headers", valueOf(v.headerNames)),
+  "cors-expose-headers": supported("cors-expose-headers", valueOf(v.headerNamesOrStar)),
+  "cors-allow-credentials": supported("cors-allow-credentials", boolCheck),
+  "cors-max-age": supported("cors-max-age", valueOf(v.int(0, 2 ** 31 - 1))),
   // authentication
   "auth-type": {
     to: ["auth-basic-secret"],
@@ -369,7 +317,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       return { bad: "is not basic or digest" };
     },
   },
-  "auth-secret": { to: ["auth-basic-secret"], verdict: "supported", note: "htpasswd in key auth", check: secretRef },
+  "auth-secret": supported("auth-basic-secret", secretRef, "htpasswd in key auth"),
   "auth-secret-type": {
     to: ["auth-basic-secret"],
     verdict: "supported",
@@ -381,7 +329,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
         ? { verdict: "unsupported", to: [], note: "only the htpasswd file form (key auth) is read" }
         : { bad: "is not auth-file or auth-map" },
   },
-  "auth-realm": { to: ["auth-basic-realm"], verdict: "supported", note: "", check: valueOf(v.realm) },
+  "auth-realm": supported("auth-basic-realm", valueOf(v.realm)),
   "auth-url": {
     to: ["auth-url"],
     verdict: "supported",
@@ -411,12 +359,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       return valueOf(v.urlOrPath)(stripped);
     },
   },
-  "auth-response-headers": {
-    to: ["auth-response-headers"],
-    verdict: "supported",
-    note: "",
-    check: valueOf(v.headerNames),
-  },
+  "auth-response-headers": supported("auth-response-headers", valueOf(v.headerNames)),
   "auth-method": unsupported("the auth request uses the original method"),
   "auth-cache-key": unsupported("auth answers are not cached"),
   "auth-cache-duration": unsupported("auth answers are not cached"),
@@ -426,12 +369,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-always-set-cookie": unsupported("cookies of the auth answer are not copied"),
   "enable-global-auth": unsupported("there is no global external authentication"),
   // client certificates
-  "auth-tls-secret": {
-    to: ["client-cert-ca-secret"],
-    verdict: "supported",
-    note: "its ca.crt; per host, as in ingress-nginx",
-    check: secretRef,
-  },
+  "auth-tls-secret": supported("client-cert-ca-secret", secretRef, "its ca.crt; per host, as in ingress-nginx"),
   "auth-tls-verify-client": {
     to: ["client-cert-verify"],
     verdict: "supported",
@@ -472,7 +410,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-tls-error-page": unsupported("a failed client certificate ends the TLS handshake; there is no error page"),
   "auth-tls-match-cn": unsupported("the client certificate's CN is not matched"),
   // canary
-  "canary": { to: ["canary"], verdict: "supported", note: "", check: boolCheck },
+  "canary": supported("canary", boolCheck),
   "canary-weight": {
     to: ["canary-weight"],
     verdict: "supported",
@@ -493,25 +431,10 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       return p.value === 100 ? { verdict: "supported", note: "" } : undefined;
     },
   },
-  "canary-by-header": {
-    to: ["canary-header"],
-    verdict: "supported",
-    note: "always / never",
-    check: valueOf(v.headerName),
-  },
-  "canary-by-header-value": {
-    to: ["canary-header-value"],
-    verdict: "supported",
-    note: "",
-    check: valueOf(v.headerValue),
-  },
+  "canary-by-header": supported("canary-header", valueOf(v.headerName), "always / never"),
+  "canary-by-header-value": supported("canary-header-value", valueOf(v.headerValue)),
   "canary-by-header-pattern": unsupported("header patterns (PCRE) are not matched; use canary-by-header-value"),
-  "canary-by-cookie": {
-    to: ["canary-cookie"],
-    verdict: "supported",
-    note: "always / never",
-    check: valueOf(v.cookieName),
-  },
+  "canary-by-cookie": supported("canary-cookie", valueOf(v.cookieName), "always / never"),
   // errors
   "custom-http-errors": {
     to: ["error-codes"],
@@ -520,12 +443,11 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       "the error backend gets the original request; ingress-nginx's X-Code, X-Format, X-Original-URI headers are not added",
     check: valueOf(v.errorCodes),
   },
-  "default-backend": {
-    to: ["default-backend"],
-    verdict: "supported",
-    note: "first port of the Service, as in ingress-nginx",
-    check: valueOf(v.serviceRef),
-  },
+  "default-backend": supported(
+    "default-backend",
+    valueOf(v.serviceRef),
+    "first port of the Service, as in ingress-nginx",
+  ),
   // snippets: refused
   "configuration-snippet": snippet("the request-headers-*/response-headers-* annotations, or ask for a typed key"),
   "server-snippet": snippet("typed annotations (redirects, headers, access lists); or ask for a typed key"),
