@@ -904,7 +904,8 @@ export const nginxCheckTable = {
     short: "f",
     default: all(""),
     file: true,
-    help: "YAML or JSON file of Ingresses (several documents or a List; other kinds are skipped); empty: the cluster's",
+    help:
+      "YAML or JSON file of Ingresses (several documents, a List or an array; other kinds are skipped); empty: the cluster's",
   },
   "output": {
     kind: "string",

@@ -19,7 +19,7 @@ function isIngress(o: unknown): o is IngressLike & { kind: string; apiVersion: s
   return typeof x === "object" && x !== null && x.kind === "Ingress" && INGRESS_API.has(String(x.apiVersion));
 }
 
-/** The Ingresses in a file's text: every document, `List` items included; other kinds skipped. */
+/** The Ingresses in a file's text: every document, `List` items and JSON arrays included; other kinds skipped. */
 export function ingressesFromText(text: string, file: string): IngressLike[] {
   const out: IngressLike[] = [];
   const docs = parseAllDocuments(text);
@@ -32,7 +32,9 @@ export function ingressesFromText(text: string, file: string): IngressLike[] {
     }
     const value = doc.toJS() as unknown;
     if (value === null || value === undefined) continue;
-    const items = typeof value === "object" && (value as { kind?: unknown }).kind === "List"
+    const items = Array.isArray(value)
+      ? value
+      : typeof value === "object" && (value as { kind?: unknown }).kind === "List"
       ? (value as { items?: unknown }).items
       : [value];
     if (!Array.isArray(items)) throw new SetupError(`-f ${file}: document ${i + 1} is a List without items`);

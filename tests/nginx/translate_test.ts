@@ -136,3 +136,23 @@ Deno.test("an Ingress without nginx annotations has no rows; a non-string value 
   });
   assert.equal(odd[0].verdict, "refused");
 });
+
+Deno.test("reading files: documents, Lists and JSON arrays; other kinds skipped; no namespace is default", () => {
+  const text = [
+    "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: a}",
+    "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: b, namespace: x}}\n- {apiVersion: v1, kind: Service, metadata: {name: s}}",
+    '[{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "c", "namespace": "y"}}]',
+    "apiVersion: example.com/v1\nkind: Ingress\nmetadata: {name: not-networking}",
+    "",
+  ].join("\n---\n");
+  assert.deepEqual(ingressesFromText(text, "f.yaml").map((i) => `${i.metadata?.namespace}/${i.metadata?.name}`), [
+    "default/a",
+    "x/b",
+    "y/c",
+  ]);
+  assert.throws(
+    () => ingressesFromText("kind: List\nitems: 3\n", "l.yaml"),
+    /-f l\.yaml: document 1 is a List without items/,
+  );
+  assert.throws(() => ingressesFromText("a: [b\n", "bad.yaml"), /-f bad\.yaml: document 1 is not valid YAML or JSON: /);
+});
