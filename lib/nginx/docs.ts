@@ -22,7 +22,7 @@ export function nginxReference(): string {
   for (const key of Object.keys(NGINX_RULES).sort()) {
     const r = NGINX_RULES[key];
     const to = r.to.length ? r.to.map((k) => code(k)).join(", ") : "—";
-    lines.push(`| ${code(key)} | ${to} | ${r.verdict} | ${cell(r.note || (r.check ? "depends on the value" : ""))} |`);
+    lines.push(`| ${code(key)} | ${to} | ${r.verdict} | ${cell(r.note || "same behaviour")} |`);
   }
   return lines.join("\n") + "\n";
 }

@@ -122,7 +122,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "rewrite-target": {
     to: ["rewrite-target", "path-regex"],
     verdict: "translated",
-    note: "",
+    note: "the whole path is replaced by the target, $n from the regex captures of the path; case-sensitive",
     check: (raw, ctx) => {
       const p = v.rewriteTarget.parse(raw);
       if (!p.ok) return { bad: p.reason };
@@ -208,7 +208,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "backend-protocol": {
     to: ["backend-protocol"],
     verdict: "supported",
-    note: "",
+    note: "HTTP: h1, HTTPS: h1-tls, GRPC: h2, GRPCS: h2-tls; AJP and FCGI unsupported",
     check: (raw) => {
       const map: Record<string, { to: string; note: string }> = {
         HTTP: { to: "h1", note: "HTTP/1.1" },
@@ -233,7 +233,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "load-balance": {
     to: ["load-balance"],
     verdict: "supported",
-    note: "",
+    note: "round_robin: roundrobin; ewma: leastconn (translated)",
     check: (raw) => {
       if (raw === "round_robin") return { note: "load-balance: roundrobin" };
       if (raw === "ewma") return { verdict: "translated", note: "load-balance: leastconn (HAProxy has no EWMA)" };
@@ -268,15 +268,15 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "affinity": {
     to: ["sticky-cookie"],
     verdict: "supported",
-    note: "",
+    note: "cookie",
     check: (raw) => (raw === "cookie" ? undefined : { bad: "is not cookie" }),
   },
   "affinity-mode": {
     to: ["sticky-cookie"],
     verdict: "supported",
-    note: "",
+    note: "persistent; balanced is translated: a pinned client keeps its server after a scale-up",
     check: (raw) => {
-      if (raw === "persistent") return undefined;
+      if (raw === "persistent") return { note: "" };
       if (raw === "balanced") {
         return { verdict: "translated", note: "a pinned client keeps its server after a scale-up (as persistent)" };
       }
@@ -305,7 +305,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-type": {
     to: ["auth-basic-secret"],
     verdict: "translated",
-    note: "",
+    note: "basic (translated: bcrypt, SHA-crypt or MD5-crypt htpasswd lines); digest unsupported",
     check: (raw) => {
       if (raw === "basic") {
         return {
@@ -321,10 +321,10 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-secret-type": {
     to: ["auth-basic-secret"],
     verdict: "supported",
-    note: "",
+    note: "auth-file; auth-map unsupported",
     check: (raw) =>
       raw === "auth-file"
-        ? undefined
+        ? { note: "htpasswd file in key auth" }
         : raw === "auth-map"
         ? { verdict: "unsupported", to: [], note: "only the htpasswd file form (key auth) is read" }
         : { bad: "is not auth-file or auth-map" },
@@ -373,7 +373,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-tls-verify-client": {
     to: ["client-cert-verify"],
     verdict: "supported",
-    note: "",
+    note: "on: required (translated: refused in the handshake, not 400); optional; off; optional_no_ca unsupported",
     check: (raw) => {
       if (raw === "on") {
         return {
@@ -395,7 +395,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-tls-pass-certificate-to-upstream": {
     to: ["client-cert-header"],
     verdict: "translated",
-    note: "",
+    note: "true: client-cert-header ssl-client-cert, base64 DER (ingress-nginx: URL-encoded PEM)",
     check: (raw) => {
       const b = boolCheck(raw);
       if (b) return b;
