@@ -1,13 +1,14 @@
 /**
  * @module main
  * Entry point of `ingress-controller`: wires the command line (lib/flags/cli.ts) to the real
- * process: stdout/stderr, the environment, `run` (lib/app), `proxy` (lib/proxy) and `exporter`
- * (lib/exporter).
+ * process: stdout/stderr, the environment, `run` (lib/app), `proxy` (lib/proxy), `exporter`
+ * (lib/exporter) and `nginx-check` (lib/nginx).
  */
 
 import { cli } from "./lib/flags/cli.ts";
 import type { ProxySettings } from "./lib/flags/proxy_settings.ts";
 import type { ExporterSettings } from "./lib/flags/exporter_settings.ts";
+import type { NginxCheckSettings } from "./lib/flags/nginx_check_settings.ts";
 import { configureLogging } from "./lib/log/configure.ts";
 import { logSettingsFromConfig } from "./lib/flags/log_settings.ts";
 
@@ -37,6 +38,11 @@ async function runExporterCommand(settings: ExporterSettings): Promise<void> {
   await runExporter(settings, stopSignal());
 }
 
+async function runNginxCheckCommand(settings: NginxCheckSettings): Promise<void> {
+  const { runNginxCheck } = await import("./lib/nginx/command.ts");
+  await runNginxCheck(settings, (text) => write(Deno.stdout, text));
+}
+
 const code = await cli(Deno.args, {
   stdout: (text) => write(Deno.stdout, text),
   stderr: (text) => write(Deno.stderr, text),
@@ -52,5 +58,6 @@ const code = await cli(Deno.args, {
   },
   proxy: runProxyCommand,
   exporter: runExporterCommand,
+  nginxCheck: runNginxCheckCommand,
 });
 Deno.exit(code);

@@ -3,7 +3,8 @@
  * The decision of the validating webhook for one `admission.k8s.io/v1` AdmissionReview of a
  * `networking.k8s.io/v1` Ingress (CREATE/UPDATE): the renderer's own checks (render/model.ts
  * `buildModel`) run on the Ingress alone, and the problems that mean "the controller could not
- * serve this as written" deny it; then, unless bypassed, the "xray" renders the configuration the
+ * serve this as written" deny it, and so does every problem the annotation table finds in its
+ * `ingress-controller.io/` annotations (annotations/resolve.ts: also keys not rendered yet); then, unless bypassed, the "xray" renders the configuration the
  * Ingress produces and runs `haproxy -c` on it (render/validate.ts).
  *
  * The Ingress is judged on its own: referenced Services and Secrets are assumed to exist (they may
@@ -20,6 +21,7 @@
 import type { V1Ingress, V1Secret } from "@kubernetes/client-node";
 import type { KubeObject } from "../cluster/resources.ts";
 import { handlesIngress } from "../controller/class.ts";
+import { validateAnnotations } from "../annotations/resolve.ts";
 import { buildModel, type ClusterLookup, type Problem, render, type Templates, validateConfig } from "../render/mod.ts";
 
 /** The part of an AdmissionReview request the webhook reads. */
@@ -155,7 +157,14 @@ export async function reviewIngress(
   // "nothing to serve" only follows from the field errors already named.
   if (denied.some((p) => p.reason !== "NothingToServe")) denied = denied.filter((p) => p.reason !== "NothingToServe");
   const warnings = built.problems.filter((p) => WARN.has(p.reason)).map((p) => denialMessage([p.message], 300));
-  if (denied.length > 0) return deny(uid, denialMessage(denied.map(reasonOf)));
+  // The model reports the keys it reads with the same message: each is named once.
+  const reasons = [
+    ...new Set([
+      ...denied.map(reasonOf),
+      ...validateAnnotations(ingress.metadata?.annotations).map((p) => p.message),
+    ]),
+  ];
+  if (reasons.length > 0) return deny(uid, denialMessage(reasons));
   if (!o.xray) return allow(uid, warnings);
 
   const rendered = render(built.model, o.xray.templates);

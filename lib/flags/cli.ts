@@ -1,7 +1,7 @@
 /**
  * @module flags/cli
  * The command line of `ingress-controller`: `[--release R] <command> [flags]` with the commands
- * run, options, migrate-flags, version and the hidden proxy and exporter. Returns the exit code;
+ * run, options, migrate-flags, version, nginx-check and the hidden proxy and exporter. Returns the exit code;
  * errors are printed as one line (UsageError → 2, others → 1). `io` makes it testable in-process.
  */
 
@@ -11,9 +11,10 @@ import { rootUsage, runUsage } from "./help.ts";
 import { migrateFlags } from "./migrate.ts";
 import { parseProxyFlags, type ProxySettings } from "./proxy_settings.ts";
 import { type ExporterSettings, parseExporterFlags } from "./exporter_settings.ts";
+import { type NginxCheckSettings, parseNginxCheckFlags } from "./nginx_check_settings.ts";
 import { flagUsages } from "./help.ts";
 import { releaseFromEnv, resolveRelease } from "./release.ts";
-import { exporterTable, proxyTable, type Release, runTable, VERSIONS } from "./table.ts";
+import { exporterTable, nginxCheckTable, proxyTable, type Release, runTable, VERSIONS } from "./table.ts";
 import type { Config } from "./config.ts";
 
 export interface CliIo {
@@ -26,6 +27,8 @@ export interface CliIo {
   proxy(settings: ProxySettings): Promise<void>;
   /** Starts `exporter` (lib/exporter/command.ts). */
   exporter(settings: ExporterSettings): Promise<void>;
+  /** Runs `nginx-check` (lib/nginx/command.ts); throws when the input cannot be read. */
+  nginxCheck?(settings: NginxCheckSettings): Promise<void>;
 }
 
 /** Reads `--name value` / `--name=value` at argv[i]; returns [value, next index] or undefined. */
@@ -136,9 +139,24 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
       await io.exporter(settings);
       return 0;
     }
+    case "nginx-check": {
+      const settings = parseNginxCheckFlags(rest);
+      if (settings === "help") {
+        io.stdout(
+          "Report, per Ingress and nginx.ingress.kubernetes.io/* annotation, whether this controller serves it:\n" +
+            "supported, translated (with the difference), unsupported or refused.\n\nUsage:\n" +
+            "  ingress-controller nginx-check [-f FILE] [--output json] [flags]\n\nFlags:\n" +
+            flagUsages(nginxCheckTable, "A"),
+        );
+        return 0;
+      }
+      if (!io.nginxCheck) throw new Error("nginx-check is not available in this program");
+      await io.nginxCheck(settings);
+      return 0;
+    }
     default:
       throw new UsageError(
-        `unknown command ${JSON.stringify(command)} (commands: run, options, migrate-flags, version)`,
+        `unknown command ${JSON.stringify(command)} (commands: run, options, migrate-flags, version, nginx-check)`,
       );
   }
 }

@@ -1,16 +1,21 @@
 /**
  * @module flags/docs
- * The README's option reference, generated from the option table. `deno task docs` rewrites the
- * part of README.md between `<!-- options:begin -->` and `<!-- options:end -->`;
- * `--check` exits 1 when that part is out of date.
+ * The README's option reference, generated from the option table, and its annotation reference
+ * (lib/annotations/docs.ts, lib/nginx/docs.ts). `deno task docs` rewrites the parts of README.md
+ * between `<!-- options:begin -->` and `<!-- options:end -->` and between
+ * `<!-- annotations:begin -->` and `<!-- annotations:end -->`; `--check` exits 1 when one is out of date.
  */
 
+import { annotationsReference } from "../annotations/docs.ts";
+import { nginxReference } from "../nginx/docs.ts";
 import { type Json, KINDS } from "./kinds.ts";
 import { defaultsOf } from "./parse.ts";
 import { helpOf, type OptionSpec, RELEASES, releasesOf, runTable, VERSIONS } from "./table.ts";
 
 export const BEGIN = "<!-- options:begin -->";
 export const END = "<!-- options:end -->";
+export const ANNOTATIONS_BEGIN = "<!-- annotations:begin -->";
+export const ANNOTATIONS_END = "<!-- annotations:end -->";
 
 const cell = (s: string) => s.replaceAll("|", "\\|");
 
@@ -50,23 +55,33 @@ export function optionsReference(): string {
   return lines.join("\n") + "\n";
 }
 
-/** `readme` with the part between the markers replaced by the generated reference. */
+function replaceSection(text: string, begin: string, end: string, content: string): string {
+  const b = text.indexOf(begin);
+  const e = text.indexOf(end);
+  if (b < 0 || e < b) throw new Error(`README has no ${begin} … ${end} section`);
+  return text.slice(0, b + begin.length) + "\n" + content + text.slice(e);
+}
+
+/** `readme` with the part between the option markers replaced by the generated reference. */
 export function withReference(readme: string): string {
-  const begin = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (begin < 0 || end < begin) throw new Error(`README has no ${BEGIN} … ${END} section`);
-  return readme.slice(0, begin + BEGIN.length) + "\n" + optionsReference() + readme.slice(end);
+  return replaceSection(readme, BEGIN, END, optionsReference());
+}
+
+/** `readme` with both generated references replaced (what `deno task docs` writes). */
+export function withReferences(readme: string): string {
+  const annotations = annotationsReference() + "\n" + nginxReference();
+  return replaceSection(withReference(readme), ANNOTATIONS_BEGIN, ANNOTATIONS_END, annotations);
 }
 
 if (import.meta.main) {
   const [mode, path = "README.md"] = Deno.args;
   const current = Deno.readTextFileSync(path);
-  const next = withReference(current);
+  const next = withReferences(current);
   if (mode === "--write") {
     if (next !== current) Deno.writeTextFileSync(path, next);
   } else if (mode === "--check") {
     if (next !== current) {
-      console.error(`${path}: the option reference is out of date; run: deno task docs`);
+      console.error(`${path}: a generated reference is out of date; run: deno task docs`);
       Deno.exit(1);
     }
   } else {

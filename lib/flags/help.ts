@@ -46,6 +46,7 @@ Available Commands:
   run            Run the ingress controller
   options        Check a flag set and print the effective options as JSON
   migrate-flags  Rewrite a flag list from one release to another (--from R1 --to R2)
+  nginx-check    Report how the ingress-nginx annotations of Ingresses would be served (-f FILE or the cluster)
   version        Print the release and version
 
 Global Flags:

@@ -895,6 +895,38 @@ export const exporterTable = {
 } as const satisfies Record<string, OptionSpec>;
 
 export type ExporterTable = typeof exporterTable;
+
+/** The flags of `nginx-check` (the ingress-nginx migration report, lib/nginx); present in every release. */
+export const nginxCheckTable = {
+  "help": { kind: "bool", short: "h", default: all(false), help: "help for nginx-check" },
+  "filename": {
+    kind: "string",
+    short: "f",
+    default: all(""),
+    file: true,
+    help:
+      "YAML or JSON file of Ingresses (several documents, a List or an array; other kinds are skipped); empty: the cluster's",
+  },
+  "output": {
+    kind: "string",
+    short: "o",
+    default: all("text"),
+    oneOf: ["text", "json"],
+    help: "Output format: text (a table) or json (an array of {namespace, ingress, annotation, verdict, note})",
+  },
+  "kubeconfig": {
+    kind: "string",
+    default: all(""),
+    file: true,
+    help: "Path to the kubeconfig file of the cluster to read without -f; empty: the in-cluster configuration",
+  },
+  "namespace": {
+    kind: "string",
+    short: "n",
+    default: all(""),
+    help: "Only the Ingresses of this namespace (cluster or file); empty: all",
+  },
+} as const satisfies Record<string, OptionSpec>;
 export type AnyTable = Readonly<Record<string, OptionSpec>>;
 
 /** The entries of a table that exist in a release, sorted by name. */

@@ -48,6 +48,7 @@ import {
   REFUSED_ENDPOINT_RANGES,
   refusedEndpointRange,
 } from "./patterns.ts";
+import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
 import { slotCount } from "./slots.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 
@@ -150,14 +151,12 @@ export interface BuildResult {
   servable: boolean;
 }
 
+/** The legacy prefix; its keys are aliases of `ingress-controller.io/` keys (lib/annotations/table.ts). */
 export const ANNOTATION_PREFIX = "ingress.kubernetes.io/";
 export const SSL_REDIRECT_ANNOTATION = `${ANNOTATION_PREFIX}ssl-redirect`;
 export const BALANCE_ANNOTATION = `${ANNOTATION_PREFIX}load-balance`;
 export const TIMEOUT_ANNOTATION = `${ANNOTATION_PREFIX}timeout-server`;
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
-
-const BALANCES: readonly Balance[] = ["roundrobin", "leastconn", "source"];
-const TIMEOUT = /^[1-9][0-9]{0,5}(?:ms|s|m)$/;
 
 /** A lookup over plain lists (tests, benchmarks, the demo). */
 export function lookupFromLists(lists: {
@@ -267,7 +266,7 @@ export function buildModel(input: ModelInput): BuildResult {
     accepted.push(id);
     const annotations = ing.metadata?.annotations ?? {};
     const settings = backendSettings(annotations, problem);
-    const sslRedirect = boolAnnotation(annotations, SSL_REDIRECT_ANNOTATION, true, problem);
+    const sslRedirect = boolAnnotation(annotations, "ssl-redirect", true, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -391,27 +390,28 @@ export function compareRoutes(a: Route, b: Route): number {
 
 type Report = (reason: string, message: string) => void;
 
+/** Reads a key of the annotation table (ours or its legacy alias); an invalid value is a problem. */
+function annotationValue<T>(
+  annotations: Record<string, string>,
+  key: string,
+  problem: Report,
+  tail = "",
+): T | undefined {
+  const read = readAnnotation<T>(annotations, key);
+  if (!read) return undefined;
+  const parsed = read.parsed;
+  if (parsed.ok) return parsed.value;
+  problem("InvalidAnnotation", valueMessage(read.name, read.raw, parsed.reason) + tail);
+  return undefined;
+}
+
 function boolAnnotation(annotations: Record<string, string>, key: string, dflt: boolean, problem: Report): boolean {
-  const v = annotations[key];
-  if (v === undefined) return dflt;
-  if (v === "true" || v === "false") return v === "true";
-  problem("InvalidAnnotation", `annotation ${key}: ${show(v)} is not "true" or "false"; using ${dflt}`);
-  return dflt;
+  return annotationValue<boolean>(annotations, key, problem, `; using ${dflt}`) ?? dflt;
 }
 
 function backendSettings(annotations: Record<string, string>, problem: Report) {
-  let balance: Balance = "roundrobin";
-  const b = annotations[BALANCE_ANNOTATION];
-  if (b !== undefined) {
-    if ((BALANCES as readonly string[]).includes(b)) balance = b as Balance;
-    else problem("InvalidAnnotation", `annotation ${BALANCE_ANNOTATION}: ${show(b)} is not one of ${BALANCES}`);
-  }
-  let timeoutServer: string | null = null;
-  const t = annotations[TIMEOUT_ANNOTATION];
-  if (t !== undefined) {
-    if (TIMEOUT.test(t)) timeoutServer = t;
-    else problem("InvalidAnnotation", `annotation ${TIMEOUT_ANNOTATION}: ${show(t)} is not a duration like 30s`);
-  }
+  const balance: Balance = annotationValue<Balance>(annotations, "load-balance", problem) ?? "roundrobin";
+  const timeoutServer = annotationValue<string>(annotations, "timeout-server", problem) ?? null;
   return { balance, timeoutServer };
 }
 

@@ -8,7 +8,8 @@
  * the RBAC the README lists. The API server's call is made as that identity (refused until it is
  * granted, with the identity named); anonymous and other callers are refused; an invalid Ingress
  * is refused with the webhook's one-line message and a valid one is stored; an ingress of another
- * class is not even sent; a classless one is ours only when our class is the default; the xray
+ * class is not even sent; a classless one is ours only when our class is the default; a bad value
+ * of an `ingress-controller.io/` annotation is refused with one line naming the key; the xray
  * refuses what haproxy refuses and `--bypass-validating-webhook-xray` lets it through; a restart
  * updates the registration in place.
  */
@@ -271,6 +272,34 @@ Deno.test({
 
         const valid = await post(cp, ingresses, ingress("valid", { className: "haproxy" }));
         assert.equal(valid.status, 201, JSON.stringify(valid.body));
+
+        // The annotation table: a bad value of one of our keys is refused with one line naming it.
+        const badKey = await post(
+          cp,
+          ingresses,
+          ingress("table", {
+            className: "haproxy",
+            annotations: { "ingress-controller.io/hsts": "true", "ingress-controller.io/hsts-max-age": "1y" },
+          }),
+        );
+        assert.equal(badKey.status, 422, JSON.stringify(badKey.body));
+        assert.equal(
+          badKey.body.message,
+          'admission webhook "ingresses.validate.ingress-controller.io" denied the request: ' +
+            'annotation ingress-controller.io/hsts-max-age: "1y" is not an integer 0–2147483647',
+        );
+        const goodKeys = await post(
+          cp,
+          ingresses,
+          ingress("table", {
+            className: "haproxy",
+            annotations: {
+              "ingress-controller.io/hsts": "true",
+              "ingress-controller.io/allow-list": "10.0.0.0/8, ::1",
+            },
+          }),
+        );
+        assert.equal(goodKeys.status, 201, JSON.stringify(goodKeys.body));
 
         const other = await post(cp, ingresses, ingress("other", { annotations: hostile, className: "nginx" }));
         assert.equal(other.status, 201, "another class's ingress is not sent (matchConditions)");

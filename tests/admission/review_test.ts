@@ -246,3 +246,40 @@ Deno.test("deadline: the API server's ?timeout= (a Go duration) or timeoutSecond
   assert.equal(budgetMs(new URLSearchParams(), 30), 28_500);
   assert.equal(budgetMs(new URLSearchParams("timeout=1s"), 10), 0);
 });
+
+Deno.test("annotation table: bad or unknown ingress-controller.io keys are denied, one line naming each key", async () => {
+  const res = await reviewIngress(
+    requestFor(good({
+      annotations: {
+        "ingress-controller.io/rate-limit-rps": "lots",
+        "ingress-controller.io/cors-allow-origin": "https://a.example.com\n    http-request deny",
+        "ingress-controller.io/hstss": "true",
+      },
+    })),
+    base,
+  );
+  assert.equal(res.allowed, false);
+  assert.equal(res.status?.code, 422);
+  assert.equal(
+    res.status!.message,
+    'annotation ingress-controller.io/cors-allow-origin: "https://a.example.com\\n    http-request deny" has ' +
+      '"https://a.example.com\\n    http-request deny", which is not an origin like https://example.com; ' +
+      'annotation "ingress-controller.io/hstss" is not an annotation of this controller (see the README\'s reference); ' +
+      'annotation ingress-controller.io/rate-limit-rps: "lots" is not an integer 1–1000000',
+  );
+  const ok = await reviewIngress(
+    requestFor(
+      good({ annotations: { "ingress-controller.io/rate-limit-rps": "20", "ingress-controller.io/hsts": "true" } }),
+    ),
+    { ...base, xray },
+  );
+  assert.equal(ok.allowed, true, JSON.stringify(ok));
+});
+
+Deno.test("annotation table: a key the model reads is named once (ours or its legacy alias)", async () => {
+  for (const key of ["ingress-controller.io/load-balance", "ingress.kubernetes.io/load-balance"]) {
+    const res = await reviewIngress(requestFor(good({ annotations: { [key]: "fastest" } })), base);
+    assert.equal(res.allowed, false);
+    assert.equal(res.status!.message, `annotation ${key}: "fastest" is not one of roundrobin,leastconn,source`);
+  }
+});

@@ -1,0 +1,685 @@
+/**
+ * @module annotations/table
+ * The one declarative table of the controller's annotations (`ingress-controller.io/<key>`): per
+ * key its scope, risk level, typed parser, default, status, documentation and example. The README's
+ * annotation reference (annotations/docs.ts), the validation of the webhook and the controller
+ * (annotations/resolve.ts), the model's reads (render/model.ts) and the ingress-nginx translation
+ * (lib/nginx) all read this table; nothing else defines an annotation.
+ *
+ * `status` says what the proxy does with a key today: `served` keys are rendered into HAProxy;
+ * `validated` keys are parsed and validated (a bad value is refused by the webhook) but not yet
+ * rendered, so setting them changes nothing yet. The docs and `nginx-check` read it, so neither
+ * can claim more than the renderer does.
+ */
+import * as v from "./values.ts";
+import type { ValueKind } from "./values.ts";
+
+export const PREFIX = "ingress-controller.io/";
+
+/** Where a key applies; decides where it may be set (annotations/resolve.ts). */
+export type Scope = "global" | "frontend" | "host" | "backend" | "path";
+/** As ingress-nginx's annotation risk table: what a user who may set the key can do with it. */
+export const RISKS = ["low", "medium", "high", "critical"] as const;
+export type Risk = typeof RISKS[number];
+export type Status = "served" | "validated";
+
+export interface AnnotationSpec {
+  /** The key without the prefix. */
+  readonly key: string;
+  /** README section. */
+  readonly group: string;
+  readonly scope: Scope;
+  readonly risk: Risk;
+  readonly value: ValueKind;
+  /** The default as an annotation would write it; null: unset (the feature is off). */
+  readonly default: string | null;
+  readonly status: Status;
+  readonly docs: string;
+  /** An example value. */
+  readonly example: string;
+  /** Older full keys read as this key (the new key wins when both are set). */
+  readonly aliases?: readonly string[];
+}
+
+const SERVED = "served" as const;
+const VALIDATED = "validated" as const;
+
+/** Entries sharing their group's settings (`common`); the table lists each setting once per group. */
+function inGroup<K extends keyof AnnotationSpec>(
+  common: Pick<AnnotationSpec, K>,
+  entries: readonly Omit<AnnotationSpec, K>[],
+): AnnotationSpec[] {
+  return entries.map((e) => ({ ...common, ...e }) as AnnotationSpec);
+}
+
+/** The table, in README order. */
+export const ANNOTATIONS: readonly AnnotationSpec[] = [
+  ...inGroup({ group: "TLS", scope: "host" }, [
+    {
+      key: "ssl-redirect",
+      risk: "low",
+      value: v.bool,
+      default: "true",
+      status: SERVED,
+      aliases: ["ingress.kubernetes.io/ssl-redirect"],
+      docs:
+        "Redirect plain HTTP requests for the Ingress's TLS hosts to HTTPS (308). Hosts without TLS are never redirected.",
+      example: "false",
+    },
+    {
+      key: "ssl-redirect-code",
+      risk: "low",
+      value: v.redirectCode,
+      default: "308",
+      status: VALIDATED,
+      docs: "Status code of the redirect to HTTPS.",
+      example: "301",
+    },
+    {
+      key: "force-ssl-redirect",
+      risk: "medium",
+      value: v.bool,
+      default: "false",
+      status: VALIDATED,
+      docs:
+        "Redirect plain HTTP to HTTPS even for hosts without a certificate of their own (TLS terminated in front of the proxy).",
+      example: "true",
+    },
+    {
+      key: "hsts",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      status: VALIDATED,
+      docs: "Send `Strict-Transport-Security` on HTTPS responses.",
+      example: "true",
+    },
+    {
+      key: "hsts-max-age",
+      risk: "low",
+      value: v.int(0, 2 ** 31 - 1, "seconds"),
+      default: "15768000",
+      status: VALIDATED,
+      docs: "`max-age` of the HSTS header, in seconds.",
+      example: "31536000",
+    },
+    {
+      key: "hsts-include-subdomains",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      status: VALIDATED,
+      docs: "Add `includeSubDomains` to the HSTS header.",
+      example: "true",
+    },
+    {
+      key: "hsts-preload",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      status: VALIDATED,
+      docs: "Add `preload` to the HSTS header.",
+      example: "true",
+    },
+    {
+      key: "ssl-passthrough",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      status: VALIDATED,
+      docs:
+        "Pass TLS connections for the Ingress's hosts to the backend undecrypted (routed by SNI); the HTTP settings of those hosts do not apply.",
+      example: "true",
+    },
+  ]),
+  ...inGroup({ group: "Client certificates", status: VALIDATED }, [
+    {
+      key: "client-cert-ca-secret",
+      scope: "host",
+      risk: "medium",
+      value: v.secretName,
+      default: null,
+      docs:
+        "Ask TLS clients of the Ingress's hosts for a certificate signed by the CA in this Secret (key `ca.crt`, same namespace).",
+      example: "clients-ca",
+    },
+    {
+      key: "client-cert-verify",
+      scope: "host",
+      risk: "medium",
+      value: v.oneOf(["required", "optional"] as const),
+      default: "required",
+      docs:
+        "`required`: a connection without a valid client certificate is refused; `optional`: a missing certificate is let through (an invalid one is still refused).",
+      example: "optional",
+    },
+    {
+      key: "client-cert-header",
+      scope: "path",
+      risk: "low",
+      value: v.headerName,
+      default: null,
+      docs: "Pass the verified client certificate (base64 DER) to the backend in this request header.",
+      example: "X-SSL-Client-Cert",
+    },
+  ]),
+  ...inGroup({ group: "Backends" }, [
+    {
+      key: "backend-protocol",
+      scope: "backend",
+      risk: "low",
+      value: v.oneOf(["h1", "h2", "h1-tls", "h2-tls"] as const),
+      default: "h1",
+      status: VALIDATED,
+      docs:
+        "How the proxy talks to the backend: HTTP/1.1, HTTP/2 cleartext (gRPC), or either over TLS (`h2-tls`: gRPC over TLS).",
+      example: "h2",
+    },
+    {
+      key: "backend-ca-secret",
+      scope: "backend",
+      risk: "medium",
+      value: v.secretName,
+      default: null,
+      status: VALIDATED,
+      docs:
+        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`).",
+      example: "backend-ca",
+    },
+    {
+      key: "backend-sni",
+      scope: "backend",
+      risk: "high",
+      value: v.hostName,
+      default: null,
+      status: VALIDATED,
+      docs: "With a TLS backend protocol: the server name sent in SNI and checked in the backend's certificate.",
+      example: "api.internal.example",
+    },
+    {
+      key: "load-balance",
+      scope: "backend",
+      risk: "low",
+      value: v.oneOf(["roundrobin", "leastconn", "source"] as const),
+      default: "roundrobin",
+      status: SERVED,
+      aliases: ["ingress.kubernetes.io/load-balance"],
+      docs: "Load-balancing algorithm among the Service's endpoints.",
+      example: "leastconn",
+    },
+    {
+      key: "backend-proxy-protocol",
+      scope: "backend",
+      risk: "medium",
+      value: v.oneOf(["none", "v1", "v2"] as const),
+      default: "none",
+      status: VALIDATED,
+      docs: "Send a PROXY protocol header (v1 text, v2 binary) on each connection to the backend.",
+      example: "v2",
+    },
+    {
+      key: "accept-proxy-protocol",
+      scope: "frontend",
+      risk: "high",
+      value: v.cidrList,
+      default: null,
+      status: VALIDATED,
+      docs:
+        "Accept a PROXY protocol header on the proxy's listeners from these addresses only (the load balancer in front); others are refused.",
+      example: "10.0.0.0/8",
+    },
+    {
+      key: "proxy",
+      scope: "frontend",
+      risk: "medium",
+      value: v.oneOf(["shared", "dedicated"] as const),
+      default: "shared",
+      status: VALIDATED,
+      docs:
+        "`dedicated`: the Ingress gets a proxy of its own (its own Service and address) instead of its class's shared one.",
+      example: "dedicated",
+    },
+  ]),
+  ...inGroup({ group: "Timeouts", risk: "low" }, [
+    {
+      key: "timeout-connect",
+      scope: "backend",
+      value: v.duration,
+      default: "5s",
+      status: VALIDATED,
+      docs: "Time to establish a connection to a backend server.",
+      example: "2s",
+    },
+    {
+      key: "timeout-server",
+      scope: "backend",
+      value: v.legacyTimeout,
+      default: null,
+      status: SERVED,
+      aliases: ["ingress.kubernetes.io/timeout-server"],
+      docs: "Inactivity timeout on the backend side (unset: the proxy's default, 50s).",
+      example: "30s",
+    },
+    {
+      key: "timeout-client",
+      scope: "frontend",
+      value: v.duration,
+      default: "50s",
+      status: VALIDATED,
+      docs: "Inactivity timeout on the client side.",
+      example: "1m",
+    },
+    {
+      key: "timeout-http-request",
+      scope: "frontend",
+      value: v.duration,
+      default: "10s",
+      status: VALIDATED,
+      docs: "Time a client has to send the complete request headers.",
+      example: "5s",
+    },
+    {
+      key: "timeout-queue",
+      scope: "backend",
+      value: v.duration,
+      default: "5s",
+      status: VALIDATED,
+      docs: "Time a request may wait for a free server slot before it gets 503.",
+      example: "10s",
+    },
+    {
+      key: "timeout-tunnel",
+      scope: "backend",
+      value: v.duration,
+      default: "1h",
+      status: VALIDATED,
+      docs: "Inactivity timeout of WebSocket and other upgraded (tunnelled) connections.",
+      example: "2h",
+    },
+    {
+      key: "timeout-sse",
+      scope: "backend",
+      value: v.duration,
+      default: null,
+      status: VALIDATED,
+      docs: "Server inactivity timeout for server-sent events requests (`Accept: text/event-stream`).",
+      example: "10m",
+    },
+  ]),
+  ...inGroup({ group: "Paths and redirects", status: VALIDATED }, [
+    {
+      key: "path-regex",
+      scope: "path",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      docs: "The Ingress's `ImplementationSpecific` paths are regular expressions matched from the start of the path.",
+      example: "true",
+    },
+    {
+      key: "rewrite-target",
+      scope: "path",
+      risk: "medium",
+      value: v.rewriteTarget,
+      default: null,
+      docs:
+        "Rewrite the path sent to the backend. Without `$n`: the matched prefix is replaced (`/api` + `/`: `/api/users` → `/users`). With `path-regex`: the whole path becomes the target, `$1`…`$9` filled from the path's captures.",
+      example: "/$2",
+    },
+    {
+      key: "app-root",
+      scope: "host",
+      risk: "medium",
+      value: v.path,
+      default: null,
+      docs: "Redirect requests for `/` to this path (302).",
+      example: "/app",
+    },
+    {
+      key: "redirect-to",
+      scope: "path",
+      risk: "medium",
+      value: v.url,
+      default: null,
+      docs: "Answer every request of the Ingress's paths with a redirect to this URL instead of proxying it.",
+      example: "https://www.example.com/",
+    },
+    {
+      key: "redirect-code",
+      scope: "path",
+      risk: "low",
+      value: v.redirectCode,
+      default: "302",
+      docs: "Status code of `redirect-to`.",
+      example: "301",
+    },
+    {
+      key: "www-redirect",
+      scope: "host",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      docs:
+        "Redirect the `www.` twin of each host to the host (or the bare twin of a `www.` host to it), keeping path and query (308).",
+      example: "true",
+    },
+  ]),
+  ...inGroup({ group: "CORS", scope: "path", status: VALIDATED }, [
+    {
+      key: "cors-enable",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      docs: "Answer CORS preflight requests and add CORS headers to responses, with the `cors-*` settings below.",
+      example: "true",
+    },
+    {
+      key: "cors-allow-origin",
+      risk: "medium",
+      value: v.origins,
+      default: "*",
+      docs: "Allowed origins; the request's `Origin` is echoed when it matches.",
+      example: "https://app.example.com, https://*.example.org",
+    },
+    {
+      key: "cors-allow-methods",
+      risk: "medium",
+      value: v.methods,
+      default: "GET, PUT, POST, DELETE, PATCH, OPTIONS",
+      docs: "`Access-Control-Allow-Methods`.",
+      example: "GET, POST",
+    },
+    {
+      key: "cors-allow-headers",
+      risk: "medium",
+      value: v.headerNames,
+      default:
+        "DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, Range, Authorization",
+      docs: "`Access-Control-Allow-Headers`.",
+      example: "Content-Type, Authorization",
+    },
+    {
+      key: "cors-expose-headers",
+      risk: "medium",
+      value: v.headerNamesOrStar,
+      default: null,
+      docs: "`Access-Control-Expose-Headers`.",
+      example: "X-Request-Id",
+    },
+    {
+      key: "cors-allow-credentials",
+      risk: "low",
+      value: v.bool,
+      default: "true",
+      docs: "`Access-Control-Allow-Credentials: true`.",
+      example: "false",
+    },
+    {
+      key: "cors-max-age",
+      risk: "low",
+      value: v.int(0, 2 ** 31 - 1, "seconds"),
+      default: "1728000",
+      docs: "`Access-Control-Max-Age` of preflight answers.",
+      example: "600",
+    },
+  ]),
+  ...inGroup({ group: "Authentication", scope: "path", status: VALIDATED }, [
+    {
+      key: "auth-basic-secret",
+      risk: "medium",
+      value: v.secretName,
+      default: null,
+      docs:
+        "Require HTTP basic authentication against the htpasswd file in this Secret (key `auth`; bcrypt, SHA-crypt or MD5-crypt lines as the proxy's crypt(3) reads them).",
+      example: "web-users",
+    },
+    {
+      key: "auth-basic-realm",
+      risk: "medium",
+      value: v.realm,
+      default: "Authentication Required",
+      docs: "Realm of the basic-auth challenge.",
+      example: "Staff only",
+    },
+    {
+      key: "auth-url",
+      risk: "high",
+      value: v.url,
+      default: null,
+      docs:
+        "External authentication: each request is first sent (headers only) to this URL; 2xx lets it through, 401/403 are returned to the client.",
+      example: "http://oauth2-proxy.auth.svc.cluster.local/oauth2/auth",
+    },
+    {
+      key: "auth-signin",
+      risk: "high",
+      value: v.urlOrPath,
+      default: null,
+      docs:
+        "With `auth-url`: a 401 becomes a redirect to this URL, with the original URL in the `rd` query parameter (the oauth2-proxy pattern).",
+      example: "/oauth2/start",
+    },
+    {
+      key: "auth-response-headers",
+      risk: "medium",
+      value: v.headerNames,
+      default: null,
+      docs: "With `auth-url`: copy these headers of the authentication response into the request sent to the backend.",
+      example: "X-Auth-Request-User, X-Auth-Request-Email",
+    },
+  ]),
+  ...inGroup({ group: "Access and limits", scope: "path", status: VALIDATED }, [
+    {
+      key: "allow-list",
+      risk: "medium",
+      value: v.cidrList,
+      default: null,
+      docs: "Only clients from these addresses may use the Ingress's paths; others get 403.",
+      example: "10.0.0.0/8, 2001:db8::/32",
+    },
+    {
+      key: "deny-list",
+      risk: "medium",
+      value: v.cidrList,
+      default: null,
+      docs: "Clients from these addresses get 403 (checked before `allow-list`).",
+      example: "192.0.2.0/24",
+    },
+    {
+      key: "rate-limit-rps",
+      risk: "low",
+      value: v.int(1, 1_000_000, "requests per second"),
+      default: null,
+      docs: "Requests per second per client address; over it: 429.",
+      example: "20",
+    },
+    {
+      key: "rate-limit-rpm",
+      risk: "low",
+      value: v.int(1, 60_000_000, "requests per minute"),
+      default: null,
+      docs: "Requests per minute per client address; over it: 429.",
+      example: "300",
+    },
+    {
+      key: "rate-limit-connections",
+      risk: "low",
+      value: v.int(1, 1_000_000, "connections"),
+      default: null,
+      docs: "Concurrent connections per client address; over it: 429.",
+      example: "10",
+    },
+    {
+      key: "rate-limit-allow-list",
+      risk: "low",
+      value: v.cidrList,
+      default: null,
+      docs: "Client addresses the rate limits do not apply to.",
+      example: "10.0.0.0/8",
+    },
+    {
+      key: "max-body-size",
+      risk: "medium",
+      value: v.size,
+      default: "0",
+      docs: "Largest request body; over it: 413. `0`: no limit.",
+      example: "8m",
+    },
+  ]),
+  ...inGroup({ group: "Sessions", scope: "backend", status: VALIDATED }, [
+    {
+      key: "sticky-cookie",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      docs: "Pin each client to one server with a cookie the proxy sets.",
+      example: "true",
+    },
+    {
+      key: "sticky-cookie-name",
+      risk: "medium",
+      value: v.cookieName,
+      default: "INGRESSCOOKIE",
+      docs: "Name of the sticky cookie.",
+      example: "route",
+    },
+    {
+      key: "sticky-cookie-max-age",
+      risk: "medium",
+      value: v.duration,
+      default: null,
+      docs: "Lifetime of the sticky cookie (unset: a session cookie).",
+      example: "1h",
+    },
+    {
+      key: "sticky-cookie-secure",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      docs: "Mark the sticky cookie `Secure`.",
+      example: "true",
+    },
+    {
+      key: "sticky-cookie-samesite",
+      risk: "low",
+      value: v.oneOf(["None", "Lax", "Strict"] as const),
+      default: null,
+      docs: "`SameSite` attribute of the sticky cookie.",
+      example: "Lax",
+    },
+  ]),
+  ...inGroup({ group: "Canary", scope: "path", status: VALIDATED }, [
+    {
+      key: "canary",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      docs:
+        "This Ingress is the canary of the Ingress with the same host and path: it gets the requests the `canary-*` rules select (header, then cookie, then weight).",
+      example: "true",
+    },
+    {
+      key: "canary-weight",
+      risk: "low",
+      value: v.int(0, 100, "percent"),
+      default: "0",
+      docs: "Percentage of the other requests sent to the canary.",
+      example: "10",
+    },
+    {
+      key: "canary-header",
+      risk: "medium",
+      value: v.headerName,
+      default: null,
+      docs: "Requests whose header has the value `always` go to the canary, `never` never do.",
+      example: "X-Canary",
+    },
+    {
+      key: "canary-header-value",
+      risk: "medium",
+      value: v.headerValue,
+      default: null,
+      docs: "With `canary-header`: this value (instead of `always`) selects the canary.",
+      example: "beta-testers",
+    },
+    {
+      key: "canary-cookie",
+      risk: "medium",
+      value: v.cookieName,
+      default: null,
+      docs: "Requests whose cookie has the value `always` go to the canary, `never` never do.",
+      example: "canary",
+    },
+  ]),
+  ...inGroup({ group: "Headers", scope: "path", risk: "medium", status: VALIDATED, default: null }, [
+    {
+      key: "request-headers-set",
+      value: v.headerLines,
+      docs: "Set (replace) these request headers before the request goes to the backend.",
+      example: "X-Env: prod",
+    },
+    {
+      key: "request-headers-add",
+      value: v.headerLines,
+      docs: "Add these request headers (existing ones are kept).",
+      example: "X-Trace: on",
+    },
+    {
+      key: "request-headers-delete",
+      value: v.headerNames,
+      docs: "Remove these request headers.",
+      example: "X-Debug",
+    },
+    {
+      key: "response-headers-set",
+      value: v.headerLines,
+      docs: "Set (replace) these response headers.",
+      example: "X-Frame-Options: DENY",
+    },
+    {
+      key: "response-headers-add",
+      value: v.headerLines,
+      docs: "Add these response headers.",
+      example: "Cache-Control: no-store",
+    },
+    {
+      key: "response-headers-delete",
+      value: v.headerNames,
+      docs: "Remove these response headers.",
+      example: "Server, X-Powered-By",
+    },
+  ]),
+  ...inGroup({ group: "Errors", scope: "path", risk: "low", status: VALIDATED, default: null }, [
+    {
+      key: "error-codes",
+      value: v.errorCodes,
+      docs: "Responses with these codes are replaced by the answer of `default-backend` for the same request.",
+      example: "404,503",
+    },
+    {
+      key: "default-backend",
+      value: v.serviceRef,
+      docs:
+        "A Service of the Ingress's namespace that answers when the path's Service has no ready endpoint, and for `error-codes` (first port when none is given).",
+      example: "error-pages:80",
+    },
+  ]),
+];
+
+const BY_KEY = new Map(ANNOTATIONS.map((s) => [s.key, s]));
+const BY_ALIAS = new Map(ANNOTATIONS.flatMap((s) => (s.aliases ?? []).map((a) => [a, s] as const)));
+
+/** The spec of a key (without prefix), or undefined. */
+export function specOf(key: string): AnnotationSpec | undefined {
+  return BY_KEY.get(key);
+}
+
+/** The spec a full annotation name belongs to (ours or a legacy alias), or undefined. */
+export function specOfAnnotation(name: string): AnnotationSpec | undefined {
+  return name.startsWith(PREFIX) ? BY_KEY.get(name.slice(PREFIX.length)) : BY_ALIAS.get(name);
+}
+
+/** The full annotation name of a key. */
+export function annotationName(spec: AnnotationSpec): string {
+  return PREFIX + spec.key;
+}

@@ -1,0 +1,32 @@
+/**
+ * @module flags/nginx_check_settings
+ * The flags of `nginx-check` (the ingress-nginx migration report), read with the same table engine
+ * as `run`, as the settings object `runNginxCheck` (lib/nginx/command.ts) takes.
+ */
+
+import { UsageError } from "../errors.ts";
+import { parseFlags } from "./parse.ts";
+import { nginxCheckTable } from "./table.ts";
+import { validateFlags } from "./validate.ts";
+import type { NginxCheckSettings } from "../nginx/settings.ts";
+
+export type { NginxCheckSettings };
+
+/** Parses `nginx-check` flags; returns "help" when --help/-h was given. */
+export function parseNginxCheckFlags(argv: readonly string[]): NginxCheckSettings | "help" {
+  const parsed = parseFlags(nginxCheckTable, "A", argv);
+  if (parsed.values.get("help") === true) return "help";
+  if (parsed.args.length > 0) {
+    throw new UsageError(
+      `nginx-check takes no arguments, got ${JSON.stringify(parsed.args[0])} (give the file with -f FILE)`,
+    );
+  }
+  validateFlags(nginxCheckTable, parsed);
+  const v = parsed.values;
+  return Object.freeze({
+    file: v.get("filename") as string,
+    output: v.get("output") as "text" | "json",
+    kubeconfig: v.get("kubeconfig") as string,
+    namespace: v.get("namespace") as string,
+  });
+}

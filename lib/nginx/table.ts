@@ -1,0 +1,488 @@
+/**
+ * @module nginx/table
+ * The ingress-nginx translation table: for each `nginx.ingress.kubernetes.io/<key>` annotation, the
+ * keys of ours (lib/annotations/table.ts) it becomes, its verdict and what differs, following
+ * ingress-nginx's documented semantics (user-guide/nginx-configuration/annotations.md and its risk
+ * table). `check` reads the value (and, where ingress-nginx does, the Ingress's other annotations):
+ * a value ingress-nginx would refuse or that cannot be translated safely returns `bad`.
+ * Verdicts here describe the translation; annotations/… `status` decides whether it is served
+ * today (nginx/translate.ts), so a key not rendered yet is never reported `supported`.
+ */
+import * as v from "../annotations/values.ts";
+import type { ValueKind } from "../annotations/values.ts";
+
+export const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
+
+export type Verdict = "supported" | "translated" | "unsupported" | "refused";
+
+/** What a check decides; fields left out keep the rule's. */
+export interface Outcome {
+  readonly verdict?: Verdict;
+  readonly note?: string;
+  /** Our keys (without prefix) the value becomes. */
+  readonly to?: readonly string[];
+  /** The value is invalid or unsafe: the reason (end of `"value" <reason>`). */
+  readonly bad?: string;
+}
+
+/** What a check may look at besides the value. */
+export interface IngressContext {
+  readonly namespace: string;
+  /** All the Ingress's annotations. */
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+export interface NginxRule {
+  readonly to: readonly string[];
+  readonly verdict: Verdict;
+  readonly note: string;
+  readonly check?: (raw: string, ctx: IngressContext) => Outcome | undefined;
+}
+
+const nginx = (ctx: IngressContext, key: string) => ctx.annotations[NGINX_PREFIX + key];
+
+/** Checks with one of our value kinds. */
+function valueOf(kind: ValueKind): (raw: string) => Outcome | undefined {
+  return (raw) => {
+    const p = kind.parse(raw);
+    return p.ok ? undefined : { bad: p.reason };
+  };
+}
+
+/** ingress-nginx booleans: Go's strconv.ParseBool. */
+const GO_BOOL = /^(?:1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$/;
+const isTrue = (raw: string) => /^(?:1|t|T|TRUE|true|True)$/.test(raw);
+function boolCheck(raw: string): Outcome | undefined {
+  return GO_BOOL.test(raw) ? undefined : { bad: 'is not "true" or "false"' };
+}
+
+/** ingress-nginx timeouts: whole seconds, unitless. */
+function seconds(raw: string): Outcome | undefined {
+  return /^[1-9][0-9]{0,5}$/.test(raw) ? undefined : { bad: "is not a number of seconds" };
+}
+
+/** `name` or `namespace/name`; another namespace's Secret is never read (a tenant boundary). */
+function secretRef(raw: string, ctx: IngressContext): Outcome | undefined {
+  const m = /^(?:([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)\/)?([\s\S]*)$/.exec(raw)!;
+  if (m[1] !== undefined && m[1] !== ctx.namespace) {
+    return {
+      verdict: "refused",
+      note: `names a Secret of namespace ${m[1]}: only Secrets of the Ingress's own namespace are read; copy it there`,
+    };
+  }
+  return valueOf(v.secretName)(m[2]);
+}
+
+/** Snippets: never executed. */
+function snippet(instead: string): NginxRule {
+  return {
+    to: [],
+    verdict: "refused",
+    note: `raw configuration is never executed (CVE-2021-25742, CVE-2025-1974); use ${instead}`,
+  };
+}
+
+function unsupported(note: string): NginxRule {
+  return { to: [], verdict: "unsupported", note };
+}
+
+/** A rule whose verdict does not depend on the value beyond `check`. */
+function supported(to: string | readonly string[], check: NginxRule["check"], note = ""): NginxRule {
+  return { to: typeof to === "string" ? [to] : to, verdict: "supported", note, check };
+}
+
+function translated(to: string | readonly string[], check: NginxRule["check"], note: string): NginxRule {
+  return { to: typeof to === "string" ? [to] : to, verdict: "translated", note, check };
+}
+
+const PER_REQUEST_503 = "ingress-nginx answers 503 (limit-req-status-code) by default, this proxy answers 429";
+
+/** The translation table, by key without the prefix. */
+export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
+  // TLS and redirects
+  "ssl-redirect": supported("ssl-redirect", boolCheck, "308 to HTTPS for TLS hosts"),
+  "force-ssl-redirect": supported("force-ssl-redirect", boolCheck),
+  "preserve-trailing-slash": translated(
+    "ssl-redirect",
+    boolCheck,
+    "the redirect to HTTPS always keeps the path exactly as sent, trailing slash included",
+  ),
+  "ssl-passthrough": supported(
+    "ssl-passthrough",
+    boolCheck,
+    "no --enable-ssl-passthrough flag is needed; as in ingress-nginx, the other annotations do not apply",
+  ),
+  // paths, rewrites, redirects
+  "use-regex": translated(
+    "path-regex",
+    boolCheck,
+    "paths are matched as regular expressions from the start of the path, case-sensitively " +
+      "(ingress-nginx matches case-insensitively and on every path of the host, whatever Ingress it is on)",
+  ),
+  "rewrite-target": {
+    to: ["rewrite-target", "path-regex"],
+    verdict: "translated",
+    note: "the whole path is replaced by the target, $n from the regex captures of the path; case-sensitive",
+    check: (raw, ctx) => {
+      const p = v.rewriteTarget.parse(raw);
+      if (!p.ok) return { bad: p.reason };
+      const regex = isTrue(nginx(ctx, "use-regex") ?? "false");
+      return {
+        note: (p.value.captures ? "$n are filled from the path's regex captures" : "the whole path is replaced") +
+          " as in ingress-nginx (served as a regex path" +
+          (regex ? "" : ": ingress-nginx turns every path into a regex when rewrite-target is set") +
+          "); matching is case-sensitive, ingress-nginx's is not",
+      };
+    },
+  },
+  "app-root": supported("app-root", valueOf(v.path), "302 from / to the root"),
+  "permanent-redirect": supported(
+    ["redirect-to", "redirect-code"],
+    valueOf(v.url),
+    "301 unless permanent-redirect-code",
+  ),
+  "permanent-redirect-code": supported("redirect-code", valueOf(v.redirectCode)),
+  "temporal-redirect": supported(["redirect-to", "redirect-code"], valueOf(v.url), "302 unless temporal-redirect-code"),
+  "temporal-redirect-code": supported("redirect-code", valueOf(v.redirectCode)),
+  "from-to-www-redirect": translated(
+    "www-redirect",
+    boolCheck,
+    "the twin host is redirected with 308; for HTTPS its certificate must cover both names, as in ingress-nginx",
+  ),
+  "x-forwarded-prefix": translated(
+    "request-headers-set",
+    valueOf(v.headerValue),
+    "as request-headers-set: X-Forwarded-Prefix: <value>",
+  ),
+  "upstream-vhost": {
+    to: ["request-headers-set"],
+    verdict: "translated",
+    note: "as request-headers-set: Host: <value>",
+    check: (
+      raw,
+    ) => (/\$/.test(raw)
+      ? { verdict: "unsupported", note: "nginx variables are not available" }
+      : valueOf(v.hostName)(raw)),
+  },
+  // limits and access
+  "proxy-body-size": supported("max-body-size", valueOf(v.size), "413 over the limit; 0: no limit"),
+  "whitelist-source-range": supported("allow-list", valueOf(v.cidrList), "403 for other clients"),
+  "allowlist-source-range": supported("allow-list", valueOf(v.cidrList), "403 for other clients"),
+  "denylist-source-range": supported("deny-list", valueOf(v.cidrList), "403 for these clients"),
+  "limit-rps": {
+    to: ["rate-limit-rps"],
+    verdict: "translated",
+    note:
+      `counted per client address over a sliding second with no burst allowance (ingress-nginx allows 5x bursts); ${PER_REQUEST_503}`,
+    check: valueOf(v.int(1, 1_000_000)),
+  },
+  "limit-rpm": translated(
+    "rate-limit-rpm",
+    valueOf(v.int(1, 60_000_000)),
+    `counted per client address over a sliding minute with no burst allowance; ${PER_REQUEST_503}`,
+  ),
+  "limit-connections": translated(
+    "rate-limit-connections",
+    valueOf(v.int(1, 1_000_000)),
+    "ingress-nginx answers 503 over the limit, this proxy answers 429",
+  ),
+  "limit-whitelist": supported("rate-limit-allow-list", valueOf(v.cidrList)),
+  "limit-allowlist": supported("rate-limit-allow-list", valueOf(v.cidrList)),
+  "limit-burst-multiplier": unsupported("bursts are not modelled: the limits count over a sliding window"),
+  "limit-rate": unsupported("response bandwidth limits are not available"),
+  "limit-rate-after": unsupported("response bandwidth limits are not available"),
+  // timeouts and backends
+  "proxy-connect-timeout": supported("timeout-connect", seconds, "seconds"),
+  "proxy-read-timeout": translated(
+    "timeout-server",
+    seconds,
+    "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
+      "proxy-send-timeout applies; it also bounds WebSocket idle time unless timeout-tunnel is set",
+  ),
+  "proxy-send-timeout": translated(
+    "timeout-server",
+    seconds,
+    "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
+      "proxy-send-timeout applies",
+  ),
+  "backend-protocol": {
+    to: ["backend-protocol"],
+    verdict: "supported",
+    note: "HTTP: h1, HTTPS: h1-tls, GRPC: h2, GRPCS: h2-tls; AJP and FCGI unsupported",
+    check: (raw) => {
+      const map: Record<string, { to: string; note: string }> = {
+        HTTP: { to: "h1", note: "HTTP/1.1" },
+        HTTPS: {
+          to: "h1-tls",
+          note: "HTTP/1.1 over TLS, certificate not verified unless backend-ca-secret (as ingress-nginx)",
+        },
+        GRPC: { to: "h2", note: "HTTP/2 cleartext" },
+        GRPCS: {
+          to: "h2-tls",
+          note: "HTTP/2 over TLS, certificate not verified unless backend-ca-secret (as ingress-nginx)",
+        },
+      };
+      const m = map[raw.toUpperCase()];
+      if (m) return { note: `backend-protocol: ${m.to} (${m.note})` };
+      if (/^(?:AJP|FCGI)$/i.test(raw)) {
+        return { verdict: "unsupported", to: [], note: `${raw} backends are not available` };
+      }
+      return { bad: "is not one of HTTP,HTTPS,GRPC,GRPCS,AJP,FCGI" };
+    },
+  },
+  "load-balance": {
+    to: ["load-balance"],
+    verdict: "supported",
+    note: "round_robin: roundrobin; ewma: leastconn (translated)",
+    check: (raw) => {
+      if (raw === "round_robin") return { note: "load-balance: roundrobin" };
+      if (raw === "ewma") return { verdict: "translated", note: "load-balance: leastconn (HAProxy has no EWMA)" };
+      return { bad: "is not round_robin or ewma" };
+    },
+  },
+  "upstream-hash-by": unsupported(
+    "hashing on nginx variables is not available; load-balance: source pins by client address",
+  ),
+  "service-upstream": unsupported(
+    "the proxy always balances over the Service's ready endpoints itself (and updates them without reload)",
+  ),
+  "proxy-ssl-secret": translated(
+    "backend-ca-secret",
+    secretRef,
+    "its ca.crt verifies the backend; its tls.crt/tls.key client certificate is not presented to the backend",
+  ),
+  "proxy-ssl-verify": {
+    to: ["backend-ca-secret"],
+    verdict: "translated",
+    note: "the backend is verified whenever backend-ca-secret is set (from proxy-ssl-secret)",
+    check: (raw) => (/^(?:on|off)$/.test(raw) ? undefined : { bad: "is not on or off" }),
+  },
+  "proxy-ssl-name": supported("backend-sni", valueOf(v.hostName)),
+  "proxy-ssl-server-name": {
+    to: ["backend-sni"],
+    verdict: "translated",
+    note: "SNI is sent whenever backend-sni (from proxy-ssl-name) is set",
+    check: (raw) => (/^(?:on|off)$/.test(raw) ? undefined : { bad: "is not on or off" }),
+  },
+  // sessions
+  "affinity": {
+    to: ["sticky-cookie"],
+    verdict: "supported",
+    note: "cookie",
+    check: (raw) => (raw === "cookie" ? undefined : { bad: "is not cookie" }),
+  },
+  "affinity-mode": {
+    to: ["sticky-cookie"],
+    verdict: "supported",
+    note: "persistent; balanced is translated: a pinned client keeps its server after a scale-up",
+    check: (raw) => {
+      if (raw === "persistent") return { note: "" };
+      if (raw === "balanced") {
+        return { verdict: "translated", note: "a pinned client keeps its server after a scale-up (as persistent)" };
+      }
+      return { bad: "is not balanced or persistent" };
+    },
+  },
+  "session-cookie-name": supported("sticky-cookie-name", valueOf(v.cookieName)),
+  "session-cookie-max-age": supported("sticky-cookie-max-age", seconds, "seconds"),
+  "session-cookie-expires": translated("sticky-cookie-max-age", seconds, "sent as Max-Age, not Expires"),
+  "session-cookie-secure": supported("sticky-cookie-secure", boolCheck),
+  "session-cookie-samesite": supported("sticky-cookie-samesite", valueOf(v.oneOf(["None", "Lax", "Strict"]))),
+  "session-cookie-path": unsupported("the sticky cookie's path is always /"),
+  "session-cookie-domain": unsupported("the sticky cookie has no Domain attribute"),
+  "session-cookie-change-on-failure": unsupported("a client whose server is down is sent to another server anyway"),
+  "session-cookie-conditional-samesite-none": unsupported("SameSite is sent to every browser"),
+  "affinity-canary-behavior": unsupported("canary and sticky cookies are independent"),
+  // CORS
+  "enable-cors": supported("cors-enable", boolCheck),
+  "cors-allow-origin": supported("cors-allow-origin", valueOf(v.origins)),
+  "cors-allow-methods": supported("cors-allow-methods", valueOf(v.methods)),
+  "cors-allow-headers": supported("cors-allow-headers", valueOf(v.headerNames)),
+  "cors-expose-headers": supported("cors-expose-headers", valueOf(v.headerNamesOrStar)),
+  "cors-allow-credentials": supported("cors-allow-credentials", boolCheck),
+  "cors-max-age": supported("cors-max-age", valueOf(v.int(0, 2 ** 31 - 1))),
+  // authentication
+  "auth-type": {
+    to: ["auth-basic-secret"],
+    verdict: "translated",
+    note: "basic (translated: bcrypt, SHA-crypt or MD5-crypt htpasswd lines); digest unsupported",
+    check: (raw) => {
+      if (raw === "basic") {
+        return {
+          note: "htpasswd lines must be bcrypt (htpasswd -B), SHA-crypt or MD5-crypt ($1$): HAProxy's crypt(3) " +
+            "does not read Apache's $apr1$ (htpasswd's default) nor {SHA}",
+        };
+      }
+      if (raw === "digest") return { verdict: "unsupported", to: [], note: "digest authentication is not available" };
+      return { bad: "is not basic or digest" };
+    },
+  },
+  "auth-secret": supported("auth-basic-secret", secretRef, "htpasswd in key auth"),
+  "auth-secret-type": {
+    to: ["auth-basic-secret"],
+    verdict: "supported",
+    note: "auth-file; auth-map unsupported",
+    check: (raw) =>
+      raw === "auth-file"
+        ? { note: "htpasswd file in key auth" }
+        : raw === "auth-map"
+        ? { verdict: "unsupported", to: [], note: "only the htpasswd file form (key auth) is read" }
+        : { bad: "is not auth-file or auth-map" },
+  },
+  "auth-realm": supported("auth-basic-realm", valueOf(v.realm)),
+  "auth-url": {
+    to: ["auth-url"],
+    verdict: "supported",
+    note: "the auth request carries the original headers, not the body",
+    check: (raw) =>
+      /\$/.test(raw)
+        ? { verdict: "unsupported", to: [], note: "nginx variables are not available: give the auth service's own URL" }
+        : valueOf(v.url)(raw),
+  },
+  "auth-signin": {
+    to: ["auth-signin"],
+    verdict: "translated",
+    note: "the original URL is passed in rd, as with ?rd=$escaped_request_uri",
+    check: (raw) => {
+      // The oauth2-proxy pattern: https://$host/oauth2/start?rd=$escaped_request_uri
+      const stripped = raw.replace(/^https?:\/\/\$(?:host|http_host|server_name)(?=\/)/, "").replace(
+        /\?rd=(?:\$scheme:\/\/\$(?:host|http_host))?\$(?:escaped_request_uri|request_uri)$/,
+        "",
+      );
+      if (/\$/.test(stripped)) {
+        return {
+          verdict: "unsupported",
+          to: [],
+          note: "nginx variables other than $host and $escaped_request_uri are not available",
+        };
+      }
+      return valueOf(v.urlOrPath)(stripped);
+    },
+  },
+  "auth-response-headers": supported("auth-response-headers", valueOf(v.headerNames)),
+  "auth-method": unsupported("the auth request uses the original method"),
+  "auth-cache-key": unsupported("auth answers are not cached"),
+  "auth-cache-duration": unsupported("auth answers are not cached"),
+  "auth-proxy-set-headers": unsupported("extra headers to the auth service are not available"),
+  "auth-request-redirect": unsupported("X-Auth-Request-Redirect is not set"),
+  "auth-signin-redirect-param": unsupported("the original URL is always passed as rd"),
+  "auth-always-set-cookie": unsupported("cookies of the auth answer are not copied"),
+  "enable-global-auth": unsupported("there is no global external authentication"),
+  // client certificates
+  "auth-tls-secret": supported("client-cert-ca-secret", secretRef, "its ca.crt; per host, as in ingress-nginx"),
+  "auth-tls-verify-client": {
+    to: ["client-cert-verify"],
+    verdict: "supported",
+    note: "on: required (translated: refused in the handshake, not 400); optional; off; optional_no_ca unsupported",
+    check: (raw) => {
+      if (raw === "on") {
+        return {
+          note: "client-cert-verify: required (HAProxy refuses the TLS handshake; ingress-nginx answers 400)",
+          verdict: "translated",
+        };
+      }
+      if (raw === "optional") return { note: "client-cert-verify: optional" };
+      if (raw === "off") return { to: [], note: "no client certificate is asked for" };
+      if (raw === "optional_no_ca") {
+        return { verdict: "unsupported", to: [], note: "certificates not signed by the CA are always refused" };
+      }
+      return { bad: "is not on, off, optional or optional_no_ca" };
+    },
+  },
+  "auth-tls-verify-depth": unsupported(
+    "HAProxy verifies the whole chain up to the CA bundle; the depth cannot be limited",
+  ),
+  "auth-tls-pass-certificate-to-upstream": {
+    to: ["client-cert-header"],
+    verdict: "translated",
+    note: "true: client-cert-header ssl-client-cert, base64 DER (ingress-nginx: URL-encoded PEM)",
+    check: (raw) => {
+      const b = boolCheck(raw);
+      if (b) return b;
+      return isTrue(raw)
+        ? {
+          note:
+            "client-cert-header: ssl-client-cert, with the certificate as base64 DER (ingress-nginx sends URL-encoded PEM)",
+        }
+        : { verdict: "supported", to: [], note: "nothing is passed" };
+    },
+  },
+  "auth-tls-error-page": unsupported("a failed client certificate ends the TLS handshake; there is no error page"),
+  "auth-tls-match-cn": unsupported("the client certificate's CN is not matched"),
+  // canary
+  "canary": supported("canary", boolCheck),
+  "canary-weight": {
+    to: ["canary-weight"],
+    verdict: "supported",
+    note: "",
+    check: (raw, ctx) => {
+      const total = nginx(ctx, "canary-weight-total") ?? "100";
+      const p = v.int(0, Number(total) || 100).parse(raw);
+      return p.ok ? undefined : { bad: p.reason };
+    },
+  },
+  "canary-weight-total": {
+    to: ["canary-weight"],
+    verdict: "translated",
+    note: "canary-weight is converted to a percentage of this total",
+    check: (raw) => {
+      const p = v.int(1, 1_000_000).parse(raw);
+      if (!p.ok) return { bad: p.reason };
+      return p.value === 100 ? { verdict: "supported", note: "" } : undefined;
+    },
+  },
+  "canary-by-header": supported("canary-header", valueOf(v.headerName), "always / never"),
+  "canary-by-header-value": supported("canary-header-value", valueOf(v.headerValue)),
+  "canary-by-header-pattern": unsupported("header patterns (PCRE) are not matched; use canary-by-header-value"),
+  "canary-by-cookie": supported("canary-cookie", valueOf(v.cookieName), "always / never"),
+  // errors
+  "custom-http-errors": {
+    to: ["error-codes"],
+    verdict: "translated",
+    note:
+      "the error backend gets the original request; ingress-nginx's X-Code, X-Format, X-Original-URI headers are not added",
+    check: valueOf(v.errorCodes),
+  },
+  "default-backend": supported(
+    "default-backend",
+    valueOf(v.serviceRef),
+    "first port of the Service, as in ingress-nginx",
+  ),
+  // snippets: refused
+  "configuration-snippet": snippet("the request-headers-*/response-headers-* annotations, or ask for a typed key"),
+  "server-snippet": snippet("typed annotations (redirects, headers, access lists); or ask for a typed key"),
+  "auth-snippet": snippet("auth-url and auth-response-headers"),
+  "stream-snippet": snippet("a Service of type LoadBalancer for TCP"),
+  "modsecurity-snippet": snippet("a WAF in front of the proxy; ModSecurity is not available"),
+  // other known keys, with what to do
+  "server-alias": unsupported("list the extra host names as rules of the Ingress"),
+  "mirror-target": unsupported("request mirroring is not available"),
+  "mirror-host": unsupported("request mirroring is not available"),
+  "mirror-request-body": unsupported("request mirroring is not available"),
+  "enable-modsecurity": unsupported("ModSecurity is not available"),
+  "enable-owasp-core-rules": unsupported("ModSecurity is not available"),
+  "modsecurity-transaction-id": unsupported("ModSecurity is not available"),
+  "proxy-buffering": unsupported("HAProxy streams responses; there is nothing to buffer or tune"),
+  "proxy-buffer-size": unsupported("HAProxy streams responses; there is nothing to buffer or tune"),
+  "proxy-buffers-number": unsupported("HAProxy streams responses; there is nothing to buffer or tune"),
+  "proxy-max-temp-file-size": unsupported("HAProxy streams responses; there is nothing to buffer or tune"),
+  "proxy-request-buffering": unsupported("HAProxy streams requests"),
+  "client-body-buffer-size": unsupported("HAProxy streams requests"),
+  "proxy-http-version": unsupported("use backend-protocol (h1 or h2)"),
+  "proxy-next-upstream": unsupported("failed requests are not retried on another server"),
+  "proxy-next-upstream-timeout": unsupported("failed requests are not retried on another server"),
+  "proxy-next-upstream-tries": unsupported("failed requests are not retried on another server"),
+  "proxy-redirect-from": unsupported("Location headers of responses are not rewritten"),
+  "proxy-redirect-to": unsupported("Location headers of responses are not rewritten"),
+  "proxy-cookie-domain": unsupported("Set-Cookie headers of responses are not rewritten"),
+  "proxy-cookie-path": unsupported("Set-Cookie headers of responses are not rewritten"),
+  "enable-access-log": unsupported("access logs are set per class"),
+  "enable-rewrite-log": unsupported("there is no rewrite log"),
+  "ssl-ciphers": unsupported("TLS ciphers are set per class"),
+  "ssl-prefer-server-ciphers": unsupported("TLS ciphers are set per class"),
+  "connection-proxy-header": unsupported("HAProxy manages the Connection header"),
+  "custom-headers": unsupported("use response-headers-set"),
+  "satisfy": unsupported("all configured authentication must pass"),
+  "use-port-in-redirects": unsupported("redirects never add the port"),
+  "http2-push-preload": unsupported("HTTP/2 server push is not available"),
+};

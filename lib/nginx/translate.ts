@@ -1,0 +1,68 @@
+/**
+ * @module nginx/translate
+ * The migration report of one Ingress: per `nginx.ingress.kubernetes.io/*` annotation, its verdict
+ * and note from the translation table (nginx/table.ts), downgraded to `unsupported` while a key of
+ * ours it becomes is only validated, not rendered yet (annotations/table.ts `status`). Other
+ * annotations are not reported.
+ */
+import { showValue } from "../annotations/resolve.ts";
+import { PREFIX, specOf } from "../annotations/table.ts";
+import { type IngressContext, NGINX_PREFIX, NGINX_RULES, type Verdict } from "./table.ts";
+
+export interface ReportRow {
+  readonly namespace: string;
+  readonly ingress: string;
+  readonly annotation: string;
+  readonly verdict: Verdict;
+  readonly note: string;
+}
+
+/** The part of an Ingress the report reads. */
+export interface IngressLike {
+  readonly metadata?: {
+    readonly namespace?: string;
+    readonly name?: string;
+    readonly annotations?: Readonly<Record<string, string>> | null;
+  };
+}
+
+/** The verdict and note of one annotation (`key` without the prefix). */
+export function translateAnnotation(key: string, raw: string, ctx: IngressContext): { verdict: Verdict; note: string } {
+  const rule = NGINX_RULES[key];
+  if (!rule) return { verdict: "unsupported", note: "not translated: this annotation is ignored" };
+  const out = rule.check?.(raw, ctx) ?? {};
+  if (out.bad !== undefined) {
+    return { verdict: "refused", note: `invalid value ${showValue(raw)}: it ${out.bad}; the annotation is ignored` };
+  }
+  const verdict = out.verdict ?? rule.verdict;
+  const note = out.note ?? rule.note;
+  const to = out.to ?? rule.to;
+  if (verdict !== "supported" && verdict !== "translated") return { verdict, note };
+  const pending = to.filter((k) => specOf(k)?.status !== "served");
+  if (pending.length === 0) return { verdict, note };
+  const keys = pending.map((k) => PREFIX + k).join(", ");
+  return {
+    verdict: "unsupported",
+    note: `becomes ${keys}, ${pending.length > 1 ? "which are" : "which is"} validated but not rendered yet; ` +
+      `once rendered: ${verdict}` +
+      (note ? ` (${note})` : ""),
+  };
+}
+
+/** One row per `nginx.ingress.kubernetes.io/*` annotation of the Ingress, sorted by annotation. */
+export function checkIngress(ingress: IngressLike): ReportRow[] {
+  const namespace = ingress.metadata?.namespace ?? "";
+  const name = ingress.metadata?.name ?? "";
+  const annotations = ingress.metadata?.annotations ?? {};
+  const ctx: IngressContext = { namespace, annotations };
+  const rows: ReportRow[] = [];
+  for (const annotation of Object.keys(annotations).sort()) {
+    if (!annotation.startsWith(NGINX_PREFIX)) continue;
+    const raw = annotations[annotation];
+    const { verdict, note } = typeof raw === "string"
+      ? translateAnnotation(annotation.slice(NGINX_PREFIX.length), raw, ctx)
+      : { verdict: "refused" as const, note: "the value is not a string" };
+    rows.push({ namespace, ingress: name, annotation, verdict, note });
+  }
+  return rows;
+}
