@@ -39,12 +39,13 @@ export interface ContainerResources {
 }
 
 /**
- * Requests from measured resident memory (README "Proxy pods"): `proxy` (Deno) plus HAProxy's
- * master and worker, and the exporter (Deno). No CPU limit (throttling shows up as latency) and no
+ * Requests from resident memory measured in the single-node cluster (tests/localnode/proxy_pod_test.ts,
+ * idle with one ingress): `proxy` (Deno) 138 MiB plus HAProxy's master and worker 21 MiB; the
+ * exporter (Deno) 71 MiB; each with about 20% headroom. No CPU limit (throttling shows up as latency) and no
  * memory limit by default: an OOM kill of a proxy drops every connection it carries.
  */
-export const defaultProxyResources: ContainerResources = { requests: { cpu: "100m", memory: "160Mi" } };
-export const defaultExporterResources: ContainerResources = { requests: { cpu: "10m", memory: "80Mi" } };
+export const defaultProxyResources: ContainerResources = { requests: { cpu: "100m", memory: "192Mi" } };
+export const defaultExporterResources: ContainerResources = { requests: { cpu: "10m", memory: "96Mi" } };
 
 export interface ProxyPodInput {
   /** Name of the proxy objects (ConfigMap, Deployment, ServiceAccount). */
