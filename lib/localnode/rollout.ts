@@ -4,7 +4,8 @@
  * cluster's network namespace sends GET requests to a Service's cluster IP (kube-proxy) while the
  * Deployment's pod template gets a new annotation (what `kubectl rollout restart` does); the load
  * stops once the rollout is complete and no pod of an older revision is left, and the counts are
- * returned. Bounded in requests and time.
+ * returned. Bounded in requests and time. {@link proxiedEcho} sets up what is measured: the echo
+ * backend (2 pods) behind an Ingress served by the controller's proxy Deployment.
  *
  * Counting: half the workers reuse keep-alive connections, half open a new connection per request.
  * A request fails when it gets no complete 200 answer. The one exception is what every real HTTP
@@ -12,7 +13,11 @@
  * the server closed before sending any byte of a response is retried once on a new connection;
  * such retries are counted (`retried`), and a retried request that fails again is a failure.
  */
-import type { Cluster } from "./mod.ts";
+import { startController } from "../controller/controller.ts";
+import { proxyName } from "../controller/objects.ts";
+import { eventually } from "../localenv/harness.ts";
+import { echoDeployment } from "./echo.ts";
+import { type Cluster, requestsInside } from "./mod.ts";
 
 export interface LoadResult {
   /** Requests sent (a retry is not a new request). */
@@ -162,5 +167,78 @@ export async function rolloutRestart(
       throw new Error(`the rollout of ${namespace}/${deployment} did not complete: ${JSON.stringify(s)}`);
     }
     await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+export interface ProxiedEcho extends AsyncDisposable {
+  /** The proxy objects' name (Deployment, Service). */
+  name: string;
+  /** The proxy Service's cluster IP. */
+  clusterIP: string;
+  /** The first Ready proxy pod, as the API server lists it. */
+  pod: any;
+  /** Stops the controller. */
+  stop(): Promise<void>;
+}
+
+/**
+ * In namespace `ns` (created here): the echo Deployment (2 pods) and Service, the controller (on
+ * the host, `--rbac`) and an Ingress `web` for host `web.example`; resolves once a proxy pod is
+ * Ready and requests through the proxy Service's cluster IP reach both echo pods.
+ */
+export async function proxiedEcho(cluster: Cluster, ns: string): Promise<ProxiedEcho> {
+  const api = async (method: string, path: string, body?: unknown): Promise<any> => {
+    const res = await cluster.adminFetch(path, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return JSON.parse(text);
+  };
+  await api("POST", "/api/v1/namespaces", { metadata: { name: ns } });
+  await api("POST", `/apis/apps/v1/namespaces/${ns}/deployments`, echoDeployment(ns, 2));
+  await api("POST", `/api/v1/namespaces/${ns}/services`, {
+    metadata: { name: "echo", namespace: ns },
+    spec: { selector: { app: "echo" }, ports: [{ name: "http", port: 80, targetPort: "http" }] },
+  });
+  const ctl = await startController({ kubeconfig: cluster.kubeconfig, rbac: true, resyncPeriodMs: 600_000 });
+  try {
+    await api("POST", `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
+      metadata: { name: "web", namespace: ns },
+      spec: {
+        rules: [{
+          host: "web.example",
+          http: {
+            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "echo", port: { number: 80 } } } }],
+          },
+        }],
+      },
+    });
+    const name = proxyName("web");
+    const selector = encodeURIComponent(`app.kubernetes.io/instance=${name}`);
+    const isReady = (p: any) =>
+      (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True");
+    const pod = await eventually("a Ready proxy pod", async () => {
+      const list = await api("GET", `/api/v1/namespaces/${ns}/pods?labelSelector=${selector}`);
+      return list.items.find(isReady);
+    }, 240_000).catch(async (err) => {
+      const list = await api("GET", `/api/v1/namespaces/${ns}/pods`);
+      throw new Error(`${err.message}; pods: ${JSON.stringify(list.items.map((p: any) => p.status))}`);
+    });
+    const clusterIP = (await api("GET", `/api/v1/namespaces/${ns}/services/${name}`)).spec.clusterIP as string;
+    const seen = new Set<string>();
+    await eventually("answers from both echo pods through the proxy Service", async () => {
+      for (const a of await requestsInside(cluster, `http://${clusterIP}/`, { host: "web.example", count: 10 })) {
+        if (a.status === 200) seen.add(JSON.parse(a.body).pod);
+      }
+      return seen.size === 2 || undefined;
+    }, 120_000);
+    const stop = () => ctl.stop();
+    return { name, clusterIP, pod, stop, [Symbol.asyncDispose]: stop };
+  } catch (err) {
+    await ctl.stop();
+    throw err;
   }
 }

@@ -10,31 +10,14 @@
  */
 import assert from "node:assert/strict";
 import { buildImages } from "../../lib/images/build.ts";
-import { type Cluster, requestsInside, startCluster } from "../../lib/localnode/mod.ts";
-import { startController } from "../../lib/controller/controller.ts";
-import { proxyName } from "../../lib/controller/objects.ts";
+import { type Cluster, startCluster } from "../../lib/localnode/mod.ts";
 import { proxyUid } from "../../lib/controller/proxy_pod.ts";
 import { log } from "../../lib/log/logger.ts";
-import { eventually } from "../../lib/localenv/harness.ts";
-import { echoDeployment } from "../../lib/localnode/echo.ts";
-import { rolloutRestart, startLoad } from "../../lib/localnode/rollout.ts";
+import { proxiedEcho, rolloutRestart, startLoad } from "../../lib/localnode/rollout.ts";
 
 const NS = "proxy-pod";
 // containerd, runc and the kubelet need root.
 const ignore = Deno.uid() !== 0;
-
-async function api(cluster: Cluster, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await cluster.adminFetch(path, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
-const isReady = (p: any) => (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True");
 
 /** Host pids (the cluster's processes are visible from the host) whose command line has every part. */
 async function processes(...parts: string[]): Promise<{ pid: number; uid: string; gid: string; rssKiB: number }[]> {
@@ -70,92 +53,54 @@ Deno.test({
     const images = await buildImages(dir, () => {});
     cluster = await startCluster({ images: images.map((i) => i.archive) });
     const c = cluster;
-    await api(c, "POST", "/api/v1/namespaces", { metadata: { name: NS } });
-    await api(c, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, echoDeployment(NS, 2));
-    await api(c, "POST", `/api/v1/namespaces/${NS}/services`, {
-      metadata: { name: "echo", namespace: NS },
-      spec: { selector: { app: "echo" }, ports: [{ name: "http", port: 80, targetPort: "http" }] },
+    await using proxied = await proxiedEcho(c, NS);
+    const { name, clusterIP, pod } = proxied;
+    await t.step("the proxy pod becomes Ready through its readiness probe and serves the ingress", () => {
+      // proxiedEcho waited for the Ready condition and for answers of both echo pods through the Service.
+      const proxy = pod.spec.containers.find((x: any) => x.name === "haproxy");
+      assert.equal(proxy.readinessProbe.httpGet.path, "/readyz");
+      assert.deepEqual(
+        pod.status.containerStatuses.map((s: any) => [s.name, s.ready, s.restartCount]).sort(),
+        [["exporter", true, 0], ["haproxy", true, 0]],
+      );
     });
-    const ctl = await startController({ kubeconfig: c.kubeconfig, rbac: true, resyncPeriodMs: 600_000 });
-    try {
-      await api(c, "POST", `/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`, {
-        metadata: { name: "web", namespace: NS },
-        spec: {
-          rules: [{
-            host: "web.example",
-            http: {
-              paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "echo", port: { number: 80 } } } }],
-            },
-          }],
-        },
-      });
-      const name = proxyName("web");
-      const selector = encodeURIComponent(`app.kubernetes.io/instance=${name}`);
-      let clusterIP = "";
 
-      await t.step("the proxy pod becomes Ready through its readiness probe and serves the ingress", async () => {
-        const pod = await eventually("a Ready proxy pod", async () => {
-          const list = await api(c, "GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${selector}`);
-          return list.items.find(isReady);
-        }, 240_000).catch(async (err) => {
-          const list = await api(c, "GET", `/api/v1/namespaces/${NS}/pods`);
-          throw new Error(`${err.message}; pods: ${JSON.stringify(list.items.map((p: any) => p.status))}`);
-        });
-        const proxy = pod.spec.containers.find((x: any) => x.name === "haproxy");
-        assert.equal(proxy.readinessProbe.httpGet.path, "/readyz");
-        assert.deepEqual(
-          pod.status.containerStatuses.map((s: any) => [s.name, s.ready, s.restartCount]).sort(),
-          [["exporter", true, 0], ["haproxy", true, 0]],
-        );
-        clusterIP = (await api(c, "GET", `/api/v1/namespaces/${NS}/services/${name}`)).spec.clusterIP;
-        const seen = new Set<string>();
-        await eventually("answers from both echo pods through the proxy Service", async () => {
-          for (const a of await requestsInside(c, `http://${clusterIP}/`, { host: "web.example", count: 10 })) {
-            if (a.status === 200) seen.add(JSON.parse(a.body).pod);
-          }
-          return seen.size === 2 || undefined;
-        }, 120_000);
-      });
+    await t.step("both containers run as the non-root uid of the spec; their memory", async () => {
+      const proxyProcs = await processes("/app/main.ts", "proxy", `--configmap=${name}`);
+      const haproxyProcs = await processes("haproxy", "/var/run/ingress-controller/haproxy.cfg");
+      const exporterProcs = await processes("/app/main.ts", "exporter", "--proxy.scrape-uri=");
+      assert.equal(proxyProcs.length, 1, "one proxy process");
+      assert.ok(haproxyProcs.length >= 2, "HAProxy's master and worker");
+      assert.equal(exporterProcs.length, 1, "one exporter process");
+      const ids = `${proxyUid}\t${proxyUid}\t${proxyUid}\t${proxyUid}`;
+      for (const p of [...proxyProcs, ...haproxyProcs, ...exporterProcs]) {
+        assert.equal(p.uid, ids, `uid of ${p.pid}`);
+        assert.equal(p.gid, ids, `gid of ${p.pid}`);
+      }
+      const sum = (ps: { rssKiB: number }[]) => ps.reduce((n, p) => n + p.rssKiB, 0);
+      console.log(`resident memory (MiB): ${
+        JSON.stringify({
+          proxy: +(sum(proxyProcs) / 1024).toFixed(1),
+          haproxy: +(sum(haproxyProcs) / 1024).toFixed(1),
+          exporter: +(sum(exporterProcs) / 1024).toFixed(1),
+        })
+      }`);
+    });
 
-      await t.step("both containers run as the non-root uid of the spec; their memory", async () => {
-        const proxyProcs = await processes("/app/main.ts", "proxy", `--configmap=${name}`);
-        const haproxyProcs = await processes("haproxy", "/var/run/ingress-controller/haproxy.cfg");
-        const exporterProcs = await processes("/app/main.ts", "exporter", "--proxy.scrape-uri=");
-        assert.equal(proxyProcs.length, 1, "one proxy process");
-        assert.ok(haproxyProcs.length >= 2, "HAProxy's master and worker");
-        assert.equal(exporterProcs.length, 1, "one exporter process");
-        const ids = `${proxyUid}\t${proxyUid}\t${proxyUid}\t${proxyUid}`;
-        for (const p of [...proxyProcs, ...haproxyProcs, ...exporterProcs]) {
-          assert.equal(p.uid, ids, `uid of ${p.pid}`);
-          assert.equal(p.gid, ids, `gid of ${p.pid}`);
-        }
-        const sum = (ps: { rssKiB: number }[]) => ps.reduce((n, p) => n + p.rssKiB, 0);
-        console.log(`resident memory (MiB): ${
-          JSON.stringify({
-            proxy: +(sum(proxyProcs) / 1024).toFixed(1),
-            haproxy: +(sum(haproxyProcs) / 1024).toFixed(1),
-            exporter: +(sum(exporterProcs) / 1024).toFixed(1),
-          })
-        }`);
-      });
-
-      await t.step("a rolling update of the proxy Deployment under steady load loses no request", async () => {
-        const load = await startLoad(c, `http://${clusterIP}/rollout`, { host: "web.example", maxMs: 300_000 });
-        let result;
-        try {
-          const { oldPods, newPods } = await rolloutRestart(c, NS, name);
-          assert.ok(newPods.every((p) => !oldPods.includes(p)), "every proxy pod was replaced");
-        } finally {
-          result = await load.stop();
-        }
-        console.log(`rolling update under load: ${JSON.stringify(result)}`);
-        assert.ok(result.sent > 100, `enough requests were sent (${result.sent})`);
-        assert.equal(result.failed, 0, `failed requests: ${JSON.stringify(result.errors)}`);
-        assert.equal(result.ok, result.sent);
-      });
-    } finally {
-      await ctl.stop();
-    }
+    await t.step("a rolling update of the proxy Deployment under steady load loses no request", async () => {
+      const load = await startLoad(c, `http://${clusterIP}/rollout`, { host: "web.example", maxMs: 300_000 });
+      let result;
+      try {
+        const { oldPods, newPods } = await rolloutRestart(c, NS, name);
+        assert.ok(newPods.every((p) => !oldPods.includes(p)), "every proxy pod was replaced");
+      } finally {
+        result = await load.stop();
+      }
+      console.log(`rolling update under load: ${JSON.stringify(result)}`);
+      assert.ok(result.sent > 100, `enough requests were sent (${result.sent})`);
+      assert.equal(result.failed, 0, `failed requests: ${JSON.stringify(result.errors)}`);
+      assert.equal(result.ok, result.sent);
+    });
   } finally {
     await cluster?.stop();
     await Deno.remove(dir, { recursive: true });
