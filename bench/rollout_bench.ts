@@ -13,17 +13,9 @@ import { buildImages } from "../lib/images/build.ts";
 import { startCluster } from "../lib/localnode/mod.ts";
 import { proxiedEcho, rolloutRestart, startLoad } from "../lib/localnode/rollout.ts";
 import { log } from "../lib/log/logger.ts";
+import { figureList } from "./figures.ts";
 
-interface Figure {
-  name: string;
-  unit: string;
-  value: number;
-}
-const figures: Figure[] = [];
-const fig = (name: string, unit: string, value: number) => {
-  figures.push({ name, unit, value: Math.round(value * 1000) / 1000 });
-  console.error(`bench: ${name} = ${value} ${unit}`);
-};
+const { figures, fig } = figureList();
 
 log.configure({ level: "warn" });
 const dir = await Deno.makeTempDir({ prefix: "ic-rollout-bench-" });
