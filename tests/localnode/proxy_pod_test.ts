@@ -2,6 +2,8 @@
  * The controller's proxy pod in the real single-node cluster (lib/localnode, images built here):
  * - it becomes Ready through its readiness probe (`/readyz` on the proxy's health port) and serves
  *   the ingress through the proxy Service's cluster IP (80 → the container's 8080);
+ * - its PodDisruptionBudget (policy/v1) is accepted as written and the disruption controller
+ *   counts the pod;
  * - both of its containers run as the non-root uid of the spec (checked on the live processes),
  *   with a read-only root filesystem; their resident memory is printed (the resource requests'
  *   basis);
@@ -12,6 +14,7 @@ import assert from "node:assert/strict";
 import { buildImages } from "../../lib/images/build.ts";
 import { type Cluster, startCluster } from "../../lib/localnode/mod.ts";
 import { proxyUid } from "../../lib/controller/proxy_pod.ts";
+import { eventually } from "../../lib/localenv/harness.ts";
 import { log } from "../../lib/log/logger.ts";
 import { proxiedEcho, rolloutRestart, startLoad } from "../../lib/localnode/rollout.ts";
 
@@ -63,6 +66,18 @@ Deno.test({
         pod.status.containerStatuses.map((s: any) => [s.name, s.ready, s.restartCount]).sort(),
         [["exporter", true, 0], ["haproxy", true, 0]],
       );
+    });
+
+    await t.step("its PodDisruptionBudget covers the proxy pod and allows one disruption", async () => {
+      const pdb = await eventually("the disruption controller's status of the proxy's budget", async () => {
+        const res = await c.adminFetch(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/${name}`);
+        const body = await res.json();
+        return res.ok && body.status?.expectedPods === 1 ? body : undefined;
+      }, 120_000);
+      assert.equal(pdb.spec.maxUnavailable, 1);
+      assert.equal(pdb.spec.unhealthyPodEvictionPolicy, "AlwaysAllow", "kept by the API server");
+      assert.equal(pdb.status.currentHealthy, 1);
+      assert.equal(pdb.status.disruptionsAllowed, 1);
     });
 
     await t.step("both containers run as the non-root uid of the spec; their memory", async () => {
