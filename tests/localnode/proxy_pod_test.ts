@@ -22,16 +22,34 @@ const NS = "proxy-pod";
 // containerd, runc and the kubelet need root.
 const ignore = Deno.uid() !== 0;
 
-/** Host pids (the cluster's processes are visible from the host) whose command line has every part. */
-async function processes(...parts: string[]): Promise<{ pid: number; uid: string; gid: string; rssKiB: number }[]> {
+/** The `name:` line of /proc/<pid>/status. */
+const statusField = (status: string, name: string) => status.match(new RegExp(`^${name}:\\s*(.*)$`, "m"))?.[1] ?? "";
+
+/** Whether `pid` is `root` or one of its descendants (other clusters may run on the same machine). */
+async function descendsFrom(pid: number, root: number): Promise<boolean> {
+  for (let p = pid; p > 1; p = Number(statusField(await Deno.readTextFile(`/proc/${p}/status`), "PPid"))) {
+    if (p === root) return true;
+  }
+  return false;
+}
+
+/**
+ * Host pids (the cluster's processes are visible from the host) under the cluster's PID 1 whose
+ * command line has every part.
+ */
+async function processes(
+  root: number,
+  ...parts: string[]
+): Promise<{ pid: number; uid: string; gid: string; rssKiB: number }[]> {
   const out = [];
   for await (const e of Deno.readDir("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
     try {
       const cmd = (await Deno.readTextFile(`/proc/${e.name}/cmdline`)).split("\0");
       if (!parts.every((p) => cmd.some((a) => a.includes(p)))) continue;
+      if (!(await descendsFrom(Number(e.name), root))) continue;
       const status = await Deno.readTextFile(`/proc/${e.name}/status`);
-      const field = (name: string) => status.match(new RegExp(`^${name}:\\s*(.*)$`, "m"))?.[1] ?? "";
+      const field = (name: string) => statusField(status, name);
       out.push({
         pid: Number(e.name),
         uid: field("Uid"),
@@ -81,9 +99,9 @@ Deno.test({
     });
 
     await t.step("both containers run as the non-root uid of the spec; their memory", async () => {
-      const proxyProcs = await processes("/app/main.ts", "proxy", `--configmap=${name}`);
-      const haproxyProcs = await processes("haproxy", "/var/run/ingress-controller/haproxy.cfg");
-      const exporterProcs = await processes("/app/main.ts", "exporter", "--proxy.scrape-uri=");
+      const proxyProcs = await processes(c.pid, "/app/main.ts", "proxy", `--configmap=${name}`);
+      const haproxyProcs = await processes(c.pid, "haproxy", "/var/run/ingress-controller/haproxy.cfg");
+      const exporterProcs = await processes(c.pid, "/app/main.ts", "exporter", "--proxy.scrape-uri=");
       assert.equal(proxyProcs.length, 1, "one proxy process");
       assert.ok(haproxyProcs.length >= 2, "HAProxy's master and worker");
       assert.equal(exporterProcs.length, 1, "one exporter process");
