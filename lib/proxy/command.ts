@@ -19,7 +19,8 @@
  * serving for `--shutdown-drain` (endpoints and load balancers take that long to stop sending
  * new connections; a second SIGTERM/SIGINT ends the drain early); then HAProxy soft-stops
  * (SIGUSR1 to the master: listeners close, requests in flight finish, idle keep-alive
- * connections close), hard-stopped after `--shutdown-timeout`; then `runProxy` returns.
+ * connections end — with the rendered `option idle-close-on-response`, after one more answer
+ * carrying `Connection: close`), hard-stopped after `--shutdown-timeout`; then `runProxy` returns.
  *
  * Watches use lib/cluster's Informer (watches that resume after the API server ends them,
  * relist on 410, backoff on errors) and its keep-alive client. Each object is watched with a
