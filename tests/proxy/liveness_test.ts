@@ -10,8 +10,7 @@ import { runProxy } from "../../lib/proxy/command.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
-import { buildConfig, get, loopbackAddress } from "./fixtures.ts";
+import { buildConfig, get, localProxySettings, loopbackAddress } from "./fixtures.ts";
 
 const NS = "proxy-live";
 const CM = "live-proxy";
@@ -21,8 +20,14 @@ Deno.test("proxy liveness: fails while the HAProxy master hangs, never because t
   const cp = await startControlPlane();
   const backend = await startBackend({ name: "web", host: loopbackAddress() });
   const workDir = await Deno.makeTempDir({ prefix: "ic-proxy-live-" });
-  const bind = loopbackAddress();
-  const [httpPort, httpsPort, statsPort, healthPort] = freePorts(4, bind);
+  const settings = localProxySettings({
+    kubeconfig: cp.adminKubeConfigPath,
+    namespace: NS,
+    configmap: CM,
+    haproxy: haproxyBinary,
+    workDir,
+  });
+  const { bindAddress: bind, httpPort, healthPort } = settings;
   const stop = new AbortController();
   let running: Promise<void> | null = null;
   let master: number | null = null;
@@ -57,18 +62,7 @@ Deno.test("proxy liveness: fails while the HAProxy master hangs, never because t
     let started!: () => void;
     const applied = new Promise<void>((r) => started = r);
     running = runProxy(
-      {
-        kubeconfig: cp.adminKubeConfigPath,
-        namespace: NS,
-        configmap: CM,
-        haproxy: haproxyBinary,
-        workDir,
-        bindAddress: bind,
-        httpPort,
-        httpsPort,
-        statsPort,
-        healthPort,
-      },
+      settings,
       stop.signal,
       {
         onReady: (parts) => haproxy = parts.haproxy,
