@@ -8,7 +8,7 @@
  *   with a read-only root filesystem; their resident memory is printed (the resource requests'
  *   basis);
  * - a rolling update of the proxy Deployment under steady load from inside the cluster's network
- *   loses no request (lib/localnode/rollout.ts says exactly how requests are counted).
+ *   loses no request, with 1 replica and with 2 (then the budget allows one disruption of two) (lib/localnode/rollout.ts says exactly how requests are counted).
  */
 import assert from "node:assert/strict";
 import { buildImages } from "../../lib/images/build.ts";
@@ -86,12 +86,16 @@ Deno.test({
       );
     });
 
-    await t.step("its PodDisruptionBudget covers the proxy pod and allows one disruption", async () => {
-      const pdb = await eventually("the disruption controller's status of the proxy's budget", async () => {
+    /** The budget once the disruption controller counts `pods` healthy proxy pods. */
+    const budget = (pods: number) =>
+      eventually(`the proxy's budget counting ${pods} healthy pods`, async () => {
         const res = await c.adminFetch(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/${name}`);
         const body = await res.json();
-        return res.ok && body.status?.expectedPods === 1 ? body : undefined;
+        return res.ok && body.status?.expectedPods === pods && body.status?.currentHealthy === pods ? body : undefined;
       }, 120_000);
+
+    await t.step("its PodDisruptionBudget covers the proxy pod and allows one disruption", async () => {
+      const pdb = await budget(1);
       assert.equal(pdb.spec.maxUnavailable, 1);
       assert.equal(pdb.spec.unhealthyPodEvictionPolicy, "AlwaysAllow", "kept by the API server");
       assert.equal(pdb.status.currentHealthy, 1);
@@ -120,19 +124,36 @@ Deno.test({
       }`);
     });
 
-    await t.step("a rolling update of the proxy Deployment under steady load loses no request", async () => {
+    const rolloutUnderLoad = async (replicas: number) => {
       const load = await startLoad(c, `http://${clusterIP}/rollout`, { host: "web.example", maxMs: 300_000 });
       let result;
       try {
         const { oldPods, newPods } = await rolloutRestart(c, NS, name);
+        assert.equal(newPods.length, replicas);
         assert.ok(newPods.every((p) => !oldPods.includes(p)), "every proxy pod was replaced");
       } finally {
         result = await load.stop();
       }
-      console.log(`rolling update under load: ${JSON.stringify(result)}`);
+      console.log(`rolling update under load (${replicas} replicas): ${JSON.stringify(result)}`);
       assert.ok(result.sent > 100, `enough requests were sent (${result.sent})`);
       assert.equal(result.failed, 0, `failed requests: ${JSON.stringify(result.errors)}`);
       assert.equal(result.ok, result.sent);
+    };
+
+    await t.step("a rolling update of the proxy Deployment under steady load loses no request", async () => {
+      await rolloutUnderLoad(1);
+    });
+
+    await t.step("with 2 replicas: the budget allows one disruption, and a rolling update loses nothing", async () => {
+      const res = await c.adminFetch(`/apis/apps/v1/namespaces/${NS}/deployments/${name}`, {
+        method: "PATCH",
+        headers: { "content-type": "application/strategic-merge-patch+json" },
+        body: JSON.stringify({ spec: { replicas: 2 } }),
+      });
+      assert.ok(res.ok, await res.text());
+      const pdb = await budget(2);
+      assert.equal(pdb.status.disruptionsAllowed, 1);
+      await rolloutUnderLoad(2);
     });
   } finally {
     await cluster?.stop();
