@@ -60,6 +60,7 @@ export const resources = {
   configMaps: rt("", "v1", "configmaps", "ConfigMap"),
   namespaces: rt("", "v1", "namespaces", "Namespace", false),
   deployments: rt("apps", "v1", "deployments", "Deployment"),
+  podDisruptionBudgets: rt("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
   serviceAccounts: rt("", "v1", "serviceaccounts", "ServiceAccount"),
   roles: rt("rbac.authorization.k8s.io", "v1", "roles", "Role"),
   roleBindings: rt("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),

@@ -7,14 +7,22 @@
  * ServiceAccount, Role and RoleBinding that allow only reading that ConfigMap and the Secrets it
  * needs; the platform (lib/controller/platform.ts) sets the public Service's type and annotations,
  * the proxy pods' API server env and, when the cluster serves it, adds a ServiceMonitor that
- * selects the stats Service's `metrics` port. Each carries a hash of its content so an unchanged
+ * selects the stats Service's `metrics` port; a PodDisruptionBudget keeps voluntary disruptions
+ * to one proxy pod at a time (lib/controller/proxy_pod.ts). Each carries a hash of its content so an unchanged
  * object is never written again.
  */
 import { createHash } from "node:crypto";
 import { apiVersionOf, type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
 import { serviceMonitorSpec } from "./monitoring.ts";
 import { defaultPlatform, type Platform } from "./platform.ts";
-import { exporterPort, httpPort, httpsPort, proxyDeploymentSpec, statsPort } from "./proxy_pod.ts";
+import {
+  exporterPort,
+  httpPort,
+  httpsPort,
+  proxyDeploymentSpec,
+  proxyDisruptionBudgetSpec,
+  statsPort,
+} from "./proxy_pod.ts";
 import type { ControllerSettings } from "./settings.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
@@ -224,6 +232,8 @@ export function desiredObjects(
       }),
     );
   }
+  // Last, so that the indices of the objects above stay as they were before it existed.
+  out.push(obj(resources.podDisruptionBudgets, { spec: proxyDisruptionBudgetSpec(selector) }));
   return out;
 }
 
@@ -231,6 +241,7 @@ export function desiredObjects(
 export function ownedResources(rbac: boolean, serviceMonitor: ResourceType | null = null): ResourceType[] {
   const base = [
     ...(serviceMonitor ? [serviceMonitor] : []),
+    resources.podDisruptionBudgets,
     resources.deployments,
     resources.services,
     resources.configMaps,

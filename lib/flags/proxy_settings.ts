@@ -24,6 +24,10 @@ export interface ProxySettings {
   readonly statsPort: number;
   /** Port of the probe endpoint (lib/proxy/health_endpoint.ts); 0 or absent: none. */
   readonly healthPort?: number;
+  /** On stop: milliseconds of serving with /readyz failing before HAProxy soft-stops; absent: 0. */
+  readonly shutdownDrainMs?: number;
+  /** Milliseconds HAProxy's soft stop may wait for requests in flight before a hard stop; absent: 10 s. */
+  readonly shutdownTimeoutMs?: number;
 }
 
 /** Parses `proxy` flags; returns "help" when --help/-h was given. */
@@ -46,5 +50,8 @@ export function parseProxyFlags(argv: readonly string[]): ProxySettings | "help"
     httpsPort: v.get("https-port") as number,
     statsPort: v.get("stats-port") as number,
     healthPort: v.get("health-port") as number,
+    // Durations are parsed as bigint nanoseconds.
+    shutdownDrainMs: Number(v.get("shutdown-drain") as bigint) / 1e6,
+    shutdownTimeoutMs: Number(v.get("shutdown-timeout") as bigint) / 1e6,
   });
 }

@@ -869,6 +869,20 @@ export const proxyTable = {
     help:
       "Port on --bind-address of the proxy's probes (/readyz: HAProxy runs the configuration last accepted; /healthz, /livez); 0 turns them off",
   },
+  "shutdown-drain": {
+    kind: "duration",
+    default: all("10s"),
+    min: 0,
+    help:
+      "On SIGTERM: how long the proxy keeps serving with /readyz failing, so that endpoints and load balancers stop sending it traffic, before HAProxy soft-stops (a second SIGTERM or SIGINT ends it early)",
+  },
+  "shutdown-timeout": {
+    kind: "duration",
+    default: all("30s"),
+    min: 0,
+    help:
+      "After the drain: how long HAProxy's soft stop may wait for requests in flight before HAProxy is stopped hard",
+  },
 } as const satisfies Record<string, OptionSpec>;
 
 export type ProxyTable = typeof proxyTable;

@@ -10,8 +10,17 @@
  * Readiness: with `--health-port`, `/readyz` (lib/proxy/health_endpoint.ts) passes only while
  * HAProxy runs the configuration the proxy last accepted (passed `haproxy -c`): not before the
  * first apply, not while an accepted configuration failed to start or reload, not while HAProxy
- * is down. A configuration `haproxy -c` refuses was never accepted and does not make the proxy
- * unready: the last good one keeps serving.
+ * is down, not once the proxy is shutting down. A configuration `haproxy -c` refuses was never
+ * accepted and does not make the proxy unready: the last good one keeps serving (so one bad
+ * revision never takes every replica out of service at once). Liveness (`/livez`): this process
+ * answers and, while HAProxy runs, its master answers `show proc`; the API server plays no part.
+ *
+ * Shutdown (the stop signal, e.g. the kubelet's SIGTERM): readiness fails at once; HAProxy keeps
+ * serving for `--shutdown-drain` (endpoints and load balancers take that long to stop sending
+ * new connections; a second SIGTERM/SIGINT ends the drain early); then HAProxy soft-stops
+ * (SIGUSR1 to the master: listeners close, requests in flight finish, idle keep-alive
+ * connections end — with the rendered `option idle-close-on-response`, after one more answer
+ * carrying `Connection: close`), hard-stopped after `--shutdown-timeout`; then `runProxy` returns.
  *
  * Watches use lib/cluster's Informer (watches that resume after the API server ends them,
  * relist on 410, backoff on errors) and its keep-alive client. Each object is watched with a
@@ -30,7 +39,7 @@ import { Applier, type ApplyResult, type DesiredState } from "./apply.ts";
 import { parseSecretRefs, type SecretRef, tlsSecretPem } from "./files.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { HAProxy } from "./haproxy.ts";
-import { startHealthEndpoint } from "./health_endpoint.ts";
+import { type HealthEndpoint, startHealthEndpoint } from "./health_endpoint.ts";
 import { applyFailures } from "./metrics.ts";
 import { HealthChecks } from "../health.ts";
 
@@ -74,24 +83,39 @@ export async function runProxy(
       userAgent: "ingress-controller-proxy",
     });
   const runtime = new ProxyRuntime(settings, namespace, workDir, certDir, client, hooks);
+  const health = proxyHealth(runtime);
+  let endpoint: HealthEndpoint | null = null;
+  try {
+    endpoint = settings.healthPort ? startHealthEndpoint(health, settings.bindAddress, settings.healthPort) : null;
+    await runtime.run(stop);
+    await runtime.drain(settings.shutdownDrainMs ?? 0);
+  } finally {
+    // The probes answer until HAProxy is gone: readiness fails, liveness still passes.
+    try {
+      await runtime.shutdown(settings.shutdownTimeoutMs ?? 10_000);
+    } finally {
+      await endpoint?.close();
+      if (!hooks.client) client.close();
+    }
+  }
+}
+
+/** The proxy's probe checks (module header: what ready and live mean). */
+function proxyHealth(runtime: ProxyRuntime): HealthChecks {
   const health = new HealthChecks();
   health.register("serving-config", () => {
     const problem = runtime.notServing();
     if (problem) throw new Error(problem);
   });
-  try {
-    const endpoint = settings.healthPort
-      ? startHealthEndpoint(health, settings.bindAddress, settings.healthPort)
-      : null;
-    try {
-      await runtime.run(stop);
-    } finally {
-      await endpoint?.close();
-    }
-  } finally {
-    await runtime.shutdown();
-    if (!hooks.client) client.close();
-  }
+  health.register("shutdown", () => {
+    if (runtime.stopping) throw new Error("the proxy is shutting down");
+  });
+  health.register("haproxy-master", async () => {
+    // Not running (no configuration yet, or being restarted by the proxy) is readiness' concern;
+    // a master that runs but does not answer is hung, and a restart of the pod is the cure.
+    if (runtime.haproxy.running && !runtime.stopping) await runtime.haproxy.master("show proc", { timeoutMs: 3_000 });
+  }, { live: true });
+  return health;
 }
 
 function checkSettings(s: ProxySettings, namespace: string): void {
@@ -199,6 +223,12 @@ class ProxyRuntime {
     this.#configMap.on({ onAdd: kick, onUpdate: kick, onDelete: kick });
   }
 
+  /** Set when the stop signal came: readiness fails from then on. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+  #stopping = false;
+
   /** Why HAProxy does not run the configuration last accepted, or null (the readiness check). */
   notServing(): string | null {
     if (!this.applier.current) return this.#unapplied ?? `no configuration applied yet: ${this.#waiting}`;
@@ -219,17 +249,47 @@ class ProxyRuntime {
     await Promise.race([this.#configMap.waitForSync(stop).catch(() => {}), stopped]);
     if (!stop.aborted) this.hooks.onReady?.({ haproxy: this.haproxy, applier: this.applier });
     await stopped;
+    this.#stopping = true;
     log.info("proxy stopping");
   }
 
-  async shutdown(): Promise<void> {
+  /**
+   * Keeps HAProxy serving (readiness failing) for `ms`, so that endpoints and load balancers stop
+   * sending new connections first; a second SIGTERM or SIGINT ends the wait. Nothing to drain
+   * when HAProxy does not run.
+   */
+  async drain(ms: number): Promise<void> {
+    this.#stopping = true;
+    if (ms <= 0 || !this.haproxy.running) return;
+    log.info("proxy draining: not ready, still serving", { drainMs: ms });
+    const signals = ["SIGTERM", "SIGINT"] as const;
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => end = resolve);
+    const onSignal = () => {
+      log.info("second stop signal: ending the drain");
+      end();
+    };
+    for (const sig of signals) Deno.addSignalListener(sig, onSignal);
+    const timer = setTimeout(end, ms);
+    try {
+      await ended;
+    } finally {
+      clearTimeout(timer);
+      for (const sig of signals) Deno.removeSignalListener(sig, onSignal);
+    }
+  }
+
+  /** Stops the watches, then soft-stops HAProxy (hard stop after `timeoutMs`). */
+  async shutdown(timeoutMs: number): Promise<void> {
+    this.#stopping = true;
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
     await this.#configMap.stop();
     await Promise.all([...this.#secrets.values()].map((i) => i.stop()));
     this.#secrets.clear();
     await this.#loop?.catch(() => {});
-    await this.haproxy.stop();
+    if (this.haproxy.running) log.info("soft-stopping haproxy", { timeoutMs });
+    await this.haproxy.stop(timeoutMs);
   }
 
   /** Coalesces changes: one reconcile runs at a time, and a burst of events leads to one more. */

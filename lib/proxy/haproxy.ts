@@ -8,7 +8,7 @@
  * Runtime API on the admin stats socket changes servers without a reload.
  */
 import { join } from "node:path";
-import { cliCommand } from "../haproxy/cli_socket.ts";
+import { cliCommand, type CliOptions } from "../haproxy/cli_socket.ts";
 import { log } from "../log/logger.ts";
 import { sleep } from "../timers.ts";
 
@@ -250,8 +250,8 @@ export class HAProxy {
   }
 
   /** A command on the master CLI. */
-  master(command: string): Promise<string> {
-    return cliCommand(this.masterSocket, command);
+  master(command: string, opts: CliOptions = {}): Promise<string> {
+    return cliCommand(this.masterSocket, command, opts);
   }
 
   /** A command on the Runtime API (the admin stats socket of the current worker). */

@@ -156,6 +156,7 @@ Deno.test({
         { apiGroups: [""], resources: ["services", "secrets", "configmaps"], verbs: ["get", "list", "watch"] },
         { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
         { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "watch"] },
+        { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["get", "list", "watch"] },
       ];
       for (
         const [path, body] of [

@@ -23,12 +23,19 @@ const data = { "haproxy.cfg": "global\n", "crt-list": "", "secrets.json": "[]" }
 
 Deno.test("objects: ConfigMap, Deployment, public and stats Services owned by the ingress; RBAC only with --rbac", () => {
   const plain = desiredObjects(ing, data, [], defaultSettings);
-  assert.deepEqual(plain.map((d) => d.object.kind), ["ConfigMap", "Deployment", "Service", "Service"]);
+  assert.deepEqual(plain.map((d) => d.object.kind), [
+    "ConfigMap",
+    "Deployment",
+    "Service",
+    "Service",
+    "PodDisruptionBudget",
+  ]);
   assert.deepEqual(plain.map((d) => d.object.metadata.name), [
     "web-haproxy",
     "web-haproxy",
     "web-haproxy",
     "web-haproxy-stats",
+    "web-haproxy",
   ]);
   for (const d of plain) {
     assert.deepEqual(d.object.metadata.ownerReferences?.[0]?.uid, "u-1");
@@ -72,6 +79,7 @@ Deno.test("objects: ConfigMap, Deployment, public and stats Services owned by th
     "ServiceAccount",
     "Role",
     "RoleBinding",
+    "PodDisruptionBudget",
   ]);
   const role = rbac[5].object;
   assert.deepEqual(role.rules, [
@@ -87,7 +95,14 @@ Deno.test("objects: the ServiceMonitor selects the stats Service, not the public
     ...defaultPlatform,
     serviceMonitor: { ...monitor, namespaced: true },
   });
-  assert.deepEqual(objs.map((d) => d.object.kind), ["ConfigMap", "Deployment", "Service", "Service", "ServiceMonitor"]);
+  assert.deepEqual(objs.map((d) => d.object.kind), [
+    "ConfigMap",
+    "Deployment",
+    "Service",
+    "Service",
+    "ServiceMonitor",
+    "PodDisruptionBudget",
+  ]);
   const [pub, stats, sm] = [objs[2].object, objs[3].object, objs[4].object];
   // Same Services with or without a ServiceMonitor: metrics is always on the stats Service only.
   assert.deepEqual(pub.spec.ports.map((p: Port) => p.port), [80, 443]);

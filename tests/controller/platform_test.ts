@@ -103,7 +103,12 @@ Deno.test("platform: a ServiceMonitor resource adds the object, which selects th
   assert.ok(!without.Service.spec.ports.some((p: { name: string }) => p.name === "metrics"));
   assert.deepEqual(without.StatsService.spec, withSm.StatsService.spec, "metrics on the stats Service either way");
   assert.deepEqual(ownedResources(false, sm)[0], sm, "deleted with the other owned objects");
-  assert.deepEqual(ownedResources(false), [resources.deployments, resources.services, resources.configMaps]);
+  assert.deepEqual(ownedResources(false), [
+    resources.podDisruptionBudgets,
+    resources.deployments,
+    resources.services,
+    resources.configMaps,
+  ]);
 });
 
 Deno.test("platform: --metrics-crd-kinds renames the ServiceMonitor", () => {

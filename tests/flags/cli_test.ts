@@ -150,6 +150,7 @@ Deno.test("proxy: flags parsed into ProxySettings", async () => {
     "cm",
     "--bind-address=127.0.0.2",
     "--http-port=8080",
+    "--shutdown-drain=5s",
   ]);
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(r.proxied, [{
@@ -163,12 +164,15 @@ Deno.test("proxy: flags parsed into ProxySettings", async () => {
     httpsPort: 443,
     statsPort: 56789,
     healthPort: 56791,
+    shutdownDrainMs: 5000,
+    shutdownTimeoutMs: 30000,
   }]);
   const bad = await call(["proxy", "--stats-port=70000"]);
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--stats-port: must be between 0 and 65535/);
   const help = await call(["proxy", "-h"]);
   assert.match(help.out, /--work-dir string/);
+  assert.match(help.out, /--shutdown-drain duration +On SIGTERM: how long the proxy keeps serving .*\(default 10s\)/);
 });
 
 Deno.test("exporter: flags parsed into ExporterSettings; bad values are one-line usage errors; hidden", async () => {

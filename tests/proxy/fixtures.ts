@@ -13,6 +13,7 @@ import { HAProxy } from "../../lib/proxy/haproxy.ts";
 import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
 import type { ControlPlane } from "../../lib/localenv/control_plane.ts";
+import type { ProxySettings } from "../../lib/proxy/command.ts";
 
 export interface Endpoint {
   address: string;
@@ -302,3 +303,12 @@ export async function proxyReader(
 }
 
 const READ = ["get", "list", "watch"];
+
+/** `runProxy` settings for a proxy on a loopback address of its own with free ports, probes included. */
+export function localProxySettings(
+  o: { kubeconfig: string; namespace: string; configmap: string; haproxy: string; workDir: string },
+): ProxySettings & { healthPort: number } {
+  const bindAddress = loopbackAddress();
+  const [httpPort, httpsPort, statsPort, healthPort] = freePorts(4, bindAddress);
+  return { ...o, bindAddress, httpPort, httpsPort, statsPort, healthPort };
+}

@@ -123,7 +123,10 @@ Deno.test("proxy readiness: /readyz passes only while haproxy runs the configura
     let mark = logs.items.length;
     const waiting = await readyz();
     assert.equal(waiting.status, 500, waiting.body);
-    assert.match(waiting.body, /^\[\+\]ping ok\n\[-\]serving-config failed: reason withheld\nreadyz check failed\n$/);
+    assert.match(
+      waiting.body,
+      /^\[\+\]ping ok\n\[-\]serving-config failed: reason withheld\n\[\+\]shutdown ok\n\[\+\]haproxy-master ok\nreadyz check failed\n$/,
+    );
     await failedFor(new RegExp(`^no configuration applied yet: waiting for the ConfigMap ${NS}/${CM}$`), mark);
     assert.equal(await fetch(`http://${bind}:${healthPort}/livez`).then((r) => r.text()), "ok");
 
@@ -141,7 +144,10 @@ Deno.test("proxy readiness: /readyz passes only while haproxy runs the configura
     await applies.when("the start", (r) => r.ok && r.kind === "start");
     const ready = await readyz();
     assert.equal(ready.status, 200, ready.body);
-    assert.match(ready.body, /\[\+\]serving-config ok\nreadyz check passed/);
+    assert.match(
+      ready.body,
+      /\[\+\]serving-config ok\n\[\+\]shutdown ok\n\[\+\]haproxy-master ok\nreadyz check passed/,
+    );
     assert.equal((await get(`http://${bind}:${httpPort}`, "web.test")).name, "web");
 
     // 4. A configuration haproxy -c refuses was never accepted: the last good one serves, still ready.
