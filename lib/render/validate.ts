@@ -62,6 +62,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
     const cfg = join(dir, "haproxy.cfg");
     await Deno.writeTextFile(cfg, rendered.config);
     await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
+    for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
     for (const f of files) await Deno.writeTextFile(join(certDir, f), pem, { mode: 0o600 });
 
     const child = new Deno.Command(opts.haproxy ?? "haproxy", {
