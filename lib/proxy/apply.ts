@@ -1,11 +1,12 @@
 /**
  * @module proxy/apply
- * Applies a rendered configuration (haproxy.cfg, crt-list, PEM files) to the running HAProxy
- * with the least disruption, and never leaves it without a good configuration:
+ * Applies a rendered configuration (haproxy.cfg, crt-list, routing map files, PEM files) to the
+ * running HAProxy with the least disruption, and never leaves it without a good configuration:
  * - identical to what runs → nothing;
- * - same skeleton, same crt-list and certificates → endpoints only: Runtime API `set server`
- *   per changed slot, then the new haproxy.cfg is written (HAProxy 2.6 forgets runtime-set
- *   addresses on reload, so the file must carry them);
+ * - same skeleton, same crt-list and the same certificate files → Runtime API, no reload:
+ *   `set server` per changed slot, each changed map file replaced atomically and each changed
+ *   certificate replaced (lib/proxy/runtime_changes.ts); then the files are written so that a
+ *   later reload agrees (HAProxy 2.6 forgets runtime changes on reload);
  * - anything else → the files are staged and checked with `haproxy -c` (real environment, the
  *   staged cert dir), then written atomically (certificates first, config last) and HAProxy is
  *   reloaded through the master socket and the reload verified. A failing check or reload
@@ -15,8 +16,18 @@ import { join } from "node:path";
 import { log } from "../log/logger.ts";
 import { PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
 import type { HAProxy } from "./haproxy.ts";
-import { applies, applyDuration, applyFailures, lastApplySuccess, serversChanged } from "./metrics.ts";
+import {
+  applies,
+  applyDuration,
+  applyFailures,
+  certsChanged,
+  lastApplySuccess,
+  mapsChanged,
+  serversChanged,
+} from "./metrics.ts";
 import { parseSlots, skeleton, type SlotCommand, slotCommands, type SlotPlan } from "./slots.ts";
+import { replaceCert, replaceMap } from "./runtime_changes.ts";
+import { MAP_FILES, type MapFile, mapLines } from "../render/maps.ts";
 import { oneLine } from "../errors.ts";
 
 /** What the ConfigMap and Secrets say HAProxy should run. */
@@ -25,6 +36,8 @@ export interface DesiredState {
   readonly crtList: string;
   /** PEM content by file name (names already checked against {@link PEM_FILE}). */
   readonly pems: ReadonlyMap<string, string>;
+  /** The routing map files (lib/render/maps.ts) by name; a missing one is empty. */
+  readonly maps?: ReadonlyMap<MapFile, string>;
 }
 
 export type ApplyKind = "none" | "runtime" | "reload" | "start";
@@ -36,6 +49,10 @@ export interface ApplyResult {
   durationMs: number;
   /** Slots changed through the Runtime API. */
   serversChanged: number;
+  /** Map files replaced through the Runtime API. */
+  mapsChanged?: number;
+  /** Certificates replaced through the Runtime API. */
+  certsChanged?: number;
   /** On failure: where and why. */
   stage?: FailureStage;
   error?: string;
@@ -92,6 +109,8 @@ export class Applier {
           kind: done.kind,
           durationMs: done.durationMs,
           serversChanged: done.serversChanged,
+          mapsChanged: done.mapsChanged ?? 0,
+          certsChanged: done.certsChanged ?? 0,
         });
       } else log.v(4)?.info("proxy config unchanged", { durationMs: done.durationMs });
     } else {
@@ -112,17 +131,31 @@ export class Applier {
         return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: `bad PEM file name ${file}` };
       }
     }
+    const bad = badMaps(next);
+    if (bad) return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: bad };
     const last = this.#last;
     if (last && this.#h.running) {
       if (sameState(last, next)) return { kind: "none", ok: true, serversChanged: 0 };
-      const plan = endpointOnly(last, next);
+      const plan = runtimePlan(last, next);
       if (plan) {
-        const failure = await this.#runtime(plan.commands);
+        const failure = await this.#runtime(plan, next);
         if (!failure) {
+          for (const file of plan.certs) {
+            await writeFileAtomic(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600 });
+          }
+          for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
           await writeFileAtomic(this.#h.configPath, next.config);
           this.#last = next;
-          serversChanged.inc(plan.changed);
-          return { kind: "runtime", ok: true, serversChanged: plan.changed };
+          serversChanged.inc(plan.slots.changed);
+          mapsChanged.inc(plan.maps.length);
+          certsChanged.inc(plan.certs.length);
+          return {
+            kind: "runtime",
+            ok: true,
+            serversChanged: plan.slots.changed,
+            mapsChanged: plan.maps.length,
+            certsChanged: plan.certs.length,
+          };
         }
         applyFailures.inc({ stage: "runtime" });
         log.warn("Runtime API change failed; applying with a reload instead", { error: failure });
@@ -131,8 +164,25 @@ export class Applier {
     return await this.#reload(next);
   }
 
-  /** Sends the commands; returns null on success or the first error. */
-  async #runtime(cmds: SlotCommand[]): Promise<string | null> {
+  /** Endpoints first (a moved route may need them), then routes, then certificates; null or the first error. */
+  async #runtime(plan: RuntimePlan, next: DesiredState): Promise<string | null> {
+    const failure = await this.#slots(plan.slots.commands);
+    if (failure) return failure;
+    try {
+      for (const file of plan.maps) {
+        await replaceMap(this.#h.runtimeSocket, join(this.#certDir, file), mapLines(file, mapOf(next, file)));
+      }
+      for (const file of plan.certs) {
+        await replaceCert(this.#h.runtimeSocket, join(this.#certDir, file), next.pems.get(file)!);
+      }
+    } catch (err) {
+      return oneLine(err);
+    }
+    return null;
+  }
+
+  /** Sends the slot commands; returns null on success or the first error. */
+  async #slots(cmds: SlotCommand[]): Promise<string | null> {
     for (const c of cmds) {
       let answer: string;
       try {
@@ -156,6 +206,7 @@ export class Applier {
     try {
       for (const [file, pem] of next.pems) await writeFileAtomic(join(stagedCerts, file), pem, { mode: 0o600 });
       await writeFileAtomic(join(stagedCerts, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFileAtomic(join(stagedCerts, file), mapOf(next, file));
       const stagedConfig = join(staging, "haproxy.cfg");
       await writeFileAtomic(stagedConfig, next.config);
       const check = await this.#h.check(stagedConfig, { IC_CERT_DIR: stagedCerts });
@@ -173,6 +224,7 @@ export class Applier {
       await Deno.mkdir(this.#certDir, { recursive: true, mode: 0o700 });
       for (const [file, pem] of next.pems) await writeFileAtomic(join(this.#certDir, file), pem, { mode: 0o600 });
       await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
       await writeFileAtomic(this.#h.configPath, next.config);
     } catch (err) {
       await this.#restore(previous);
@@ -204,6 +256,10 @@ export class Applier {
     snap.set(this.#h.configPath, { text: await readTextOrNull(this.#h.configPath), mode: 0o644 });
     const crtList = join(this.#certDir, "crt-list");
     snap.set(crtList, { text: await readTextOrNull(crtList), mode: 0o644 });
+    for (const file of MAP_FILES) {
+      const path = join(this.#certDir, file);
+      snap.set(path, { text: await readTextOrNull(path), mode: 0o644 });
+    }
     for (const file of next.pems.keys()) {
       const path = join(this.#certDir, file);
       snap.set(path, { text: await readTextOrNull(path), mode: 0o600 });
@@ -237,8 +293,27 @@ export class Applier {
   }
 }
 
-function sameState(a: DesiredState, b: DesiredState): boolean {
-  return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems);
+/** True when `a` and `b` ask for the same files. */
+export function sameState(a: DesiredState, b: DesiredState): boolean {
+  return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems) &&
+    MAP_FILES.every((f) => mapOf(a, f) === mapOf(b, f));
+}
+
+function mapOf(s: DesiredState, file: MapFile): string {
+  return s.maps?.get(file) ?? "";
+}
+
+/** Why the map files of `s` cannot be used (lib/render/maps.ts's MAP_LINE), or null. */
+function badMaps(s: DesiredState): string | null {
+  for (const file of s.maps?.keys() ?? []) {
+    if (!(MAP_FILES as readonly string[]).includes(file)) return `unknown map ${file}`;
+  }
+  try {
+    for (const file of MAP_FILES) mapLines(file, mapOf(s, file));
+  } catch (err) {
+    return oneLine(err);
+  }
+  return null;
 }
 
 function samePems(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
@@ -247,15 +322,38 @@ function samePems(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>
   return true;
 }
 
+/** What the Runtime API changes to take the running state to the next one. */
+export interface RuntimePlan {
+  slots: SlotPlan;
+  /** Map files whose content changed. */
+  maps: MapFile[];
+  /** Certificate files whose content changed (the same files, the same crt-list). */
+  certs: string[];
+}
+
 /**
- * The Runtime API commands that take the running state `last` to `next`, or null when `next`
- * needs a reload (structure, crt-list or certificates differ, or a slot is not runtime-safe).
+ * The Runtime API changes that take the running state `last` to `next`, or null when `next`
+ * needs a reload (structure or crt-list differ, a certificate file is added or removed, or a
+ * slot is not runtime-safe).
  */
-export function endpointOnly(last: DesiredState, next: DesiredState): SlotPlan | null {
-  if (last.crtList !== next.crtList || !samePems(last.pems, next.pems)) return null;
+export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan | null {
+  if (last.crtList !== next.crtList || last.pems.size !== next.pems.size) return null;
+  if ([...next.pems.keys()].some((f) => !last.pems.has(f))) return null;
   if (skeleton(last.config) !== skeleton(next.config)) return null;
   const from = parseSlots(last.config);
   const to = parseSlots(next.config);
   if (!from || !to) return null;
-  return slotCommands(from, to);
+  const slots = slotCommands(from, to);
+  if (!slots) return null;
+  return {
+    slots,
+    maps: MAP_FILES.filter((f) => mapOf(last, f) !== mapOf(next, f)),
+    certs: [...next.pems.keys()].filter((f) => last.pems.get(f) !== next.pems.get(f)),
+  };
+}
+
+/** The slot commands when `next` differs from `last` in endpoints only, else null. */
+export function endpointOnly(last: DesiredState, next: DesiredState): SlotPlan | null {
+  const plan = runtimePlan(last, next);
+  return plan && plan.maps.length === 0 && plan.certs.length === 0 ? plan.slots : null;
 }
