@@ -26,7 +26,16 @@ import {
   serversChanged,
 } from "./metrics.ts";
 import { parseSlots, skeleton, type SlotCommand, slotCommands, type SlotPlan } from "./slots.ts";
-import { replaceCert, replaceMap } from "./runtime_changes.ts";
+import {
+  addCert,
+  addCrtListLine,
+  type CrtListEntry,
+  parseCrtList,
+  removeCert,
+  replaceCert,
+  replaceMap,
+} from "./runtime_changes.ts";
+import { isHost } from "../render/patterns.ts";
 import { MAP_FILES, type MapFile, mapLines } from "../render/maps.ts";
 import { oneLine } from "../errors.ts";
 
@@ -140,21 +149,25 @@ export class Applier {
       if (plan) {
         const failure = await this.#runtime(plan, next);
         if (!failure) {
-          for (const file of plan.certs) {
+          const certs = plan.certs;
+          for (const file of [...certs.changed, ...certs.added.map((e) => e.file)]) {
             await writeFileAtomic(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600 });
           }
           for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
+          await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
           await writeFileAtomic(this.#h.configPath, next.config);
           this.#last = next;
+          if (certs.removed.length > 0) await this.#removeStalePems(next);
+          const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
           serversChanged.inc(plan.slots.changed);
           mapsChanged.inc(plan.maps.length);
-          certsChanged.inc(plan.certs.length);
+          certsChanged.inc(certCount);
           return {
             kind: "runtime",
             ok: true,
             serversChanged: plan.slots.changed,
             mapsChanged: plan.maps.length,
-            certsChanged: plan.certs.length,
+            certsChanged: certCount,
           };
         }
         applyFailures.inc({ stage: "runtime" });
@@ -164,17 +177,26 @@ export class Applier {
     return await this.#reload(next);
   }
 
-  /** Endpoints first (a moved route may need them), then routes, then certificates; null or the first error. */
+  /**
+   * Endpoints first (a moved route may need them), then new and changed certificates (before the
+   * redirect map sends clients to them), then the maps, then certificates no longer used; null or
+   * the first error.
+   */
   async #runtime(plan: RuntimePlan, next: DesiredState): Promise<string | null> {
     const failure = await this.#slots(plan.slots.commands);
     if (failure) return failure;
+    const socket = this.#h.runtimeSocket;
+    const path = (file: string) => join(this.#certDir, file);
+    const crtList = path("crt-list");
     try {
-      for (const file of plan.maps) {
-        await replaceMap(this.#h.runtimeSocket, join(this.#certDir, file), mapLines(file, mapOf(next, file)));
+      for (const file of plan.certs.changed) await replaceCert(socket, path(file), next.pems.get(file)!);
+      for (const e of plan.certs.added) await addCert(socket, crtList, path(e.file), next.pems.get(e.file)!, e.sni);
+      for (const e of plan.certs.resni) {
+        await removeCert(socket, crtList, path(e.file), false);
+        await addCrtListLine(socket, crtList, path(e.file), e.sni);
       }
-      for (const file of plan.certs) {
-        await replaceCert(this.#h.runtimeSocket, join(this.#certDir, file), next.pems.get(file)!);
-      }
+      for (const file of plan.maps) await replaceMap(socket, path(file), mapLines(file, mapOf(next, file)));
+      for (const file of plan.certs.removed) await removeCert(socket, crtList, path(file), true);
     } catch (err) {
       return oneLine(err);
     }
@@ -327,19 +349,52 @@ export interface RuntimePlan {
   slots: SlotPlan;
   /** Map files whose content changed. */
   maps: MapFile[];
-  /** Certificate files whose content changed (the same files, the same crt-list). */
-  certs: string[];
+  certs: CertChanges;
+}
+
+/** Certificate changes between two states whose configurations have the same skeleton. */
+export interface CertChanges {
+  /** Files in both whose PEM changed. */
+  changed: string[];
+  /** New files with their crt-list line. */
+  added: CrtListEntry[];
+  /** Files no longer listed. */
+  removed: string[];
+  /** Files in both whose SNI filters changed. */
+  resni: CrtListEntry[];
+}
+
+/** The certificate changes from `last` to `next`, or null when they need a reload (a crt-list of another shape). */
+export function certChanges(last: DesiredState, next: DesiredState): CertChanges | null {
+  const changed = (files: Iterable<string>) => [...files].filter((f) => last.pems.get(f) !== next.pems.get(f));
+  if (last.crtList === next.crtList) {
+    if (last.pems.size !== next.pems.size || [...next.pems.keys()].some((f) => !last.pems.has(f))) return null;
+    return { changed: changed(next.pems.keys()), added: [], removed: [], resni: [] };
+  }
+  const from = parseCrtList(last.crtList, (f) => PEM_FILE.test(f), isHost);
+  const to = parseCrtList(next.crtList, (f) => PEM_FILE.test(f), isHost);
+  // every PEM is listed exactly once (what the renderer writes); anything else is left to a reload
+  if (!from || !to || !sameKeys(from, last.pems) || !sameKeys(to, next.pems)) return null;
+  return {
+    changed: changed([...to.keys()].filter((f) => from.has(f))),
+    added: [...to.values()].filter((e) => !from.has(e.file)),
+    removed: [...from.keys()].filter((f) => !to.has(f)),
+    resni: [...to.values()].filter((e) => from.has(e.file) && from.get(e.file)!.sni.join(" ") !== e.sni.join(" ")),
+  };
+}
+
+function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>): boolean {
+  return a.size === b.size && [...a.keys()].every((k) => b.has(k));
 }
 
 /**
  * The Runtime API changes that take the running state `last` to `next`, or null when `next`
- * needs a reload (structure or crt-list differ, a certificate file is added or removed, or a
- * slot is not runtime-safe).
+ * needs a reload (the structure differs, a crt-list of another shape, or a slot is not runtime-safe).
  */
 export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan | null {
-  if (last.crtList !== next.crtList || last.pems.size !== next.pems.size) return null;
-  if ([...next.pems.keys()].some((f) => !last.pems.has(f))) return null;
   if (skeleton(last.config) !== skeleton(next.config)) return null;
+  const certs = certChanges(last, next);
+  if (!certs) return null;
   const from = parseSlots(last.config);
   const to = parseSlots(next.config);
   if (!from || !to) return null;
@@ -348,12 +403,14 @@ export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan
   return {
     slots,
     maps: MAP_FILES.filter((f) => mapOf(last, f) !== mapOf(next, f)),
-    certs: [...next.pems.keys()].filter((f) => last.pems.get(f) !== next.pems.get(f)),
+    certs,
   };
 }
 
 /** The slot commands when `next` differs from `last` in endpoints only, else null. */
 export function endpointOnly(last: DesiredState, next: DesiredState): SlotPlan | null {
   const plan = runtimePlan(last, next);
-  return plan && plan.maps.length === 0 && plan.certs.length === 0 ? plan.slots : null;
+  const c = plan?.certs;
+  const noCerts = c && c.changed.length + c.added.length + c.removed.length + c.resni.length === 0;
+  return plan && plan.maps.length === 0 && noCerts && last.crtList === next.crtList ? plan.slots : null;
 }

@@ -69,3 +69,65 @@ export async function replaceCert(socket: string, path: string, pem: string): Pr
     throw new Error(`commit ssl cert ${name}: ${committed.replaceAll("\n", " ")}`);
   }
 }
+
+/** One crt-list line as the renderer writes it: a PEM file and its SNI filters. */
+export interface CrtListEntry {
+  readonly file: string;
+  readonly sni: readonly string[];
+}
+
+/**
+ * Parses a crt-list of `<file> [<sni>…]` lines (one per file) with `isFile`/`isSni` checks;
+ * null when a line has another shape (options, comments, a file twice): then only a reload applies it.
+ */
+export function parseCrtList(
+  text: string,
+  isFile: (f: string) => boolean,
+  isSni: (h: string) => boolean,
+): Map<string, CrtListEntry> | null {
+  const entries = new Map<string, CrtListEntry>();
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const [file, ...sni] = line.split(" ");
+    if (!isFile(file) || !sni.every(isSni) || entries.has(file)) return null;
+    entries.set(file, { file, sni });
+  }
+  return entries;
+}
+
+/** Loads a new certificate and serves it for its SNI filters (appended to the running crt-list). */
+export async function addCert(
+  socket: string,
+  crtList: string,
+  path: string,
+  pem: string,
+  sni: readonly string[],
+): Promise<void> {
+  const name = checkPath(path);
+  const created = await send(socket, `new ssl cert ${name}`);
+  if (!/^New empty certificate store /.test(created)) throw new Error(`new ssl cert ${name}: ${created}`);
+  await replaceCert(socket, name, pem);
+  await addCrtListLine(socket, crtList, name, sni);
+}
+
+/** Adds the crt-list line of an already loaded certificate. */
+export async function addCrtListLine(
+  socket: string,
+  crtList: string,
+  path: string,
+  sni: readonly string[],
+): Promise<void> {
+  const list = checkPath(crtList);
+  const added = await send(socket, `add ssl crt-list ${list}`, [checkPath(path), ...sni.map(checkPath)].join(" "));
+  if (!/Success!/.test(added)) throw new Error(`add ssl crt-list ${list} ${path}: ${added.replaceAll("\n", " ")}`);
+}
+
+/** Removes a certificate's crt-list line; with `unload`, the certificate too (it is no longer used). */
+export async function removeCert(socket: string, crtList: string, path: string, unload: boolean): Promise<void> {
+  const [list, name] = [checkPath(crtList), checkPath(path)];
+  const removed = await send(socket, `del ssl crt-list ${list} ${name}`);
+  if (!/deleted in crtlist/.test(removed)) throw new Error(`del ssl crt-list ${list} ${name}: ${removed}`);
+  if (!unload) return;
+  const deleted = await send(socket, `del ssl cert ${name}`);
+  if (!/deleted!/.test(deleted)) throw new Error(`del ssl cert ${name}: ${deleted}`);
+}

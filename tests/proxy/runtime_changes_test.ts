@@ -73,6 +73,16 @@ async function site(names: string[]): Promise<Site> {
   };
 }
 
+type Cert = { certPem: string; keyPem: string };
+const secret = (name: string, c: Cert) => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  type: "kubernetes.io/tls",
+  metadata: { namespace: "default", name },
+  data: { "tls.crt": btoa(c.certPem), "tls.key": btoa(c.keyPem) },
+});
+const pemOf = (c: Cert) => `${c.certPem.trimEnd()}\n${c.keyPem.trimEnd()}\n`;
+
 const paths = (...ps: [string, string, string?][]) =>
   ps.map(([path, svc, pathType]) => ({ path, service: svc, port: 80, pathType: pathType ?? "Prefix" }));
 
@@ -153,22 +163,12 @@ Deno.test("a certificate change is applied through the Runtime API: no reload, S
   const s = await site(["web"]);
   await using p = await proxyUnderTest();
   try {
-    const secret = (name: string, c: { certPem: string; keyPem: string }) => ({
-      apiVersion: "v1",
-      kind: "Secret",
-      type: "kubernetes.io/tls",
-      metadata: { namespace: "default", name },
-      data: { "tls.crt": btoa(c.certPem), "tls.key": btoa(c.keyPem) },
-    });
     const ings = [ingress({
       name: "tls",
       tls: [{ hosts: ["web.test"], secretName: "web-tls" }],
       rules: [{ host: "web.test", paths: paths(["/", "web"]) }],
     })];
-    const desired = (c: { certPem: string; keyPem: string }) =>
-      s.desired(ings, new Map([["default_web-tls.pem", `${c.certPem.trimEnd()}\n${c.keyPem.trimEnd()}\n`]]), [
-        secret("web-tls", c),
-      ]);
+    const desired = (c: Cert) => s.desired(ings, new Map([["default_web-tls.pem", pemOf(c)]]), [secret("web-tls", c)]);
     const one = await testCertificate("web.test");
     const start = await p.applier.apply(desired(one));
     assert.deepEqual([start.kind, start.ok], ["start", true], start.error ?? "");
@@ -240,4 +240,57 @@ Deno.test("chunkLines: whole lines, at most the limit per payload, nothing lost"
   assert.ok(chunks.every((c) => c.length <= 40));
   assert.deepEqual(chunks.join("\n").split("\n"), lines);
   assert.deepEqual(chunkLines([]), []);
+});
+
+Deno.test("a new TLS host and its certificate are added and removed through the Runtime API: no reload", async () => {
+  const s = await site(["web"]);
+  await using p = await proxyUnderTest();
+  try {
+    const tlsIngress = (name: string, host: string) =>
+      ingress({
+        name,
+        tls: [{ hosts: [host], secretName: `${name}-tls` }],
+        rules: [{ host, paths: paths(["/", "web"]) }],
+      });
+    const web = await testCertificate("web.test");
+    const api = await testCertificate("api.test");
+    const webOnly = s.desired([tlsIngress("web", "web.test")], new Map([["default_web-tls.pem", pemOf(web)]]), [
+      secret("web-tls", web),
+    ]);
+    const both = s.desired(
+      [tlsIngress("web", "web.test"), tlsIngress("api", "api.test")],
+      new Map([["default_api-tls.pem", pemOf(api)], ["default_web-tls.pem", pemOf(web)]]),
+      [secret("web-tls", web), secret("api-tls", api)],
+    );
+    assert.equal(both.config, webOnly.config, "the new host is a crt-list, map and PEM change only");
+    const start = await p.applier.apply(webOnly);
+    assert.deepEqual([start.kind, start.ok], ["start", true], start.error ?? "");
+    const before = await reloads(p);
+    const plain = (host: string) => get(`${p.url}/x`, host);
+    assert.equal((await plain("api.test")).status, 404, "no route before");
+
+    const added = await p.applier.apply(both);
+    assert.deepEqual([added.kind, added.ok, added.certsChanged], ["runtime", true, 1], added.error ?? "");
+    assert.match(await httpsGet(p.bind, p.httpsPort, "api.test", api.caPem), /"name":"web"/);
+    assert.match(await httpsGet(p.bind, p.httpsPort, "web.test", web.caPem), /"name":"web"/);
+    assert.equal((await plain("api.test")).status, 308, "redirected to HTTPS");
+    assert.equal(await Deno.readTextFile(join(p.certDir, "crt-list")), both.crtList);
+    assert.deepEqual(await reloads(p), before, "no reload");
+
+    const removed = await p.applier.apply(webOnly);
+    assert.deepEqual([removed.kind, removed.ok, removed.certsChanged], ["runtime", true, 1], removed.error ?? "");
+    await assert.rejects(httpsGet(p.bind, p.httpsPort, "api.test", api.caPem), /invalid peer certificate/);
+    assert.equal((await plain("api.test")).status, 404, "no longer routed nor redirected");
+    await assert.rejects(Deno.stat(join(p.certDir, "default_api-tls.pem")), Deno.errors.NotFound);
+    assert.deepEqual(await reloads(p), before, "no reload");
+
+    // the files agree with what runs: a reload now serves the same
+    assert.ok((await p.applier.apply(both)).ok);
+    assert.ok((await p.haproxy.reload()).ok);
+    assert.match(await httpsGet(p.bind, p.httpsPort, "api.test", api.caPem), /"name":"web"/);
+    assert.equal((await plain("api.test")).status, 308);
+  } finally {
+    await p.close();
+    await Promise.all(s.backends.map((b) => b.close()));
+  }
 });
