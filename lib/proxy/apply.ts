@@ -33,7 +33,7 @@ import {
   parseCrtList,
   removeCert,
   replaceCert,
-  replaceMap,
+  updateMap,
 } from "./runtime_changes.ts";
 import { isHost } from "../render/patterns.ts";
 import { MAP_FILES, type MapFile, mapLines } from "../render/maps.ts";
@@ -147,7 +147,7 @@ export class Applier {
       if (sameState(last, next)) return { kind: "none", ok: true, serversChanged: 0 };
       const plan = runtimePlan(last, next);
       if (plan) {
-        const failure = await this.#runtime(plan, next);
+        const failure = await this.#runtime(plan, last, next);
         if (!failure) {
           const certs = plan.certs;
           for (const file of [...certs.changed, ...certs.added.map((e) => e.file)]) {
@@ -182,7 +182,7 @@ export class Applier {
    * redirect map sends clients to them), then the maps, then certificates no longer used; null or
    * the first error.
    */
-  async #runtime(plan: RuntimePlan, next: DesiredState): Promise<string | null> {
+  async #runtime(plan: RuntimePlan, last: DesiredState, next: DesiredState): Promise<string | null> {
     const failure = await this.#slots(plan.slots.commands);
     if (failure) return failure;
     const socket = this.#h.runtimeSocket;
@@ -195,7 +195,9 @@ export class Applier {
         await removeCert(socket, crtList, path(e.file), false);
         await addCrtListLine(socket, crtList, path(e.file), e.sni);
       }
-      for (const file of plan.maps) await replaceMap(socket, path(file), mapLines(file, mapOf(next, file)));
+      for (const file of plan.maps) {
+        await updateMap(socket, path(file), mapLines(file, mapOf(last, file)), mapLines(file, mapOf(next, file)));
+      }
       for (const file of plan.certs.removed) await removeCert(socket, crtList, path(file), true);
     } catch (err) {
       return oneLine(err);

@@ -1,9 +1,15 @@
 /**
  * @module proxy/runtime_changes
  * Route and certificate changes through HAProxy 2.6's Runtime API, without a reload:
- * - a map file is replaced atomically: `prepare map` opens an empty new version, `add map @<v>`
- *   fills it (payloads of at most MAP_CHUNK_BYTES, which fit HAProxy's 16 kB CLI buffer), and
- *   `commit map @<v>` switches every lookup to it at once and drops the old version;
+ * - a map file with at most MAP_EDIT_LIMIT changed entries is edited in place, entry by entry:
+ *   `add map` and `set map` first, `del map` last. Each command is atomic, and because entries are
+ *   only removed once every new one is in, a request in between is answered by the union of the
+ *   old and new tables, whose answer (the first lookup step with a match, its longest key) is
+ *   always the old or the new routing's answer, never a third one;
+ * - a larger change replaces the map atomically: `prepare map` opens an empty new version,
+ *   `add map @<v>` fills it (payloads of at most MAP_CHUNK_BYTES, which fit HAProxy's 16 kB CLI
+ *   buffer), and `commit map @<v>` switches every lookup to it at once and drops the old version
+ *   (its cost grows with the map: 10,000 routes are about 50 payloads);
  * - a certificate whose PEM changed (same file, same crt-list line) is replaced by `set ssl cert`
  *   and `commit ssl cert` (`abort ssl cert` when the commit fails): new handshakes use it.
  * Names are those HAProxy knows the files by: `<cert dir>/<file>` (the config refers to maps as
@@ -11,8 +17,10 @@
  */
 import { cliCommand } from "../haproxy/cli_socket.ts";
 
-/** The largest `add map` payload sent at once. */
+/** The largest `add map` payload (and `;`-joined command line) sent at once. */
 export const MAP_CHUNK_BYTES = 8 * 1024;
+/** Up to this many changed entries a map is edited in place; beyond, replaced as a new version. */
+export const MAP_EDIT_LIMIT = 100;
 
 /** A path that can be placed in a Runtime API command line (its words are split on spaces). */
 function checkPath(path: string): string {
@@ -40,6 +48,45 @@ export function chunkLines(lines: readonly string[], max = MAP_CHUNK_BYTES): str
   }
   if (current.length > 0) chunks.push(current.join("\n"));
   return chunks;
+}
+
+/** The in-place edits that turn map lines `from` into `to`: adds and sets first, deletes last. */
+export function mapEdits(path: string, from: readonly string[], to: readonly string[]): string[] {
+  const split = (l: string) => [l.slice(0, l.indexOf(" ")), l.slice(l.indexOf(" ") + 1)] as const;
+  const old = new Map(from.map(split));
+  const next = new Map(to.map(split));
+  const edits: string[] = [];
+  for (const [k, v] of next) {
+    if (!old.has(k)) edits.push(`add map ${path} ${k} ${v}`);
+    else if (old.get(k) !== v) edits.push(`set map ${path} ${k} ${v}`);
+  }
+  for (const k of old.keys()) if (!next.has(k)) edits.push(`del map ${path} ${k}`);
+  return edits;
+}
+
+/**
+ * Turns the map HAProxy loaded from `path`, whose entries are `from`, into `to` (`<key> <value>`
+ * lines): in place when few entries change and no key holds a `;` (which separates CLI commands),
+ * else as a new version committed at once. Returns how: "edit" or "replace".
+ */
+export async function updateMap(
+  socket: string,
+  path: string,
+  from: readonly string[],
+  to: readonly string[],
+): Promise<"edit" | "replace"> {
+  const name = checkPath(path);
+  const edits = mapEdits(name, from, to);
+  if (edits.length > MAP_EDIT_LIMIT || edits.some((e) => e.includes(";"))) {
+    await replaceMap(socket, name, to);
+    return "replace";
+  }
+  // several commands per connection (`;`-separated); each answers nothing on success
+  for (const line of chunkLines(edits).map((c) => c.replaceAll("\n", "; "))) {
+    const answer = await send(socket, line);
+    if (answer !== "") throw new Error(`${line.slice(0, 200)}: ${answer.replaceAll("\n", " ")}`);
+  }
+  return "edit";
 }
 
 /** Replaces the whole content of the map HAProxy loaded from `path` by `lines` (`<key> <value>`), atomically. */

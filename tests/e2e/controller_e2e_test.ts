@@ -65,7 +65,14 @@ if (!inPrivateNetwork()) {
             );
             const name = proxyName("web");
             const cm = await eventually("the ConfigMap", () => cluster.get(resources.configMaps, ns, name));
-            assert.deepEqual(Object.keys(cm.data).sort(), ["crt-list", "haproxy.cfg", "secrets.json"]);
+            assert.deepEqual(Object.keys(cm.data).sort(), [
+              "crt-list",
+              "haproxy.cfg",
+              "redirect-hosts.map",
+              "routes-exact.map",
+              "routes-prefix.map",
+              "secrets.json",
+            ]);
             for (const r of [resources.configMaps, resources.deployments, resources.services]) {
               const o = await eventually(`the ${r.kind}`, () => cluster.get(r, ns, name));
               assert.equal(o.metadata.ownerReferences?.[0]?.kind, "Ingress");

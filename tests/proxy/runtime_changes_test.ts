@@ -10,7 +10,7 @@ import type { V1Ingress } from "@kubernetes/client-node";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
 import type { DesiredState } from "../../lib/proxy/apply.ts";
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
-import { chunkLines } from "../../lib/proxy/runtime_changes.ts";
+import { chunkLines, mapEdits } from "../../lib/proxy/runtime_changes.ts";
 import { registry } from "../../lib/metrics.ts";
 import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
@@ -293,4 +293,12 @@ Deno.test("a new TLS host and its certificate are added and removed through the 
     await p.close();
     await Promise.all(s.backends.map((b) => b.close()));
   }
+});
+
+Deno.test("mapEdits: adds and value changes before removals, nothing for unchanged entries", () => {
+  assert.deepEqual(
+    mapEdits("/m", ["a/ x", "b/ y", "c/ z"], ["b/ y2", "c/ z", "d/ w"]),
+    ["set map /m b/ y2", "add map /m d/ w", "del map /m a/"],
+  );
+  assert.deepEqual(mapEdits("/m", ["a/ x"], ["a/ x"]), []);
 });
