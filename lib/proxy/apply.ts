@@ -80,6 +80,8 @@ export class Applier {
   #workDir: string;
   #certDir: string;
   #last: DesiredState | null = null;
+  /** The checked lines of the running map files (those of `#last`). */
+  #lastLines: MapFileLines = new Map();
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(opts: ApplierOptions) {
@@ -140,14 +142,14 @@ export class Applier {
         return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: `bad PEM file name ${file}` };
       }
     }
-    const bad = badMaps(next);
-    if (bad) return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: bad };
+    const lines = mapFileLines(next);
+    if (typeof lines === "string") return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: lines };
     const last = this.#last;
     if (last && this.#h.running) {
       if (sameState(last, next)) return { kind: "none", ok: true, serversChanged: 0 };
       const plan = runtimePlan(last, next);
       if (plan) {
-        const failure = await this.#runtime(plan, last, next);
+        const failure = await this.#runtime(plan, lines, next);
         if (!failure) {
           const certs = plan.certs;
           for (const file of [...certs.changed, ...certs.added.map((e) => e.file)]) {
@@ -156,7 +158,7 @@ export class Applier {
           for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
           await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
           await writeFileAtomic(this.#h.configPath, next.config);
-          this.#last = next;
+          [this.#last, this.#lastLines] = [next, lines];
           if (certs.removed.length > 0) await this.#removeStalePems(next);
           const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
           serversChanged.inc(plan.slots.changed);
@@ -174,7 +176,7 @@ export class Applier {
         log.warn("Runtime API change failed; applying with a reload instead", { error: failure });
       }
     }
-    return await this.#reload(next);
+    return await this.#reload(next, lines);
   }
 
   /**
@@ -182,7 +184,7 @@ export class Applier {
    * redirect map sends clients to them), then the maps, then certificates no longer used; null or
    * the first error.
    */
-  async #runtime(plan: RuntimePlan, last: DesiredState, next: DesiredState): Promise<string | null> {
+  async #runtime(plan: RuntimePlan, lines: MapFileLines, next: DesiredState): Promise<string | null> {
     const failure = await this.#slots(plan.slots.commands);
     if (failure) return failure;
     const socket = this.#h.runtimeSocket;
@@ -196,7 +198,7 @@ export class Applier {
         await addCrtListLine(socket, crtList, path(e.file), e.sni);
       }
       for (const file of plan.maps) {
-        await updateMap(socket, path(file), mapLines(file, mapOf(last, file)), mapLines(file, mapOf(next, file)));
+        await updateMap(socket, path(file), this.#lastLines.get(file) ?? [], lines.get(file)!);
       }
       for (const file of plan.certs.removed) await removeCert(socket, crtList, path(file), true);
     } catch (err) {
@@ -220,7 +222,7 @@ export class Applier {
     return null;
   }
 
-  async #reload(next: DesiredState): Promise<Omit<ApplyResult, "durationMs">> {
+  async #reload(next: DesiredState, lines: MapFileLines): Promise<Omit<ApplyResult, "durationMs">> {
     const kind: ApplyKind = this.#h.running ? "reload" : "start";
     // 1. Stage and check: nothing the running HAProxy could read is touched before the check passes.
     const staging = join(this.#workDir, "staging");
@@ -270,6 +272,7 @@ export class Applier {
       }
     }
     this.#last = next;
+    this.#lastLines = lines;
     await this.#removeStalePems(next);
     return { kind, ok: true, serversChanged: 0 };
   }
@@ -327,17 +330,18 @@ function mapOf(s: DesiredState, file: MapFile): string {
   return s.maps?.get(file) ?? "";
 }
 
-/** Why the map files of `s` cannot be used (lib/render/maps.ts's MAP_LINE), or null. */
-function badMaps(s: DesiredState): string | null {
+type MapFileLines = ReadonlyMap<MapFile, readonly string[]>;
+
+/** The checked lines of each map file of `s`, or why one cannot be used (lib/render/maps.ts's MAP_LINE). */
+function mapFileLines(s: DesiredState): MapFileLines | string {
   for (const file of s.maps?.keys() ?? []) {
     if (!(MAP_FILES as readonly string[]).includes(file)) return `unknown map ${file}`;
   }
   try {
-    for (const file of MAP_FILES) mapLines(file, mapOf(s, file));
+    return new Map(MAP_FILES.map((file) => [file, mapLines(file, mapOf(s, file))]));
   } catch (err) {
     return oneLine(err);
   }
-  return null;
 }
 
 function samePems(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {

@@ -53,14 +53,14 @@ export function chunkLines(lines: readonly string[], max = MAP_CHUNK_BYTES): str
 /** The in-place edits that turn map lines `from` into `to`: adds and sets first, deletes last. */
 export function mapEdits(path: string, from: readonly string[], to: readonly string[]): string[] {
   const split = (l: string) => [l.slice(0, l.indexOf(" ")), l.slice(l.indexOf(" ") + 1)] as const;
-  const old = new Map(from.map(split));
-  const next = new Map(to.map(split));
+  // only the lines that differ are looked at: a one-route change in 10,000 costs two set lookups per line
+  const [before, after] = [new Set(from), new Set(to)];
+  const gone = new Map(from.filter((l) => !after.has(l)).map(split));
   const edits: string[] = [];
-  for (const [k, v] of next) {
-    if (!old.has(k)) edits.push(`add map ${path} ${k} ${v}`);
-    else if (old.get(k) !== v) edits.push(`set map ${path} ${k} ${v}`);
+  for (const [k, v] of to.filter((l) => !before.has(l)).map(split)) {
+    edits.push(`${gone.delete(k) ? "set" : "add"} map ${path} ${k} ${v}`);
   }
-  for (const k of old.keys()) if (!next.has(k)) edits.push(`del map ${path} ${k}`);
+  for (const k of gone.keys()) edits.push(`del map ${path} ${k}`);
   return edits;
 }
 
