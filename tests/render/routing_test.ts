@@ -278,8 +278,48 @@ Deno.test("map routing keeps the rule order: longest path, fall-through, one wil
         assert.equal(got.status, 200, `${host}${path}: ${got.body}`);
         assert.equal(got.backend, want, `${host}${path}`);
       }
+      // a request without a path (OPTIONS *) matches root prefixes only
+      const options = (host: string) =>
+        curl(["-X", "OPTIONS", "--request-target", "*", "-H", `Host: ${host}`, `http://127.0.0.1:${http}/`]);
+      assert.equal((await options("b.example.com")).backend, "wild");
+      assert.equal((await options("x.y.example.com")).backend, "dflt");
     });
   } finally {
     for (const b of backends) await b.close();
   }
+});
+
+Deno.test("a request without a path (OPTIONS *) is routed by a host-less root prefix", async () => {
+  await using web = await startBackend({ name: "web" });
+  await using other = await startBackend({ name: "other" });
+  const objects = {
+    ingresses: [ingress({
+      name: "root",
+      rules: [
+        { host: "a.example.com", paths: [{ path: "/x", service: "other", port: 80 }] },
+        { paths: [{ path: "/", service: "web", port: 80 }] },
+      ],
+    })],
+    lookup: lookupFromLists({
+      services: [service("web", [{ port: 80 }]), service("other", [{ port: 80 }])],
+      endpointSlices: [
+        endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }]),
+        endpointSlice("other", [{ name: "", port: other.port }], [{ address: "127.0.0.1" }]),
+      ],
+    }),
+  };
+  await withProxy(objects, {}, async ({ http }) => {
+    for (const host of ["a.example.com", "b.example.com"]) {
+      const got = await curl([
+        "-X",
+        "OPTIONS",
+        "--request-target",
+        "*",
+        "-H",
+        `Host: ${host}`,
+        `http://127.0.0.1:${http}/`,
+      ]);
+      assert.equal(got.backend, "web", host);
+    }
+  });
 });
