@@ -127,12 +127,14 @@ if (!inPrivateNetwork()) {
                 async () => (await httpGet(proxy.httpPort, "shop.example", "/new")).backend === "alpha",
               );
               assert.equal((await httpGet(proxy.httpPort, "shop.example", "/a")).status, 404);
-              // New workers serve before a reload's (or the first start's) result is reported: wait
-              // for the path change's report, so the endpoint changes below are told apart from it.
+              // A path change is a route-only change: the maps change through the Runtime API, no reload.
               await eventually(
-                "the path change's reload result",
-                () => proxy.applied.slice(appliedBeforePath).some((r) => r.kind === "reload" && r.ok),
+                "the path change's runtime result",
+                () =>
+                  proxy.applied.slice(appliedBeforePath).some((r) => r.kind === "runtime" && (r.mapsChanged ?? 0) > 0),
               );
+              const pathKinds = proxy.applied.slice(appliedBeforePath).map((r) => r.kind);
+              assert.ok(!pathKinds.includes("reload"), `the path change did not reload haproxy: ${pathKinds}`);
 
               // Steady state: reconciling again (a Service annotation that nothing renders) writes nothing.
               await ctl.idle();
