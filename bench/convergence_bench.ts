@@ -3,8 +3,13 @@
  * End-to-end figures of the controller with the real API server and a real haproxy (run in a
  * private network namespace, see lib/localenv/netns.ts):
  * - convergence: time from creating an Ingress, changing an Ingress, or changing an EndpointSlice
- *   until a request through haproxy gets the new answer (p50, p99 over CHANGES changes each);
- * - failed requests while RELOADS configuration reloads happen under steady load (goal 0);
+ *   until a request through haproxy gets the new answer (p50, p99 over CHANGES changes each). A
+ *   route change (a new path to an existing Service) is a map change applied through the Runtime
+ *   API (`converge.route_change_ms_*`, `converge.reloads` counts the proxy's reloads meanwhile,
+ *   goal 0); the same change made structural (a backend setting changes too) reloads, for
+ *   comparison (`converge.route_change_with_reload_ms_*`);
+ * - failed requests under steady load (4 clients) during CHANGES route changes + CHANGES
+ *   endpoint changes (goal 0), and during RELOADS reloads (goal 0);
  * - watch restarts per hour on an idle resource: @kubernetes/client-node's Watch (cut after 30 s
  *   without data) against this project's informer, measured over WATCH_WINDOW_S and extrapolated;
  * - TCP/TLS connections opened for 50 API requests: the library's generated client against ours;
@@ -171,11 +176,28 @@ try {
   await cluster.apply(resources.ingresses, ingressObj(ns, name, [{ host, path: "/v0", service: "svc" }]));
   while (!(await cluster.get(resources.configMaps, ns, proxyName(name)))) await new Promise((r) => setTimeout(r, 20));
   const proxy = await startProxy(cluster, ns, proxyName(name));
+  /** Reloads of the proxy since its `from`-th apply. */
+  const reloadsSince = (from: number) => proxy.applied.slice(from).filter((r) => r.kind === "reload").length;
+  /** Steady load on host/path until stopped (4 clients, bounded by count and by the caller). */
+  const steadyLoad = (path: string) => {
+    const load = { sent: 0, failed: 0, running: true, done: Promise.resolve() };
+    load.done = Promise.all(Array.from({ length: 4 }, async () => {
+      while (load.running && load.sent < 1_000_000) {
+        const a = await get(proxy.httpPort, host, path);
+        load.sent++;
+        if (a.status !== 200) load.failed++;
+      }
+    })).then(() => {});
+    return load;
+  };
   try {
     await until(performance.now(), proxy.httpPort, host, "/v0", (a) => a.status === 200);
+    // haproxy serves before the proxy records its start: wait for that record before counting
+    while (!proxy.applied.some((r) => r.kind === "start")) await new Promise((r) => setTimeout(r, 5));
 
-    // Ingress change: a new path each time.
+    // Ingress change: a new path each time, to the same Service: a route-only change (maps, Runtime API).
     const change: number[] = [];
+    const beforeRoutes = proxy.applied.length;
     for (let i = 1; i <= CHANGES; i++) {
       const t0 = performance.now();
       await cluster.apply(resources.ingresses, ingressObj(ns, name, [{ host, path: `/v${i}`, service: "svc" }]));
@@ -183,6 +205,13 @@ try {
     }
     fig("convergence_ingress_change_p50", "ms", pct(change, 50));
     fig("convergence_ingress_change_p99", "ms", pct(change, 99));
+    fig("converge.route_change_ms_p50", "ms", pct(change, 50));
+    fig("converge.route_change_ms_p99", "ms", pct(change, 99));
+    fig("converge.reloads", "reloads", reloadsSince(beforeRoutes));
+    const runtimeApplies = proxy.applied.slice(beforeRoutes).filter((r) => r.kind === "runtime").map((r) =>
+      r.durationMs
+    );
+    fig("converge.proxy_runtime_apply_ms_p50", "ms", pct(runtimeApplies, 50));
 
     // EndpointSlice change: alternate the endpoint between blue and green.
     const eps: number[] = [];
@@ -195,34 +224,54 @@ try {
     fig("convergence_endpointslice_change_p50", "ms", pct(eps, 50));
     fig("convergence_endpointslice_change_p99", "ms", pct(eps, 99));
 
-    // Failed requests during RELOADS reloads under steady load (4 clients in a loop).
-    let sent = 0;
-    let failed = 0;
-    let loading = true;
-    const loaders = Array.from({ length: 4 }, async () => {
-      while (loading && sent < 1_000_000) {
-        const a = await get(proxy.httpPort, host, `/v${CHANGES}`);
-        sent++;
-        if (a.status !== 200) failed++;
-      }
-    });
-    for (let i = 1; i <= RELOADS; i++) {
-      // A second path on another host: the served route stays, the config changes (reload).
+    // Failed requests under steady load during CHANGES route changes + CHANGES endpoint changes.
+    const served = { host, path: `/v${CHANGES}`, service: "svc" };
+    const beforeMixed = proxy.applied.length;
+    const mixed = steadyLoad(`/v${CHANGES}`);
+    const underLoad: number[] = [];
+    for (let i = 1; i <= CHANGES; i++) {
       const t0 = performance.now();
       await cluster.apply(
         resources.ingresses,
-        ingressObj(ns, name, [{ host, path: `/v${CHANGES}`, service: "svc" }, {
-          host: "other.example",
-          path: `/r${i}`,
-          service: "svc",
-        }]),
+        ingressObj(ns, name, [served, { host: "other.example", path: `/m${i}`, service: "svc" }]),
       );
-      await until(t0, proxy.httpPort, "other.example", `/r${i}`, (a) => a.status === 200);
+      underLoad.push(await until(t0, proxy.httpPort, "other.example", `/m${i}`, (a) => a.status === 200));
+      const to = (CHANGES + i) % 2 === 1 ? green : blue; // continues the alternation of the loop above
+      const t1 = performance.now();
+      await cluster.apply(resources.endpointSlices, sliceObj(ns, "svc", [to]));
+      await until(t1, proxy.httpPort, host, `/v${CHANGES}`, (a) => a.backend === to.name);
     }
-    loading = false;
-    await Promise.all(loaders);
-    fig("requests_during_reloads", "requests", sent);
-    fig("failed_requests_during_reloads", "requests", failed);
+    mixed.running = false;
+    await mixed.done;
+    fig("converge.requests_during_route_and_endpoint_changes", "requests", mixed.sent);
+    fig("converge.failed_requests_during_route_and_endpoint_changes", "requests", mixed.failed);
+    fig("converge.reloads_during_route_and_endpoint_changes", "reloads", reloadsSince(beforeMixed));
+    fig("converge.route_change_under_load_ms_p50", "ms", pct(underLoad, 50));
+    fig("converge.route_change_under_load_ms_p99", "ms", pct(underLoad, 99));
+
+    // The old path, for comparison with the figures under load above: the same route change made
+    // structural (the backend's timeout annotation changes too), so each one reloads; failed
+    // requests under steady load meanwhile.
+    const withReload: number[] = [];
+    const beforeReloads = proxy.applied.length;
+    const loaded = steadyLoad(`/v${CHANGES}`);
+    for (let i = 1; i <= RELOADS; i++) {
+      const t0 = performance.now();
+      await cluster.apply(
+        resources.ingresses,
+        ingressObj(ns, name, [served, { host: "other.example", path: `/r${i}`, service: "svc" }], {
+          annotations: { "ingress.kubernetes.io/timeout-server": `${10 + i}s` },
+        }),
+      );
+      withReload.push(await until(t0, proxy.httpPort, "other.example", `/r${i}`, (a) => a.status === 200));
+    }
+    loaded.running = false;
+    await loaded.done;
+    fig("converge.route_change_with_reload_ms_p50", "ms", pct(withReload, 50));
+    fig("converge.route_change_with_reload_ms_p99", "ms", pct(withReload, 99));
+    fig("reloads_during_reload_changes", "reloads", reloadsSince(beforeReloads));
+    fig("requests_during_reloads", "requests", loaded.sent);
+    fig("failed_requests_during_reloads", "requests", loaded.failed);
 
     // Ingress creation: a fresh ingress whose proxy is already waiting for its ConfigMap.
     const created: number[] = [];

@@ -109,7 +109,7 @@ for (const n of [1, 100, 1_000, 10_000]) {
   if (rendered.config !== merged1000) throw new Error("rendering is not deterministic");
   const times: number[] = [];
   for (let r = 0; r < 3; r++) {
-    const res = await validateConfig(rendered, { timeoutMs: 60_000 });
+    const res = await validateConfig(rendered, { timeoutMs: 60_000, reuse: false });
     if (!res.ok) throw new Error(`haproxy -c failed: ${res.errors.join(" | ")}`);
     times.push(res.ms);
   }

@@ -173,7 +173,8 @@ export async function reviewIngress(
   const tooLate = `the xray (haproxy -c) could not finish before the webhook's deadline; an Ingress that cannot ` +
     `be checked in time is refused: retry, or split it into smaller Ingresses`;
   if (timeoutMs <= 0) return deny(uid, tooLate, 503);
-  const check = await validateConfig(rendered, { haproxy: x.haproxy, timeoutMs });
+  // every review runs haproxy itself: its deadline and its answer do not depend on earlier reviews
+  const check = await validateConfig(rendered, { haproxy: x.haproxy, timeoutMs, reuse: false });
   if (check.ok) return allow(uid, warnings);
   // The check itself could not run: not proven wrong, but not checked either, so refused.
   if (check.errors.length === 1 && /^haproxy -c did not finish/.test(check.errors[0])) {

@@ -17,11 +17,20 @@ export interface CliOptions {
    * master re-executes itself and is briefly away); default 0: one attempt.
    */
   readonly connectRetryMs?: number;
+  /**
+   * A Runtime API payload (`<command> <<` then the payload's lines then an empty line), e.g. the
+   * entries of `add map` or the PEM of `set ssl cert`. Its lines must not be empty (an empty line
+   * ends a payload) and it must fit HAProxy's buffer (tune.bufsize, 16 kB by default).
+   */
+  readonly payload?: string;
 }
 
 /** Sends one command line and returns HAProxy's whole answer. */
 export async function cliCommand(path: string, command: string, o: CliOptions = {}): Promise<string> {
   if (/[\r\n]/.test(command)) throw new Error(`a CLI command must be one line: ${JSON.stringify(command)}`);
+  if (o.payload !== undefined && (o.payload === "" || /\r|\n\n|^\n|\n$/.test(o.payload))) {
+    throw new Error(`a CLI payload must be non-empty lines: ${JSON.stringify(o.payload.slice(0, 60))}`);
+  }
   const timeoutMs = o.timeoutMs ?? 10_000;
   o.signal?.throwIfAborted();
   const deadline = new AbortController();
@@ -37,7 +46,9 @@ export async function cliCommand(path: string, command: string, o: CliOptions = 
   stop.addEventListener("abort", onAbort, { once: true });
   try {
     conn = await connect(path, o.connectRetryMs ?? 0, stop);
-    const request = new TextEncoder().encode(command + "\n");
+    const request = new TextEncoder().encode(
+      o.payload === undefined ? `${command}\n` : `${command} <<\n${o.payload}\n\n`,
+    );
     for (let done = 0; done < request.length;) done += await conn.write(request.subarray(done));
     await conn.closeWrite();
     const chunks: Uint8Array[] = [];

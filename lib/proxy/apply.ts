@@ -1,11 +1,12 @@
 /**
  * @module proxy/apply
- * Applies a rendered configuration (haproxy.cfg, crt-list, PEM files) to the running HAProxy
- * with the least disruption, and never leaves it without a good configuration:
+ * Applies a rendered configuration (haproxy.cfg, crt-list, routing map files, PEM files) to the
+ * running HAProxy with the least disruption, and never leaves it without a good configuration:
  * - identical to what runs → nothing;
- * - same skeleton, same crt-list and certificates → endpoints only: Runtime API `set server`
- *   per changed slot, then the new haproxy.cfg is written (HAProxy 2.6 forgets runtime-set
- *   addresses on reload, so the file must carry them);
+ * - same skeleton, same crt-list and the same certificate files → Runtime API, no reload:
+ *   `set server` per changed slot, each changed map file replaced atomically and each changed
+ *   certificate replaced (lib/proxy/runtime_changes.ts); then the files are written so that a
+ *   later reload agrees (HAProxy 2.6 forgets runtime changes on reload);
  * - anything else → the files are staged and checked with `haproxy -c` (real environment, the
  *   staged cert dir), then written atomically (certificates first, config last) and HAProxy is
  *   reloaded through the master socket and the reload verified. A failing check or reload
@@ -15,8 +16,27 @@ import { join } from "node:path";
 import { log } from "../log/logger.ts";
 import { PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
 import type { HAProxy } from "./haproxy.ts";
-import { applies, applyDuration, applyFailures, lastApplySuccess, serversChanged } from "./metrics.ts";
+import {
+  applies,
+  applyDuration,
+  applyFailures,
+  certsChanged,
+  lastApplySuccess,
+  mapsChanged,
+  serversChanged,
+} from "./metrics.ts";
 import { parseSlots, skeleton, type SlotCommand, slotCommands, type SlotPlan } from "./slots.ts";
+import {
+  addCert,
+  addCrtListLine,
+  type CrtListEntry,
+  parseCrtList,
+  removeCert,
+  replaceCert,
+  updateMap,
+} from "./runtime_changes.ts";
+import { isHost } from "../render/patterns.ts";
+import { MAP_FILES, type MapFile, mapLines } from "../render/maps.ts";
 import { oneLine } from "../errors.ts";
 
 /** What the ConfigMap and Secrets say HAProxy should run. */
@@ -25,6 +45,8 @@ export interface DesiredState {
   readonly crtList: string;
   /** PEM content by file name (names already checked against {@link PEM_FILE}). */
   readonly pems: ReadonlyMap<string, string>;
+  /** The routing map files (lib/render/maps.ts) by name; a missing one is empty. */
+  readonly maps?: ReadonlyMap<MapFile, string>;
 }
 
 export type ApplyKind = "none" | "runtime" | "reload" | "start";
@@ -36,6 +58,10 @@ export interface ApplyResult {
   durationMs: number;
   /** Slots changed through the Runtime API. */
   serversChanged: number;
+  /** Map files replaced through the Runtime API. */
+  mapsChanged?: number;
+  /** Certificates replaced through the Runtime API. */
+  certsChanged?: number;
   /** On failure: where and why. */
   stage?: FailureStage;
   error?: string;
@@ -54,6 +80,8 @@ export class Applier {
   #workDir: string;
   #certDir: string;
   #last: DesiredState | null = null;
+  /** The checked lines of the running map files (those of `#last`). */
+  #lastLines: MapFileLines = new Map();
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(opts: ApplierOptions) {
@@ -92,6 +120,8 @@ export class Applier {
           kind: done.kind,
           durationMs: done.durationMs,
           serversChanged: done.serversChanged,
+          mapsChanged: done.mapsChanged ?? 0,
+          certsChanged: done.certsChanged ?? 0,
         });
       } else log.v(4)?.info("proxy config unchanged", { durationMs: done.durationMs });
     } else {
@@ -112,27 +142,76 @@ export class Applier {
         return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: `bad PEM file name ${file}` };
       }
     }
+    const lines = mapFileLines(next);
+    if (typeof lines === "string") return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: lines };
     const last = this.#last;
     if (last && this.#h.running) {
       if (sameState(last, next)) return { kind: "none", ok: true, serversChanged: 0 };
-      const plan = endpointOnly(last, next);
+      const plan = runtimePlan(last, next);
       if (plan) {
-        const failure = await this.#runtime(plan.commands);
+        const failure = await this.#runtime(plan, lines, next);
         if (!failure) {
-          await writeFileAtomic(this.#h.configPath, next.config);
-          this.#last = next;
-          serversChanged.inc(plan.changed);
-          return { kind: "runtime", ok: true, serversChanged: plan.changed };
+          // What runs already changed; the files only have to agree for a later reload, and the proxy
+          // rewrites every file before any start: no fsync, which costs tens of ms beside etcd.
+          const certs = plan.certs;
+          const fast = { durable: false };
+          for (const file of [...certs.changed, ...certs.added.map((e) => e.file)]) {
+            await writeFileAtomic(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600, ...fast });
+          }
+          for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file), fast);
+          await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList, fast);
+          await writeFileAtomic(this.#h.configPath, next.config, fast);
+          [this.#last, this.#lastLines] = [next, lines];
+          if (certs.removed.length > 0) await this.#removeStalePems(next);
+          const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
+          serversChanged.inc(plan.slots.changed);
+          mapsChanged.inc(plan.maps.length);
+          certsChanged.inc(certCount);
+          return {
+            kind: "runtime",
+            ok: true,
+            serversChanged: plan.slots.changed,
+            mapsChanged: plan.maps.length,
+            certsChanged: certCount,
+          };
         }
         applyFailures.inc({ stage: "runtime" });
         log.warn("Runtime API change failed; applying with a reload instead", { error: failure });
       }
     }
-    return await this.#reload(next);
+    return await this.#reload(next, lines);
   }
 
-  /** Sends the commands; returns null on success or the first error. */
-  async #runtime(cmds: SlotCommand[]): Promise<string | null> {
+  /**
+   * Endpoints first (a moved route may need them), then new and changed certificates (before the
+   * redirect map sends clients to them), then the maps, then certificates no longer used; null or
+   * the first error.
+   */
+  async #runtime(plan: RuntimePlan, lines: MapFileLines, next: DesiredState): Promise<string | null> {
+    const failure = await this.#slots(plan.slots.commands);
+    if (failure) return failure;
+    const socket = this.#h.runtimeSocket;
+    const path = (file: string) => join(this.#certDir, file);
+    const crtList = path("crt-list");
+    try {
+      for (const file of plan.certs.changed) await replaceCert(socket, path(file), next.pems.get(file)!);
+      for (const e of plan.certs.added) await addCert(socket, crtList, path(e.file), next.pems.get(e.file)!, e.sni);
+      for (const e of plan.certs.resni) {
+        await removeCert(socket, crtList, path(e.file), false);
+        await addCrtListLine(socket, crtList, path(e.file), e.sni);
+      }
+      for (const file of plan.maps) {
+        await updateMap(socket, path(file), this.#lastLines.get(file) ?? [], lines.get(file)!);
+      }
+      for (const file of plan.certs.removed) await removeCert(socket, crtList, path(file), true);
+    } catch (err) {
+      return oneLine(err);
+    }
+    return null;
+  }
+
+  /** Sends the slot commands; returns null on success or the first error. */
+  async #slots(cmds: SlotCommand[]): Promise<string | null> {
     for (const c of cmds) {
       let answer: string;
       try {
@@ -146,7 +225,7 @@ export class Applier {
     return null;
   }
 
-  async #reload(next: DesiredState): Promise<Omit<ApplyResult, "durationMs">> {
+  async #reload(next: DesiredState, lines: MapFileLines): Promise<Omit<ApplyResult, "durationMs">> {
     const kind: ApplyKind = this.#h.running ? "reload" : "start";
     // 1. Stage and check: nothing the running HAProxy could read is touched before the check passes.
     const staging = join(this.#workDir, "staging");
@@ -156,6 +235,7 @@ export class Applier {
     try {
       for (const [file, pem] of next.pems) await writeFileAtomic(join(stagedCerts, file), pem, { mode: 0o600 });
       await writeFileAtomic(join(stagedCerts, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFileAtomic(join(stagedCerts, file), mapOf(next, file));
       const stagedConfig = join(staging, "haproxy.cfg");
       await writeFileAtomic(stagedConfig, next.config);
       const check = await this.#h.check(stagedConfig, { IC_CERT_DIR: stagedCerts });
@@ -173,6 +253,7 @@ export class Applier {
       await Deno.mkdir(this.#certDir, { recursive: true, mode: 0o700 });
       for (const [file, pem] of next.pems) await writeFileAtomic(join(this.#certDir, file), pem, { mode: 0o600 });
       await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
       await writeFileAtomic(this.#h.configPath, next.config);
     } catch (err) {
       await this.#restore(previous);
@@ -194,6 +275,7 @@ export class Applier {
       }
     }
     this.#last = next;
+    this.#lastLines = lines;
     await this.#removeStalePems(next);
     return { kind, ok: true, serversChanged: 0 };
   }
@@ -204,6 +286,10 @@ export class Applier {
     snap.set(this.#h.configPath, { text: await readTextOrNull(this.#h.configPath), mode: 0o644 });
     const crtList = join(this.#certDir, "crt-list");
     snap.set(crtList, { text: await readTextOrNull(crtList), mode: 0o644 });
+    for (const file of MAP_FILES) {
+      const path = join(this.#certDir, file);
+      snap.set(path, { text: await readTextOrNull(path), mode: 0o644 });
+    }
     for (const file of next.pems.keys()) {
       const path = join(this.#certDir, file);
       snap.set(path, { text: await readTextOrNull(path), mode: 0o600 });
@@ -237,8 +323,28 @@ export class Applier {
   }
 }
 
-function sameState(a: DesiredState, b: DesiredState): boolean {
-  return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems);
+/** True when `a` and `b` ask for the same files. */
+export function sameState(a: DesiredState, b: DesiredState): boolean {
+  return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems) &&
+    MAP_FILES.every((f) => mapOf(a, f) === mapOf(b, f));
+}
+
+function mapOf(s: DesiredState, file: MapFile): string {
+  return s.maps?.get(file) ?? "";
+}
+
+type MapFileLines = ReadonlyMap<MapFile, readonly string[]>;
+
+/** The checked lines of each map file of `s`, or why one cannot be used (lib/render/maps.ts's MAP_LINE). */
+function mapFileLines(s: DesiredState): MapFileLines | string {
+  for (const file of s.maps?.keys() ?? []) {
+    if (!(MAP_FILES as readonly string[]).includes(file)) return `unknown map ${file}`;
+  }
+  try {
+    return new Map(MAP_FILES.map((file) => [file, mapLines(file, mapOf(s, file))]));
+  } catch (err) {
+    return oneLine(err);
+  }
 }
 
 function samePems(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
@@ -247,15 +353,73 @@ function samePems(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>
   return true;
 }
 
+/** What the Runtime API changes to take the running state to the next one. */
+export interface RuntimePlan {
+  slots: SlotPlan;
+  /** Map files whose content changed. */
+  maps: MapFile[];
+  certs: CertChanges;
+}
+
+/** Certificate changes between two states whose configurations have the same skeleton. */
+export interface CertChanges {
+  /** Files in both whose PEM changed. */
+  changed: string[];
+  /** New files with their crt-list line. */
+  added: CrtListEntry[];
+  /** Files no longer listed. */
+  removed: string[];
+  /** Files in both whose SNI filters changed. */
+  resni: CrtListEntry[];
+}
+
+/** The certificate changes from `last` to `next`, or null when they need a reload (a crt-list of another shape). */
+export function certChanges(last: DesiredState, next: DesiredState): CertChanges | null {
+  const changed = (files: Iterable<string>) => [...files].filter((f) => last.pems.get(f) !== next.pems.get(f));
+  if (last.crtList === next.crtList) {
+    if (last.pems.size !== next.pems.size || [...next.pems.keys()].some((f) => !last.pems.has(f))) return null;
+    return { changed: changed(next.pems.keys()), added: [], removed: [], resni: [] };
+  }
+  const from = parseCrtList(last.crtList, (f) => PEM_FILE.test(f), isHost);
+  const to = parseCrtList(next.crtList, (f) => PEM_FILE.test(f), isHost);
+  // every PEM is listed exactly once (what the renderer writes); anything else is left to a reload
+  if (!from || !to || !sameKeys(from, last.pems) || !sameKeys(to, next.pems)) return null;
+  return {
+    changed: changed([...to.keys()].filter((f) => from.has(f))),
+    added: [...to.values()].filter((e) => !from.has(e.file)),
+    removed: [...from.keys()].filter((f) => !to.has(f)),
+    resni: [...to.values()].filter((e) => from.has(e.file) && from.get(e.file)!.sni.join(" ") !== e.sni.join(" ")),
+  };
+}
+
+function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>): boolean {
+  return a.size === b.size && [...a.keys()].every((k) => b.has(k));
+}
+
 /**
- * The Runtime API commands that take the running state `last` to `next`, or null when `next`
- * needs a reload (structure, crt-list or certificates differ, or a slot is not runtime-safe).
+ * The Runtime API changes that take the running state `last` to `next`, or null when `next`
+ * needs a reload (the structure differs, a crt-list of another shape, or a slot is not runtime-safe).
  */
-export function endpointOnly(last: DesiredState, next: DesiredState): SlotPlan | null {
-  if (last.crtList !== next.crtList || !samePems(last.pems, next.pems)) return null;
+export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan | null {
   if (skeleton(last.config) !== skeleton(next.config)) return null;
+  const certs = certChanges(last, next);
+  if (!certs) return null;
   const from = parseSlots(last.config);
   const to = parseSlots(next.config);
   if (!from || !to) return null;
-  return slotCommands(from, to);
+  const slots = slotCommands(from, to);
+  if (!slots) return null;
+  return {
+    slots,
+    maps: MAP_FILES.filter((f) => mapOf(last, f) !== mapOf(next, f)),
+    certs,
+  };
+}
+
+/** The slot commands when `next` differs from `last` in endpoints only, else null. */
+export function endpointOnly(last: DesiredState, next: DesiredState): SlotPlan | null {
+  const plan = runtimePlan(last, next);
+  const c = plan?.certs;
+  const noCerts = c && c.changed.length + c.added.length + c.removed.length + c.resni.length === 0;
+  return plan && plan.maps.length === 0 && noCerts && last.crtList === next.crtList ? plan.slots : null;
 }

@@ -1,7 +1,7 @@
 /**
  * @module proxy/command
  * `ingress-controller proxy`: runs in the proxy pod beside HAProxy (or, outside a cluster,
- * beside a local HAProxy on loopback). It watches its ConfigMap (`haproxy.cfg`, `crt-list`,
+ * beside a local HAProxy on loopback). It watches its ConfigMap (`haproxy.cfg`, `crt-list`, the map files,
  * `secrets.json`, contracts.md §4) and the TLS Secrets that lists, and applies every change
  * through {@link Applier}: nothing, Runtime API, or a verified hitless reload. HAProxy starts
  * with the first complete configuration (every listed Secret present) and is stopped cleanly
@@ -35,9 +35,10 @@ import { Backoff } from "../cluster/backoff.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { Informer } from "../cluster/informer.ts";
 import { type KubeObject, resources } from "../cluster/resources.ts";
-import { Applier, type ApplyResult, type DesiredState } from "./apply.ts";
+import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
 import { parseSecretRefs, type SecretRef, tlsSecretPem } from "./files.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
+import { MAP_FILES, type MapFile } from "../render/maps.ts";
 import { HAProxy } from "./haproxy.ts";
 import { type HealthEndpoint, startHealthEndpoint } from "./health_endpoint.ts";
 import { applyFailures } from "./metrics.ts";
@@ -336,7 +337,7 @@ class ProxyRuntime {
   async #reconcile(): Promise<void> {
     let desired = this.#desiredState();
     let restartingLastGood = false;
-    if (!desired || (this.#refused && sameDesired(this.#refused, desired))) {
+    if (!desired || (this.#refused && sameState(this.#refused, desired))) {
       // Nothing new to apply. But if HAProxy died meanwhile, bring the last good config back.
       const lastGood = this.applier.current;
       if (this.haproxy.running || !lastGood) return;
@@ -380,6 +381,13 @@ class ProxyRuntime {
     if (typeof config !== "string" || config.trim() === "" || typeof crtList !== "string") {
       return this.#problem("proxy ConfigMap has no haproxy.cfg text; keeping the current configuration", where, true);
     }
+    // The map files are checked line by line by the Applier (stage input); a missing one is empty.
+    const maps = new Map<MapFile, string>();
+    for (const file of MAP_FILES) {
+      const text = data[file] ?? "";
+      if (typeof text !== "string") return this.#problem(`proxy ConfigMap key ${file} is not text`, where, true);
+      maps.set(file, text);
+    }
     let refs: SecretRef[];
     try {
       refs = parseSecretRefs(typeof data["secrets.json"] === "string" ? data["secrets.json"] : "[]");
@@ -414,7 +422,7 @@ class ProxyRuntime {
         }, true);
       }
     }
-    return { config, crtList, pems };
+    return { config, crtList, pems, maps };
   }
 
   /** One watch per listed Secret (field selector on its name), started and stopped as the list changes. */
@@ -436,10 +444,4 @@ class ProxyRuntime {
       this.#secrets.set(name, informer.start());
     }
   }
-}
-
-function sameDesired(a: DesiredState, b: DesiredState): boolean {
-  if (a.config !== b.config || a.crtList !== b.crtList || a.pems.size !== b.pems.size) return false;
-  for (const [k, v] of a.pems) if (b.pems.get(k) !== v) return false;
-  return true;
 }

@@ -1,13 +1,15 @@
 /**
  * @module proxy/metrics
  * Prometheus metrics of the proxy command: configuration applies by kind (none, runtime,
- * reload, start), failures by stage, apply duration, servers changed through the Runtime API.
+ * reload, start: the reload count), failures by stage, apply duration, and the servers, map
+ * files and certificates changed through the Runtime API.
  */
 import { prom, registry } from "../metrics.ts";
 
 export const applies = new prom.Counter({
   name: "ingress_controller_proxy_applies_total",
-  help: "Configuration applies, by kind: none (unchanged), runtime (endpoints via the Runtime API), reload, start.",
+  help:
+    "Configuration applies, by kind: none (unchanged), runtime (endpoints, routes, certificates via the Runtime API), reload, start.",
   labelNames: ["kind"] as const,
   registers: [registry],
 });
@@ -31,6 +33,18 @@ export const applyDuration = new prom.Histogram({
 export const serversChanged = new prom.Counter({
   name: "ingress_controller_proxy_runtime_servers_changed_total",
   help: "Server slots changed through the Runtime API without a reload.",
+  registers: [registry],
+});
+
+export const mapsChanged = new prom.Counter({
+  name: "ingress_controller_proxy_runtime_maps_changed_total",
+  help: "Routing map files replaced through the Runtime API without a reload (route-only changes).",
+  registers: [registry],
+});
+
+export const certsChanged = new prom.Counter({
+  name: "ingress_controller_proxy_runtime_certs_changed_total",
+  help: "Certificates replaced through the Runtime API without a reload.",
   registers: [registry],
 });
 

@@ -1,7 +1,7 @@
 /**
  * @module render/patterns
  * Anchored patterns that every cluster value must pass before it may reach the HAProxy
- * configuration, and the quoting helper for the one place where such values land as strings.
+ * configuration or its map files.
  * A value that fails is rejected (the caller reports a problem); nothing is ever "cleaned up".
  * This module imports nothing, so the proxy and audit use its name patterns without loading the
  * renderer: it is the one definition of a DNS-1123 label and subdomain in the program.
@@ -155,30 +155,7 @@ export function refusedEndpointRange(address: string): RefusedEndpointRange | nu
   return null;
 }
 
-/**
- * Places a value as an HAProxy single-quoted word. Inside single quotes HAProxy expands nothing
- * (no `${VAR}`, no escapes), so the only characters that could escape are the quote itself and
- * line breaks; anything outside printable ASCII is refused outright. Values reaching here have
- * already passed an anchored pattern: this is the last line of defence and throws (a program bug)
- * rather than emitting a dangerous line.
- */
-export function sq(value: string): string {
-  if (!/^[\x21-\x7e]*$/.test(value) || value.includes("'") || value.includes("\\")) {
-    throw new Error(`refusing to place unsafe value in the HAProxy configuration: ${JSON.stringify(value)}`);
-  }
-  return `'${value}'`;
-}
-
 /** A name usable as HAProxy proxy (backend) name: letters, digits, `-`, `_`, `.`, `:`. */
 export function isProxyName(s: string): boolean {
   return /^[A-Za-z0-9_.:-]{1,200}$/.test(s);
-}
-
-/**
- * Regex source (for `-m reg`) matching a host of exactly one label below a wildcard suffix.
- * Dots become `[.]` so the pattern needs no backslash.
- */
-export function wildcardRegex(host: string): string {
-  if (!isHost(host) || !host.startsWith("*.")) throw new Error(`not a wildcard host: ${JSON.stringify(host)}`);
-  return `^[^.]+${host.slice(1).replaceAll(".", "[.]")}$`;
 }

@@ -1,12 +1,14 @@
 /**
  * @module render/render
- * Turns a Model into the three pieces of contracts.md §4: `haproxy.cfg`, `crt-list` and the list
- * of Secrets the proxy writes. The templates receive a View in which every cluster value is
- * already placed for its spot (ACL values in single quotes, slot lines in their fixed shape), so a
- * template never has to quote anything itself.
+ * Turns a Model into the pieces of contracts.md §4: `haproxy.cfg`, `crt-list`, the list of Secrets
+ * the proxy writes and the routing map files (lib/render/maps.ts). The templates receive a View in
+ * which every cluster value is already placed for its spot (slot lines in their fixed shape, names
+ * checked); routes and redirect hosts are not in the configuration at all but in the map files, so
+ * a route-only change leaves `haproxy.cfg` as it is.
  */
-import type { Model, Route } from "./model.ts";
-import { canonicalPath, isHost, isPath, isProxyName, PEM_FILE, sq, wildcardRegex } from "./patterns.ts";
+import type { Model } from "./model.ts";
+import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
+import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 
@@ -26,46 +28,20 @@ export interface Rendered {
   crtList: string;
   /** `secrets.json` entries, sorted by file. */
   secrets: SecretFile[];
+  /** The routing map files by name (lib/render/maps.ts). */
+  maps: RouteMaps;
 }
 
 /** What the templates get as `it`. */
 export interface View {
   model: Model;
   hasTls: boolean;
-  /** One entry per `use_backend` line, in match order; `cond` is a complete HAProxy condition. */
-  routes: { backend: string; cond: string }[];
-  /** Conditions of `http-request redirect scheme https` lines. */
-  redirects: string[];
   backends: { name: string; balance: string; timeoutServer: string | null; slots: string[] }[];
   /** Name of the backend for requests that match no route. */
   defaultBackend: string;
   builtinDefaultBackend: string;
   /** Lines of the crt-list: `<file> [<sni>…]`. */
   crtList: string[];
-}
-
-function hostCond(host: string): string | null {
-  if (host === "") return null;
-  if (!isHost(host)) throw new Error(`bug: unvalidated host ${JSON.stringify(host)} in model`);
-  return host.startsWith("*.")
-    ? `{ var(txn.host) -m reg ${sq(wildcardRegex(host))} }`
-    : `{ var(txn.host) -m str ${sq(host)} }`;
-}
-
-/**
- * The conditions of one route: an element-wise prefix needs two lines (`== p` or starts with `p/`).
- * The path is compared in the form the frontends normalize request paths to.
- */
-function routeConds(r: Route): string[] {
-  if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
-  const host = hostCond(r.host);
-  const path = canonicalPath(r.path);
-  const paths = r.match === "exact"
-    ? [`{ path -m str ${sq(path)} }`]
-    : path === "/"
-    ? [null]
-    : [`{ path -m str ${sq(path)} }`, `{ path -m beg ${sq(`${path}/`)} }`];
-  return paths.map((p) => [host, p].filter((c) => c !== null).join(" ") || "TRUE");
 }
 
 function checkName(name: string): string {
@@ -83,8 +59,6 @@ export function buildView(model: Model): View {
   return {
     model,
     hasTls,
-    routes: model.routes.flatMap((r) => routeConds(r).map((cond) => ({ backend: checkName(r.backend), cond }))),
-    redirects: hasTls ? model.redirectHosts.map((h) => hostCond(h) ?? "FALSE") : [],
     backends: model.backends.map((b) => ({
       name: checkName(b.name),
       balance: b.balance,
@@ -106,6 +80,7 @@ export function render(model: Model, templates: Templates): Rendered {
     config,
     crtList,
     secrets: model.tls.map((c) => ({ file: c.file, namespace: c.namespace, name: c.name })),
+    maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : []),
   };
 }
 
@@ -119,8 +94,10 @@ function renderRoot(templates: Templates, name: string, view: View): string {
 }
 
 /** The `data` of the ConfigMap the controller publishes (contracts.md §4). */
-export function configMapData(r: Rendered): { "haproxy.cfg": string; "crt-list": string; "secrets.json": string } {
-  return { "haproxy.cfg": r.config, "crt-list": r.crtList, "secrets.json": JSON.stringify(r.secrets) };
+export function configMapData(
+  r: Rendered,
+): { "haproxy.cfg": string; "crt-list": string; "secrets.json": string } & Record<MapFile, string> {
+  return { "haproxy.cfg": r.config, "crt-list": r.crtList, "secrets.json": JSON.stringify(r.secrets), ...r.maps };
 }
 
 /** A model that uses every feature (routes of each kind, TLS, redirect, endpoints): for start-up checks. */

@@ -5,10 +5,17 @@
  * IC_* variables point into it, and every certificate file the crt-list names is a throwaway
  * self-signed PEM (made once per process), so no real secret is ever read or written. The child
  * is killed when the timeout expires and the directory is always removed.
+ *
+ * A configuration whose structure already passed (same skeleton, crt-list and certificate files,
+ * same binary) passes again without running haproxy: it differs only in endpoint addresses (slot
+ * lines of validated IPs) and map file lines (checked against MAP_LINE when rendered), neither of
+ * which can make `haproxy -c` fail. So route-only and endpoint-only changes publish without the
+ * ~100 ms check.
  */
 import { join } from "node:path";
 import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
+import { skeleton } from "./slots.ts";
 
 export interface ValidateOptions {
   /** The haproxy binary (`--haproxy` of the proxy command; default `haproxy`). */
@@ -17,6 +24,8 @@ export interface ValidateOptions {
   timeoutMs?: number;
   /** Parent of the temporary directory; default the system's. */
   tmpDir?: string;
+  /** Reuse the verdict of a structurally identical configuration that passed (default true). */
+  reuse?: boolean;
 }
 
 export interface ValidationResult {
@@ -30,6 +39,10 @@ export interface ValidationResult {
 const SAFE_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,250}$/;
 
 let throwaway: Promise<string> | null = null;
+
+/** Structures that passed `haproxy -c`, most recent last (bounded). */
+const passed = new Set<string>();
+const PASSED_KEPT = 32;
 
 /** One self-signed certificate + key PEM per process, used for every file name in a crt-list. */
 export function throwawayPem(): Promise<string> {
@@ -54,6 +67,10 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
   for (const f of files) {
     if (!SAFE_FILE.test(f)) return result(false, [`crt-list names an unsafe file ${JSON.stringify(f)}`]);
   }
+  const structure = JSON.stringify([opts.haproxy ?? "haproxy", skeleton(rendered.config), rendered.crtList, [
+    ...files,
+  ]]);
+  if (opts.reuse !== false && passed.has(structure)) return result(true, []);
   const pem = files.size > 0 ? await throwawayPem() : "";
   const dir = await Deno.makeTempDir({ prefix: "ic-validate-", dir: opts.tmpDir });
   try {
@@ -62,6 +79,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
     const cfg = join(dir, "haproxy.cfg");
     await Deno.writeTextFile(cfg, rendered.config);
     await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
+    for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
     for (const f of files) await Deno.writeTextFile(join(certDir, f), pem, { mode: 0o600 });
 
     const child = new Deno.Command(opts.haproxy ?? "haproxy", {
@@ -95,7 +113,12 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
       clearTimeout(timer);
     }
     if (timedOut) return result(false, [`haproxy -c did not finish within ${opts.timeoutMs ?? 10_000} ms`]);
-    if (out.success) return result(true, []);
+    if (out.success) {
+      passed.delete(structure);
+      passed.add(structure);
+      if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
+      return result(true, []);
+    }
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l !== "").map((l) =>
       l.replaceAll(dir, "<tmp>")

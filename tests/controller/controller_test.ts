@@ -237,7 +237,8 @@ Deno.test("controller loop against a real API server", async (t) => {
         );
         await eventually(
           "the good configuration",
-          async () => /\/ok/.test((await cluster.get(resources.configMaps, vns, name))?.data["haproxy.cfg"] ?? ""),
+          async () =>
+            /\/ok/.test((await cluster.get(resources.configMaps, vns, name))?.data["routes-prefix.map"] ?? ""),
         );
         await cluster.apply(
           resources.ingresses,
@@ -248,16 +249,17 @@ Deno.test("controller loop against a real API server", async (t) => {
           async () => (await cluster.events(vns, "site")).find((e) => e.reason === "ValidationFailed"),
         );
         assert.match(ev.message, /no-such-keyword/);
-        const cfg = (await cluster.get(resources.configMaps, vns, name))!.data["haproxy.cfg"];
-        assert.match(cfg, /\/ok/);
-        assert.doesNotMatch(cfg, /broken|no-such-keyword/);
+        const data = (await cluster.get(resources.configMaps, vns, name))!.data;
+        assert.match(data["routes-prefix.map"], /\/ok/);
+        assert.doesNotMatch(data["haproxy.cfg"] + data["routes-prefix.map"], /broken|no-such-keyword/);
         await cluster.apply(
           resources.ingresses,
           ingressObj(vns, "site", [{ host: "v.example", path: "/fine", service: "svc" }]),
         );
         await eventually(
           "the fixed configuration",
-          async () => /\/fine/.test((await cluster.get(resources.configMaps, vns, name))?.data["haproxy.cfg"] ?? ""),
+          async () =>
+            /\/fine/.test((await cluster.get(resources.configMaps, vns, name))?.data["routes-prefix.map"] ?? ""),
         );
       } finally {
         await c.stop();

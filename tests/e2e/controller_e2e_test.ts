@@ -65,7 +65,14 @@ if (!inPrivateNetwork()) {
             );
             const name = proxyName("web");
             const cm = await eventually("the ConfigMap", () => cluster.get(resources.configMaps, ns, name));
-            assert.deepEqual(Object.keys(cm.data).sort(), ["crt-list", "haproxy.cfg", "secrets.json"]);
+            assert.deepEqual(Object.keys(cm.data).sort(), [
+              "crt-list",
+              "haproxy.cfg",
+              "redirect-hosts.map",
+              "routes-exact.map",
+              "routes-prefix.map",
+              "secrets.json",
+            ]);
             for (const r of [resources.configMaps, resources.deployments, resources.services]) {
               const o = await eventually(`the ${r.kind}`, () => cluster.get(r, ns, name));
               assert.equal(o.metadata.ownerReferences?.[0]?.kind, "Ingress");
@@ -120,12 +127,14 @@ if (!inPrivateNetwork()) {
                 async () => (await httpGet(proxy.httpPort, "shop.example", "/new")).backend === "alpha",
               );
               assert.equal((await httpGet(proxy.httpPort, "shop.example", "/a")).status, 404);
-              // New workers serve before a reload's (or the first start's) result is reported: wait
-              // for the path change's report, so the endpoint changes below are told apart from it.
+              // A path change is a route-only change: the maps change through the Runtime API, no reload.
               await eventually(
-                "the path change's reload result",
-                () => proxy.applied.slice(appliedBeforePath).some((r) => r.kind === "reload" && r.ok),
+                "the path change's runtime result",
+                () =>
+                  proxy.applied.slice(appliedBeforePath).some((r) => r.kind === "runtime" && (r.mapsChanged ?? 0) > 0),
               );
+              const pathKinds = proxy.applied.slice(appliedBeforePath).map((r) => r.kind);
+              assert.ok(!pathKinds.includes("reload"), `the path change did not reload haproxy: ${pathKinds}`);
 
               // Steady state: reconciling again (a Service annotation that nothing renders) writes nothing.
               await ctl.idle();

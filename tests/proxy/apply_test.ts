@@ -240,7 +240,7 @@ Deno.test("TLS: PEMs and crt-list are written before the config; SNI picks the c
       /invalid peer certificate: UnknownIssuer/,
     );
 
-    // A certificate change is a reload (not a runtime change), and the old PEM of a removed host goes.
+    // Removing a certificate (a crt-list change) is a reload, and the old PEM of a removed host goes.
     const webCert2 = await testCertificate("web.test");
     const r2 = await p.applier.apply({
       config: buildConfig({ backends: [{ name: "web", endpoints: [ep(web)] }], tls: true }),

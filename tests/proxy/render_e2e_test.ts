@@ -52,7 +52,7 @@ Deno.test("rendered configs: EndpointSlice scaling is applied without a reload, 
       });
       assert.deepEqual(problems, []);
       const r = render(model, templates);
-      return { config: r.config, crtList: r.crtList, pems: new Map() };
+      return { config: r.config, crtList: r.crtList, pems: new Map(), maps: new Map(Object.entries(r.maps)) as never };
     };
 
     const first = await p.applier.apply(desired([a.address]));

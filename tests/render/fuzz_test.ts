@@ -3,7 +3,8 @@
  * spaces, unicode, very long strings, bad numbers) in every cluster-controlled field must never
  * change the structure of the configuration. Compared with a benign baseline, a mutated state
  * renders only sections and directives the baseline has, only lines the baseline has (slot lines:
- * only the baseline's endpoints), and a rejected value produces a problem instead of config.
+ * only the baseline's endpoints), only map lines the baseline's map files have (each of the
+ * `<key> <backend>` shape), and a rejected value produces a problem instead of config.
  * Seeded PRNG (FUZZ_SEED, FUZZ_ITERATIONS) so a failure reproduces.
  */
 import assert from "node:assert/strict";
@@ -11,6 +12,7 @@ import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernete
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts";
 import { validateConfig } from "../../lib/render/validate.ts";
+import { MAP_FILES, MAP_LINE } from "../../lib/render/maps.ts";
 import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 0x5eed);
@@ -309,6 +311,8 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
   const baseCrt = base.rendered.crtList.split("\n").filter((l) => l !== "").map((l) => l.split(" "));
   const baseFiles = new Set(baseCrt.map((w) => w[0]));
   const baseSni = new Set(baseCrt.flatMap((w) => w.slice(1)));
+  const baseMaps = new Map(MAP_FILES.map((f) => [f, new Set(base.rendered.maps[f].split("\n"))]));
+  assert.ok(baseMaps.get("routes-prefix.map")!.size > 2 && baseMaps.get("redirect-hosts.map")!.size > 1);
   // lines a rejected value may fall back to
   const fallbacks = new Set(["    balance roundrobin", "    default_backend ic_default_404"]);
 
@@ -348,6 +352,15 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
       assert.ok(baseFiles.has(file) && sni.every((h) => baseSni.has(h)), `${where}: crt-list ${line}`);
     }
     for (const s of rendered.secrets) assert.ok(baseFiles.has(s.file), `${where}: secret ${s.file}`);
+    assert.deepEqual(Object.keys(rendered.maps).sort(), [...MAP_FILES].sort(), `${where}: map files`);
+    for (const file of MAP_FILES) {
+      const text = rendered.maps[file];
+      assert.ok(text === "" || text.endsWith("\n"), `${where}: ${file} ends without a line break`);
+      for (const line of text.split("\n").slice(0, -1)) {
+        assert.match(line, MAP_LINE, `${where}: ${file} line ${JSON.stringify(line)}`);
+        assert.ok(baseMaps.get(file)!.has(line), `${where}: new ${file} line ${JSON.stringify(line)}`);
+      }
+    }
     // with several mutations one may hide another (a skipped slice hides its bad address)
     if (chosen.length === 1 && chosen[0].problem) {
       assert.ok(problems.length > 0, `${where}: rejected without a problem`);

@@ -13,8 +13,6 @@ import {
   isPath,
   isPortName,
   PEM_FILE,
-  sq,
-  wildcardRegex,
 } from "../../lib/render/patterns.ts";
 
 const HOSTILE = ["a\nb", "a\rb", "a'b", 'a"b', "a\\b", "a#b", "a%[b]", "a${B}", "a b", "ä", "a\tb", "a\0b"];
@@ -159,13 +157,4 @@ Deno.test("IP literals", () => {
   for (const bad of ["1:2:3:4:5:6:7:8:9", "fd00:::1", "1::2::3", "fd00::1%eth0", "[::1]", "12345::", "::1\n"]) {
     assert.ok(!isIPv6(bad), bad);
   }
-});
-
-Deno.test("sq refuses anything that could leave the single quotes", () => {
-  assert.equal(sq("/a"), "'/a'");
-  for (const bad of ["'", "a\nb", "a b", "\\", "é"]) {
-    assert.throws(() => sq(bad), /^Error: refusing to place unsafe value in the HAProxy configuration: /, bad);
-  }
-  assert.equal(wildcardRegex("*.example.com"), "^[^.]+[.]example[.]com$");
-  assert.throws(() => wildcardRegex("example.com"), /^Error: not a wildcard host: "example.com"$/);
 });

@@ -54,7 +54,7 @@ const cases: Record<string, ModelInput> = {
 };
 
 Deno.test("the contract's directives: binds, stats socket, crt-base, stats page", () => {
-  const { config, crtList, secrets } = render(buildModel(cases.full).model, templates);
+  const { config, crtList, secrets, maps } = render(buildModel(cases.full).model, templates);
   const lines = config.split("\n");
   const has = (l: string) => assert.ok(lines.includes(l), `missing line: ${l}`);
   has('    crt-base "${IC_CERT_DIR}"');
@@ -63,30 +63,46 @@ Deno.test("the contract's directives: binds, stats socket, crt-base, stats page"
   has('    bind "${IC_BIND_ADDR}:${IC_HTTPS_PORT}" ssl crt-list "${IC_CERT_DIR}/crt-list" alpn h2,http/1.1');
   has('    bind "${IC_BIND_ADDR}:${IC_STATS_PORT}"');
   has("    http-request use-service prometheus-exporter if { path /metrics }");
-  has("    http-request redirect scheme https code 308 if { var(txn.host) -m str 'foo.example.com' }");
-  has("    http-request redirect scheme https code 308 if { var(txn.host) -m reg '^[^.]+[.]example[.]org$' }");
+  has("    http-request redirect scheme https code 308 if { var(txn.redirect) -m found }");
   has("    default_backend be_default_api_8080");
   assert.equal(crtList, "default_foo-tls.pem foo.example.com\ndefault_wild-tls.pem *.example.org\n");
   assert.deepEqual(secrets, [
     { file: "default_foo-tls.pem", namespace: "default", name: "foo-tls" },
     { file: "default_wild-tls.pem", namespace: "default", name: "wild-tls" },
   ]);
-  const data = configMapData({ config, crtList, secrets });
-  assert.deepEqual(Object.keys(data), ["haproxy.cfg", "crt-list", "secrets.json"]);
+  const data = configMapData({ config, crtList, secrets, maps });
+  assert.deepEqual(Object.keys(data), [
+    "haproxy.cfg",
+    "crt-list",
+    "secrets.json",
+    "routes-exact.map",
+    "routes-prefix.map",
+    "redirect-hosts.map",
+  ]);
+  assert.equal(data["redirect-hosts.map"], ".example.org 1\nfoo.example.com 1\n");
   assert.deepEqual(JSON.parse(data["secrets.json"]), secrets);
 });
 
-Deno.test("routes: element-wise prefix, exact, wildcard of one label, hostless", () => {
-  const { config } = render(buildModel(cases.full).model, templates);
-  const http = config.split("\nfrontend http\n")[1].split("\n\n")[0];
-  assert.deepEqual(http.split("\n").filter((l) => l.includes("use_backend")), [
-    "    use_backend be_default_api_8080 if { var(txn.host) -m str 'foo.example.com' } { path -m str '/exact' }",
-    "    use_backend be_default_web_http if { var(txn.host) -m str 'foo.example.com' }",
-    "    use_backend be_default_web_80 if { var(txn.host) -m reg '^[^.]+[.]example[.]org$' } { path -m str '/impl' }",
-    "    use_backend be_default_web_80 if { var(txn.host) -m reg '^[^.]+[.]example[.]org$' } { path -m beg '/impl/' }",
-    "    use_backend be_default_web_http if { path -m str '/any' }",
-    "    use_backend be_default_web_http if { path -m beg '/any/' }",
-  ]);
+Deno.test("routes: map files, element-wise prefix keys, exact, wildcard of one label, hostless", () => {
+  const { config, maps } = render(buildModel(cases.full).model, templates);
+  assert.doesNotMatch(config, /foo\.example\.com|example\.org|\/exact|\/impl|\/any/, "no route in haproxy.cfg");
+  assert.match(config, /^ {4}use_backend %\[var\(txn\.route\)\] if \{ var\(txn\.route\) -m found \}$/m);
+  assert.equal(maps["routes-exact.map"], "foo.example.com/exact be_default_api_8080\n");
+  assert.equal(
+    maps["routes-prefix.map"],
+    ".example.org/impl/ be_default_web_80\n/any/ be_default_web_http\nfoo.example.com/ be_default_web_http\n",
+  );
+});
+
+Deno.test("a route-only change changes the map files, not haproxy.cfg", () => {
+  const a = render(buildModel(cases.full).model, templates);
+  const moved = structuredClone(full);
+  moved.spec!.rules![0].http!.paths[1].path = "/moved";
+  moved.spec!.rules![2].http!.paths[0].backend.service = { name: "api", port: { number: 8080 } };
+  const b = render(buildModel({ ...cases.full, ingresses: [moved] }).model, templates);
+  assert.equal(b.config, a.config);
+  assert.notEqual(b.maps["routes-exact.map"], a.maps["routes-exact.map"]);
+  assert.match(b.maps["routes-prefix.map"], /^\/any\/ be_default_api_8080$/m);
 });
 
 Deno.test("server slots: sorted endpoints, power-of-two count, unused slots disabled", () => {
@@ -127,6 +143,7 @@ Deno.test("deterministic: same state renders byte-identical output; endpoint-onl
 Deno.test("no TLS: no https frontend, no redirect, empty crt-list", () => {
   const r = render(buildModel(cases["no TLS, built-in default backend"]).model, templates);
   assert.doesNotMatch(r.config, /frontend https|crt-list|redirect/);
+  assert.equal(r.maps["redirect-hosts.map"], "");
   assert.match(r.config, /default_backend ic_default_404/);
   assert.equal(r.crtList, "");
   assert.deepEqual(r.secrets, []);

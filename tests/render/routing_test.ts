@@ -219,3 +219,107 @@ Deno.test("request paths are normalized before routing: dot segments, escaped do
     for (const b of backends) await b.close();
   }
 });
+
+Deno.test("map routing keeps the rule order: longest path, fall-through, one wildcard label, no key confusion", async () => {
+  const names = ["exact-host", "exact-path", "long", "wild", "wild-exact", "hostless", "impl", "root", "dflt"];
+  const backends = await Promise.all(names.map((name) => startBackend({ name })));
+  try {
+    const port = (name: string) => backends[names.indexOf(name)].port;
+    const p = (path: string, svc: string, pathType = "Prefix") => ({ path, pathType, service: svc, port: 80 });
+    const objects = {
+      ingresses: [
+        ingress({
+          name: "order",
+          defaultBackend: { service: "dflt", port: 80 },
+          rules: [
+            {
+              host: "a.example.com",
+              paths: [
+                p("/app", "exact-host"),
+                p("/app/v1/", "long"), // trailing slash ignored; longer than /app: wins below /app/v1
+                p("/app/v1", "exact-path", "Exact"), // Exact before Prefix at equal length
+                p("/impl", "impl", "Prefix"),
+                p("/impl", "exact-host", "ImplementationSpecific"), // same table key: Prefix (older in order) wins
+              ],
+            },
+            { host: "*.example.com", paths: [p("/", "wild"), p("/w", "wild-exact", "Exact")] },
+            { paths: [p("/shared", "hostless"), p("/", "root", "Exact")] },
+          ],
+        }),
+      ],
+      lookup: lookupFromLists({
+        services: names.map((n) => service(n, [{ port: 80 }])),
+        endpointSlices: names.map((n) => endpointSlice(n, [{ name: "", port: port(n) }], [{ address: "127.0.0.1" }])),
+      }),
+    };
+    await withProxy(objects, {}, async ({ http }) => {
+      const cases: [string, string, string][] = [
+        ["a.example.com", "/app", "exact-host"],
+        ["a.example.com", "/app/v1", "exact-path"],
+        ["a.example.com", "/app/v1/", "long"],
+        ["a.example.com", "/app/v1/x", "long"],
+        ["a.example.com", "/app/v10", "exact-host"], // element-wise: /app/v1 does not match /app/v10
+        ["a.example.com", "/impl/x", "impl"],
+        ["a.example.com", "/other", "wild"], // the host has rules, none matches: falls to the wildcard
+        ["a.example.com", "/w", "wild-exact"],
+        ["b.example.com", "/w/x", "wild"],
+        ["b.example.com", "/shared", "wild"], // the wildcard's root prefix comes before host-less rules
+        ["x.y.example.com", "/shared/z", "hostless"], // two labels: not the wildcard
+        ["example.com", "/shared", "hostless"], // no label: not the wildcard
+        [".example.com", "/w", "dflt"], // an empty first label is no label
+        ["x.y.example.com", "/", "root"],
+        ["x.y.example.com", "/x", "dflt"],
+        ["a.example.com/app", "/v1", "dflt"], // a host with a slash never forms another route's key
+        ["a.example.com/app", "/shared", "hostless"],
+        ["weird_label.example.com", "/w", "wild-exact"], // any characters but a dot form the one label
+      ];
+      for (const [host, path, want] of cases) {
+        const got = await curl(["-H", `Host: ${host}`, `http://127.0.0.1:${http}${path}`]);
+        assert.equal(got.status, 200, `${host}${path}: ${got.body}`);
+        assert.equal(got.backend, want, `${host}${path}`);
+      }
+      // a request without a path (OPTIONS *) matches root prefixes only
+      const options = (host: string) =>
+        curl(["-X", "OPTIONS", "--request-target", "*", "-H", `Host: ${host}`, `http://127.0.0.1:${http}/`]);
+      assert.equal((await options("b.example.com")).backend, "wild");
+      assert.equal((await options("x.y.example.com")).backend, "dflt");
+    });
+  } finally {
+    for (const b of backends) await b.close();
+  }
+});
+
+Deno.test("a request without a path (OPTIONS *) is routed by a host-less root prefix", async () => {
+  await using web = await startBackend({ name: "web" });
+  await using other = await startBackend({ name: "other" });
+  const objects = {
+    ingresses: [ingress({
+      name: "root",
+      rules: [
+        { host: "a.example.com", paths: [{ path: "/x", service: "other", port: 80 }] },
+        { paths: [{ path: "/", service: "web", port: 80 }] },
+      ],
+    })],
+    lookup: lookupFromLists({
+      services: [service("web", [{ port: 80 }]), service("other", [{ port: 80 }])],
+      endpointSlices: [
+        endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }]),
+        endpointSlice("other", [{ name: "", port: other.port }], [{ address: "127.0.0.1" }]),
+      ],
+    }),
+  };
+  await withProxy(objects, {}, async ({ http }) => {
+    for (const host of ["a.example.com", "b.example.com"]) {
+      const got = await curl([
+        "-X",
+        "OPTIONS",
+        "--request-target",
+        "*",
+        "-H",
+        `Host: ${host}`,
+        `http://127.0.0.1:${http}/`,
+      ]);
+      assert.equal(got.backend, "web", host);
+    }
+  });
+});

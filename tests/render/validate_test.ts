@@ -103,3 +103,36 @@ Deno.test("a missing haproxy binary is reported, not thrown", async () => {
     assert.match(res.errors[0], /not found/);
   });
 });
+
+Deno.test("a route-only or endpoint-only change of a configuration that passed is not checked again", async () => {
+  const bin = await Deno.makeTempDir({ prefix: "ic-validate-bin-" });
+  await inTmp(async (parent) => {
+    const counter = join(bin, "runs");
+    const wrapper = join(bin, "haproxy-counting");
+    await Deno.writeTextFile(wrapper, `#!/bin/sh\necho run >> '${counter}'\nexec haproxy "$@"\n`, { mode: 0o755 });
+    const runs = async () => (await Deno.readTextFile(counter).catch(() => "")).split("\n").length - 1;
+    const at = (rules: Parameters<typeof ingress>[0]["rules"]) =>
+      render(
+        buildModel({
+          ingresses: [ingress({ name: "x", rules })],
+          lookup: lookupFromLists({ services: [service("web", [{ port: 80 }]), service("api", [{ port: 80 }])] }),
+        }).model,
+        templates,
+      );
+    const opts = { haproxy: wrapper, tmpDir: parent };
+    const web = (path: string) => ({ path, service: "web", port: 80 });
+    const api = (path: string) => ({ path, service: "api", port: 80 });
+    const first = at([{ host: "a.example.com", paths: [web("/"), api("/api")] }]);
+    assert.ok((await validateConfig(first, opts)).ok);
+    assert.equal(await runs(), 1);
+    const routesMoved = at([{ host: "b.example.com", paths: [api("/"), web("/web")] }]);
+    assert.equal(routesMoved.config, first.config);
+    assert.ok((await validateConfig(routesMoved, opts)).ok);
+    assert.equal(await runs(), 1, "same structure: not checked again");
+    const structural = at([{ host: "a.example.com", paths: [web("/")] }]); // the api backend is gone
+    assert.ok((await validateConfig(structural, opts)).ok);
+    assert.equal(await runs(), 2);
+    assert.ok((await validateConfig(first, { ...opts, reuse: false })).ok);
+    assert.equal(await runs(), 3);
+  }).finally(() => Deno.remove(bin, { recursive: true }));
+});

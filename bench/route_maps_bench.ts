@@ -1,0 +1,135 @@
+/**
+ * @module bench/route_maps_bench
+ * The proxy side of a route change with a real HAProxy 2.6: the time `Applier.apply` takes for a
+ * one-path change (the maps, through the Runtime API) against the same change made structural (a
+ * reload), with 1 and with BENCH_ROUTES hosts routed (default 10,000), and the lookup cost seen
+ * by requests: requests/s through the map routing with that many routes. Rendering is not timed.
+ * Prints a JSON array of {name, unit, value} as its last stdout line.
+ */
+import http from "node:http";
+import { join } from "node:path";
+import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/render/mod.ts";
+import type { MapFile } from "../lib/render/maps.ts";
+import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
+import { HAProxy } from "../lib/proxy/haproxy.ts";
+import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
+import { freePorts } from "../lib/localenv/ports.ts";
+import { startBackend } from "../lib/localenv/backend.ts";
+import { log } from "../lib/log/logger.ts";
+
+const ROUTES = Number(Deno.env.get("BENCH_ROUTES") ?? 10_000);
+const CHANGES = 30;
+log.configure({ level: "warn" });
+
+const figures: { name: string; unit: string; value: number }[] = [];
+const fig = (name: string, unit: string, value: number) => {
+  figures.push({ name, unit, value: Math.round(value * 1000) / 1000 });
+  console.error(`bench: ${name} = ${value.toFixed(3)} ${unit}`);
+};
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1];
+
+const templates = await loadTemplates(null);
+const web = await startBackend({ name: "web", host: "127.0.0.1" });
+const lookup = lookupFromLists({
+  services: [{ metadata: { namespace: "default", name: "web" }, spec: { ports: [{ port: 80 }] } }],
+  endpointSlices: [{
+    metadata: { namespace: "default", name: "web-a", labels: { "kubernetes.io/service-name": "web" } },
+    addressType: "IPv4",
+    ports: [{ name: "", port: web.port }],
+    endpoints: [{ addresses: ["127.0.0.1"] }],
+  }],
+});
+const desired = (change: number, hosts: number, timeout?: string): DesiredState => {
+  const route = (host: string, path: string) => ({
+    host,
+    http: { paths: [{ path, pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] },
+  });
+  const rules = [route("a.example", `/v${change}`)];
+  for (let i = 0; i < hosts; i++) rules.push(route(`h${i}.example`, "/"));
+  const { model } = buildModel({
+    ingresses: [{
+      metadata: {
+        namespace: "default",
+        name: "bench",
+        annotations: timeout ? { "ingress.kubernetes.io/timeout-server": timeout } : {},
+      },
+      spec: { rules },
+    }],
+    lookup,
+    allowLoopbackEndpoints: true,
+  });
+  const r = render(model, templates);
+  return {
+    config: r.config,
+    crtList: r.crtList,
+    pems: new Map(),
+    maps: new Map(Object.entries(r.maps)) as Map<MapFile, string>,
+  };
+};
+
+function get(port: number, host: string, path: string, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, path, headers: { host }, agent }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const workDir = await Deno.makeTempDir({ prefix: "ic-bench-maps-" });
+const [httpPort, httpsPort, statsPort] = freePorts(3);
+const haproxy = new HAProxy({
+  binary: await ensureHaproxy(),
+  workDir,
+  bindAddress: "127.0.0.1",
+  httpPort,
+  httpsPort,
+  statsPort,
+  runtimeSocket: join(workDir, "runtime.sock"),
+  certDir: join(workDir, "certs"),
+});
+const applier = new Applier({ haproxy, workDir, certDir: join(workDir, "certs") });
+try {
+  for (const hosts of [0, ROUTES]) {
+    const label = `${hosts + 1}_routes`;
+    const states = Array.from({ length: CHANGES + 1 }, (_, i) => desired(i, hosts));
+    const first = await applier.apply(states[0]);
+    if (!first.ok) throw new Error(`first apply: ${first.error}`);
+    const runtime: number[] = [];
+    for (const next of states.slice(1)) {
+      const r = await applier.apply(next);
+      if (r.kind !== "runtime" || !r.ok) throw new Error(`expected a runtime change, got ${r.kind} ${r.error ?? ""}`);
+      runtime.push(r.durationMs);
+    }
+    fig(`route_maps.runtime_apply_ms_p50.${label}`, "ms", pct(runtime, 50));
+    fig(`route_maps.runtime_apply_ms_p99.${label}`, "ms", pct(runtime, 99));
+    const reload: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      const r = await applier.apply(desired(CHANGES + i, hosts, `${10 + i}s`));
+      if (r.kind !== "reload" || !r.ok) throw new Error(`expected a reload, got ${r.kind} ${r.error ?? ""}`);
+      reload.push(r.durationMs);
+    }
+    fig(`route_maps.reload_apply_ms_p50.${label}`, "ms", pct(reload, 50));
+    // requests/s through the routing, 4 keep-alive clients for 2 s, hosts spread over the table
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    let done = 0;
+    const until = performance.now() + 2000;
+    await Promise.all(Array.from({ length: 4 }, async (_, c) => {
+      for (let i = c; performance.now() < until; i += 4) {
+        const host = hosts > 0 ? `h${(i * 7919) % hosts}.example` : "a.example";
+        const status = await get(httpPort, host, hosts > 0 ? "/x" : `/v${CHANGES + 5}`, agent);
+        if (status !== 200) throw new Error(`${host}: ${status}`);
+        done++;
+      }
+    }));
+    agent.destroy();
+    fig(`route_maps.requests_per_s.${label}`, "req/s", done / 2);
+  }
+} finally {
+  await haproxy.stop();
+  await web.close();
+  await Deno.remove(workDir, { recursive: true }).catch(() => {});
+}
+console.log(JSON.stringify(figures));

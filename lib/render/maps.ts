@@ -1,0 +1,88 @@
+/**
+ * @module render/maps
+ * The routing tables of one proxy as HAProxy map files (docs/routing-maps.md): a request is
+ * routed by at most six tree lookups, whatever the number of routes, and a route-only change is
+ * a change of these files alone, which the proxy applies through the Runtime API.
+ *
+ * Keys are `<host part><path>`: the host part is the exact host (`a.example.com`), a wildcard host
+ * without its `*` (`.example.com`), or nothing for host-less rules; the path is in the form the
+ * frontends normalize request paths to. A valid host has no `/` and never starts with `.`, and
+ * every path starts with `/`, so the three kinds of keys cannot be confused with each other.
+ * - `routes-exact.map` (`map_str`): Exact routes, key `<host part><path>`.
+ * - `routes-prefix.map` (`map_beg`, longest match): Prefix and ImplementationSpecific routes, key
+ *   `<host part><path>/` (the root prefix `/` once). The request is looked up as
+ *   `<host part><path>/`, so `/foo` matches `/foo` and `/foo/bar` but not `/foobar`.
+ * - `redirect-hosts.map` (`map_str`): the hosts whose plain HTTP requests are redirected to
+ *   HTTPS, by host part, value `1`.
+ * This module imports only name patterns, so the proxy can check received map files with it.
+ */
+import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
+
+/** The map files: ConfigMap keys (contracts.md §4) and file names in the proxy's cert dir. */
+export const MAP_FILES = ["routes-exact.map", "routes-prefix.map", "redirect-hosts.map"] as const;
+export type MapFile = typeof MAP_FILES[number];
+export type RouteMaps = Record<MapFile, string>;
+
+/**
+ * One map line: a key of printable ASCII without spaces that cannot start a comment, one space,
+ * a backend name (or `1`). Nothing else may reach a map file or a Runtime API payload: a space
+ * would split a key, a line break would add an entry, an empty line would end a payload.
+ */
+export const MAP_LINE = /^[!-"$-~][!-~]* [A-Za-z0-9_.:-]{1,200}$/;
+
+/** The map key's host part of a rule host: the host, `.suffix` for `*.suffix`, "" for any host. */
+export function hostKey(host: string): string {
+  if (host === "") return "";
+  if (!isHost(host)) throw new Error(`bug: unvalidated host ${JSON.stringify(host)} in model`);
+  return host.startsWith("*.") ? host.slice(1) : host;
+}
+
+/** The route fields the maps need (a subset of model.ts's Route). */
+export interface MapRoute {
+  host: string;
+  path: string;
+  match: "exact" | "prefix";
+  backend: string;
+}
+
+/**
+ * The map files of `routes` (in match order) and `redirectHosts`. The first route of a key wins
+ * (Prefix before ImplementationSpecific for the same path, as the model orders them).
+ */
+export function routeMaps(routes: readonly MapRoute[], redirectHosts: readonly string[]): RouteMaps {
+  const exact = new Map<string, string>();
+  const prefix = new Map<string, string>();
+  for (const r of routes) {
+    if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
+    if (!isProxyName(r.backend)) throw new Error(`bug: unsafe backend name ${JSON.stringify(r.backend)} in model`);
+    const path = canonicalPath(r.path);
+    const host = hostKey(r.host);
+    const [table, key] = r.match === "exact"
+      ? [exact, host + path]
+      : [prefix, host + (path === "/" ? "/" : `${path}/`)];
+    if (!table.has(key)) table.set(key, r.backend);
+  }
+  const redirect = new Map(redirectHosts.map((h) => [hostKey(h), "1"]));
+  return {
+    "routes-exact.map": mapText(exact),
+    "routes-prefix.map": mapText(prefix),
+    "redirect-hosts.map": mapText(redirect),
+  };
+}
+
+function mapText(entries: Map<string, string>): string {
+  const lines = [...entries].map(([k, v]) => `${k} ${v}`).sort();
+  for (const l of lines) if (!MAP_LINE.test(l)) throw new Error(`bug: unsafe map line ${JSON.stringify(l)}`);
+  return lines.map((l) => `${l}\n`).join("");
+}
+
+/** Checks a received map file (the proxy's side); returns its lines or throws naming the bad one. */
+export function mapLines(file: MapFile, text: string): string[] {
+  if (text === "") return [];
+  if (!text.endsWith("\n")) throw new Error(`${file}: does not end with a line break`);
+  const lines = text.slice(0, -1).split("\n");
+  for (const [i, l] of lines.entries()) {
+    if (!MAP_LINE.test(l)) throw new Error(`${file}: line ${i + 1} is not "<key> <backend>": ${JSON.stringify(l)}`);
+  }
+  return lines;
+}
