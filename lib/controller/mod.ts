@@ -13,3 +13,4 @@ export {
 export { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 export { handlesIngress, ingressClassOf } from "./class.ts";
 export { proxyName, statsServiceName } from "./objects.ts";
+export { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "./groups.ts";
