@@ -44,7 +44,7 @@ export function parametersRef(
   if ((p.apiGroup ?? "") !== "" || p.kind !== "ConfigMap" || p.scope !== "Namespace" || ns !== controllerNamespace) {
     return {
       ref: null,
-      problem: `spec.parameters must name a ConfigMap (apiGroup "", kind ConfigMap, scope Namespace) in the ` +
+      problem: `spec.parameters must name a ConfigMap (core API group, kind ConfigMap, scope Namespace) in the ` +
         `controller's namespace ${controllerNamespace}; the defaults apply`,
     };
   }

@@ -164,7 +164,6 @@ function defaultValidator(settings: ControllerSettings): Validator {
   };
 }
 
-
 /** A move of an ingress from the group `from` (still serving it) to the group `to`. */
 interface Handover {
   from: GroupKey;
@@ -688,7 +687,7 @@ class Controller {
       else refused(ing, problem);
     }
     if (kept.length === 0 || kept.length === ingresses.length) {
-      if (kept.length === ingresses.length) for (const ing of ingresses) refused(ing, whole);
+      if (kept.length === ingresses.length) { for (const ing of ingresses) refused(ing, whole); }
       return null;
     }
     const keptModel = buildModel({ ingresses: kept as V1Ingress[], lookup: this.#lookup, namespace: restrictTo });
@@ -841,7 +840,9 @@ class Controller {
       for (const o of this.#cache(r).store.byIndex(byGroup, group)) {
         if (!ownedBy(o, group, this.settings.controllerId)) continue; // e.g. another controller's
         const path = objKey(r, o);
-        if (!keep.has(path)) targets.set(path, { r, ns: o.metadata.namespace!, name: o.metadata.name, uid: o.metadata.uid! });
+        if (!keep.has(path)) {
+          targets.set(path, { r, ns: o.metadata.namespace!, name: o.metadata.name, uid: o.metadata.uid! });
+        }
       }
     }
     const published = this.#publishedBy.get(group);

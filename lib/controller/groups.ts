@@ -50,7 +50,9 @@ export function groupOf(ingress: KubeObject, defaultClass: string | null): Group
 export function sharedProxyName(className: string): string {
   if (className === "") return "haproxy-shared";
   const name = `haproxy-class-${className}`;
-  return dns1035.test(name) && name.length <= 55 ? name : `haproxy-class-${createHash("sha256").update(className).digest("hex").slice(0, 10)}`;
+  return dns1035.test(name) && name.length <= 55
+    ? name
+    : `haproxy-class-${createHash("sha256").update(className).digest("hex").slice(0, 10)}`;
 }
 
 /** Ingress key ↔ group, kept in step with the Ingress informer. */

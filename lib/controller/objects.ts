@@ -15,7 +15,13 @@
  * object is never written again.
  */
 import { createHash } from "node:crypto";
-import { apiVersionOf, type KubeObject, type OwnerReference, resources, type ResourceType } from "../cluster/resources.ts";
+import {
+  apiVersionOf,
+  type KubeObject,
+  type OwnerReference,
+  resources,
+  type ResourceType,
+} from "../cluster/resources.ts";
 import { serviceMonitorSpec } from "./monitoring.ts";
 import { defaultPlatform, type Platform } from "./platform.ts";
 import { exporterPort, httpPort, httpsPort, proxyDeploymentSpec, statsPort } from "./proxy_pod.ts";
@@ -296,10 +302,17 @@ export function proxyObjects(
       }
       out.push(
         obj(resources.roles, { rules }, name, undefined, undefined, roleNs),
-        obj(resources.roleBindings, {
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-          subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
-        }, name, undefined, undefined, roleNs),
+        obj(
+          resources.roleBindings,
+          {
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+            subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
+          },
+          name,
+          undefined,
+          undefined,
+          roleNs,
+        ),
       );
     }
   }

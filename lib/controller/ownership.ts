@@ -56,7 +56,9 @@ function ownedByClass(o: KubeObject, className: string, controllerId: string): b
     m.labels?.[controllerLabel] === controllerLabelValue(controllerId) &&
     m.annotations?.[classOwnerAnnotation] === className &&
     m.annotations?.[ingressAnnotation] === undefined &&
-    (m.ownerReferences ?? []).every((r) => r.controller !== true || (r.kind === "IngressClass" && r.name === className));
+    (m.ownerReferences ?? []).every((r) =>
+      r.controller !== true || (r.kind === "IngressClass" && r.name === className)
+    );
 }
 
 /** The Event message for a same-named object that is not ours. */
