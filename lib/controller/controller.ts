@@ -168,6 +168,8 @@ function defaultValidator(settings: ControllerSettings): Validator {
 interface Handover {
   from: GroupKey;
   to: GroupKey;
+  /** When `to` first published a configuration serving the ingress; null: not yet. */
+  includedAt: number | null;
   /** When the ingress's status was moved to `to`'s address; null: not yet. */
   movedAt: number | null;
 }
@@ -354,7 +356,9 @@ class Controller {
     const serving = this.#served.groupOf(key);
     const h = this.#handovers.get(key);
     if (group === null || group === serving) this.#handovers.delete(key);
-    else if (serving !== null && h?.to !== group) this.#handovers.set(key, { from: serving, to: group, movedAt: null });
+    else if (serving !== null && h?.to !== group) {
+      this.#handovers.set(key, { from: serving, to: group, includedAt: null, movedAt: null });
+    }
     for (const g of new Set([before, group, serving, h?.from])) if (g != null) this.#queue.add(g);
   }
 
@@ -624,19 +628,25 @@ class Controller {
   }
 
   /**
-   * The status of a member of `group`: its address once the group serves it alone, i.e. unless it
-   * is still moving here from another group whose proxy serves it until this one is available.
+   * The status of a member of `group`: its address once the group serves it alone. An ingress
+   * moving here from another group keeps its old address until this group's Deployment has an
+   * available replica and has had the grace period to load the configuration serving it; the
+   * old group then keeps serving it for another grace period (clients may still use the old
+   * address) before it drops it.
    */
   async #settle(group: GroupKey, target: ProxyTarget, ing: KubeObject, service: KubeObject | undefined) {
     const key = keyOf(ing);
     const h = this.#handovers.get(key);
     if (h && h.to === group) {
+      const now = performance.now();
+      h.includedAt ??= now;
+      if (h.movedAt !== null) return;
       if (!this.#ready(group)) return; // the Deployment's availability change brings us back
-      if (h.movedAt === null) {
-        await this.#updateStatus(group, target, ing, service);
-        h.movedAt = performance.now();
-        this.#queue.add(h.from); // it drops the ingress after the grace period
-      }
+      const wait = this.settings.handoverGraceMs - (now - h.includedAt);
+      if (wait > 0) return this.#later(group, wait);
+      await this.#updateStatus(group, target, ing, service);
+      h.movedAt = performance.now();
+      this.#queue.add(h.from); // it drops the ingress after the grace period
       return;
     }
     this.#served.set(key, group);
