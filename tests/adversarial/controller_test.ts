@@ -11,9 +11,21 @@ import { proxyName, statsServiceName } from "../../lib/controller/objects.ts";
 import type { ControllerHandle } from "../../lib/controller/controller.ts";
 import type { KubeObject, ResourceType } from "../../lib/cluster/resources.ts";
 import { collectionPath, objectPath } from "../../lib/cluster/resources.ts";
-import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import {
+  Cluster,
+  controller,
+  eventually,
+  ingressObj as anyIngress,
+  resources,
+  serviceObj,
+} from "../../lib/localenv/harness.ts";
+import { dedicatedValue, proxyModeAnnotation } from "../../lib/controller/groups.ts";
 import { registry } from "../../lib/metrics.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
+
+/** An ingress with its own (dedicated) proxy: this file tests the per-ingress proxy. */
+const ingressObj = (...[ns, name, rules, opts = {}]: Parameters<typeof anyIngress>) =>
+  anyIngress(ns, name, rules, { ...opts, annotations: { ...opts.annotations, [proxyModeAnnotation]: dedicatedValue } });
 
 interface ForeignCase {
   ns: string;

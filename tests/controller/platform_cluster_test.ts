@@ -9,7 +9,19 @@ import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
 import type { ResourceType } from "../../lib/cluster/resources.ts";
 import { discoverServiceMonitor } from "../../lib/controller/monitoring.ts";
 import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
-import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import {
+  Cluster,
+  controller,
+  eventually,
+  ingressObj as anyIngress,
+  resources,
+  serviceObj,
+} from "../../lib/localenv/harness.ts";
+import { dedicatedValue, proxyModeAnnotation } from "../../lib/controller/groups.ts";
+
+/** An ingress with its own (dedicated) proxy: this file tests the per-ingress proxy. */
+const ingressObj = (...[ns, name, rules, opts = {}]: Parameters<typeof anyIngress>) =>
+  anyIngress(ns, name, rules, { ...opts, annotations: { ...opts.annotations, [proxyModeAnnotation]: dedicatedValue } });
 
 const crds: ResourceType = {
   group: "apiextensions.k8s.io",
