@@ -512,18 +512,21 @@ class Controller {
     return { members, leaving };
   }
 
-  /** Records a model problem as an Event on the ingresses it concerns. */
-  #report(p: Problem, ingresses: readonly KubeObject[]): void {
-    if (p.kind === "Ingress") {
-      const ing = ingresses.find((i) => keyOf(i) === p.object);
-      if (ing) this.events.record(ing, "Warning", p.reason, p.message);
-      return;
-    }
-    // A problem of a Service, EndpointSlice or Secret: on the ingresses of its namespace.
-    const ns = p.object.slice(0, p.object.indexOf("/"));
-    for (const ing of ingresses) {
-      if (ing.metadata.namespace === ns) {
-        this.events.record(ing, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
+  /** Records the model's problems as Events on the ingresses they concern. */
+  #report(problems: readonly Problem[], ingresses: readonly KubeObject[]): void {
+    const byKey = new Map(ingresses.map((i) => [keyOf(i), i]));
+    for (const p of problems) {
+      if (p.kind === "Ingress") {
+        const ing = byKey.get(p.object);
+        if (ing) this.events.record(ing, "Warning", p.reason, p.message);
+        continue;
+      }
+      // A problem of a Service, EndpointSlice or Secret: on the ingresses of its namespace.
+      const ns = p.object.slice(0, p.object.indexOf("/"));
+      for (const ing of ingresses) {
+        if (ing.metadata.namespace === ns) {
+          this.events.record(ing, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
+        }
       }
     }
   }
@@ -539,7 +542,7 @@ class Controller {
     const restrictTo = this.settings.restrictToOperatorNamespace ? this.settings.operatorNamespace : null;
     let ingresses = [...members, ...leaving];
     let built = buildModel({ ingresses: ingresses as V1Ingress[], lookup: this.#lookup, namespace: restrictTo });
-    for (const p of built.problems) this.#report(p, ingresses);
+    this.#report(built.problems, ingresses);
     if (!built.servable) {
       for (const ing of ingresses) {
         this.events.record(
