@@ -14,18 +14,13 @@ import { collectionPath, objectPath } from "../../lib/cluster/resources.ts";
 import {
   Cluster,
   controller,
+  dedicatedIngressObj as ingressObj,
   eventually,
-  ingressObj as anyIngress,
   resources,
   serviceObj,
 } from "../../lib/localenv/harness.ts";
-import { dedicatedValue, proxyModeAnnotation } from "../../lib/controller/groups.ts";
 import { registry } from "../../lib/metrics.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
-
-/** An ingress with its own (dedicated) proxy: this file tests the per-ingress proxy. */
-const ingressObj = (...[ns, name, rules, opts = {}]: Parameters<typeof anyIngress>) =>
-  anyIngress(ns, name, rules, { ...opts, annotations: { ...opts.annotations, [proxyModeAnnotation]: dedicatedValue } });
 
 interface ForeignCase {
   ns: string;

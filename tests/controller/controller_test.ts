@@ -15,19 +15,14 @@ import {
   statsServiceName,
 } from "../../lib/controller/objects.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
-import { dedicatedValue, proxyModeAnnotation } from "../../lib/controller/groups.ts";
 import {
   Cluster,
   controller,
+  dedicatedIngressObj as ingressObj,
   eventually,
-  ingressObj as anyIngress,
   resources,
   serviceObj,
 } from "../../lib/localenv/harness.ts";
-
-/** An ingress with its own (dedicated) proxy. */
-const ingressObj = (...[ns, name, rules, opts = {}]: Parameters<typeof anyIngress>) =>
-  anyIngress(ns, name, rules, { ...opts, annotations: { ...opts.annotations, [proxyModeAnnotation]: dedicatedValue } });
 
 type Port = { name: string; port: number; nodePort?: number };
 

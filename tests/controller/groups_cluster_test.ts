@@ -14,6 +14,7 @@ import {
   ingressObj,
   resources,
   serviceObj,
+  setDeploymentAvailable,
   sliceObj,
 } from "../../lib/localenv/harness.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
@@ -21,14 +22,6 @@ import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
 const dedicated = { [proxyModeAnnotation]: dedicatedValue };
 const managed = "app.kubernetes.io/managed-by=ingress-controller";
-
-/** Plays the Deployment controller: the Deployment reports an available replica (or none). */
-async function setAvailable(cluster: Cluster, ns: string, name: string, n: number): Promise<void> {
-  await cluster.client.request("PATCH", `/apis/apps/v1/namespaces/${ns}/deployments/${name}/status`, {
-    body: { status: { replicas: n, readyReplicas: n, availableReplicas: n, updatedReplicas: n } },
-    contentType: "application/merge-patch+json",
-  });
-}
 
 const statusIp = async (cluster: Cluster, ns: string, name: string) =>
   (await cluster.get(resources.ingresses, ns, name))?.status?.loadBalancer?.ingress?.[0]?.ip ?? null;
@@ -207,7 +200,7 @@ Deno.test("proxy groups against a real API server", async (t) => {
         await ctl.idle();
         assert.ok((await config()).includes("two.example"), "still in the shared configuration");
         assert.equal(await statusIp(cluster, a, "two"), sharedIp, "still the shared address");
-        await setAvailable(cluster, a, dep.metadata.name, 1);
+        await setDeploymentAvailable(cluster, a, dep.metadata.name, 1);
         const ownIp = (await cluster.get(resources.services, a, proxyName("two")))!.spec.clusterIP;
         await eventually("the status moves", async () => (await statusIp(cluster, a, "two")) === ownIp);
         await eventually(
@@ -220,7 +213,7 @@ Deno.test("proxy groups against a real API server", async (t) => {
         "dedicated → shared: back once the shared proxy is available; the dedicated objects go",
         async () => {
           const sharedIp = (await cluster.get(resources.services, ops, shared))!.spec.clusterIP;
-          await setAvailable(cluster, ops, shared, 2);
+          await setDeploymentAvailable(cluster, ops, shared, 2);
           await cluster.apply(
             resources.ingresses,
             ingressObj(a, "two", [{ host: "two.example", service: "web" }], edge),

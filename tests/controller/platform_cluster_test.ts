@@ -12,16 +12,11 @@ import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/
 import {
   Cluster,
   controller,
+  dedicatedIngressObj as ingressObj,
   eventually,
-  ingressObj as anyIngress,
   resources,
   serviceObj,
 } from "../../lib/localenv/harness.ts";
-import { dedicatedValue, proxyModeAnnotation } from "../../lib/controller/groups.ts";
-
-/** An ingress with its own (dedicated) proxy: this file tests the per-ingress proxy. */
-const ingressObj = (...[ns, name, rules, opts = {}]: Parameters<typeof anyIngress>) =>
-  anyIngress(ns, name, rules, { ...opts, annotations: { ...opts.annotations, [proxyModeAnnotation]: dedicatedValue } });
 
 const crds: ResourceType = {
   group: "apiextensions.k8s.io",

@@ -12,20 +12,15 @@ import {
   backends,
   Cluster,
   controller,
+  dedicatedIngressObj as ingressObj,
   eventually,
   httpGet,
   httpsGet,
-  ingressObj as anyIngress,
   resources,
   serviceObj,
   sliceObj,
 } from "../../lib/localenv/harness.ts";
-import { dedicatedValue, proxyModeAnnotation } from "../../lib/controller/groups.ts";
 import { startProxy } from "../../lib/localenv/proxy_run.ts";
-
-/** An ingress with its own (dedicated) proxy: this file tests the per-ingress proxy. */
-const ingressObj = (...[ns, name, rules, opts = {}]: Parameters<typeof anyIngress>) =>
-  anyIngress(ns, name, rules, { ...opts, annotations: { ...opts.annotations, [proxyModeAnnotation]: dedicatedValue } });
 
 if (!inPrivateNetwork()) {
   Deno.test("end-to-end tests (run in a private network namespace)", async () => {

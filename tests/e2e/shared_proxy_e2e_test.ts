@@ -19,19 +19,12 @@ import {
   ingressObj,
   resources,
   serviceObj,
+  setDeploymentAvailable,
   sliceObj,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
 
 const dedicated = { [proxyModeAnnotation]: dedicatedValue };
-
-/** Plays the Deployment controller once the proxy of that Deployment serves: one available replica. */
-async function setAvailable(cluster: Cluster, ns: string, name: string): Promise<void> {
-  await cluster.client.request("PATCH", `/apis/apps/v1/namespaces/${ns}/deployments/${name}/status`, {
-    body: { status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 } },
-    contentType: "application/merge-patch+json",
-  });
-}
 
 if (!inPrivateNetwork()) {
   Deno.test("shared proxy end-to-end tests (run in a private network namespace)", async () => {
@@ -106,7 +99,7 @@ if (!inPrivateNetwork()) {
                 async () => (await httpGet(sharedProxy.httpPort, host)).backend === be,
               );
             }
-            await setAvailable(cluster, ops, shared);
+            await setDeploymentAvailable(cluster, ops, shared);
           },
         );
 
@@ -238,7 +231,7 @@ if (!inPrivateNetwork()) {
               "the dedicated proxy serves",
               async () => (await httpGet(own.httpPort, "two.example")).backend === "beta",
             );
-            await setAvailable(cluster, a, name);
+            await setDeploymentAvailable(cluster, a, name);
             await eventually(
               "the shared proxy no longer routes two.example",
               async () => (await httpGet(sharedProxy.httpPort, "two.example")).status === 404,
