@@ -352,7 +352,10 @@ class Controller {
     const group = handled ? groupOf(ing!, this.#defaultClass()) : null;
     const before = this.#groups.set(key, group);
     if (handled) this.#index.set(key, refsOf(ing!));
-    else this.#index.delete(key);
+    else {
+      this.#index.delete(key);
+      this.#validated.delete(`ingress:${key}`);
+    }
     const serving = this.#served.groupOf(key);
     const h = this.#handovers.get(key);
     if (group === null || group === serving) this.#handovers.delete(key);

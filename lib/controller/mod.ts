@@ -1,7 +1,7 @@
 /**
  * @module controller
- * The ingress controller: `startController(config)` watches the cluster and publishes, per
- * handled ingress, its proxy configuration and proxy objects.
+ * The ingress controller: `startController(config)` watches the cluster and publishes, per proxy
+ * group (a class's shared proxy, or an ingress's dedicated one), its configuration and proxy objects.
  */
 export {
   type ControllerDeps,
