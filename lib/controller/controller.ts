@@ -279,7 +279,7 @@ class Controller {
     const onClass = (c: KubeObject) => {
       // The default class decides the group of class-less ingresses: look at every ingress again
       // (no API call; IngressClass changes are rare).
-      for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key);
+      for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key, true);
       q(classGroup(c.metadata.name));
     };
     this.#classes?.on({ onAdd: onClass, onUpdate: (_, c) => onClass(c), onDelete: onClass });
@@ -345,12 +345,16 @@ class Controller {
     return null;
   }
 
-  /** Re-files an ingress after a change: its group now, the one before and the one serving it are looked at. */
-  #ingressChanged(key: string): void {
+  /**
+   * Re-files an ingress after a change: its group now, the one before and the one serving it are
+   * looked at (`onlyIfMoved`: only when its group changed, e.g. after an IngressClass event).
+   */
+  #ingressChanged(key: string, onlyIfMoved = false): void {
     const ing = this.#ingresses.store.get(key);
     const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
     const group = handled ? groupOf(ing!, this.#defaultClass()) : null;
     const before = this.#groups.set(key, group);
+    if (onlyIfMoved && before === group) return;
     if (handled) this.#index.set(key, refsOf(ing!));
     else {
       this.#index.delete(key);
