@@ -186,8 +186,11 @@ class Controller {
   #handovers = new Map<string, Handover>();
   #ingresses: Informer;
   #classes: Informer | null;
-  /** ConfigMaps of the controller's namespace that are not ours: the classes' parameters. */
-  #params: Informer | null;
+  /**
+   * ConfigMaps of the controller's namespace that are not ours (the classes' parameters); started
+   * when the first IngressClass with `spec.parameters` is seen, so clusters without any pay nothing.
+   */
+  #params: Informer | null = null;
   #services: Informer;
   #slices: Informer;
   #secrets: Informer;
@@ -234,12 +237,6 @@ class Controller {
     this.#ingresses = inf(resources.ingresses);
     // IngressClass is cluster-scoped: with the namespace restriction nothing cluster-wide is listed.
     this.#classes = ns ? null : inf(resources.ingressClasses);
-    this.#params = this.#classes
-      ? inf(resources.configMaps, {
-        namespace: settings.operatorNamespace,
-        labelSelector: `${managedByLabel}!=${managedByValue}`,
-      })
-      : null;
     this.#services = inf(resources.services);
     this.#slices = inf(resources.endpointSlices);
     // Verdict and content hash only: the proxies read their Secrets themselves.
@@ -277,18 +274,13 @@ class Controller {
       onDelete: (o) => this.#ingressChanged(keyOf(o)),
     });
     const onClass = (c: KubeObject) => {
+      if (c.spec?.parameters) this.#watchParams();
       // The default class decides the group of class-less ingresses: look at every ingress again
       // (no API call; IngressClass changes are rare).
       for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key, true);
       q(classGroup(c.metadata.name));
     };
     this.#classes?.on({ onAdd: onClass, onUpdate: (_, c) => onClass(c), onDelete: onClass });
-    const onParams = (cm: KubeObject) => {
-      for (const c of this.#classes?.store.list() ?? []) {
-        if (parametersRef(c, this.settings.operatorNamespace).ref === keyOf(cm)) q(classGroup(c.metadata.name));
-      }
-    };
-    this.#params?.on({ onAdd: onParams, onUpdate: (_, cm) => onParams(cm), onDelete: onParams });
     const users = (ref: string) => new Set(this.#index.users(ref).map((k) => this.#groups.groupOf(k))).forEach(q);
     const onService = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
       const owner = this.#ownerKey(o);
@@ -334,6 +326,37 @@ class Controller {
         onDelete: (o) => drift(o, null, true),
       });
     }
+  }
+
+  /** Starts the informer of the classes' parameter ConfigMaps (once). */
+  #watchParams(): void {
+    if (this.#params || this.#stopped) return;
+    const i = new Informer(this.client, resources.configMaps, {
+      namespace: this.settings.operatorNamespace,
+      labelSelector: `${managedByLabel}!=${managedByValue}`,
+      resyncMs: this.settings.resyncPeriodMs,
+    });
+    const onParams = (cm: KubeObject) => {
+      for (const c of this.#classes?.store.list() ?? []) {
+        if (parametersRef(c, this.settings.operatorNamespace).ref === keyOf(cm)) {
+          this.#queue.add(classGroup(c.metadata.name));
+        }
+      }
+    };
+    i.on({
+      onAdd: onParams,
+      onUpdate: (_, cm) => onParams(cm),
+      onDelete: onParams,
+      // The classes' groups waited for this first list (#classParams).
+      onSync: () => {
+        for (const c of this.#classes?.store.list() ?? []) {
+          if (c.spec?.parameters) this.#queue.add(classGroup(c.metadata.name));
+        }
+      },
+    });
+    this.#params = i;
+    this.#informers.push(i);
+    i.start();
   }
 
   /** The group that made an owned object (its ingress or class annotation), or null. */
@@ -577,6 +600,7 @@ class Controller {
     }
     const target = this.#target(group, ingresses[0]);
     const params = this.#classParams(group);
+    if (params === null) return "waiting";
     const secrets = built.model.tls.map((t) => ({ namespace: t.namespace, name: t.name }));
     const desired = proxyObjects(target, data, secrets, this.settings, this.platform, params);
     // Whose is each object? While one of them is someone else's, nothing is written.
@@ -728,15 +752,20 @@ class Controller {
     return sharedTarget(cls, this.#classes?.store.get(cls), this.settings.operatorNamespace);
   }
 
-  /** The per-class settings of a shared group (lib/controller/class_params.ts); problems become Events on the class. */
-  #classParams(group: GroupKey): ClassParams {
+  /**
+   * The per-class settings of a shared group (lib/controller/class_params.ts); problems become
+   * Events on the class. Null: its parameters are not listed yet.
+   */
+  #classParams(group: GroupKey): ClassParams | null {
     const cls = sharedClassOf(group);
     const ic = cls ? this.#classes?.store.get(cls) : undefined;
     if (!ic) return defaultClassParams;
     const { ref, problem } = parametersRef(ic, this.settings.operatorNamespace);
     if (problem) this.events.record(ic, "Warning", "InvalidParameters", problem);
     if (!ref) return defaultClassParams;
-    const cm = this.#params?.store.get(ref);
+    // Not listed yet: publishing the defaults now would roll the proxy out twice; its sync re-queues the group.
+    if (!this.#params?.hasSynced) return null;
+    const cm = this.#params.store.get(ref);
     if (!cm) {
       this.events.record(ic, "Warning", "ParametersNotFound", `ConfigMap ${ref} not found; the defaults apply`);
       return defaultClassParams;
