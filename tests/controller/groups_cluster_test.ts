@@ -302,6 +302,60 @@ Deno.test("proxy groups against a real API server", async (t) => {
         }
       },
     );
+
+    await t.step(
+      "a value haproxy -c refuses leaves out only its ingress; the others' changes are published",
+      async () => {
+        const dir = await Deno.makeTempDir({ prefix: "ic-groups-templates-" });
+        const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
+        // Valid for every model except one with the path /broken, where it adds an unknown keyword.
+        await Deno.writeTextFile(
+          `${dir}/defaults.eta`,
+          builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
+        );
+        const check = { className: "check" };
+        const c = await controller(cluster, {
+          ingressClass: "check",
+          controllerId: "check",
+          operatorNamespace: ops,
+          customTemplates: `${dir}/*.eta`,
+          validateProxyConfig: true,
+        });
+        const name = sharedProxyName("check");
+        const cfg = async () => (await cluster.get(resources.configMaps, ops, name))?.data?.["haproxy.cfg"] ?? "";
+        try {
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(a, "fine", [{ host: "fine.example", service: "web" }], check),
+          );
+          await eventually("the shared configuration", async () => (await cfg()).includes("fine.example"));
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(b, "bad", [{ host: "bad.example", path: "/broken", service: "web" }], check),
+          );
+          const ev = await eventually(
+            "a ValidationFailed Event on the refused ingress",
+            async () => (await cluster.events(b, "bad")).find((e) => e.reason === "ValidationFailed"),
+          );
+          assert.match(ev.message, /no-such-keyword/);
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(
+              a,
+              "fine",
+              [{ host: "fine.example", service: "web" }, { host: "more.example", service: "web" }],
+              check,
+            ),
+          );
+          await eventually("the other ingress's change published", async () => (await cfg()).includes("more.example"));
+          assert.doesNotMatch(await cfg(), /broken|no-such-keyword/);
+          assert.equal((await cluster.events(a, "fine")).filter((e) => e.reason === "ValidationFailed").length, 0);
+        } finally {
+          await c.stop();
+          await Deno.remove(dir, { recursive: true });
+        }
+      },
+    );
   } finally {
     await cluster.stop();
   }
