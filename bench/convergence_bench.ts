@@ -29,6 +29,9 @@ import { backends, Cluster, controller, ingressObj, serviceObj, sliceObj } from 
 import { startProxy } from "../lib/localenv/proxy_run.ts";
 import { writeKubeConfig } from "../lib/localenv/kubeconfig.ts";
 
+/** The per-ingress measurements use an ingress's own proxy (lib/controller/groups.ts). */
+const dedicated = { annotations: { "ingress-controller.io/proxy": "dedicated" } };
+
 const CHANGES = Number(Deno.env.get("BENCH_CHANGES") ?? 100);
 const RELOADS = Number(Deno.env.get("BENCH_RELOADS") ?? 100);
 const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);
@@ -173,7 +176,7 @@ try {
   const ctl = await controller(cluster, { validateProxyConfig: true, controllerId: "bench", coalesceMs: 0 });
   const host = "bench.example";
   const name = "web";
-  await cluster.apply(resources.ingresses, ingressObj(ns, name, [{ host, path: "/v0", service: "svc" }]));
+  await cluster.apply(resources.ingresses, ingressObj(ns, name, [{ host, path: "/v0", service: "svc" }], dedicated));
   while (!(await cluster.get(resources.configMaps, ns, proxyName(name)))) await new Promise((r) => setTimeout(r, 20));
   const proxy = await startProxy(cluster, ns, proxyName(name));
   /** Reloads of the proxy since its `from`-th apply. */
@@ -200,7 +203,10 @@ try {
     const beforeRoutes = proxy.applied.length;
     for (let i = 1; i <= CHANGES; i++) {
       const t0 = performance.now();
-      await cluster.apply(resources.ingresses, ingressObj(ns, name, [{ host, path: `/v${i}`, service: "svc" }]));
+      await cluster.apply(
+        resources.ingresses,
+        ingressObj(ns, name, [{ host, path: `/v${i}`, service: "svc" }], dedicated),
+      );
       change.push(await until(t0, proxy.httpPort, host, `/v${i}`, (a) => a.status === 200));
     }
     fig("convergence_ingress_change_p50", "ms", pct(change, 50));
@@ -233,7 +239,7 @@ try {
       const t0 = performance.now();
       await cluster.apply(
         resources.ingresses,
-        ingressObj(ns, name, [served, { host: "other.example", path: `/m${i}`, service: "svc" }]),
+        ingressObj(ns, name, [served, { host: "other.example", path: `/m${i}`, service: "svc" }], dedicated),
       );
       underLoad.push(await until(t0, proxy.httpPort, "other.example", `/m${i}`, (a) => a.status === 200));
       const to = (CHANGES + i) % 2 === 1 ? green : blue; // continues the alternation of the loop above
@@ -282,7 +288,7 @@ try {
         const t0 = performance.now();
         await cluster.apply(
           resources.ingresses,
-          ingressObj(ns, cname, [{ host: "fresh.example", path: `/c${i}`, service: "svc" }]),
+          ingressObj(ns, cname, [{ host: "fresh.example", path: `/c${i}`, service: "svc" }], dedicated),
         );
         created.push(await until(t0, cproxy.httpPort, "fresh.example", `/c${i}`, (a) => a.status === 200));
         await cluster.remove(resources.ingresses, ns, cname);

@@ -153,6 +153,9 @@ export class ClusterClient {
     const waited = await this.limiter.take(opts.signal);
     rateLimiterWait.observe(waited / 1000);
     await this.#refreshCredentials();
+    // Aborted while waiting above: the abort listener below would never fire for it (a stopped
+    // informer would still open its watch and wait for the server to end it).
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error(`${method} ${path}: aborted`);
     const url = this.#url(path, opts.query);
     const payload = opts.body === undefined
       ? undefined

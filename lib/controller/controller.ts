@@ -1,14 +1,20 @@
 /**
  * @module controller/controller
- * The controller loop: informers for Ingress, IngressClass, Service, EndpointSlice, TLS Secret
- * and the objects it owns feed a keyed, coalescing work queue; each ingress key is reconciled
- * on its own (one bad ingress never blocks the others): class rule → model → render →
- * validate (`haproxy -c`) → publish the owned objects (only when their hash changed) →
- * `status.loadBalancer`. An ingress that is deleted or stops matching loses its objects (deleted
- * here: no garbage collector is assumed). Only objects the controller created are ever written,
- * deleted or read for the status (lib/controller/ownership.ts, lib/controller/publish.ts); a
- * same-named foreign object blocks the ingress with an Event until it is gone. The Secret cache
- * holds summaries, never key material (lib/render/tls_secret.ts).
+ * The controller loop: informers for Ingress, IngressClass (and the ConfigMaps its parameters
+ * name), Service, EndpointSlice, TLS Secret and the objects it owns feed a keyed, coalescing work
+ * queue of proxy groups (lib/controller/groups.ts: a class's shared proxy, or an ingress's
+ * dedicated one; docs/proxy-groups.md). Each group is reconciled on its own (one bad group never
+ * blocks the others): its ingresses → model (merged, oldest wins conflicts) → render → validate
+ * (`haproxy -c`; a merged configuration it refuses is retried without the ingresses that fail
+ * alone) → publish the owned objects (only when their hash changed) → `status.loadBalancer` of
+ * every ingress it serves. An ingress that moves to another group stays in its old group's
+ * configuration until the new group's Deployment has an available replica and its status shows
+ * the new address (plus a grace period), so traffic moves without a gap. A group left without
+ * ingresses loses its objects (deleted here: no garbage collector is assumed). Only objects the
+ * controller created are ever written, deleted or read for the status
+ * (lib/controller/ownership.ts, lib/controller/publish.ts); a same-named foreign object blocks the
+ * group with an Event until it is gone. The Secret cache holds summaries, never key material
+ * (lib/render/tls_secret.ts).
  */
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
@@ -18,9 +24,11 @@ import { dropManagedFields, Informer, type InformerOptions } from "../cluster/in
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import {
   buildModel,
+  type BuildResult,
   type ClusterLookup,
   configMapData,
   loadTemplates,
+  type Problem,
   render,
   type Rendered,
   summarizedSecret,
@@ -28,10 +36,13 @@ import {
   validateConfig,
 } from "../render/mod.ts";
 import { defaultIngressClass, handlesIngress } from "./class.ts";
+import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
+import { classGroup, GroupIndex, type GroupKey, groupOf, sharedClassOf, sharedProxyName } from "./groups.ts";
 import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
 import {
-  desiredObjects,
+  classOwnerAnnotation,
+  dedicatedTarget,
   hashAnnotation,
   ingressAnnotation,
   managedByLabel,
@@ -39,6 +50,9 @@ import {
   ownedResources,
   ownedSelector,
   proxyName,
+  proxyObjects,
+  type ProxyTarget,
+  sharedTarget,
   shortHash,
 } from "./objects.ts";
 import { conflictMessage, ownedBy } from "./ownership.ts";
@@ -47,7 +61,7 @@ import { applyOwned, createOwned, deleteOwned } from "./publish.ts";
 import { WorkQueue } from "./queue.ts";
 import { refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
-import { loadBalancerOf, statusMatches } from "./status.ts";
+import { type LoadBalancerIngress, loadBalancerOf, statusMatches } from "./status.ts";
 
 /** Checks a rendered configuration; resolves with null when valid, else with the reason. */
 export type Validator = (rendered: Rendered) => Promise<string | null>;
@@ -86,7 +100,8 @@ export interface ControllerStats {
   requestsSent: number;
 }
 
-const byIngress = "ingress";
+/** Index of owned objects by the group that made them. */
+const byGroup = "group";
 
 /** Starts the controller with the parsed command line or with plain settings. */
 export async function startController(
@@ -149,13 +164,33 @@ function defaultValidator(settings: ControllerSettings): Validator {
   };
 }
 
+/** A move of an ingress from the group `from` (still serving it) to the group `to`. */
+interface Handover {
+  from: GroupKey;
+  to: GroupKey;
+  /** When `to` first published a configuration serving the ingress; null: not yet. */
+  includedAt: number | null;
+  /** When the ingress's status was moved to `to`'s address; null: not yet. */
+  movedAt: number | null;
+}
+
 class Controller {
   readonly events: EventRecorder;
   readonly synced: Promise<void>;
   #queue: WorkQueue;
   #index = new ReverseIndex();
+  /** Ingress key → the group that should serve it. */
+  #groups = new GroupIndex();
+  /** Ingress key → the group whose published configuration serves it (last publish). */
+  #served = new GroupIndex();
+  #handovers = new Map<string, Handover>();
   #ingresses: Informer;
   #classes: Informer | null;
+  /**
+   * ConfigMaps of the controller's namespace that are not ours (the classes' parameters); started
+   * when the first IngressClass with `spec.parameters` is seen, so clusters without any pay nothing.
+   */
+  #params: Informer | null = null;
   #services: Informer;
   #slices: Informer;
   #secrets: Informer;
@@ -163,16 +198,18 @@ class Controller {
   #informers: Informer[] = [];
   /** Hash last applied per owned object (`plural/ns/name`), to skip our own watch echoes. */
   #applied = new Map<string, string>();
-  /** Per ingress key, the owned objects written or found ours (path → uid); the caches may lag behind. */
+  /** Per group, the owned objects written or found ours (path → uid); the caches may lag behind. */
   #publishedBy = new Map<string, Map<string, string>>();
-  /** Hash of the configuration last validated per ingress key. */
+  /** Hashes of the configurations validated (per group, and per ingress alone when isolating a failure). */
   #validated = new Map<string, string>();
   /**
-   * Ingresses blocked by a foreign object, looked at again after a backoff: foreign objects are
+   * Groups blocked by a foreign object, looked at again after a backoff: foreign objects are
    * not watched (the caches hold ours only). Kept out of the queue so `idle()` still means "no
    * work until something changes".
    */
   #rechecks = new Map<string, { backoff: Backoff; timer?: ReturnType<typeof setTimeout> }>();
+  /** Groups to look at again when a handover's grace period ends. */
+  #graceTimers = new Map<string, ReturnType<typeof setTimeout>>();
   #workers: Promise<void>[] = [];
   #stopped = false;
   #idleWaiters: (() => void)[] = [];
@@ -209,11 +246,11 @@ class Controller {
       // Only the metadata of owned objects is read (hash annotation, owner): keep nothing else.
       this.#owned.set(r, inf(r, { labelSelector: ownedSelector(settings), transform: metadataOnly }));
     }
-    const ownerIndex = (o: KubeObject) =>
-      o.metadata.labels?.[managedByLabel] === managedByValue && o.metadata.annotations?.[ingressAnnotation]
-        ? [o.metadata.annotations[ingressAnnotation]]
-        : [];
-    for (const i of [this.#services, ...this.#owned.values()]) i.store.addIndexer(byIngress, ownerIndex);
+    const ownerIndex = (o: KubeObject) => {
+      const g = this.#ownerKey(o);
+      return g === null ? [] : [g];
+    };
+    for (const i of [this.#services, ...this.#owned.values()]) i.store.addIndexer(byGroup, ownerIndex);
     this.#slices.store.addIndexer("service", (o) => {
       const r = sliceServiceRef(o);
       return r ? [r] : [];
@@ -223,29 +260,35 @@ class Controller {
   }
 
   #wire(): void {
-    const q = (key: string) => this.#queue.add(key);
+    const q = (group: GroupKey | null | undefined) => group != null && this.#queue.add(group);
     this.#ingresses.on({
-      onAdd: (o) => q(keyOf(o)),
+      onAdd: (o) => this.#ingressChanged(keyOf(o)),
       onUpdate: (old, o) => {
         // Our own status writes change neither spec nor metadata: no work for them.
         const same = old.metadata.generation === o.metadata.generation &&
           JSON.stringify(old.metadata.annotations ?? {}) === JSON.stringify(o.metadata.annotations ?? {}) &&
           old.metadata.deletionTimestamp === o.metadata.deletionTimestamp &&
           old.metadata.uid === o.metadata.uid;
-        if (!same || old.metadata.resourceVersion === o.metadata.resourceVersion) q(keyOf(o));
+        if (!same || old.metadata.resourceVersion === o.metadata.resourceVersion) this.#ingressChanged(keyOf(o));
       },
-      onDelete: (o) => q(keyOf(o)),
+      onDelete: (o) => this.#ingressChanged(keyOf(o)),
     });
-    const all = () => this.#ingresses.store.keys().forEach(q);
-    this.#classes?.on({ onAdd: all, onUpdate: all, onDelete: all });
-    const users = (ref: string) => this.#index.users(ref).forEach(q);
+    const onClass = (c: KubeObject) => {
+      if (c.spec?.parameters) this.#watchParams();
+      // The default class decides the group of class-less ingresses: look at every ingress again
+      // (no API call; IngressClass changes are rare).
+      for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key, true);
+      q(classGroup(c.metadata.name));
+    };
+    this.#classes?.on({ onAdd: onClass, onUpdate: (_, c) => onClass(c), onDelete: onClass });
+    const users = (ref: string) => new Set(this.#index.users(ref).map((k) => this.#groups.groupOf(k))).forEach(q);
     const onService = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
       const owner = this.#ownerKey(o);
       if (!owner) return users(serviceRef(o.metadata.namespace!, o.metadata.name));
-      // An owned Service (public or stats): its owner needs work when it went away, drifted from
+      // An owned Service (public or stats): its group needs work when it went away, drifted from
       // what we applied, or, for the public one, got another address (the ingress status follows it).
       const drifted = this.#applied.get(objKey(resources.services, o)) !== o.metadata.annotations?.[hashAnnotation];
-      const isPublic = o.metadata.name === proxyName(owner.slice(owner.indexOf("/") + 1));
+      const isPublic = o.metadata.name === proxyOf(owner, this.settings).name;
       const moved = isPublic && (!old || JSON.stringify(loadBalancerOf(old)) !== JSON.stringify(loadBalancerOf(o)));
       if (deleted || drifted || moved) q(owner);
     };
@@ -267,19 +310,86 @@ class Controller {
       onDelete: onSecret,
     });
     for (const [r, i] of this.#owned) {
-      const drift = (o: KubeObject, deleted: boolean) => {
+      const drift = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
         const owner = this.#ownerKey(o);
         if (!owner) return;
         const path = objKey(r, o);
-        if (deleted || this.#applied.get(path) !== o.metadata.annotations?.[hashAnnotation]) q(owner);
+        // A Deployment becoming available (or not) completes the handovers to its group.
+        const availability = r === resources.deployments && available(old) !== available(o);
+        if (deleted || availability || this.#applied.get(path) !== o.metadata.annotations?.[hashAnnotation]) {
+          q(owner);
+        }
       };
-      i.on({ onAdd: (o) => drift(o, false), onUpdate: (_, o) => drift(o, false), onDelete: (o) => drift(o, true) });
+      i.on({
+        onAdd: (o) => drift(o, null, false),
+        onUpdate: (old, o) => drift(o, old, false),
+        onDelete: (o) => drift(o, null, true),
+      });
     }
   }
 
-  #ownerKey(o: KubeObject): string | null {
+  /** Starts the informer of the classes' parameter ConfigMaps (once). */
+  #watchParams(): void {
+    if (this.#params || this.#stopped) return;
+    const i = new Informer(this.client, resources.configMaps, {
+      namespace: this.settings.operatorNamespace,
+      labelSelector: `${managedByLabel}!=${managedByValue}`,
+      resyncMs: this.settings.resyncPeriodMs,
+    });
+    const onParams = (cm: KubeObject) => {
+      for (const c of this.#classes?.store.list() ?? []) {
+        if (parametersRef(c, this.settings.operatorNamespace).ref === keyOf(cm)) {
+          this.#queue.add(classGroup(c.metadata.name));
+        }
+      }
+    };
+    i.on({
+      onAdd: onParams,
+      onUpdate: (_, cm) => onParams(cm),
+      onDelete: onParams,
+      // The classes' groups waited for this first list (#classParams).
+      onSync: () => {
+        for (const c of this.#classes?.store.list() ?? []) {
+          if (c.spec?.parameters) this.#queue.add(classGroup(c.metadata.name));
+        }
+      },
+    });
+    this.#params = i;
+    this.#informers.push(i);
+    i.start();
+  }
+
+  /** The group that made an owned object (its ingress or class annotation), or null. */
+  #ownerKey(o: KubeObject): GroupKey | null {
     if (o.metadata.labels?.[managedByLabel] !== managedByValue) return null;
-    return o.metadata.annotations?.[ingressAnnotation] ?? null;
+    const a = o.metadata.annotations ?? {};
+    if (a[ingressAnnotation] !== undefined) return a[ingressAnnotation];
+    if (a[classOwnerAnnotation] !== undefined) return classGroup(a[classOwnerAnnotation]);
+    return null;
+  }
+
+  /**
+   * Re-files an ingress after a change: its group now, the one before and the one serving it are
+   * looked at (`onlyIfMoved`: only when its group changed, e.g. after an IngressClass event).
+   */
+  #ingressChanged(key: string, onlyIfMoved = false): void {
+    const ing = this.#ingresses.store.get(key);
+    const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
+    const group = handled ? groupOf(ing!, this.#defaultClass()) : null;
+    const before = this.#groups.set(key, group);
+    if (onlyIfMoved && before === group) return;
+    if (handled) this.#index.set(key, refsOf(ing!));
+    else {
+      this.#index.delete(key);
+      this.#validated.delete(`ingress:${key}`);
+    }
+    const serving = this.#served.groupOf(key);
+    const h = this.#handovers.get(key);
+    if (group === null || group === serving) this.#handovers.delete(key);
+    else if (serving !== null && h?.to !== group) {
+      this.#handovers.set(key, { from: serving, to: group, includedAt: null, movedAt: null });
+    }
+    for (const g of new Set([before, group, serving, h?.from])) if (g != null) this.#queue.add(g);
   }
 
   start(): void {
@@ -301,6 +411,8 @@ class Controller {
     this.#stopped = true;
     for (const r of this.#rechecks.values()) clearTimeout(r.timer);
     this.#rechecks.clear();
+    for (const t of this.#graceTimers.values()) clearTimeout(t);
+    this.#graceTimers.clear();
     this.#queue.shutdown();
     await Promise.all(this.#informers.map((i) => i.stop()));
     await Promise.all(this.#workers);
@@ -353,7 +465,7 @@ class Controller {
         if (!this.#stopped) {
           const delay = this.#queue.retry(key);
           log.error("reconcile failed; will retry", {
-            ingress: key,
+            group: key,
             error: err instanceof Error ? err.message : String(err),
             retryInMs: Math.round(delay),
           });
@@ -367,7 +479,7 @@ class Controller {
     }
   }
 
-  /** Schedules (`blocked`) or cancels the next look at an ingress blocked by a foreign object. */
+  /** Schedules (`blocked`) or cancels the next look at a group blocked by a foreign object. */
   #recheck(key: string, blocked: boolean): void {
     let r = this.#rechecks.get(key);
     clearTimeout(r?.timer);
@@ -377,6 +489,18 @@ class Controller {
     }
     if (!r) this.#rechecks.set(key, r = { backoff: new Backoff(1_000, 5 * 60_000) });
     r.timer = setTimeout(() => this.#queue.add(key), r.backoff.next());
+  }
+
+  /** Looks at `group` again in `ms` (a handover's grace period ends). */
+  #later(group: GroupKey, ms: number): void {
+    if (this.#stopped || this.#graceTimers.has(group)) return;
+    this.#graceTimers.set(
+      group,
+      setTimeout(() => {
+        this.#graceTimers.delete(group);
+        this.#queue.add(group);
+      }, Math.max(0, ms)),
+    );
   }
 
   #lookup: ClusterLookup = {
@@ -389,85 +513,266 @@ class Controller {
     return this.#classes ? defaultIngressClass(this.#classes.store.list()) : null;
   }
 
-  async #reconcile(key: string): Promise<string> {
-    const ing = this.#ingresses.store.get(key);
-    if (!ing || !handlesIngress(ing, this.settings.ingressClass, this.#defaultClass())) {
-      this.#index.delete(key);
-      this.#validated.delete(key);
-      return await this.#remove(key) ? "removed" : "unchanged";
+  /** Whether the proxy Deployment of `group` has an available replica (per the cache). */
+  #ready(group: GroupKey): boolean {
+    const p = proxyOf(group, this.settings);
+    return available(this.#owned.get(resources.deployments)?.store.get(`${p.namespace}/${p.name}`) ?? null);
+  }
+
+  /**
+   * The ingresses `group` serves now: its members, and those moving away whose new group is not
+   * serving them yet (until the grace period after their status moved has passed).
+   */
+  #servedIngresses(group: GroupKey): { members: KubeObject[]; leaving: KubeObject[] } {
+    const members: KubeObject[] = [];
+    for (const k of this.#groups.members(group)) {
+      const ing = this.#ingresses.store.get(k);
+      if (ing) members.push(ing);
     }
-    this.#index.set(key, refsOf(ing));
+    const leaving: KubeObject[] = [];
+    for (const k of this.#served.members(group)) {
+      const h = this.#handovers.get(k);
+      const ing = this.#ingresses.store.get(k);
+      if (!h || h.from !== group || !ing) continue;
+      const left = h.movedAt === null ? null : performance.now() - h.movedAt;
+      if (left !== null && left >= this.settings.handoverGraceMs) continue;
+      if (left !== null) this.#later(group, this.settings.handoverGraceMs - left);
+      leaving.push(ing);
+    }
+    return { members, leaving };
+  }
+
+  /** Records the model's problems as Events on the ingresses they concern. */
+  #report(problems: readonly Problem[], ingresses: readonly KubeObject[]): void {
+    const byKey = new Map(ingresses.map((i) => [keyOf(i), i]));
+    for (const p of problems) {
+      if (p.kind === "Ingress") {
+        const ing = byKey.get(p.object);
+        if (ing) this.events.record(ing, "Warning", p.reason, p.message);
+        continue;
+      }
+      // A problem of a Service, EndpointSlice or Secret: on the ingresses of its namespace.
+      const ns = p.object.slice(0, p.object.indexOf("/"));
+      for (const ing of ingresses) {
+        if (ing.metadata.namespace === ns) {
+          this.events.record(ing, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
+        }
+      }
+    }
+  }
+
+  async #reconcile(group: GroupKey): Promise<string> {
+    const { members, leaving } = this.#servedIngresses(group);
+    if (members.length === 0 && leaving.length === 0) {
+      this.#validated.delete(group);
+      const removed = await this.#remove(group, new Set());
+      this.#release(group, []);
+      return removed ? "removed" : "unchanged";
+    }
     const restrictTo = this.settings.restrictToOperatorNamespace ? this.settings.operatorNamespace : null;
-    const built = buildModel({ ingresses: [ing as V1Ingress], lookup: this.#lookup, namespace: restrictTo });
-    for (const p of built.problems) {
-      this.events.record(
-        ing,
-        "Warning",
-        p.reason,
-        p.kind === "Ingress" ? p.message : `${p.kind} ${p.object}: ${p.message}`,
-      );
-    }
+    let ingresses = [...members, ...leaving];
+    let built = buildModel({ ingresses: ingresses as V1Ingress[], lookup: this.#lookup, namespace: restrictTo });
+    this.#report(built.problems, ingresses);
     if (!built.servable) {
-      this.events.record(
-        ing,
-        "Warning",
-        "NotServable",
-        "nothing in this ingress can be routed; the last good configuration keeps serving",
-      );
-      return "invalid";
-    }
-    const rendered = render(built.model, this.templates);
-    const data = configMapData(rendered);
-    this.#counts.renders++;
-    renders.inc();
-    const cfgHash = shortHash(JSON.stringify(data), 32);
-    if (this.validate && this.#validated.get(key) !== cfgHash) {
-      this.#counts.validations++;
-      const problem = await this.validate(rendered);
-      if (problem !== null) {
-        validationFailures.inc();
+      for (const ing of ingresses) {
         this.events.record(
           ing,
           "Warning",
-          "ValidationFailed",
-          `haproxy -c refused the rendered configuration; the last good one keeps serving: ${problem}`,
+          "NotServable",
+          "nothing in this ingress can be routed; the last good configuration keeps serving",
         );
-        return "invalid";
       }
-      this.#validated.set(key, cfgHash);
+      return "invalid";
     }
-    const secretNames = built.model.tls.filter((t) => t.namespace === ing.metadata.namespace).map((t) => t.name);
-    const desired = desiredObjects(ing, data, secretNames, this.settings, this.platform);
+    let rendered = render(built.model, this.templates);
+    let data = configMapData(rendered);
+    this.#counts.renders++;
+    renders.inc();
+    if (this.validate) {
+      const checked = await this.#validateGroup(group, ingresses, built, rendered, restrictTo);
+      if (!checked) return "invalid";
+      if (checked.ingresses !== ingresses) {
+        ingresses = checked.ingresses;
+        built = checked.built;
+        rendered = checked.rendered;
+        data = configMapData(rendered);
+      }
+    }
+    const target = this.#target(group, ingresses[0]);
+    const params = this.#classParams(group);
+    if (params === null) return "waiting";
+    const secrets = built.model.tls.map((t) => ({ namespace: t.namespace, name: t.name }));
+    const desired = proxyObjects(target, data, secrets, this.settings, this.platform, params);
     // Whose is each object? While one of them is someone else's, nothing is written.
     const found: (KubeObject | null)[] = [];
     for (const d of desired) found.push(await this.#current(d.resource, d.object));
     let conflicts = 0;
     for (const [i, current] of found.entries()) {
-      if (!current || ownedBy(current, key, this.settings.controllerId)) continue;
+      if (!current || ownedBy(current, group, this.settings.controllerId)) continue;
       conflicts++;
       ownershipConflicts.inc({ kind: desired[i].resource.kind });
-      this.events.record(ing, "Warning", "OwnershipConflict", conflictMessage(desired[i].resource.kind, current));
+      for (const ing of ingresses) {
+        this.events.record(ing, "Warning", "OwnershipConflict", conflictMessage(desired[i].resource.kind, current));
+      }
     }
     if (conflicts > 0) return "conflict";
     let changed = 0;
     let proxyService: KubeObject | undefined;
     for (const [i, d] of desired.entries()) {
-      const { object, wrote } = await this.#write(key, d.resource, d.object, found[i], ing);
+      const { object, wrote } = await this.#write(group, d.resource, d.object, found[i], ingresses);
       if (wrote) changed++;
       // The status follows the public Service only, never the ClusterIP stats Service.
-      if (d.resource === resources.services && d.object.metadata.name === proxyName(ing.metadata.name)) {
-        proxyService = object;
-      }
+      if (d.resource === resources.services && d.object.metadata.name === target.name) proxyService = object;
     }
-    await this.#updateStatus(key, ing, proxyService);
+    // Objects this group no longer needs (e.g. a Role for Secrets of a namespace it left).
+    await this.#remove(group, new Set(desired.map((d) => objKey(d.resource, d.object))));
+    const served = new Set(ingresses.map(keyOf));
+    this.#release(group, [...served]);
+    for (const ing of ingresses) {
+      if (this.#groups.groupOf(keyOf(ing)) === group) await this.#settle(group, target, ing, proxyService);
+    }
     if (changed > 0) {
       log.info("published proxy configuration", {
-        ingress: key,
+        group,
+        ingresses: served.size,
         objectsWritten: changed,
-        config: proxyName(ing.metadata.name),
+        config: `${target.namespace}/${target.name}`,
       });
     }
     return changed > 0 ? "published" : "unchanged";
+  }
+
+  /**
+   * After `group` published a configuration serving exactly `served`: the ingresses it served
+   * before and no longer does are handed over (or, if no group handles them, lose their status).
+   */
+  #release(group: GroupKey, served: readonly string[]): void {
+    const now = new Set(served);
+    for (const k of [...this.#served.members(group)]) {
+      if (now.has(k)) continue;
+      this.#served.set(k, null);
+      const h = this.#handovers.get(k);
+      if (h?.from === group) {
+        this.#handovers.delete(k);
+        this.#queue.add(h.to);
+      }
+      if (this.#groups.groupOf(k) === null) this.#clearStatus(k);
+    }
+    for (const k of served) if (this.#served.groupOf(k) === null) this.#served.set(k, group);
+  }
+
+  /**
+   * The status of a member of `group`: its address once the group serves it alone. An ingress
+   * moving here from another group keeps its old address until this group's Deployment has an
+   * available replica and has had the grace period to load the configuration serving it; the
+   * old group then keeps serving it for another grace period (clients may still use the old
+   * address) before it drops it.
+   */
+  async #settle(group: GroupKey, target: ProxyTarget, ing: KubeObject, service: KubeObject | undefined) {
+    const key = keyOf(ing);
+    const h = this.#handovers.get(key);
+    if (h && h.to === group) {
+      const now = performance.now();
+      h.includedAt ??= now;
+      if (h.movedAt !== null) return;
+      if (!this.#ready(group)) return; // the Deployment's availability change brings us back
+      const wait = this.settings.handoverGraceMs - (now - h.includedAt);
+      if (wait > 0) return this.#later(group, wait);
+      await this.#updateStatus(group, target, ing, service);
+      h.movedAt = performance.now();
+      this.#queue.add(h.from); // it drops the ingress after the grace period
+      return;
+    }
+    this.#served.set(key, group);
+    await this.#updateStatus(group, target, ing, service);
+  }
+
+  /**
+   * Validates a group's configuration; when `haproxy -c` refuses a merged configuration, each
+   * ingress is validated alone and those refused alone are left out (with an Event), so one
+   * ingress's bad value never takes the others down. Null: nothing valid to publish.
+   */
+  async #validateGroup(
+    group: GroupKey,
+    ingresses: KubeObject[],
+    built: BuildResult,
+    rendered: Rendered,
+    restrictTo: string | null,
+  ): Promise<{ ingresses: KubeObject[]; built: BuildResult; rendered: Rendered } | null> {
+    const check = async (id: string, r: Rendered): Promise<string | null> => {
+      const hash = shortHash(JSON.stringify(configMapData(r)), 32);
+      if (this.#validated.get(id) === hash) return null;
+      this.#counts.validations++;
+      const problem = await this.validate!(r);
+      if (problem === null) this.#validated.set(id, hash);
+      else validationFailures.inc();
+      return problem;
+    };
+    const refused = (ing: KubeObject, problem: string) =>
+      this.events.record(
+        ing,
+        "Warning",
+        "ValidationFailed",
+        `haproxy -c refused the rendered configuration; the last good one keeps serving: ${problem}`,
+      );
+    const whole = await check(group, rendered);
+    if (whole === null) {
+      return { ingresses, built, rendered };
+    }
+    if (ingresses.length === 1) {
+      refused(ingresses[0], whole);
+      return null;
+    }
+    const kept: KubeObject[] = [];
+    for (const ing of ingresses) {
+      const alone = buildModel({ ingresses: [ing as V1Ingress], lookup: this.#lookup, namespace: restrictTo });
+      const problem = alone.servable ? await check(`ingress:${keyOf(ing)}`, render(alone.model, this.templates)) : null;
+      if (problem === null) kept.push(ing);
+      else refused(ing, problem);
+    }
+    if (kept.length === 0 || kept.length === ingresses.length) {
+      if (kept.length === ingresses.length) { for (const ing of ingresses) refused(ing, whole); }
+      return null;
+    }
+    const keptModel = buildModel({ ingresses: kept as V1Ingress[], lookup: this.#lookup, namespace: restrictTo });
+    if (!keptModel.servable) return null;
+    const again = render(keptModel.model, this.templates);
+    const problem = await check(group, again);
+    if (problem !== null) {
+      for (const ing of kept) refused(ing, problem);
+      return null;
+    }
+    return { ingresses: kept, built: keptModel, rendered: again };
+  }
+
+  /** Where the objects of `group` live and who owns them. */
+  #target(group: GroupKey, anyMember: KubeObject): ProxyTarget {
+    const cls = sharedClassOf(group);
+    if (cls === null) return dedicatedTarget(this.#ingresses.store.get(group) ?? anyMember);
+    return sharedTarget(cls, this.#classes?.store.get(cls), this.settings.operatorNamespace);
+  }
+
+  /**
+   * The per-class settings of a shared group (lib/controller/class_params.ts); problems become
+   * Events on the class. Null: its parameters are not listed yet.
+   */
+  #classParams(group: GroupKey): ClassParams | null {
+    const cls = sharedClassOf(group);
+    const ic = cls ? this.#classes?.store.get(cls) : undefined;
+    if (!ic) return defaultClassParams;
+    const { ref, problem } = parametersRef(ic, this.settings.operatorNamespace);
+    if (problem) this.events.record(ic, "Warning", "InvalidParameters", problem);
+    if (!ref) return defaultClassParams;
+    // Not listed yet: publishing the defaults now would roll the proxy out twice; its sync re-queues the group.
+    if (!this.#params?.hasSynced) return null;
+    const cm = this.#params.store.get(ref);
+    if (!cm) {
+      this.events.record(ic, "Warning", "ParametersNotFound", `ConfigMap ${ref} not found; the defaults apply`);
+      return defaultClassParams;
+    }
+    const { params, problems } = parseClassParams(cm.data);
+    for (const p of problems) this.events.record(ic, "Warning", "InvalidParameters", `ConfigMap ${ref}: ${p.message}`);
+    return params;
   }
 
   #cache(r: ResourceType): Informer {
@@ -499,7 +804,7 @@ class Controller {
     r: ResourceType,
     obj: KubeObject,
     current: KubeObject | null,
-    ing: KubeObject,
+    ingresses: readonly KubeObject[],
   ): Promise<{ object: KubeObject; wrote: boolean }> {
     const path = objKey(r, obj);
     const hash = obj.metadata.annotations![hashAnnotation];
@@ -517,12 +822,14 @@ class Controller {
       // A 409, or a 422 on metadata.uid: the object appeared, vanished or was replaced since it
       // was looked at; the retry looks again. Any other 422 is a refused object: report it.
       if (isStatus(err, 422) && !/metadata\.uid/.test(err.message)) {
-        this.events.record(
-          ing,
-          "Warning",
-          "OwnedObjectInvalid",
-          `cannot apply ${r.kind} ${obj.metadata.namespace}/${obj.metadata.name}: ${err.message}`,
-        );
+        for (const ing of ingresses) {
+          this.events.record(
+            ing,
+            "Warning",
+            "OwnedObjectInvalid",
+            `cannot apply ${r.kind} ${obj.metadata.namespace}/${obj.metadata.name}: ${err.message}`,
+          );
+        }
       }
       throw err;
     }
@@ -533,21 +840,38 @@ class Controller {
     return { object: result, wrote: true };
   }
 
-  async #updateStatus(key: string, ing: KubeObject, service: KubeObject | undefined): Promise<void> {
-    const cached = this.#services.store.get(`${ing.metadata.namespace}/${proxyName(ing.metadata.name)}`);
+  async #updateStatus(
+    group: GroupKey,
+    target: ProxyTarget,
+    ing: KubeObject,
+    service: KubeObject | undefined,
+  ): Promise<void> {
+    const cached = this.#services.store.get(`${target.namespace}/${target.name}`);
     // Only a Service of ours gives the ingress its address (the cache may show a foreign one by now).
-    const own = cached ? (ownedBy(cached, key, this.settings.controllerId) ? cached : undefined) : service;
+    const own = cached ? (ownedBy(cached, group, this.settings.controllerId) ? cached : undefined) : service;
     const want = loadBalancerOf(own);
     if (want.length === 0 || statusMatches(ing, want)) return;
+    await this.#patchStatus(ing.metadata.namespace!, ing.metadata.name, want);
+  }
+
+  /** Clears the status of an ingress no group of this controller serves any more (if it still exists). */
+  #clearStatus(key: string): void {
+    const ing = this.#ingresses.store.get(key);
+    if (!ing || statusMatches(ing, [])) return;
+    this.#patchStatus(ing.metadata.namespace!, ing.metadata.name, null).catch((err) =>
+      log.warn("cannot clear the status of an ingress no longer served", {
+        ingress: key,
+        error: err instanceof Error ? err.message : String(err),
+      })
+    );
+  }
+
+  async #patchStatus(ns: string, name: string, want: LoadBalancerIngress[] | null): Promise<void> {
     try {
-      await this.client.request(
-        "PATCH",
-        objectPath(resources.ingresses, ing.metadata.namespace, ing.metadata.name, "status"),
-        {
-          body: { status: { loadBalancer: { ingress: want } } },
-          contentType: "application/merge-patch+json",
-        },
-      );
+      await this.client.request("PATCH", objectPath(resources.ingresses, ns, name, "status"), {
+        body: { status: { loadBalancer: { ingress: want } } },
+        contentType: "application/merge-patch+json",
+      });
       this.#counts.writes++;
       writes.inc({ kind: "Ingress", op: "status" });
     } catch (err) {
@@ -556,21 +880,25 @@ class Controller {
   }
 
   /**
-   * Deletes every object the controller made for the ingress `key`, each by its uid (a
+   * Deletes every object the controller made for `group` but those in `keep`, each by its uid (a
    * same-named object made since is left alone). Returns whether anything was deleted.
    */
-  async #remove(key: string): Promise<boolean> {
+  async #remove(group: GroupKey, keep: ReadonlySet<string>): Promise<boolean> {
     const targets = new Map<string, { r: ResourceType; ns: string; name: string; uid: string }>();
     for (const r of this.#ownedKinds) {
-      for (const o of this.#cache(r).store.byIndex(byIngress, key)) {
-        if (!ownedBy(o, key, this.settings.controllerId)) continue; // e.g. another controller's
-        targets.set(objKey(r, o), { r, ns: o.metadata.namespace!, name: o.metadata.name, uid: o.metadata.uid! });
+      for (const o of this.#cache(r).store.byIndex(byGroup, group)) {
+        if (!ownedBy(o, group, this.settings.controllerId)) continue; // e.g. another controller's
+        const path = objKey(r, o);
+        if (!keep.has(path)) {
+          targets.set(path, { r, ns: o.metadata.namespace!, name: o.metadata.name, uid: o.metadata.uid! });
+        }
       }
     }
-    for (const [path, uid] of this.#publishedBy.get(key) ?? []) {
+    const published = this.#publishedBy.get(group);
+    for (const [path, uid] of published ?? []) {
       const [plural, ns, name] = path.split("/");
       const r = this.#ownedKinds.find((x) => x.plural === plural);
-      if (r) targets.set(path, { r, ns, name, uid });
+      if (r && !keep.has(path)) targets.set(path, { r, ns, name, uid });
     }
     let deleted = 0;
     for (const [path, t] of targets) {
@@ -581,23 +909,40 @@ class Controller {
         writes.inc({ kind: t.r.kind, op: "delete" });
       } else if (outcome === "replaced") {
         ownershipConflicts.inc({ kind: t.r.kind });
-        log.warn("not deleting a proxy object: another object has its name by now", { ingress: key, object: path });
+        log.warn("not deleting a proxy object: another object has its name by now", { group, object: path });
       }
       this.#applied.delete(path);
+      published?.delete(path);
     }
-    this.#publishedBy.delete(key);
-    if (deleted > 0) log.info("removed proxy objects", { ingress: key, objects: deleted });
+    if (keep.size === 0) this.#publishedBy.delete(group);
+    if (deleted > 0) log.info("removed proxy objects", { group, objects: deleted });
     return deleted > 0;
   }
 }
 
-/** An object reduced to what the controller reads of the objects it owns. */
+/** Where the proxy objects of a group live (without building them). */
+function proxyOf(group: GroupKey, settings: ControllerSettings): { name: string; namespace: string } {
+  const cls = sharedClassOf(group);
+  if (cls !== null) return { name: sharedProxyName(cls), namespace: settings.operatorNamespace };
+  const slash = group.indexOf("/");
+  return { name: proxyName(group.slice(slash + 1)), namespace: group.slice(0, slash) };
+}
+
+/** Whether a (cached) proxy Deployment has an available replica. */
+function available(d: KubeObject | null): boolean {
+  return (d?.status?.availableReplicas ?? 0) >= 1;
+}
+
+/** An object reduced to what the controller reads of the objects it owns (and a Deployment's availability). */
 function metadataOnly(o: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences } = dropManagedFields(o).metadata;
+  // Only Deployments have it (list items may lack `kind`).
+  const availableReplicas = o.status?.availableReplicas;
   return {
     apiVersion: o.apiVersion,
     kind: o.kind,
     metadata: { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences },
+    ...(availableReplicas !== undefined ? { status: { availableReplicas } } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * @module controller
- * The ingress controller: `startController(config)` watches the cluster and publishes, per
- * handled ingress, its proxy configuration and proxy objects.
+ * The ingress controller: `startController(config)` watches the cluster and publishes, per proxy
+ * group (a class's shared proxy, or an ingress's dedicated one), its configuration and proxy objects.
  */
 export {
   type ControllerDeps,
@@ -13,3 +13,4 @@ export {
 export { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 export { handlesIngress, ingressClassOf } from "./class.ts";
 export { proxyName, statsServiceName } from "./objects.ts";
+export { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "./groups.ts";

@@ -1,34 +1,51 @@
 /**
  * @module controller/objects
- * The objects a handled ingress owns: the ConfigMap with its rendered configuration (contracts
+ * The objects of one proxy (a class's shared proxy in the controller's namespace, owned by the
+ * IngressClass, or an ingress's dedicated proxy in its namespace, owned by the Ingress:
+ * lib/controller/groups.ts): the configuration (lib/controller/transport.ts: a ConfigMap, contracts
  * §4), the proxy Deployment (haproxy image running `proxy`, exporter sidecar), the public Service
  * in front of it (http and https only), a ClusterIP stats Service (`<proxy name>-stats`: the stats
  * page and the exporter's `metrics`, never behind the public load balancer) and, with `--rbac`, a
  * ServiceAccount, Role and RoleBinding that allow only reading that ConfigMap and the Secrets it
- * needs; the platform (lib/controller/platform.ts) sets the public Service's type and annotations,
+ * needs (a Role and RoleBinding in each namespace holding some of them); the IngressClass's
+ * parameters (lib/controller/class_params.ts) set replicas, resources, node selector and the
+ * Service's type and annotations; the platform (lib/controller/platform.ts) sets the public Service's type and annotations,
  * the proxy pods' API server env and, when the cluster serves it, adds a ServiceMonitor that
  * selects the stats Service's `metrics` port; a PodDisruptionBudget keeps voluntary disruptions
  * to one proxy pod at a time (lib/controller/proxy_pod.ts). Each carries a hash of its content so an unchanged
  * object is never written again.
  */
 import { createHash } from "node:crypto";
-import { apiVersionOf, type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
+import {
+  apiVersionOf,
+  type KubeObject,
+  type OwnerReference,
+  resources,
+  type ResourceType,
+} from "../cluster/resources.ts";
 import { serviceMonitorSpec } from "./monitoring.ts";
 import { defaultPlatform, type Platform } from "./platform.ts";
 import {
+  defaultProxyResources,
   exporterPort,
   httpPort,
   httpsPort,
   proxyDeploymentSpec,
   proxyDisruptionBudgetSpec,
+  type ProxyPodInput,
   statsPort,
 } from "./proxy_pod.ts";
 import type { ControllerSettings } from "./settings.ts";
+import { type ClassParams, defaultClassParams } from "./class_params.ts";
+import { classGroup, sharedProxyName } from "./groups.ts";
+import { configObjects, configReadRules, type ProxyConfigData } from "./transport.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const managedByValue = "ingress-controller";
 export const controllerLabel = "ingress-controller.io/controller";
 export const ingressAnnotation = "ingress-controller.io/ingress";
+/** Marks the objects of a class's shared proxy (value: the class name). */
+export const classOwnerAnnotation = "ingress-controller.io/ingress-class";
 export const hashAnnotation = "ingress-controller.io/hash";
 export const fieldManager = "ingress-controller";
 
@@ -38,12 +55,7 @@ const statsSuffix = "-stats";
 /** Label that tells the stats Service (value `stats`) from the public one; the ServiceMonitor selects on it. */
 export const componentLabel = "app.kubernetes.io/component";
 
-/** The rendered configuration as published in the ConfigMap `data` (contracts §4). */
-export interface ProxyConfigData {
-  "haproxy.cfg": string;
-  "crt-list": string;
-  "secrets.json": string;
-}
+export type { ProxyConfigData } from "./transport.ts";
 
 /** One owned object to apply, with the resource it belongs to. */
 export interface Desired {
@@ -103,7 +115,72 @@ function canonicalJson(v: unknown): string {
   );
 }
 
-/** Builds every object `ingress` owns, each with its hash annotation. */
+/** Whose proxy objects these are, where they live and what marks them as ours. */
+export interface ProxyTarget {
+  /** The proxy group (lib/controller/groups.ts): an ingress key, or `class:<name>`. */
+  group: string;
+  /** Name of the ConfigMap, Deployment, public Service (and RBAC objects). */
+  name: string;
+  statsName: string;
+  namespace: string;
+  /** The owner's mark: the ingress annotation (dedicated) or the class annotation (shared). */
+  ownerAnnotations: Readonly<Record<string, string>>;
+  ownerReferences: OwnerReference[];
+}
+
+/** The dedicated proxy of `ingress`: its own objects in its namespace, owned by it. */
+export function dedicatedTarget(ingress: KubeObject): ProxyTarget {
+  const key = `${ingress.metadata.namespace}/${ingress.metadata.name}`;
+  return {
+    group: key,
+    name: proxyName(ingress.metadata.name),
+    statsName: statsServiceName(ingress.metadata.name),
+    namespace: ingress.metadata.namespace!,
+    ownerAnnotations: { [ingressAnnotation]: key },
+    ownerReferences: [{
+      apiVersion: apiVersionOf(resources.ingresses),
+      kind: "Ingress",
+      name: ingress.metadata.name,
+      uid: ingress.metadata.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    }],
+  };
+}
+
+/**
+ * The shared proxy of the class `className` in the controller's namespace, owned by the
+ * IngressClass when it exists (deleting the class lets the garbage collector remove it; the
+ * controller also removes it once no handled ingress is left in the group).
+ */
+export function sharedTarget(className: string, ingressClass: KubeObject | undefined, namespace: string): ProxyTarget {
+  const name = sharedProxyName(className);
+  return {
+    group: classGroup(className),
+    name,
+    statsName: `${name}${statsSuffix}`,
+    namespace,
+    ownerAnnotations: { [classOwnerAnnotation]: className },
+    ownerReferences: ingressClass?.metadata.uid
+      ? [{
+        apiVersion: apiVersionOf(resources.ingressClasses),
+        kind: "IngressClass",
+        name: ingressClass.metadata.name,
+        uid: ingressClass.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: false,
+      }]
+      : [],
+  };
+}
+
+/** A TLS Secret a proxy reads. */
+export interface SecretRef {
+  namespace: string;
+  name: string;
+}
+
+/** Builds every object `ingress`'s dedicated proxy owns, each with its hash annotation. */
 export function desiredObjects(
   ingress: KubeObject,
   data: ProxyConfigData,
@@ -112,8 +189,20 @@ export function desiredObjects(
   platform: Platform = defaultPlatform,
 ): Desired[] {
   const ns = ingress.metadata.namespace!;
-  const name = proxyName(ingress.metadata.name);
-  const key = `${ns}/${ingress.metadata.name}`;
+  const secrets = secretNames.map((name) => ({ namespace: ns, name }));
+  return proxyObjects(dedicatedTarget(ingress), data, secrets, settings, platform);
+}
+
+/** Builds every object of the proxy `target`, each with its hash annotation. */
+export function proxyObjects(
+  target: ProxyTarget,
+  data: ProxyConfigData,
+  secrets: readonly SecretRef[],
+  settings: ControllerSettings,
+  platform: Platform = defaultPlatform,
+  params: ClassParams = defaultClassParams,
+): Desired[] {
+  const { name, namespace: ns } = target;
   const labels = {
     [managedByLabel]: managedByValue,
     [controllerLabel]: controllerLabelValue(settings.controllerId),
@@ -123,24 +212,17 @@ export function desiredObjects(
   const selector = { "app.kubernetes.io/name": "haproxy", "app.kubernetes.io/instance": name };
   // The pods' selector plus the component label: matches the stats Service and not the public one.
   const statsSelector = { ...selector, [componentLabel]: "stats" };
-  const ownerReferences = [{
-    apiVersion: apiVersionOf(resources.ingresses),
-    kind: "Ingress",
-    name: ingress.metadata.name,
-    uid: ingress.metadata.uid!,
-    controller: true,
-    blockOwnerDeletion: true,
-  }];
   const meta = (
     objName = name,
     annotations: Readonly<Record<string, string>> = {},
     extraLabels: Readonly<Record<string, string>> = {},
+    objNamespace = ns,
   ) => ({
     name: objName,
-    namespace: ns,
+    namespace: objNamespace,
     labels: { ...labels, ...extraLabels },
-    annotations: { ...annotations, [ingressAnnotation]: key },
-    ownerReferences,
+    annotations: { ...annotations, ...target.ownerAnnotations },
+    ...(target.ownerReferences.length > 0 ? { ownerReferences: target.ownerReferences } : {}),
   });
   const obj = (
     r: ResourceType,
@@ -148,30 +230,31 @@ export function desiredObjects(
     objName?: string,
     annotations?: Readonly<Record<string, string>>,
     extraLabels?: Readonly<Record<string, string>>,
+    objNamespace?: string,
   ): Desired => ({
     resource: r,
     object: withHash({
       apiVersion: apiVersionOf(r),
       kind: r.kind,
-      metadata: meta(objName, annotations, extraLabels),
+      metadata: meta(objName, annotations, extraLabels, objNamespace),
       ...body,
     }),
   });
   const monitor = platform.serviceMonitor;
+  const deploymentSpec = proxyDeploymentSpec({
+    name,
+    namespace: ns,
+    labels,
+    selector,
+    serviceAccount: settings.rbac ? name : null,
+    env: platform.proxyEnv,
+    settings,
+    ...podParams(params),
+  });
 
   const out: Desired[] = [
-    obj(resources.configMaps, { data: { ...data } }),
-    obj(resources.deployments, {
-      spec: proxyDeploymentSpec({
-        name,
-        namespace: ns,
-        labels,
-        selector,
-        serviceAccount: settings.rbac ? name : null,
-        env: platform.proxyEnv,
-        settings,
-      }),
-    }),
+    ...configObjects(name, data).map((t) => obj(t.resource, t.body, t.name)),
+    obj(resources.deployments, { spec: deploymentSpec }),
     obj(
       resources.services,
       {
@@ -180,7 +263,7 @@ export function desiredObjects(
           // status then shows its address; until it has one, the cluster IP), node ports on
           // providers without one (lib/cloud/providers.ts). Only traffic ports: the stats page
           // and the metrics must never be reachable through the load balancer.
-          type: platform.exposure.serviceType,
+          type: params.serviceType ?? platform.exposure.serviceType,
           selector,
           ports: [
             { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
@@ -189,7 +272,7 @@ export function desiredObjects(
         },
       },
       undefined,
-      platform.exposure.annotations,
+      { ...platform.exposure.annotations, ...params.serviceAnnotations },
     ),
     obj(
       resources.services,
@@ -205,36 +288,64 @@ export function desiredObjects(
           ],
         },
       },
-      statsServiceName(ingress.metadata.name),
+      target.statsName,
       undefined,
       { [componentLabel]: "stats" },
     ),
   ];
   if (monitor) out.push(obj(monitor, { spec: serviceMonitorSpec(statsSelector, ns, "metrics") }));
   if (settings.rbac) {
-    const rules: unknown[] = [
-      { apiGroups: [""], resources: ["configmaps"], resourceNames: [name], verbs: ["get", "list", "watch"] },
-    ];
-    if (secretNames.length > 0) {
-      rules.push({
-        apiGroups: [""],
-        resources: ["secrets"],
-        resourceNames: [...secretNames].sort(),
-        verbs: ["get", "list", "watch"],
-      });
+    // Read access to the configuration and to the Secrets it lists: a Role in each namespace
+    // holding some of them (a shared proxy serves ingresses of many namespaces), bound to the
+    // proxy's ServiceAccount.
+    const byNs = new Map<string, string[]>([[ns, []]]);
+    for (const s of secrets) byNs.set(s.namespace, [...(byNs.get(s.namespace) ?? []), s.name]);
+    out.push(obj(resources.serviceAccounts, {}));
+    for (const [roleNs, names] of [...byNs].sort(([a], [b]) => a === ns ? -1 : b === ns ? 1 : a.localeCompare(b))) {
+      const rules: unknown[] = roleNs === ns ? configReadRules(name) : [];
+      if (names.length > 0) {
+        rules.push({
+          apiGroups: [""],
+          resources: ["secrets"],
+          resourceNames: [...new Set(names)].sort(),
+          verbs: ["get", "list", "watch"],
+        });
+      }
+      out.push(
+        obj(resources.roles, { rules }, name, undefined, undefined, roleNs),
+        obj(
+          resources.roleBindings,
+          {
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+            subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
+          },
+          name,
+          undefined,
+          undefined,
+          roleNs,
+        ),
+      );
     }
-    out.push(
-      obj(resources.serviceAccounts, {}),
-      obj(resources.roles, { rules }),
-      obj(resources.roleBindings, {
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-        subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
-      }),
-    );
   }
   // Last, so that the indices of the objects above stay as they were before it existed.
   out.push(obj(resources.podDisruptionBudgets, { spec: proxyDisruptionBudgetSpec(selector) }));
   return out;
+}
+
+/**
+ * The class's replicas, node selector and haproxy container resources (merged over the defaults:
+ * a class that sets only limits keeps the default requests).
+ */
+function podParams(params: ClassParams): Partial<ProxyPodInput> {
+  const { requests, limits } = params.resources;
+  return {
+    ...(params.replicas !== null ? { replicas: params.replicas } : {}),
+    nodeSelector: params.nodeSelector,
+    proxyResources: {
+      requests: { ...defaultProxyResources.requests, ...requests },
+      ...(Object.keys(limits).length > 0 ? { limits: { ...limits } } : {}),
+    },
+  };
 }
 
 /** The kinds of owned objects, in the order they are deleted. */

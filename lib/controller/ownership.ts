@@ -1,13 +1,21 @@
 /**
  * @module controller/ownership
  * Which existing objects the controller may change or delete: only those it created for the
- * ingress. Anything else with the same name (a user's ConfigMap `app-haproxy`, another
+ * proxy group (an ingress's dedicated proxy, or a class's shared proxy). Anything else with the same name (a user's ConfigMap `app-haproxy`, another
  * controller's proxy) is a conflict: it is left untouched, reported, and the ingress is not
  * served through it. Without this rule an Ingress author could make the controller modify or
  * delete objects with the controller's own rights (a confused deputy).
  */
 import { apiVersionOf, type KubeObject, resources } from "../cluster/resources.ts";
-import { controllerLabel, controllerLabelValue, ingressAnnotation, managedByLabel, managedByValue } from "./objects.ts";
+import { sharedClassOf } from "./groups.ts";
+import {
+  classOwnerAnnotation,
+  controllerLabel,
+  controllerLabelValue,
+  ingressAnnotation,
+  managedByLabel,
+  managedByValue,
+} from "./objects.ts";
 
 const ingressApiVersion = apiVersionOf(resources.ingresses);
 
@@ -21,6 +29,8 @@ const ingressApiVersion = apiVersionOf(resources.ingresses);
  * takes write access to the object itself, which needs no deputy.
  */
 export function ownedBy(o: KubeObject, ingressKey: string, controllerId: string): boolean {
+  const cls = sharedClassOf(ingressKey);
+  if (cls !== null) return ownedByClass(o, cls, controllerId);
   const slash = ingressKey.indexOf("/");
   const [ns, name] = [ingressKey.slice(0, slash), ingressKey.slice(slash + 1)];
   const m = o.metadata;
@@ -30,6 +40,24 @@ export function ownedBy(o: KubeObject, ingressKey: string, controllerId: string)
     m.annotations?.[ingressAnnotation] === ingressKey &&
     (m.ownerReferences ?? []).some((r) =>
       r.controller === true && r.kind === "Ingress" && r.apiVersion === ingressApiVersion && r.name === name
+    );
+}
+
+/**
+ * Whether `o` is an object this controller made for the shared proxy of the class `className`:
+ * our labels, our class annotation, no ingress annotation, and no controlling owner but that
+ * IngressClass (none while the class object does not exist). These objects live in the
+ * controller's namespace (the Roles and RoleBindings for Secrets also in the Secrets'
+ * namespaces), where Ingress authors do not write.
+ */
+function ownedByClass(o: KubeObject, className: string, controllerId: string): boolean {
+  const m = o.metadata;
+  return m.labels?.[managedByLabel] === managedByValue &&
+    m.labels?.[controllerLabel] === controllerLabelValue(controllerId) &&
+    m.annotations?.[classOwnerAnnotation] === className &&
+    m.annotations?.[ingressAnnotation] === undefined &&
+    (m.ownerReferences ?? []).every((r) =>
+      r.controller !== true || (r.kind === "IngressClass" && r.name === className)
     );
 }
 

@@ -65,6 +65,8 @@ export interface ProxyPodInput {
   proxyResources?: ContainerResources;
   /** Default {@link defaultExporterResources}. */
   exporterResources?: ContainerResources;
+  /** The pods' node selector; default none. */
+  nodeSelector?: Readonly<Record<string, string>>;
 }
 
 /** Both containers: nothing but their own files, no privilege, no writable image. */
@@ -114,6 +116,7 @@ export function proxyDeploymentSpec(p: ProxyPodInput): Record<string, unknown> {
         },
         // Drain, then the soft stop's bound, then a margin for the process to exit.
         terminationGracePeriodSeconds: shutdownDrainSeconds + shutdownTimeoutSeconds + 5,
+        ...(p.nodeSelector && Object.keys(p.nodeSelector).length > 0 ? { nodeSelector: { ...p.nodeSelector } } : {}),
         topologySpreadConstraints: [{
           maxSkew: 1,
           topologyKey: "kubernetes.io/hostname",

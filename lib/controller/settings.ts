@@ -31,6 +31,11 @@ export interface ControllerSettings {
   workers: number;
   /** Coalescing window of the work queue. */
   coalesceMs: number;
+  /**
+   * How long an ingress moving to another proxy group stays in its old group's configuration after
+   * its status shows the new address (clients may still resolve the old one).
+   */
+  handoverGraceMs: number;
   /** Label value that marks the objects of this controller (several controllers may share a cluster). */
   controllerId: string;
   /** `--cloud-provider` (lib/cloud/providers.ts); null: unset. */
@@ -65,6 +70,7 @@ export const defaultSettings: ControllerSettings = {
   haproxyBinary: "haproxy",
   workers: 4,
   coalesceMs: 10,
+  handoverGraceMs: 10_000,
   controllerId: "default",
   cloudProvider: null,
   cloudConfig: null,

@@ -15,7 +15,7 @@ import { freePorts } from "../localenv/ports.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import { startController } from "../controller/controller.ts";
-import { proxyName } from "../controller/objects.ts";
+import { sharedProxyName } from "../controller/groups.ts";
 import { log } from "../log/logger.ts";
 import { runProxy } from "../proxy/command.ts";
 import { privateAddress } from "../localenv/netns.ts";
@@ -100,10 +100,13 @@ export async function runStack(dir: string, signal: AbortSignal): Promise<void> 
 
     const ctl = await startController({ kubeconfig: cp.adminKubeConfigPath, resyncPeriodMs: 600_000 });
     cleanups.push(() => ctl.stop());
-    const configmap = proxyName(demo.ingress);
+    // The sample ingress has no class and the demo cluster no default class: the shared proxy of
+    // class-less ingresses, in the controller's namespace, serves it.
+    const configmap = sharedProxyName("");
+    const proxyNamespace = ctl.settings.operatorNamespace;
     await waitFor("the controller to publish the proxy configuration", signal, async () => {
       try {
-        await client.request("GET", objectPath(resources.configMaps, demo.namespace, configmap));
+        await client.request("GET", objectPath(resources.configMaps, proxyNamespace, configmap));
         return true;
       } catch {
         return false;
@@ -116,7 +119,7 @@ export async function runStack(dir: string, signal: AbortSignal): Promise<void> 
     const stopProxy = new AbortController();
     const proxyDone = runProxy({
       kubeconfig: cp.adminKubeConfigPath,
-      namespace: demo.namespace,
+      namespace: proxyNamespace,
       configmap,
       haproxy: await ensureHaproxy(),
       workDir,

@@ -12,6 +12,7 @@ import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { collectionPath, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import { type ControllerHandle, startController } from "../controller/controller.ts";
 import type { ControllerSettings } from "../controller/settings.ts";
+import { dedicatedValue, proxyModeAnnotation } from "../controller/groups.ts";
 import { privateAddress } from "./netns.ts";
 
 export { resources };
@@ -176,6 +177,22 @@ export function ingressObj(
       })),
     },
   };
+}
+
+/** `ingressObj` with `ingress-controller.io/proxy: dedicated`: the ingress gets a proxy of its own. */
+export function dedicatedIngressObj(...[ns, name, rules, opts = {}]: Parameters<typeof ingressObj>): KubeObject {
+  return ingressObj(ns, name, rules, {
+    ...opts,
+    annotations: { ...opts.annotations, [proxyModeAnnotation]: dedicatedValue },
+  });
+}
+
+/** Plays the Deployment controller (the API server alone runs none): the Deployment reports `n` available replicas. */
+export async function setDeploymentAvailable(cluster: Cluster, ns: string, name: string, n = 1): Promise<void> {
+  await cluster.client.request("PATCH", objectPath(resources.deployments, ns, name, "status"), {
+    body: { status: { replicas: n, readyReplicas: n, availableReplicas: n, updatedReplicas: n } },
+    contentType: "application/merge-patch+json",
+  });
 }
 
 /** Test backends on private addresses `first`, `first+1`, … all on `port`. */

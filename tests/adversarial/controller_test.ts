@@ -11,7 +11,14 @@ import { proxyName, statsServiceName } from "../../lib/controller/objects.ts";
 import type { ControllerHandle } from "../../lib/controller/controller.ts";
 import type { KubeObject, ResourceType } from "../../lib/cluster/resources.ts";
 import { collectionPath, objectPath } from "../../lib/cluster/resources.ts";
-import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import {
+  Cluster,
+  controller,
+  dedicatedIngressObj as ingressObj,
+  eventually,
+  resources,
+  serviceObj,
+} from "../../lib/localenv/harness.ts";
 import { registry } from "../../lib/metrics.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 

@@ -1,6 +1,8 @@
 /**
  * The controller loop against the real kube-apiserver (no traffic: that is tests/e2e): owned
  * objects, steady state without writes, coalescing, the reverse index, drift repair, removal.
+ * Every ingress here asks for a dedicated proxy (its own objects, named after it, in its
+ * namespace): the per-ingress behaviour; shared proxies are tests/controller/groups_test.ts.
  */
 import assert from "node:assert/strict";
 import {
@@ -13,7 +15,14 @@ import {
   statsServiceName,
 } from "../../lib/controller/objects.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
-import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import {
+  Cluster,
+  controller,
+  dedicatedIngressObj as ingressObj,
+  eventually,
+  resources,
+  serviceObj,
+} from "../../lib/localenv/harness.ts";
 
 type Port = { name: string; port: number; nodePort?: number };
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { desiredObjects } from "../../lib/controller/objects.ts";
+import { desiredObjects, proxyObjects, sharedTarget } from "../../lib/controller/objects.ts";
 import { conflictMessage, ownedBy } from "../../lib/controller/ownership.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
@@ -53,4 +53,36 @@ Deno.test("ownership: the conflict message names the object and says it is left 
   const msg = conflictMessage("ConfigMap", { metadata: { name: "web-haproxy", namespace: "shop" } });
   assert.match(msg, /^ConfigMap shop\/web-haproxy already exists and was not created by this controller/);
   assert.match(msg, /left untouched/);
+});
+
+Deno.test("ownership: a class's shared proxy objects are ours for that class only", () => {
+  const target = sharedTarget("edge", { metadata: { name: "edge", uid: "c-1" } }, "ops");
+  const secrets = [{ namespace: "shop", name: "tls" }];
+  const shared = proxyObjects(target, data, secrets, settings).map((d) => structuredClone(d.object));
+  assert.ok(
+    shared.some((o) => o.metadata.namespace === "shop" && o.kind === "Role"),
+    "a Role for the Secret's namespace",
+  );
+  for (const o of shared) {
+    assert.ok(ownedBy(o, "class:edge", "default"), `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`);
+    assert.ok(!ownedBy(o, "class:web", "default"), "another class");
+    assert.ok(!ownedBy(o, "ops/haproxy-class-edge", "default"), "an ingress's");
+  }
+  const cases: [string, (o: KubeObject) => void][] = [
+    ["no managed-by label", (o) => delete o.metadata.labels!["app.kubernetes.io/managed-by"]],
+    ["another controller", (o) => o.metadata.labels!["ingress-controller.io/controller"] = "other"],
+    ["no class annotation", (o) => delete o.metadata.annotations!["ingress-controller.io/ingress-class"]],
+    ["an ingress annotation too", (o) => o.metadata.annotations!["ingress-controller.io/ingress"] = "ops/x"],
+    ["controlled by an Ingress", (o) => o.metadata.ownerReferences![0].kind = "Ingress"],
+    ["controlled by another class", (o) => o.metadata.ownerReferences![0].name = "web"],
+  ];
+  for (const [what, change] of cases) {
+    const o = structuredClone(shared[0]);
+    change(o);
+    assert.ok(!ownedBy(o, "class:edge", "default"), what);
+  }
+  // Without an IngressClass object there is no owner reference; the marks still decide.
+  const ownerless = proxyObjects(sharedTarget("edge", undefined, "ops"), data, [], settings)[0].object;
+  assert.equal(ownerless.metadata.ownerReferences, undefined);
+  assert.ok(ownedBy(ownerless, "class:edge", "default"));
 });

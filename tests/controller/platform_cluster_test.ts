@@ -9,7 +9,14 @@ import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
 import type { ResourceType } from "../../lib/cluster/resources.ts";
 import { discoverServiceMonitor } from "../../lib/controller/monitoring.ts";
 import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
-import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import {
+  Cluster,
+  controller,
+  dedicatedIngressObj as ingressObj,
+  eventually,
+  resources,
+  serviceObj,
+} from "../../lib/localenv/harness.ts";
 
 const crds: ResourceType = {
   group: "apiextensions.k8s.io",

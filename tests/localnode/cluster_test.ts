@@ -92,7 +92,8 @@ Deno.test({
         const ctl = await startController({ kubeconfig: c.kubeconfig, rbac: true, resyncPeriodMs: 600_000 });
         try {
           await api(c, "POST", `/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`, {
-            metadata: { name: "web", namespace: NS },
+            // A proxy of its own, in its namespace (the shared proxies are tests/e2e/shared_proxy_e2e_test.ts).
+            metadata: { name: "web", namespace: NS, annotations: { "ingress-controller.io/proxy": "dedicated" } },
             spec: {
               rules: [{
                 host: "web.example",

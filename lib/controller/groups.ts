@@ -1,0 +1,94 @@
+/**
+ * @module controller/groups
+ * Which proxy serves an ingress (docs/proxy-groups.md). A proxy group is the unit the controller
+ * reconciles and publishes: `class:<name>`, the shared proxy of an IngressClass in the
+ * controller's namespace, or `<namespace>/<name>`, the dedicated proxy an Ingress asks for with
+ * `ingress-controller.io/proxy: dedicated` (its own objects in its namespace, as before shared
+ * proxies existed: the group key is the ingress key). A class-less ingress the controller handles
+ * joins the default IngressClass's group; without a default class, the group `class:` (proxy
+ * `haproxy-shared`). The index keeps both directions so an event touches only its groups.
+ */
+import type { KubeObject } from "../cluster/resources.ts";
+import { ingressClassOf } from "./class.ts";
+import { createHash } from "node:crypto";
+
+export const proxyModeAnnotation = "ingress-controller.io/proxy";
+export const dedicatedValue = "dedicated";
+const classPrefix = "class:";
+const dns1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/** `class:<name>` or an ingress key `<namespace>/<name>` (dedicated). */
+export type GroupKey = string;
+
+export function classGroup(className: string): GroupKey {
+  return `${classPrefix}${className}`;
+}
+
+/** The class of a shared group (`""`: class-less ingresses without a default class), or null for a dedicated one. */
+export function sharedClassOf(group: GroupKey): string | null {
+  return group.startsWith(classPrefix) ? group.slice(classPrefix.length) : null;
+}
+
+/** Whether `ingress` asks for its own proxy. */
+export function isDedicated(ingress: KubeObject): boolean {
+  return ingress.metadata.annotations?.[proxyModeAnnotation] === dedicatedValue;
+}
+
+/** The group of a handled ingress. */
+export function groupOf(ingress: KubeObject, defaultClass: string | null): GroupKey {
+  if (isDedicated(ingress)) return `${ingress.metadata.namespace}/${ingress.metadata.name}`;
+  return classGroup(ingressClassOf(ingress, defaultClass) ?? "");
+}
+
+/**
+ * Name of a shared proxy's objects: `haproxy-class-<class>` while that is a DNS-1035 label of at
+ * most 55 characters (room for `-stats`), else `haproxy-class-<hash>`; `haproxy-shared` for
+ * class-less ingresses without a default class. Dedicated proxies are `<ingress>-haproxy` or
+ * `haproxy-<hash>` (lib/controller/objects.ts), so the two never share a name unless a class name
+ * ends in `-haproxy`; the ownership rule then refuses the other's object.
+ */
+export function sharedProxyName(className: string): string {
+  if (className === "") return "haproxy-shared";
+  const name = `haproxy-class-${className}`;
+  return dns1035.test(name) && name.length <= 55
+    ? name
+    : `haproxy-class-${createHash("sha256").update(className).digest("hex").slice(0, 10)}`;
+}
+
+/** Ingress key ↔ group, kept in step with the Ingress informer. */
+export class GroupIndex {
+  #groupOf = new Map<string, GroupKey>();
+  #members = new Map<GroupKey, Set<string>>();
+
+  /** Sets the group of `ingressKey` (null: not handled); returns its previous group. */
+  set(ingressKey: string, group: GroupKey | null): GroupKey | null {
+    const old = this.#groupOf.get(ingressKey) ?? null;
+    if (old === group) return old;
+    if (old !== null) {
+      const s = this.#members.get(old)!;
+      s.delete(ingressKey);
+      if (s.size === 0) this.#members.delete(old);
+    }
+    if (group === null) {
+      this.#groupOf.delete(ingressKey);
+    } else {
+      this.#groupOf.set(ingressKey, group);
+      let s = this.#members.get(group);
+      if (!s) this.#members.set(group, s = new Set());
+      s.add(ingressKey);
+    }
+    return old;
+  }
+
+  groupOf(ingressKey: string): GroupKey | null {
+    return this.#groupOf.get(ingressKey) ?? null;
+  }
+
+  members(group: GroupKey): ReadonlySet<string> {
+    return this.#members.get(group) ?? new Set();
+  }
+
+  groups(): GroupKey[] {
+    return [...this.#members.keys()];
+  }
+}

@@ -1,0 +1,375 @@
+/**
+ * Proxy groups against the real kube-apiserver (no traffic: that is
+ * tests/e2e/shared_proxy_e2e_test.ts): the shared proxy of a class in the controller's
+ * namespace, merging, conflicts, isolation, status, per-class parameters, a dedicated proxy
+ * beside it, and moving an ingress between the two (docs/proxy-groups.md).
+ */
+import assert from "node:assert/strict";
+import { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "../../lib/controller/groups.ts";
+import { proxyName } from "../../lib/controller/objects.ts";
+import {
+  Cluster,
+  controller,
+  eventually,
+  ingressObj,
+  resources,
+  serviceObj,
+  setDeploymentAvailable,
+  sliceObj,
+} from "../../lib/localenv/harness.ts";
+import type { KubeObject } from "../../lib/cluster/resources.ts";
+import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
+
+const dedicated = { [proxyModeAnnotation]: dedicatedValue };
+const managed = "app.kubernetes.io/managed-by=ingress-controller";
+
+const statusIp = async (cluster: Cluster, ns: string, name: string) =>
+  (await cluster.get(resources.ingresses, ns, name))?.status?.loadBalancer?.ingress?.[0]?.ip ?? null;
+
+Deno.test("proxy groups against a real API server", async (t) => {
+  const cluster = await Cluster.start();
+  try {
+    const ops = await cluster.namespace("ops");
+    const [a, b] = [await cluster.namespace("team-a"), await cluster.namespace("team-b")];
+    for (const ns of [a, b]) {
+      await cluster.apply(resources.services, serviceObj(ns, "web"));
+      await cluster.apply(
+        resources.endpointSlices,
+        sliceObj(ns, "web", [{ address: ns === a ? "10.9.0.1" : "10.9.0.2", port: 8080 } as any]),
+      );
+    }
+    await cluster.apply(resources.ingressClasses, {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "IngressClass",
+      metadata: { name: "edge" },
+      spec: {
+        controller: "ingress-controller.io/haproxy",
+        parameters: { kind: "ConfigMap", scope: "Namespace", namespace: ops, name: "edge-params" },
+      },
+    });
+    await cluster.apply(resources.configMaps, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "edge-params", namespace: ops },
+      data: { "replicas": "many", "service-type": "ClusterIP", "service-annotations": '{"example.com/lb":"internal"}' },
+    });
+    const edge = { className: "edge" };
+    await cluster.apply(resources.ingresses, ingressObj(a, "one", [{ host: "one.example", service: "web" }], edge));
+    await cluster.apply(resources.ingresses, ingressObj(a, "two", [{ host: "two.example", service: "web" }], edge));
+    await cluster.apply(resources.ingresses, ingressObj(b, "three", [{ host: "three.example", service: "web" }], edge));
+    const ctl = await controller(cluster, {
+      ingressClass: "edge",
+      controllerId: "edge",
+      operatorNamespace: ops,
+      validateProxyConfig: true,
+      handoverGraceMs: 300,
+    });
+    const shared = sharedProxyName("edge");
+    const config = async () => (await cluster.get(resources.configMaps, ops, shared))?.data?.["haproxy.cfg"] ?? "";
+    try {
+      await t.step("three ingresses of two namespaces share one proxy in the controller's namespace", async () => {
+        await eventually("the shared configuration with all three hosts", async () => {
+          const cfg = await config();
+          return ["one.example", "two.example", "three.example"].every((h) => cfg.includes(h));
+        });
+        const cfg = await config();
+        // Each ingress routes to the Service of its own namespace.
+        assert.match(cfg, new RegExp(`be_${a}_web_80`));
+        assert.match(cfg, new RegExp(`be_${b}_web_80`));
+        const dep = await eventually("the shared Deployment", () => cluster.get(resources.deployments, ops, shared));
+        assert.equal(dep.metadata.labels?.["app.kubernetes.io/managed-by"], "ingress-controller");
+        assert.equal(dep.metadata.labels?.["app.kubernetes.io/name"], "haproxy");
+        const ic = (await cluster.get(resources.ingressClasses, null, "edge"))!;
+        assert.deepEqual(
+          dep.metadata.ownerReferences?.map((o: any) => [o.kind, o.name, o.uid, o.controller]),
+          [["IngressClass", "edge", ic.metadata.uid, true]],
+        );
+        for (const ns of [a, b]) {
+          assert.deepEqual(await cluster.list(resources.configMaps, ns, managed), [], `no proxy objects in ${ns}`);
+          assert.deepEqual(await cluster.list(resources.deployments, ns, managed), [], `no proxy in ${ns}`);
+        }
+      });
+
+      await t.step("per-class parameters: good keys apply, a bad one gets an Event and its default", async () => {
+        const svc = await eventually("the shared Service", () => cluster.get(resources.services, ops, shared));
+        assert.equal(svc.spec.type, "ClusterIP");
+        assert.equal(svc.metadata.annotations?.["example.com/lb"], "internal");
+        assert.equal((await cluster.get(resources.deployments, ops, shared))!.spec.replicas, 1);
+        const ev = await eventually(
+          "an InvalidParameters Event on the IngressClass",
+          async () => (await cluster.events("default", "edge")).find((e) => e.reason === "InvalidParameters"),
+        );
+        assert.match(ev.message, /replicas: "many" is not a whole number/);
+        await cluster.apply(resources.configMaps, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "edge-params", namespace: ops },
+          data: {
+            "replicas": "2",
+            "service-type": "ClusterIP",
+            "resources.requests.cpu": "250m",
+            "node-selector": '{"kubernetes.io/os":"linux"}',
+          },
+        });
+        const dep = await eventually("the Deployment rewritten", async () => {
+          const d = await cluster.get(resources.deployments, ops, shared);
+          return d?.spec.replicas === 2 && d;
+        });
+        const haproxy = dep.spec.template.spec.containers.find((c: { name: string }) => c.name === "haproxy");
+        assert.equal(haproxy.resources.requests.cpu, "250m");
+        assert.deepEqual(dep.spec.template.spec.nodeSelector, { "kubernetes.io/os": "linux" });
+      });
+
+      await t.step("every served ingress shows the shared Service's address", async () => {
+        const svc = (await cluster.get(resources.services, ops, shared))!;
+        for (const [ns, name] of [[a, "one"], [a, "two"], [b, "three"]]) {
+          await eventually(
+            `status of ${ns}/${name}`,
+            async () => (await statusIp(cluster, ns, name)) === svc.spec.clusterIP,
+          );
+        }
+      });
+
+      await t.step("a route conflict: the oldest ingress wins, the other gets an Event naming it", async () => {
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(
+            b,
+            "late",
+            [{ host: "one.example", service: "web" }, { host: "late.example", service: "web" }],
+            edge,
+          ),
+        );
+        const ev = await eventually(
+          "a RouteConflict Event on the later ingress",
+          async () => (await cluster.events(b, "late")).find((e) => e.reason === "RouteConflict"),
+        );
+        assert.equal(ev.type, "Warning");
+        assert.match(ev.message, new RegExp(`already routed by ingress ${a}/one`));
+        await eventually(
+          "the later ingress's other host served",
+          async () => (await config()).includes("late.example"),
+        );
+        assert.equal((await cluster.events(a, "one")).filter((e) => e.reason === "RouteConflict").length, 0);
+      });
+
+      await t.step("a bad Secret in one ingress leaves the others' routes alone", async () => {
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(b, "late", [{ host: "late.example", service: "web" }], {
+            ...edge,
+            tls: [{ hosts: ["late.example"], secretName: "missing" }],
+          }),
+        );
+        await eventually(
+          "a SecretNotFound Event on that ingress",
+          async () => (await cluster.events(b, "late")).some((e) => e.reason === "SecretNotFound"),
+        );
+        await ctl.idle();
+        const cfg = await config();
+        for (const h of ["one.example", "two.example", "three.example", "late.example"]) assert.ok(cfg.includes(h), h);
+        await cluster.remove(resources.ingresses, b, "late");
+        await eventually("late.example gone", async () => !(await config()).includes("late.example"));
+      });
+
+      await t.step("a dedicated ingress beside the shared proxy has its own objects and address", async () => {
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(b, "own", [{ host: "own.example", service: "web" }], { ...edge, annotations: dedicated }),
+        );
+        const svc = await eventually("its Service", () => cluster.get(resources.services, b, proxyName("own")));
+        const dep = (await cluster.get(resources.deployments, b, proxyName("own")))!;
+        assert.equal(dep.metadata.ownerReferences?.[0]?.kind, "Ingress");
+        assert.equal(dep.metadata.labels?.["app.kubernetes.io/managed-by"], "ingress-controller");
+        assert.equal(dep.metadata.labels?.["app.kubernetes.io/name"], "haproxy");
+        await eventually("its status", async () => (await statusIp(cluster, b, "own")) === svc.spec.clusterIP);
+        assert.ok(!(await config()).includes("own.example"));
+      });
+
+      await t.step("shared → dedicated: the old proxy serves until the new one is available", async () => {
+        const sharedIp = (await cluster.get(resources.services, ops, shared))!.spec.clusterIP;
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(a, "two", [{ host: "two.example", service: "web" }], { ...edge, annotations: dedicated }),
+        );
+        const dep = await eventually(
+          "the dedicated Deployment",
+          () => cluster.get(resources.deployments, a, proxyName("two")),
+        );
+        await eventually("its ConfigMap", () => cluster.get(resources.configMaps, a, proxyName("two")));
+        await ctl.idle();
+        assert.ok((await config()).includes("two.example"), "still in the shared configuration");
+        assert.equal(await statusIp(cluster, a, "two"), sharedIp, "still the shared address");
+        await setDeploymentAvailable(cluster, a, dep.metadata.name, 1);
+        const ownIp = (await cluster.get(resources.services, a, proxyName("two")))!.spec.clusterIP;
+        await eventually("the status moves", async () => (await statusIp(cluster, a, "two")) === ownIp);
+        await eventually(
+          "then the shared configuration drops it",
+          async () => !(await config()).includes("two.example"),
+        );
+      });
+
+      await t.step(
+        "dedicated → shared: back once the shared proxy is available; the dedicated objects go",
+        async () => {
+          const sharedIp = (await cluster.get(resources.services, ops, shared))!.spec.clusterIP;
+          await setDeploymentAvailable(cluster, ops, shared, 2);
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(a, "two", [{ host: "two.example", service: "web" }], edge),
+          );
+          await eventually("the status moves back", async () => (await statusIp(cluster, a, "two")) === sharedIp);
+          assert.ok((await config()).includes("two.example"));
+          await eventually(
+            "the dedicated objects removed",
+            async () =>
+              (await cluster.get(resources.deployments, a, proxyName("two"))) === null &&
+              (await cluster.get(resources.configMaps, a, proxyName("two"))) === null,
+          );
+        },
+      );
+
+      await t.step("an ingress no longer handled leaves the configuration and loses its status", async () => {
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(a, "one", [{ host: "one.example", service: "web" }], { className: "other" }),
+        );
+        await eventually("one.example gone", async () => !(await config()).includes("one.example"));
+        await eventually("its status cleared", async () => (await statusIp(cluster, a, "one")) === null);
+      });
+
+      await t.step("the last ingress of the class gone: the shared objects go", async () => {
+        await cluster.remove(resources.ingresses, a, "two");
+        await cluster.remove(resources.ingresses, b, "three");
+        for (const r of [resources.configMaps, resources.deployments, resources.services]) {
+          await eventually(`the shared ${r.kind} removed`, async () => (await cluster.get(r, ops, shared)) === null);
+        }
+      });
+    } finally {
+      await ctl.stop();
+    }
+
+    await t.step(
+      "with --rbac, the shared proxy may read the Secrets of each namespace it serves, and only those",
+      async () => {
+        for (const ns of [a, b]) {
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(ns, "tls", [{ host: `${ns}.example`, service: "web" }], {
+              ...edge,
+              tls: [{ hosts: [`${ns}.example`], secretName: `${ns}-cert` }],
+            }),
+          );
+          await cluster.apply(resources.secrets, await tlsSecret(ns, `${ns}-cert`, `${ns}.example`));
+        }
+        const c = await controller(cluster, {
+          ingressClass: "edge",
+          controllerId: "edge",
+          operatorNamespace: ops,
+          rbac: true,
+          validateProxyConfig: false,
+        });
+        try {
+          for (const ns of [a, b]) {
+            const role = await eventually(`the Role in ${ns}`, () => cluster.get(resources.roles, ns, shared));
+            assert.deepEqual(role.rules, [{
+              apiGroups: [""],
+              resources: ["secrets"],
+              resourceNames: [`${ns}-cert`],
+              verbs: ["get", "list", "watch"],
+            }]);
+            const binding = await eventually(
+              `the RoleBinding in ${ns}`,
+              () => cluster.get(resources.roleBindings, ns, shared),
+            );
+            assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: shared, namespace: ops }]);
+          }
+          const own = await eventually(
+            "the Role in the controller's namespace",
+            () => cluster.get(resources.roles, ops, shared),
+          );
+          assert.deepEqual(
+            own.rules.map((r: { resources: string[] }) => r.resources),
+            [["configmaps"]],
+          );
+          await cluster.remove(resources.ingresses, b, "tls");
+          await eventually(
+            "the Role for team-b's Secrets removed",
+            async () => (await cluster.get(resources.roles, b, shared)) === null,
+          );
+        } finally {
+          await c.stop();
+        }
+      },
+    );
+
+    await t.step(
+      "a value haproxy -c refuses leaves out only its ingress; the others' changes are published",
+      async () => {
+        const dir = await Deno.makeTempDir({ prefix: "ic-groups-templates-" });
+        const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
+        // Valid for every model except one with the path /broken, where it adds an unknown keyword.
+        await Deno.writeTextFile(
+          `${dir}/defaults.eta`,
+          builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
+        );
+        const check = { className: "check" };
+        const c = await controller(cluster, {
+          ingressClass: "check",
+          controllerId: "check",
+          operatorNamespace: ops,
+          customTemplates: `${dir}/*.eta`,
+          validateProxyConfig: true,
+        });
+        const name = sharedProxyName("check");
+        const cfg = async () => (await cluster.get(resources.configMaps, ops, name))?.data?.["haproxy.cfg"] ?? "";
+        try {
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(a, "fine", [{ host: "fine.example", service: "web" }], check),
+          );
+          await eventually("the shared configuration", async () => (await cfg()).includes("fine.example"));
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(b, "bad", [{ host: "bad.example", path: "/broken", service: "web" }], check),
+          );
+          const ev = await eventually(
+            "a ValidationFailed Event on the refused ingress",
+            async () => (await cluster.events(b, "bad")).find((e) => e.reason === "ValidationFailed"),
+          );
+          assert.match(ev.message, /no-such-keyword/);
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(
+              a,
+              "fine",
+              [{ host: "fine.example", service: "web" }, { host: "more.example", service: "web" }],
+              check,
+            ),
+          );
+          await eventually("the other ingress's change published", async () => (await cfg()).includes("more.example"));
+          assert.doesNotMatch(await cfg(), /broken|no-such-keyword/);
+          assert.equal((await cluster.events(a, "fine")).filter((e) => e.reason === "ValidationFailed").length, 0);
+        } finally {
+          await c.stop();
+          await Deno.remove(dir, { recursive: true });
+        }
+      },
+    );
+  } finally {
+    await cluster.stop();
+  }
+});
+
+/** A valid kubernetes.io/tls Secret for `host`. */
+async function tlsSecret(ns: string, name: string, host: string): Promise<KubeObject> {
+  const ca = await createCA({ commonName: "groups test CA" });
+  const leaf = await issueCertificate(ca, { commonName: host, dnsNames: [host], usages: ["serverAuth"] });
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace: ns },
+    type: "kubernetes.io/tls",
+    stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem },
+  };
+}

@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import {
+  classGroup,
+  GroupIndex,
+  groupOf,
+  isDedicated,
+  sharedClassOf,
+  sharedProxyName,
+} from "../../lib/controller/groups.ts";
+import { proxyName } from "../../lib/controller/objects.ts";
+import type { KubeObject } from "../../lib/cluster/resources.ts";
+
+const ing = (
+  name: string,
+  spec: Record<string, unknown> = {},
+  annotations: Record<string, string> = {},
+): KubeObject => ({
+  apiVersion: "networking.k8s.io/v1",
+  kind: "Ingress",
+  metadata: { name, namespace: "shop", annotations },
+  spec,
+});
+
+Deno.test("groups: the class's shared group by default, the default class for class-less ingresses", () => {
+  assert.equal(groupOf(ing("a", { ingressClassName: "edge" }), null), "class:edge");
+  assert.equal(groupOf(ing("b", {}, { "kubernetes.io/ingress.class": "edge" }), "web"), "class:edge");
+  assert.equal(groupOf(ing("c"), "web"), "class:web");
+  assert.equal(groupOf(ing("d"), null), "class:");
+  assert.equal(sharedClassOf("class:edge"), "edge");
+  assert.equal(sharedClassOf("class:"), "");
+  assert.equal(sharedClassOf("shop/a"), null);
+});
+
+Deno.test("groups: `ingress-controller.io/proxy: dedicated` gives the ingress its own group (its key)", () => {
+  const d = ing("api", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "dedicated" });
+  assert.ok(isDedicated(d));
+  assert.equal(groupOf(d, null), "shop/api");
+  // Any other value is not a request for a dedicated proxy.
+  assert.equal(
+    groupOf(ing("x", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "Dedicated" }), null),
+    "class:edge",
+  );
+});
+
+Deno.test("groups: shared proxy names are DNS-1035 labels that leave room for -stats, apart from dedicated names", () => {
+  assert.equal(sharedProxyName("edge"), "haproxy-class-edge");
+  assert.equal(sharedProxyName(""), "haproxy-shared");
+  assert.match(sharedProxyName("my.class"), /^haproxy-class-[0-9a-f]{10}$/);
+  assert.match(sharedProxyName("x".repeat(60)), /^haproxy-class-[0-9a-f]{10}$/);
+  assert.notEqual(sharedProxyName("edge"), proxyName("edge"));
+  for (const c of ["edge", "", "my.class", "x".repeat(60)]) assert.ok(sharedProxyName(c).length <= 55);
+});
+
+Deno.test("groups: the index keeps both directions and reports the previous group", () => {
+  const g = new GroupIndex();
+  assert.equal(g.set("shop/a", classGroup("edge")), null);
+  assert.equal(g.set("shop/b", classGroup("edge")), null);
+  assert.deepEqual([...g.members("class:edge")].sort(), ["shop/a", "shop/b"]);
+  assert.equal(g.set("shop/a", "shop/a"), "class:edge");
+  assert.deepEqual([...g.members("class:edge")], ["shop/b"]);
+  assert.equal(g.groupOf("shop/a"), "shop/a");
+  assert.equal(g.set("shop/b", null), "class:edge");
+  assert.deepEqual(g.groups(), ["shop/a"]);
+  assert.equal(g.members("class:edge").size, 0);
+});
