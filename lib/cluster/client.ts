@@ -176,7 +176,9 @@ export class ClusterClient {
         resolve(res);
       });
       const onAbort = () => req.destroy(opts.signal?.reason ?? new Error("aborted"));
-      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      // A signal that aborted during the awaits above fires no event any more: nothing may be sent.
+      if (opts.signal?.aborted) onAbort();
+      else opts.signal?.addEventListener("abort", onAbort, { once: true });
       req.on("close", () => opts.signal?.removeEventListener("abort", onAbort));
       if (timeoutMs > 0) {
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));

@@ -8,7 +8,9 @@
  * here: no garbage collector is assumed). Only objects the controller created are ever written,
  * deleted or read for the status (lib/controller/ownership.ts, lib/controller/publish.ts); a
  * same-named foreign object blocks the ingress with an Event until it is gone. The Secret cache
- * holds summaries, never key material (lib/render/tls_secret.ts).
+ * holds summaries, never key material (lib/render/tls_secret.ts). Only the leader writes
+ * (lib/controller/leader.ts): every write goes through a gated writer, and the queue is paused
+ * while another replica leads (the caches stay warm); a new term starts with a full resync.
  */
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
@@ -29,6 +31,7 @@ import {
 } from "../render/mod.ts";
 import { defaultIngressClass, handlesIngress } from "./class.ts";
 import { EventRecorder } from "./events.ts";
+import { gatedWriter, holderIdentity, LeaderElector, type Leadership, leaseName, type Writer } from "./leader.ts";
 import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
 import {
   desiredObjects,
@@ -56,12 +59,16 @@ export interface ControllerDeps {
   client?: ClusterClient;
   templates?: Templates;
   validate?: Validator;
+  /** Who may write; default: an election on the Lease of the controller id (lib/controller/leader.ts). */
+  leadership?: Leadership;
 }
 
 export interface ControllerHandle {
   readonly settings: ControllerSettings;
   readonly client: ClusterClient;
   readonly events: EventRecorder;
+  /** Whether this replica leads (only the leader writes). */
+  readonly leadership: Leadership;
   /** Resolves when every informer has listed once. */
   readonly synced: Promise<void>;
   /** The informers that have not listed yet, with their last error (for the readiness check). */
@@ -105,10 +112,20 @@ export async function startController(
   });
   const ownsClient = !deps.client;
   let c: Controller;
+  const elector = deps.leadership ? null : new LeaderElector(client, {
+    namespace: settings.operatorNamespace,
+    name: leaseName(settings.controllerId),
+    identity: holderIdentity(),
+    leaseDurationMs: settings.leaseDurationMs,
+    renewDeadlineMs: settings.renewDeadlineMs,
+    retryPeriodMs: settings.retryPeriodMs,
+  });
+  const leadership = deps.leadership ?? elector!;
   try {
     const platform = await preparePlatform(settings, client);
-    c = new Controller(settings, client, templates, validate, platform);
+    c = new Controller(settings, client, templates, validate, platform, leadership);
     c.start();
+    elector?.start();
   } catch (err) {
     if (ownsClient) client.close();
     throw err;
@@ -124,6 +141,7 @@ export async function startController(
     settings,
     client,
     events: c.events,
+    leadership,
     synced: c.synced,
     unsynced: () => c.unsynced(),
     idle: () => c.idle(),
@@ -131,6 +149,8 @@ export async function startController(
     cached: (r) => c.cached(r),
     stop: async () => {
       await c.stop();
+      // After the last write: hand the Lease to a standby at once.
+      await elector?.stop();
       if (ownsClient) client.close();
       log.info("controller stopped");
     },
@@ -179,6 +199,8 @@ class Controller {
   #counts = { reconciles: 0, renders: 0, writes: 0, validations: 0 };
   /** The kinds of owned objects, in the order they are deleted. */
   #ownedKinds: ResourceType[];
+  /** The client for every write: refuses and aborts writes outside a leadership term. */
+  #writer: Writer;
 
   constructor(
     readonly settings: ControllerSettings,
@@ -186,10 +208,13 @@ class Controller {
     readonly templates: Templates,
     readonly validate: Validator | null,
     readonly platform: Platform,
+    readonly leadership: Leadership,
   ) {
     this.#ownedKinds = ownedResources(settings.rbac, platform.serviceMonitor);
-    this.events = new EventRecorder(client);
+    this.#writer = gatedWriter(client, leadership);
+    this.events = new EventRecorder(this.#writer);
     this.#queue = new WorkQueue({ coalesceMs: settings.coalesceMs });
+    if (!leadership.leading) this.#queue.pause();
     const ns = settings.restrictToOperatorNamespace ? settings.operatorNamespace : null;
     const resyncMs = settings.resyncPeriodMs;
     const inf = (r: ResourceType, extra: Partial<InformerOptions> = {}) => {
@@ -282,7 +307,29 @@ class Controller {
     return o.metadata.annotations?.[ingressAnnotation] ?? null;
   }
 
+  /** A new term: look at everything again (another leader wrote meanwhile); a lost one: stand by. */
+  #leadershipChanged = (leading: boolean): void => {
+    if (this.#stopped) return;
+    if (!leading) {
+      this.#queue.pause();
+      // What this replica wrote or found may have changed under another leader.
+      this.#applied.clear();
+      this.#publishedBy.clear();
+      return;
+    }
+    for (const key of this.#ingresses.store.keys()) this.#queue.add(key);
+    for (const i of [this.#services, ...this.#owned.values()]) {
+      for (const o of i.store.list()) {
+        const owner = this.#ownerKey(o);
+        if (owner) this.#queue.add(owner);
+      }
+    }
+    this.#queue.resume();
+  };
+  #unsubscribe = (): void => {};
+
   start(): void {
+    this.#unsubscribe = this.leadership.onChange(this.#leadershipChanged);
     for (const i of this.#informers) i.start();
     this.synced.then(() => {
       if (this.#stopped) return;
@@ -299,6 +346,7 @@ class Controller {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#unsubscribe();
     for (const r of this.#rechecks.values()) clearTimeout(r.timer);
     this.#rechecks.clear();
     this.#queue.shutdown();
@@ -349,8 +397,11 @@ class Controller {
         this.#recheck(key, result === "conflict");
         this.#queue.forget(key);
       } catch (err) {
-        reconciles.inc({ result: "failed" });
-        if (!this.#stopped) {
+        // Writes aborted at the end of a term: the key waits in the paused queue.
+        const abandoned = !this.leadership.leading;
+        reconciles.inc({ result: abandoned ? "abandoned" : "failed" });
+        if (abandoned && !this.#stopped) this.#queue.retry(key);
+        else if (!this.#stopped) {
           const delay = this.#queue.retry(key);
           log.error("reconcile failed; will retry", {
             ingress: key,
@@ -511,8 +562,8 @@ class Controller {
     let result: KubeObject;
     try {
       result = current
-        ? await applyOwned(this.client, r, obj, current.metadata.uid!)
-        : await createOwned(this.client, r, obj);
+        ? await applyOwned(this.#writer, r, obj, current.metadata.uid!)
+        : await createOwned(this.#writer, r, obj);
     } catch (err) {
       // A 409, or a 422 on metadata.uid: the object appeared, vanished or was replaced since it
       // was looked at; the retry looks again. Any other 422 is a refused object: report it.
@@ -540,7 +591,7 @@ class Controller {
     const want = loadBalancerOf(own);
     if (want.length === 0 || statusMatches(ing, want)) return;
     try {
-      await this.client.request(
+      await this.#writer.request(
         "PATCH",
         objectPath(resources.ingresses, ing.metadata.namespace, ing.metadata.name, "status"),
         {
@@ -574,7 +625,7 @@ class Controller {
     }
     let deleted = 0;
     for (const [path, t] of targets) {
-      const outcome = await deleteOwned(this.client, t.r, t.ns, t.name, t.uid);
+      const outcome = await deleteOwned(this.#writer, t.r, t.ns, t.name, t.uid);
       if (outcome === "deleted") {
         deleted++;
         this.#counts.writes++;
