@@ -1,0 +1,69 @@
+/**
+ * Two controllers of one controller id in one process, against the real kube-apiserver: only the
+ * leader writes; the standby keeps its caches warm and writes nothing; when the leader stops it
+ * hands the Lease over and the standby, after a full resync, serves the next change.
+ */
+import assert from "node:assert/strict";
+import { leaseName, leases } from "../../lib/controller/leader.ts";
+import { proxyName } from "../../lib/controller/objects.ts";
+import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+
+const quick = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 500, validateProxyConfig: false };
+
+Deno.test("controller HA: one writer at a time, the standby takes over", async () => {
+  const cluster = await Cluster.start();
+  try {
+    const ns = await cluster.namespace("ha");
+    await cluster.apply(resources.services, serviceObj(ns, "svc"));
+    const a = await controller(cluster, { ...quick, controllerId: "ha" });
+    let aStopped = false;
+    try {
+      await eventually("a leads", () => a.leadership.leading);
+      const b = await controller(cluster, { ...quick, controllerId: "ha" });
+      try {
+        await b.synced;
+        await cluster.apply(resources.ingresses, ingressObj(ns, "web", [{ host: "one.example", service: "svc" }]));
+        const name = proxyName("web");
+        await eventually(
+          "the leader publishes",
+          async () => /one\.example/.test((await cluster.get(resources.configMaps, ns, name))?.data["haproxy.cfg"]),
+        );
+        await a.idle();
+        // The standby saw it all (warm caches) and did nothing with it.
+        await eventually("the standby's cache has the ingress", () => b.cached(resources.ingresses).length === 1);
+        await eventually("and the owned ConfigMap", () => b.cached(resources.configMaps).length === 1);
+        assert.ok(!b.leadership.leading);
+        assert.ok(a.stats().writes > 0);
+        assert.equal(b.stats().writes, 0, "the standby writes nothing");
+        assert.equal(b.stats().reconciles, 0, "the standby reconciles nothing");
+
+        // The leader goes away gracefully: it hands the Lease over.
+        await a.stop();
+        aStopped = true;
+        await eventually("b leads", () => b.leadership.leading);
+        const lease = await cluster.get(leases, "default", leaseName("ha"));
+        assert.equal(lease?.spec.leaseTransitions, 1);
+        // A full resync: b looks at the ingress it never reconciled, and writes nothing new.
+        await eventually("b reconciled the ingress", () => b.stats().reconciles > 0);
+        await b.idle();
+        assert.equal(b.stats().writes, 0, "nothing changed meanwhile: nothing to write");
+
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(ns, "web", [{ host: "two.example", service: "svc" }]),
+        );
+        await eventually(
+          "the new leader serves the change",
+          async () => /two\.example/.test((await cluster.get(resources.configMaps, ns, name))?.data["haproxy.cfg"]),
+        );
+        assert.ok(b.stats().writes > 0);
+      } finally {
+        await b.stop();
+      }
+    } finally {
+      if (!aStopped) await a.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
