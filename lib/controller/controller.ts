@@ -73,7 +73,7 @@ export interface ControllerHandle {
   readonly synced: Promise<void>;
   /** The informers that have not listed yet, with their last error (for the readiness check). */
   unsynced(): { readonly name: string; readonly lastError: unknown }[];
-  /** Resolves when the queue is empty and no reconcile runs (after `synced`). */
+  /** Resolves when the queue is empty and no reconcile runs (after `synced`; a standby holds its queue). */
   idle(): Promise<void>;
   /** Counters for tests and benchmarks. */
   stats(): ControllerStats;

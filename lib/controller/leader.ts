@@ -120,6 +120,8 @@ export class LeaderElector implements Leadership {
   readonly timing: LeaderElectionTiming;
   #term: AbortController | null = null;
   #deadline: ReturnType<typeof setTimeout> | undefined;
+  /** When (monotonic ms) the current term ends unless a renew succeeds first. */
+  #deadlineAt = 0;
   #stop = new AbortController();
   #loop: Promise<void> | null = null;
   #listeners = new Set<(leading: boolean) => void>();
@@ -200,8 +202,6 @@ export class LeaderElector implements Leadership {
       await pause(this.leading ? t.retryPeriodMs : t.retryPeriodMs * (1 + 0.2 * Math.random()), stop);
     }
   }
-
-  #deadlineAt = 0;
 
   /** A successful acquire or renew sent at `sent`: the term lasts until `sent + renewDeadline`. */
   #renewed(sent: number): void {
