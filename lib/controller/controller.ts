@@ -112,21 +112,28 @@ export async function startController(
   });
   const ownsClient = !deps.client;
   let c: Controller;
-  const elector = deps.leadership ? null : new LeaderElector(client, {
-    namespace: settings.operatorNamespace,
-    name: leaseName(settings.controllerId),
-    identity: holderIdentity(),
-    leaseDurationMs: settings.leaseDurationMs,
-    renewDeadlineMs: settings.renewDeadlineMs,
-    retryPeriodMs: settings.retryPeriodMs,
-  });
-  const leadership = deps.leadership ?? elector!;
+  let electionClient: ClusterClient | null = null;
+  let elector: LeaderElector | null = null;
   try {
+    if (!deps.leadership) {
+      // A client of its own, outside the --qps bucket: a renew never waits behind a burst of
+      // writes (its own rate is bounded: at most a read and a write per retry period).
+      electionClient = await ClusterClient.create({ kubeConfig: client.kubeConfig, qps: 0, burst: 1 });
+      elector = new LeaderElector(electionClient, {
+        namespace: settings.operatorNamespace,
+        name: leaseName(settings.controllerId),
+        identity: holderIdentity(),
+        leaseDurationMs: settings.leaseDurationMs,
+        renewDeadlineMs: settings.renewDeadlineMs,
+        retryPeriodMs: settings.retryPeriodMs,
+      });
+    }
     const platform = await preparePlatform(settings, client);
-    c = new Controller(settings, client, templates, validate, platform, leadership);
+    c = new Controller(settings, client, templates, validate, platform, deps.leadership ?? elector!);
     c.start();
     elector?.start();
   } catch (err) {
+    electionClient?.close();
     if (ownsClient) client.close();
     throw err;
   }
@@ -141,7 +148,7 @@ export async function startController(
     settings,
     client,
     events: c.events,
-    leadership,
+    leadership: c.leadership,
     synced: c.synced,
     unsynced: () => c.unsynced(),
     idle: () => c.idle(),
@@ -151,6 +158,7 @@ export async function startController(
       await c.stop();
       // After the last write: hand the Lease to a standby at once.
       await elector?.stop();
+      electionClient?.close();
       if (ownsClient) client.close();
       log.info("controller stopped");
     },

@@ -189,7 +189,7 @@ export class LeaderElector implements Leadership {
         this.#lastError = "";
       } catch (err) {
         outcome = "failed";
-        this.#failed(err);
+        if (!stop.aborted) this.#failed(err);
       }
       if (stop.aborted && !this.leading) {
         // Acquired while stopping: hand it back below, never start a term.

@@ -67,3 +67,39 @@ Deno.test("controller HA: one writer at a time, the standby takes over", async (
     await cluster.stop();
   }
 });
+
+Deno.test("controller HA: a leader throttled by --qps keeps its Lease through a burst of writes", async () => {
+  const cluster = await Cluster.start();
+  try {
+    const ns = await cluster.namespace("burst");
+    await cluster.apply(resources.services, serviceObj(ns, "svc"));
+    for (let i = 0; i < 4; i++) {
+      await cluster.apply(resources.ingresses, ingressObj(ns, `i${i}`, [{ service: "svc" }]));
+    }
+    // About 50 requests at 3 a second, from 4 workers at once: in the controller's --qps bucket, a
+    // renew (a read and a write every 500 ms) would wait longer than the 2 s renew deadline.
+    const ctl = await controller(cluster, {
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 500,
+      validateProxyConfig: false,
+      controllerId: "burst",
+      qps: 3,
+      burst: 1,
+    });
+    const changes: boolean[] = [];
+    try {
+      await eventually("leading", () => ctl.leadership.leading);
+      ctl.leadership.onChange((leading) => changes.push(leading));
+      const owned = () => cluster.list(resources.configMaps, ns, "app.kubernetes.io/managed-by=ingress-controller");
+      await eventually("all 4 published", async () => (await owned()).length === 4, 60_000);
+      await ctl.idle();
+      assert.deepEqual(changes, [], "the term never ended");
+      assert.ok(ctl.leadership.leading);
+    } finally {
+      await ctl.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
