@@ -192,7 +192,7 @@ export class LeaderElector implements Leadership {
         if (!stop.aborted) this.#failed(err);
       }
       if (stop.aborted && !this.leading) {
-        // Acquired while stopping: hand it back below, never start a term.
+        // Acquired while stopping: hand it back at once, never start a term.
         if (outcome === "held") await this.#release();
         break;
       }

@@ -41,6 +41,16 @@ Deno.test("leader election on a Lease against a real API server", async (t) => {
     for (const e of es) e.onChange((leading) => seen.push(`${e.identity}:${leading ? "leads" : "stopped"}`));
     return seen;
   };
+  /** `a` leads the Lease `name`, `b` has seen it and stands by. */
+  const leaderAndStandby = async (name: string, timing: Partial<LeaderElectionTiming> = quick) => {
+    const [a, b] = [await elector(name, "a", timing), await elector(name, "b", timing)];
+    const seen = transitions(a, b);
+    a.start();
+    await eventually("a leads", () => a.leading);
+    b.start();
+    await eventually("b sees a as the holder", () => b.holder === "a");
+    return { a, b, seen };
+  };
   const lease = (name: string) => cluster.get(leases, "default", name) as Promise<Lease | null>;
   try {
     await t.step("the first acquires an absent Lease and renews it; the second stands by", async () => {
@@ -72,13 +82,7 @@ Deno.test("leader election on a Lease against a real API server", async (t) => {
     await t.step(
       "a leader that cannot renew ends its term at the renew deadline; the standby takes over after expiry",
       async () => {
-        const a = await elector("expiry", "a");
-        const b = await elector("expiry", "b");
-        const seen = transitions(a, b);
-        a.start();
-        await eventually("a leads", () => a.leading);
-        b.start();
-        await eventually("b sees a as the holder", () => b.holder === "a");
+        const { a, b, seen } = await leaderAndStandby("expiry");
         const term = a.term!;
         const writer = gatedWriter(a.client, a);
         // a's API connection breaks: it can renew no more (a crash without release, seen from b).
@@ -101,13 +105,7 @@ Deno.test("leader election on a Lease against a real API server", async (t) => {
     await t.step("a leader that stops hands the Lease over at once (no wait for expiry)", async () => {
       // A minute-long lease: without the release, b could not lead within eventually's 30 s.
       const long = { leaseDurationMs: 60_000, renewDeadlineMs: 40_000, retryPeriodMs: 250 };
-      const a = await elector("release", "a", long);
-      const b = await elector("release", "b", long);
-      const seen = transitions(a, b);
-      a.start();
-      await eventually("a leads", () => a.leading);
-      b.start();
-      await eventually("b sees a as the holder", () => b.holder === "a");
+      const { a, b, seen } = await leaderAndStandby("release", long);
       const term = a.term!;
       await a.stop();
       assert.ok(term.aborted, "the term ends before the Lease is handed back");
