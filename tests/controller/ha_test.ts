@@ -103,3 +103,72 @@ Deno.test("controller HA: a leader throttled by --qps keeps its Lease through a 
     await cluster.stop();
   }
 });
+
+Deno.test("controller HA: a leader that cannot renew stops writing; the standby takes over and serves", async () => {
+  const cluster = await Cluster.start();
+  const post = async (path: string, body: unknown) => {
+    const res = await cluster.cp.adminFetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 201, await res.text());
+  };
+  const rbac = "/apis/rbac.authorization.k8s.io/v1";
+  const subjects = [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "ctl-a" }];
+  try {
+    const ns = await cluster.namespace("cut");
+    await cluster.apply(resources.services, serviceObj(ns, "svc"));
+    // ctl-a may do all its work, and use the Lease only through a RoleBinding the test deletes.
+    const work = ["", "apps", "networking.k8s.io", "discovery.k8s.io"];
+    await post(`${rbac}/clusterroles`, {
+      metadata: { name: "ctl-work" },
+      rules: [{ apiGroups: work, resources: ["*"], verbs: ["*"] }],
+    });
+    await post(`${rbac}/clusterrolebindings`, {
+      metadata: { name: "ctl-work" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "ctl-work" },
+      subjects,
+    });
+    await post(`${rbac}/namespaces/default/roles`, {
+      metadata: { name: "ctl-lease" },
+      rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }],
+    });
+    await post(`${rbac}/namespaces/default/rolebindings`, {
+      metadata: { name: "ctl-lease" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "ctl-lease" },
+      subjects,
+    });
+    const a = await controller(cluster, {
+      ...quick,
+      controllerId: "cut",
+      kubeconfig: await cluster.cp.kubeConfig("ctl-a"),
+    });
+    let b: Awaited<ReturnType<typeof controller>> | null = null;
+    try {
+      await eventually("a leads", () => a.leadership.leading);
+      b = await controller(cluster, { ...quick, controllerId: "cut" });
+      const seen: string[] = [];
+      a.leadership.onChange((l) => seen.push(`a:${l}`));
+      b.leadership.onChange((l) => seen.push(`b:${l}`));
+      await cluster.apply(resources.ingresses, ingressObj(ns, "one", [{ host: "one.example", service: "svc" }]));
+      await eventually("a publishes", () => cluster.get(resources.configMaps, ns, proxyName("one")));
+      await a.idle();
+
+      // a loses the right to renew: its term ends at the renew deadline, and it writes no more.
+      await cluster.remove(resources.roleBindings, "default", "ctl-lease");
+      await eventually("a stopped leading", () => !a.leadership.leading);
+      const written = a.stats().writes;
+      await cluster.apply(resources.ingresses, ingressObj(ns, "two", [{ host: "two.example", service: "svc" }]));
+      await eventually("b serves the new ingress", () => cluster.get(resources.configMaps, ns, proxyName("two")));
+      assert.deepEqual(seen, ["a:false", "b:true"], "a's term ended before b's began");
+      assert.equal(a.stats().writes, written, "a wrote nothing after its term ended");
+      assert.ok(b.stats().writes > 0);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
