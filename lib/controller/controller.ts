@@ -14,7 +14,9 @@
  * controller created are ever written, deleted or read for the status
  * (lib/controller/ownership.ts, lib/controller/publish.ts); a same-named foreign object blocks the
  * group with an Event until it is gone. The Secret cache holds summaries, never key material
- * (lib/render/tls_secret.ts).
+ * (lib/render/tls_secret.ts). Only the leader writes
+ * (lib/controller/leader.ts): every write goes through a gated writer, and the queue is paused
+ * while another replica leads (the caches stay warm); a new term starts with a full resync.
  */
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
@@ -39,6 +41,7 @@ import { defaultIngressClass, handlesIngress } from "./class.ts";
 import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
 import { classGroup, GroupIndex, type GroupKey, groupOf, sharedClassOf, sharedProxyName } from "./groups.ts";
+import { gatedWriter, holderIdentity, LeaderElector, type Leadership, leaseName, type Writer } from "./leader.ts";
 import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
 import {
   classOwnerAnnotation,
@@ -70,17 +73,21 @@ export interface ControllerDeps {
   client?: ClusterClient;
   templates?: Templates;
   validate?: Validator;
+  /** Who may write; default: an election on the Lease of the controller id (lib/controller/leader.ts). */
+  leadership?: Leadership;
 }
 
 export interface ControllerHandle {
   readonly settings: ControllerSettings;
   readonly client: ClusterClient;
   readonly events: EventRecorder;
+  /** Whether this replica leads (only the leader writes). */
+  readonly leadership: Leadership;
   /** Resolves when every informer has listed once. */
   readonly synced: Promise<void>;
   /** The informers that have not listed yet, with their last error (for the readiness check). */
   unsynced(): { readonly name: string; readonly lastError: unknown }[];
-  /** Resolves when the queue is empty and no reconcile runs (after `synced`). */
+  /** Resolves when the queue is empty and no reconcile runs (after `synced`; a standby holds its queue). */
   idle(): Promise<void>;
   /** Counters for tests and benchmarks. */
   stats(): ControllerStats;
@@ -120,11 +127,28 @@ export async function startController(
   });
   const ownsClient = !deps.client;
   let c: Controller;
+  let electionClient: ClusterClient | null = null;
+  let elector: LeaderElector | null = null;
   try {
+    if (!deps.leadership) {
+      // A client of its own, outside the --qps bucket: a renew never waits behind a burst of
+      // writes (its own rate is bounded: at most a read and a write per retry period).
+      electionClient = await ClusterClient.create({ kubeConfig: client.kubeConfig, qps: 0, burst: 1 });
+      elector = new LeaderElector(electionClient, {
+        namespace: settings.operatorNamespace,
+        name: leaseName(settings.controllerId),
+        identity: holderIdentity(),
+        leaseDurationMs: settings.leaseDurationMs,
+        renewDeadlineMs: settings.renewDeadlineMs,
+        retryPeriodMs: settings.retryPeriodMs,
+      });
+    }
     const platform = await preparePlatform(settings, client);
-    c = new Controller(settings, client, templates, validate, platform);
+    c = new Controller(settings, client, templates, validate, platform, deps.leadership ?? elector!);
     c.start();
+    elector?.start();
   } catch (err) {
+    electionClient?.close();
     if (ownsClient) client.close();
     throw err;
   }
@@ -139,6 +163,7 @@ export async function startController(
     settings,
     client,
     events: c.events,
+    leadership: c.leadership,
     synced: c.synced,
     unsynced: () => c.unsynced(),
     idle: () => c.idle(),
@@ -146,6 +171,9 @@ export async function startController(
     cached: (r) => c.cached(r),
     stop: async () => {
       await c.stop();
+      // After the last write: hand the Lease to a standby at once.
+      await elector?.stop();
+      electionClient?.close();
       if (ownsClient) client.close();
       log.info("controller stopped");
     },
@@ -216,6 +244,8 @@ class Controller {
   #counts = { reconciles: 0, renders: 0, writes: 0, validations: 0 };
   /** The kinds of owned objects, in the order they are deleted. */
   #ownedKinds: ResourceType[];
+  /** The client for every write: refuses and aborts writes outside a leadership term. */
+  #writer: Writer;
 
   constructor(
     readonly settings: ControllerSettings,
@@ -223,10 +253,13 @@ class Controller {
     readonly templates: Templates,
     readonly validate: Validator | null,
     readonly platform: Platform,
+    readonly leadership: Leadership,
   ) {
     this.#ownedKinds = ownedResources(settings.rbac, platform.serviceMonitor);
-    this.events = new EventRecorder(client);
+    this.#writer = gatedWriter(client, leadership);
+    this.events = new EventRecorder(this.#writer);
     this.#queue = new WorkQueue({ coalesceMs: settings.coalesceMs });
+    if (!leadership.leading) this.#queue.pause();
     const ns = settings.restrictToOperatorNamespace ? settings.operatorNamespace : null;
     const resyncMs = settings.resyncPeriodMs;
     const inf = (r: ResourceType, extra: Partial<InformerOptions> = {}) => {
@@ -392,7 +425,30 @@ class Controller {
     for (const g of new Set([before, group, serving, h?.from])) if (g != null) this.#queue.add(g);
   }
 
+  /** A new term: look at everything again (another leader wrote meanwhile); a lost one: stand by. */
+  #leadershipChanged = (leading: boolean): void => {
+    if (this.#stopped) return;
+    if (!leading) {
+      this.#queue.pause();
+      // What this replica wrote or found may have changed under another leader.
+      this.#applied.clear();
+      this.#publishedBy.clear();
+      return;
+    }
+    // Every ingress's group (the queue holds groups), and every group that owns objects.
+    for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key);
+    for (const i of [this.#services, ...this.#owned.values()]) {
+      for (const o of i.store.list()) {
+        const owner = this.#ownerKey(o);
+        if (owner) this.#queue.add(owner);
+      }
+    }
+    this.#queue.resume();
+  };
+  #unsubscribe = (): void => {};
+
   start(): void {
+    this.#unsubscribe = this.leadership.onChange(this.#leadershipChanged);
     for (const i of this.#informers) i.start();
     this.synced.then(() => {
       if (this.#stopped) return;
@@ -409,6 +465,7 @@ class Controller {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#unsubscribe();
     for (const r of this.#rechecks.values()) clearTimeout(r.timer);
     this.#rechecks.clear();
     for (const t of this.#graceTimers.values()) clearTimeout(t);
@@ -461,8 +518,11 @@ class Controller {
         this.#recheck(key, result === "conflict");
         this.#queue.forget(key);
       } catch (err) {
-        reconciles.inc({ result: "failed" });
-        if (!this.#stopped) {
+        // Writes aborted at the end of a term: the key waits in the paused queue.
+        const abandoned = !this.leadership.leading;
+        reconciles.inc({ result: abandoned ? "abandoned" : "failed" });
+        if (abandoned && !this.#stopped) this.#queue.retry(key);
+        else if (!this.#stopped) {
           const delay = this.#queue.retry(key);
           log.error("reconcile failed; will retry", {
             group: key,
@@ -816,8 +876,8 @@ class Controller {
     let result: KubeObject;
     try {
       result = current
-        ? await applyOwned(this.client, r, obj, current.metadata.uid!)
-        : await createOwned(this.client, r, obj);
+        ? await applyOwned(this.#writer, r, obj, current.metadata.uid!)
+        : await createOwned(this.#writer, r, obj);
     } catch (err) {
       // A 409, or a 422 on metadata.uid: the object appeared, vanished or was replaced since it
       // was looked at; the retry looks again. Any other 422 is a refused object: report it.
@@ -868,7 +928,7 @@ class Controller {
 
   async #patchStatus(ns: string, name: string, want: LoadBalancerIngress[] | null): Promise<void> {
     try {
-      await this.client.request("PATCH", objectPath(resources.ingresses, ns, name, "status"), {
+      await this.#writer.request("PATCH", objectPath(resources.ingresses, ns, name, "status"), {
         body: { status: { loadBalancer: { ingress: want } } },
         contentType: "application/merge-patch+json",
       });
@@ -902,7 +962,7 @@ class Controller {
     }
     let deleted = 0;
     for (const [path, t] of targets) {
-      const outcome = await deleteOwned(this.client, t.r, t.ns, t.name, t.uid);
+      const outcome = await deleteOwned(this.#writer, t.r, t.ns, t.name, t.uid);
       if (outcome === "deleted") {
         deleted++;
         this.#counts.writes++;

@@ -7,7 +7,7 @@
  */
 import { LRUCache } from "lru-cache";
 import { log } from "../log/logger.ts";
-import type { ClusterClient } from "../cluster/client.ts";
+import type { Writer } from "./leader.ts";
 import { collectionPath, type KubeObject, resources } from "../cluster/resources.ts";
 
 export type EventType = "Normal" | "Warning";
@@ -24,7 +24,7 @@ export class EventRecorder {
   /** The last events recorded (newest last), for logs and tests. */
   readonly recent: RecordedEvent[] = [];
 
-  constructor(readonly client: ClusterClient, readonly component = "ingress-controller", dedupMs = 10 * 60_000) {
+  constructor(readonly client: Writer, readonly component = "ingress-controller", dedupMs = 10 * 60_000) {
     this.#seen = new LRUCache({ max: 10_000, ttl: dedupMs });
   }
 

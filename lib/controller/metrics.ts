@@ -6,7 +6,8 @@ import { prom, registry } from "../metrics.ts";
 
 export const reconciles = new prom.Counter({
   name: "ingress_controller_reconciles_total",
-  help: "Ingress reconciles, by result (published, unchanged, removed, invalid, conflict, failed).",
+  help:
+    "Ingress reconciles, by result (published, unchanged, removed, invalid, conflict, failed, abandoned: leadership lost).",
   labelNames: ["result"] as const,
   registers: [registry],
 });
@@ -42,5 +43,11 @@ export const reconcileSeconds = new prom.Histogram({
   name: "ingress_controller_reconcile_seconds",
   help: "Time to reconcile one ingress (render, validate, publish).",
   buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+  registers: [registry],
+});
+
+export const leader = new prom.Gauge({
+  name: "ingress_controller_leader",
+  help: "1 while this replica holds the leader Lease and may write, else 0 (lib/controller/leader.ts).",
   registers: [registry],
 });

@@ -10,10 +10,10 @@
  *   has the name, 422 when another object has it) instead of creating or merging;
  * - delete: with `preconditions.uid` (409 when another object has the name by now).
  */
-import type { ClusterClient } from "../cluster/client.ts";
 import { isStatus } from "../cluster/client.ts";
 import { collectionPath, type KubeObject, objectPath, type ResourceType } from "../cluster/resources.ts";
 import { fieldManager } from "./objects.ts";
+import type { Writer } from "./leader.ts";
 
 interface ManagedFieldsEntry {
   manager?: string;
@@ -23,7 +23,7 @@ interface ManagedFieldsEntry {
 }
 
 /** Creates `obj`; rejects with a 409 ApiError when an object of that name exists. */
-export async function createOwned(client: ClusterClient, r: ResourceType, obj: KubeObject): Promise<KubeObject> {
+export async function createOwned(client: Writer, r: ResourceType, obj: KubeObject): Promise<KubeObject> {
   const created: KubeObject = await client.request("POST", collectionPath(r, obj.metadata.namespace), {
     query: { fieldManager },
     body: obj,
@@ -53,7 +53,7 @@ export async function createOwned(client: ClusterClient, r: ResourceType, obj: K
 }
 
 /** Server-side apply of `obj` to the object `uid` only (force: the fields are ours). */
-export function applyOwned(client: ClusterClient, r: ResourceType, obj: KubeObject, uid: string): Promise<KubeObject> {
+export function applyOwned(client: Writer, r: ResourceType, obj: KubeObject, uid: string): Promise<KubeObject> {
   return client.request("PATCH", objectPath(r, obj.metadata.namespace, obj.metadata.name), {
     query: { fieldManager, force: "true" },
     body: { ...obj, metadata: { ...obj.metadata, uid } },
@@ -63,7 +63,7 @@ export function applyOwned(client: ClusterClient, r: ResourceType, obj: KubeObje
 
 /** Deletes the object `uid`: "deleted", "gone" (no such object) or "replaced" (another object has the name). */
 export async function deleteOwned(
-  client: ClusterClient,
+  client: Writer,
   r: ResourceType,
   namespace: string,
   name: string,

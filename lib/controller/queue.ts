@@ -4,6 +4,7 @@
  * it is handled once; a key is never handled by two workers at once (added while in work, it is
  * handled again afterwards); a key becomes ready `coalesceMs` after its first add, so a burst of
  * changes produces one render. Failed keys come back after a per-key exponential backoff.
+ * A paused queue (a standby controller) keeps collecting keys but hands none out until resumed.
  */
 import { Backoff } from "../cluster/backoff.ts";
 
@@ -23,6 +24,7 @@ export class WorkQueue {
   #retries = new Map<string, Backoff>();
   #takers: ((key: string | undefined) => void)[] = [];
   #closed = false;
+  #paused = false;
   readonly coalesceMs: number;
 
   constructor(readonly opts: WorkQueueOptions = {}) {
@@ -62,7 +64,7 @@ export class WorkQueue {
       this.#again.add(key);
       return;
     }
-    const taker = this.#takers.shift();
+    const taker = this.#paused ? undefined : this.#takers.shift();
     if (taker) {
       this.#processing.add(key);
       taker(key);
@@ -75,7 +77,7 @@ export class WorkQueue {
   /** The next ready key (marked in work), or undefined once the queue is shut down. */
   take(): Promise<string | undefined> {
     if (this.#closed) return Promise.resolve(undefined);
-    const key = this.#ready.shift();
+    const key = this.#paused ? undefined : this.#ready.shift();
     if (key !== undefined) {
       this.#readySet.delete(key);
       this.#processing.add(key);
@@ -105,6 +107,22 @@ export class WorkQueue {
   /** Clears the backoff of `key` after a success. */
   forget(key: string): void {
     this.#retries.delete(key);
+  }
+
+  /** Hands out no key until `resume` (keys in work go on; new ones are kept). */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Hands the ready keys to the waiting takers again. */
+  resume(): void {
+    this.#paused = false;
+    while (this.#takers.length > 0 && this.#ready.length > 0) {
+      const key = this.#ready.shift()!;
+      this.#readySet.delete(key);
+      this.#processing.add(key);
+      this.#takers.shift()!(key);
+    }
   }
 
   /** Stops the queue: waiting takers get undefined, timers are cleared. */

@@ -4,6 +4,7 @@
  * from the parsed command line (`Config`, contracts §1).
  */
 import { operatorNamespace } from "../cluster/access.ts";
+import { leaderElectionDefaults } from "./leader.ts";
 
 export interface ControllerSettings {
   kubeconfig: string | null;
@@ -48,6 +49,13 @@ export interface ControllerSettings {
   metricsCrdApiGroup: string;
   /** `--metrics-crd-kinds` (CrdKinds text); null: the built-in names. */
   metricsCrdKinds: string | null;
+  /**
+   * Leader election (lib/controller/leader.ts), on the Lease named after `controllerId` in
+   * `operatorNamespace`. client-go's defaults; no option sets them (tests shorten them).
+   */
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -77,6 +85,7 @@ export const defaultSettings: ControllerSettings = {
   useApiserverFqdnForManagedCluster: true,
   metricsCrdApiGroup: "monitoring.coreos.com",
   metricsCrdKinds: null,
+  ...leaderElectionDefaults,
 };
 
 /** What the adapter needs from `Config` (lib/flags/config.ts). */

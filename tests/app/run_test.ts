@@ -7,7 +7,7 @@ import { SetupError } from "../../lib/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { freePort, startControlPlane } from "../../lib/localenv/mod.ts";
 import { request } from "../serving/helpers.ts";
-import { spawnRun } from "./spawn.ts";
+import { collect, spawnRun } from "./spawn.ts";
 
 const main = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -80,39 +80,6 @@ current-context: x
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-/** A spawned process's stderr, collected while it runs; `waitFor` resolves when a line matches. */
-function collect(stream: ReadableStream<Uint8Array>) {
-  let text = "";
-  let ended = false;
-  let wake = () => {};
-  const done = (async () => {
-    try {
-      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-        text += chunk;
-        wake();
-      }
-    } finally {
-      ended = true;
-      wake();
-    }
-  })();
-  return {
-    get text() {
-      return text;
-    },
-    done,
-    /** Resolves with the first line matching `re`; rejects when the stream ends without one. */
-    async waitFor(re: RegExp): Promise<string> {
-      for (;;) {
-        const line = text.split("\n").find((l) => re.test(l));
-        if (line) return line;
-        if (ended) throw new Error(`the process ended without a line matching ${re}:\n${text}`);
-        await new Promise<void>((resolve) => wake = resolve);
-      }
-    },
-  };
-}
 
 Deno.test({
   name: "run: /readyz is 500 until the informers synced, with the reason logged, and 200 once RBAC allows the lists",

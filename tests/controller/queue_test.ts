@@ -80,3 +80,26 @@ Deno.test("queue: retry brings the key back after a backoff; shutdown releases t
   q.add("b");
   assert.equal(await q.take(), undefined);
 });
+
+Deno.test("queue: a paused queue (standby) keeps its keys and hands them out on resume", async () => {
+  const q = new WorkQueue();
+  q.pause();
+  q.add("a");
+  q.add("b");
+  q.add("a");
+  let got: string | undefined;
+  const waiting = q.take().then((x) => (got = x));
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(got, undefined, "nothing is handed out while paused");
+  assert.equal(q.length, 2);
+  q.resume();
+  await waiting;
+  assert.equal(got, "a");
+  assert.equal(await q.take(), "b");
+  q.done("a");
+  q.done("b");
+  q.pause();
+  const last = q.take();
+  q.shutdown();
+  assert.equal(await last, undefined, "shutdown releases a paused taker");
+});
