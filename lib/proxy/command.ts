@@ -390,21 +390,19 @@ class ProxyRuntime {
     }
     let refs: SecretRef[];
     try {
+      // A shared proxy serves the Secrets of every namespace its ingresses live in; what it may
+      // read is decided by its Roles (one per namespace, written by the controller), not here.
       refs = parseSecretRefs(typeof data["secrets.json"] === "string" ? data["secrets.json"] : "[]");
-      const foreign = refs.find((r) => r.namespace !== this.namespace);
-      if (foreign) {
-        throw new Error(`Secret ${foreign.namespace}/${foreign.name} is outside namespace ${this.namespace}`);
-      }
     } catch (err) {
       return this.#problem("proxy ConfigMap is invalid; keeping the current configuration", {
         ...where,
         error: (err as Error).message,
       }, true);
     }
-    this.#syncSecretWatches(refs.map((r) => r.name));
+    this.#syncSecretWatches(refs);
     const pems = new Map<string, string>();
     for (const ref of refs) {
-      const informer = this.#secrets.get(ref.name)!;
+      const informer = this.#secrets.get(`${ref.namespace}/${ref.name}`)!;
       const secret = informer.store.get(`${ref.namespace}/${ref.name}`);
       if (!secret) {
         const key = `no secret ${ref.namespace}/${ref.name}`;
@@ -425,23 +423,23 @@ class ProxyRuntime {
     return { config, crtList, pems, maps };
   }
 
-  /** One watch per listed Secret (field selector on its name), started and stopped as the list changes. */
-  #syncSecretWatches(names: string[]): void {
-    const wanted = new Set(names);
-    for (const [name, informer] of this.#secrets) {
-      if (wanted.has(name)) continue;
-      this.#secrets.delete(name);
+  /** One watch per listed Secret (its namespace, a field selector on its name), started and stopped as the list changes. */
+  #syncSecretWatches(refs: readonly SecretRef[]): void {
+    const wanted = new Map(refs.map((r) => [`${r.namespace}/${r.name}`, r]));
+    for (const [key, informer] of this.#secrets) {
+      if (wanted.has(key)) continue;
+      this.#secrets.delete(key);
       informer.stop().catch(() => {});
     }
-    for (const name of wanted) {
-      if (this.#secrets.has(name)) continue;
+    for (const [key, ref] of wanted) {
+      if (this.#secrets.has(key)) continue;
       const informer = new Informer<KubeObject>(this.client, resources.secrets, {
-        namespace: this.namespace,
-        fieldSelector: `metadata.name=${name}`,
+        namespace: ref.namespace,
+        fieldSelector: `metadata.name=${ref.name}`,
       });
       const kick = () => this.#kick();
       informer.on({ onAdd: kick, onUpdate: kick, onDelete: kick });
-      this.#secrets.set(name, informer.start());
+      this.#secrets.set(key, informer.start());
     }
   }
 }

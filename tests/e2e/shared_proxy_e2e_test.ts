@@ -16,6 +16,7 @@ import {
   controller,
   eventually,
   httpGet,
+  httpsGet,
   ingressObj,
   resources,
   serviceObj,
@@ -23,6 +24,7 @@ import {
   sliceObj,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
 const dedicated = { [proxyModeAnnotation]: dedicatedValue };
 
@@ -257,6 +259,43 @@ if (!inPrivateNetwork()) {
           assert.deepEqual(failures.slice(0, 5), [], `${failures.length} of ${requests} requests failed`);
           assert.equal(addresses.size, 2, "the client followed the ingress to both proxies");
         });
+
+        await t.step(
+          "TLS Secrets of two namespaces, neither the proxy's own: each host gets its certificate by SNI",
+          async () => {
+            const ca = await createCA({ commonName: "shared e2e CA" });
+            for (
+              const [ns, name, host, svc] of [[a, "one", "one.example", "svc-a"], [
+                b,
+                "three",
+                "three.example",
+                "svc-c",
+              ]]
+            ) {
+              const leaf = await issueCertificate(ca, { commonName: host, dnsNames: [host], usages: ["serverAuth"] });
+              await cluster.apply(resources.secrets, {
+                apiVersion: "v1",
+                kind: "Secret",
+                metadata: { name: `${name}-tls`, namespace: ns },
+                type: "kubernetes.io/tls",
+                stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem },
+              });
+              await cluster.apply(
+                resources.ingresses,
+                ingressObj(ns, name, [{ host, service: svc }], {
+                  ...web,
+                  tls: [{ hosts: [host], secretName: `${name}-tls` }],
+                }),
+              );
+            }
+            for (const [host, be] of [["one.example", "alpha"], ["three.example", "gamma"]]) {
+              await eventually(`https ${host} → ${be} with its own certificate`, async () => {
+                const res = await httpsGet(sharedProxy.httpsPort, host).catch(() => null);
+                return res?.backend === be && res.certCN === host;
+              });
+            }
+          },
+        );
       } finally {
         await ctl.stop();
       }
