@@ -60,6 +60,7 @@ import {
 } from "./objects.ts";
 import { conflictMessage, ownedBy } from "./ownership.ts";
 import { type Platform, preparePlatform } from "./platform.ts";
+import { existingParts } from "./transport.ts";
 import { applyOwned, createOwned, deleteOwned } from "./publish.ts";
 import { WorkQueue } from "./queue.ts";
 import { refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
@@ -662,7 +663,9 @@ class Controller {
     const params = this.#classParams(group);
     if (params === null) return "waiting";
     const secrets = built.model.tls.map((t) => ({ namespace: t.namespace, name: t.name }));
-    const desired = proxyObjects(target, data, secrets, this.settings, this.platform, params);
+    // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
+    const parts = existingParts(target.name, this.#cache(resources.configMaps).store.byIndex(byGroup, group));
+    const desired = proxyObjects(target, data, secrets, this.settings, this.platform, params, parts);
     // Whose is each object? While one of them is someone else's, nothing is written.
     const found: (KubeObject | null)[] = [];
     for (const d of desired) found.push(await this.#current(d.resource, d.object));

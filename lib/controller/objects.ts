@@ -201,6 +201,7 @@ export function proxyObjects(
   settings: ControllerSettings,
   platform: Platform = defaultPlatform,
   params: ClassParams = defaultClassParams,
+  previousParts: ReadonlyMap<string, string> = new Map(),
 ): Desired[] {
   const { name, namespace: ns } = target;
   const labels = {
@@ -252,8 +253,9 @@ export function proxyObjects(
     ...podParams(params),
   });
 
+  const carriers = configObjects(name, data, previousParts, settings.configSplit);
   const out: Desired[] = [
-    ...configObjects(name, data).map((t) => obj(t.resource, t.body, t.name)),
+    ...carriers.map((t) => obj(t.resource, t.body, t.name, t.annotations, t.labels)),
     obj(resources.deployments, { spec: deploymentSpec }),
     obj(
       resources.services,
@@ -302,7 +304,7 @@ export function proxyObjects(
     for (const s of secrets) byNs.set(s.namespace, [...(byNs.get(s.namespace) ?? []), s.name]);
     out.push(obj(resources.serviceAccounts, {}));
     for (const [roleNs, names] of [...byNs].sort(([a], [b]) => a === ns ? -1 : b === ns ? 1 : a.localeCompare(b))) {
-      const rules: unknown[] = roleNs === ns ? configReadRules(name) : [];
+      const rules: unknown[] = roleNs === ns ? configReadRules(name, carriers) : [];
       if (names.length > 0) {
         rules.push({
           apiGroups: [""],

@@ -4,6 +4,7 @@
  * from the parsed command line (`Config`, contracts §1).
  */
 import { operatorNamespace } from "../cluster/access.ts";
+import { DEFAULT_LIMITS, type SplitLimits } from "../transport/parts.ts";
 import { leaderElectionDefaults } from "./leader.ts";
 
 export interface ControllerSettings {
@@ -37,6 +38,11 @@ export interface ControllerSettings {
    * its status shows the new address (clients may still resolve the old one).
    */
   handoverGraceMs: number;
+  /**
+   * When a configuration is split into part ConfigMaps (docs/config-transport.md). Only tests set
+   * other sizes than lib/transport/parts.ts's defaults, to see parts without 10,000 ingresses.
+   */
+  configSplit: SplitLimits;
   /** Label value that marks the objects of this controller (several controllers may share a cluster). */
   controllerId: string;
   /** `--cloud-provider` (lib/cloud/providers.ts); null: unset. */
@@ -79,6 +85,7 @@ export const defaultSettings: ControllerSettings = {
   workers: 4,
   coalesceMs: 10,
   handoverGraceMs: 10_000,
+  configSplit: DEFAULT_LIMITS,
   controllerId: "default",
   cloudProvider: null,
   cloudConfig: null,

@@ -32,9 +32,11 @@ import type { ProxySettings } from "../flags/proxy_settings.ts";
 import { log } from "../log/logger.ts";
 import { operatorNamespace } from "../cluster/access.ts";
 import { Backoff } from "../cluster/backoff.ts";
-import { ClusterClient } from "../cluster/client.ts";
+import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { Informer } from "../cluster/informer.ts";
-import { type KubeObject, resources } from "../cluster/resources.ts";
+import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
+import { PartCache } from "../transport/part_cache.ts";
+import { PART_DATA_KEY, PARTS_KEY } from "../transport/parts.ts";
 import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
 import { parseSecretRefs, type SecretRef, tlsSecretPem } from "./files.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
@@ -180,6 +182,7 @@ class ProxyRuntime {
   readonly haproxy: HAProxy;
   readonly applier: Applier;
   #configMap: Informer;
+  #parts: PartCache;
   #secrets = new Map<string, Informer>();
   #dirty = false;
   #loop: Promise<void> | null = null;
@@ -216,6 +219,7 @@ class ProxyRuntime {
     });
     this.applier = new Applier({ haproxy: this.haproxy, workDir, certDir });
     this.#waiting = `waiting for the ConfigMap ${namespace}/${settings.configmap}`;
+    this.#parts = new PartCache(settings.configmap, (name) => this.#readPart(name));
     this.#configMap = new Informer(client, resources.configMaps, {
       namespace,
       fieldSelector: `metadata.name=${settings.configmap}`,
@@ -335,7 +339,7 @@ class ProxyRuntime {
   }
 
   async #reconcile(): Promise<void> {
-    let desired = this.#desiredState();
+    let desired = await this.#desiredState();
     let restartingLastGood = false;
     if (!desired || (this.#refused && sameState(this.#refused, desired))) {
       // Nothing new to apply. But if HAProxy died meanwhile, bring the last good config back.
@@ -364,7 +368,7 @@ class ProxyRuntime {
    * What the ConfigMap and Secrets ask for, or null (logged) when the ConfigMap is missing or
    * invalid or a listed Secret is missing or unusable: then nothing is applied.
    */
-  #desiredState(): DesiredState | null {
+  async #desiredState(): Promise<DesiredState | null> {
     const cmName = this.settings.configmap;
     const cm = this.#configMap.store.get(`${this.namespace}/${cmName}`);
     const where = { namespace: this.namespace, configmap: cmName };
@@ -375,7 +379,29 @@ class ProxyRuntime {
       this.#syncSecretWatches([]);
       return null;
     }
-    const data: Record<string, unknown> = cm.data ?? {};
+    let data: Record<string, unknown> = cm.data ?? {};
+    if (PARTS_KEY in data) {
+      // A large configuration travels in parts (docs/config-transport.md): join them first.
+      let assembled;
+      try {
+        assembled = await this.#parts.assemble(data as Record<string, string>);
+      } catch (err) {
+        return this.#problem("proxy ConfigMap has an invalid part list; keeping the current configuration", {
+          ...where,
+          error: (err as Error).message,
+        }, true);
+      }
+      if ("missing" in assembled) {
+        // A newer write is on its way (or a part cannot be read yet): keep serving, look again.
+        this.#problem("waiting for configuration parts; keeping the current configuration", {
+          ...where,
+          parts: assembled.missing.map((m) => m.name).join(","),
+        });
+        this.#scheduleRetry("configuration parts missing");
+        return null;
+      }
+      data = assembled.files;
+    }
     const config = data["haproxy.cfg"];
     const crtList = data["crt-list"] ?? "";
     if (typeof config !== "string" || config.trim() === "" || typeof crtList !== "string") {
@@ -421,6 +447,19 @@ class ProxyRuntime {
       }
     }
     return { config, crtList, pems, maps };
+  }
+
+  /** The content of a part ConfigMap; null when it is absent or not (yet) readable. */
+  async #readPart(name: string): Promise<string | null> {
+    try {
+      const cm: KubeObject = await this.client.request("GET", objectPath(resources.configMaps, this.namespace, name));
+      const part = (cm.data as Record<string, unknown> | undefined)?.[PART_DATA_KEY];
+      return typeof part === "string" ? part : null;
+    } catch (err) {
+      // 404: deleted by a newer configuration; 403: its Role is being widened. Both pass.
+      if (isStatus(err, 404) || isStatus(err, 403)) return null;
+      throw err;
+    }
   }
 
   /** One watch per listed Secret (its namespace, a field selector on its name), started and stopped as the list changes. */

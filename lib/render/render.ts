@@ -97,7 +97,12 @@ function renderRoot(templates: Templates, name: string, view: View): string {
 export function configMapData(
   r: Rendered,
 ): { "haproxy.cfg": string; "crt-list": string; "secrets.json": string } & Record<MapFile, string> {
-  return { "haproxy.cfg": r.config, "crt-list": r.crtList, "secrets.json": JSON.stringify(r.secrets), ...r.maps };
+  return { "haproxy.cfg": r.config, "crt-list": r.crtList, "secrets.json": secretsJson(r.secrets), ...r.maps };
+}
+
+/** `secrets.json`: a JSON array with one item per line, so a long list can travel in parts (docs/config-transport.md). */
+function secretsJson(secrets: readonly unknown[]): string {
+  return `[${secrets.map((s) => JSON.stringify(s)).join(",\n")}]`;
 }
 
 /** A model that uses every feature (routes of each kind, TLS, redirect, endpoints): for start-up checks. */

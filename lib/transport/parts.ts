@@ -86,14 +86,27 @@ export function units(text: string): string[] {
   return out;
 }
 
-/** A boundary before `unit` with probability size/TARGET, decided by the unit's own bytes. */
-function boundaryBefore(unit: string): boolean {
+/** The sizes that decide when and how a configuration is split. */
+export interface SplitLimits {
+  inline: number;
+  fileInline: number;
+  targetPart: number;
+}
+
+export const DEFAULT_LIMITS: SplitLimits = Object.freeze({
+  inline: INLINE_LIMIT,
+  fileInline: FILE_INLINE_LIMIT,
+  targetPart: TARGET_PART_BYTES,
+});
+
+/** A boundary before `unit` with probability size/target, decided by the unit's own bytes. */
+function boundaryBefore(unit: string, target: number): boolean {
   const h = createHash("sha256").update(unit).digest().readUInt32BE(0);
-  return h / 0x1_0000_0000 < unit.length / TARGET_PART_BYTES;
+  return h / 0x1_0000_0000 < unit.length / target;
 }
 
 /** Cuts `text` into chunks at content-defined unit boundaries; joined, they give `text` back. */
-export function chunks(text: string): string[] {
+export function chunks(text: string, target = TARGET_PART_BYTES): string[] {
   const out: string[] = [];
   let current = "";
   const flush = () => {
@@ -101,7 +114,7 @@ export function chunks(text: string): string[] {
     current = "";
   };
   for (const unit of units(text)) {
-    if (current && boundaryBefore(unit)) flush();
+    if (current && boundaryBefore(unit, target)) flush();
     if (current.length + unit.length > MAX_PART_BYTES) flush();
     if (unit.length > MAX_PART_BYTES) {
       // Only a hostile or absurd unit gets here: cut it at fixed offsets.
@@ -123,26 +136,28 @@ function byteSize(files: Readonly<Record<string, string>>): number {
 /**
  * Splits `files` for proxy `proxy`. `previous` maps part names in use to their sha256: a chunk
  * whose content a previous part holds keeps that part (no write), the others take free slots.
+ * `limits` other than the defaults are for tests that want parts from a small configuration.
  */
 export function splitConfig(
   proxy: string,
   files: Readonly<Record<string, string>>,
   previous: ReadonlyMap<string, string> = new Map(),
+  limits: SplitLimits = DEFAULT_LIMITS,
 ): SplitResult {
   if (PARTS_KEY in files) throw new Error(`${PARTS_KEY} is reserved`);
-  if (byteSize(files) <= INLINE_LIMIT) return { head: { ...files }, parts: [] };
+  if (byteSize(files) <= limits.inline) return { head: { ...files }, parts: [] };
   const bySha = new Map<string, string>();
   for (const [name, sha] of previous) if (slotOf(proxy, name) !== null && !bySha.has(sha)) bySha.set(sha, name);
   const head: Record<string, string> = {};
   const index: Record<string, PartRef[]> = {};
   const planned: { sha256: string; content: string }[] = [];
   for (const [file, text] of Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) {
-    if (text.length <= FILE_INLINE_LIMIT) {
+    if (text.length <= limits.fileInline) {
       head[file] = text;
       continue;
     }
     index[file] = [];
-    for (const content of chunks(text)) {
+    for (const content of chunks(text, limits.targetPart)) {
       const sha256 = sha256Hex(content);
       index[file].push({ name: "", sha256 });
       planned.push({ sha256, content });
