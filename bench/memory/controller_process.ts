@@ -1,7 +1,8 @@
 /**
  * @module bench/memory/controller_process
- * Runs the controller alone in this process for the RSS figure of convergence_bench.ts:
- * `controller_process.ts <kubeconfig>`; prints one JSON line `{"rssBytes", "ingresses", …}` on
+ * Runs the controller alone in this process for the RSS figures of convergence_bench.ts and
+ * scale_bench.ts: `controller_process.ts <kubeconfig> [settings JSON]` (the JSON overrides the
+ * settings below, e.g. an operator namespace and validation on); prints one JSON line `{"rssBytes", "ingresses", …}` on
  * stdout each time its queue is idle after a line arrives on stdin, and exits on EOF.
  */
 import { startController } from "../../lib/controller/controller.ts";
@@ -9,12 +10,14 @@ import { log } from "../../lib/log/logger.ts";
 
 log.configure({ level: "warn" });
 const kubeconfig = Deno.args[0];
+const overrides = Deno.args[1] ? JSON.parse(Deno.args[1]) : {};
 const ctl = await startController({
   kubeconfig,
   validateProxyConfig: false,
   resyncPeriodMs: 0,
   workers: 8,
   coalesceMs: 0,
+  ...overrides,
 });
 await ctl.synced;
 const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());

@@ -120,7 +120,7 @@ Deno.test("controller HA: a leader that cannot renew stops writing; the standby 
     const ns = await cluster.namespace("cut");
     await cluster.apply(resources.services, serviceObj(ns, "svc"));
     // ctl-a may do all its work, and use the Lease only through a RoleBinding the test deletes.
-    const work = ["", "apps", "networking.k8s.io", "discovery.k8s.io"];
+    const work = ["", "apps", "networking.k8s.io", "discovery.k8s.io", "policy"];
     await post(`${rbac}/clusterroles`, {
       metadata: { name: "ctl-work" },
       rules: [{ apiGroups: work, resources: ["*"], verbs: ["*"] }],

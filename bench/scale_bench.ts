@@ -1,0 +1,184 @@
+/**
+ * @module bench/scale_bench
+ * `deno task bench scale`: one shared proxy for BENCH_INGRESSES (default 10,000) ingresses, each
+ * with one host, one path and its own Service and EndpointSlice, all created before the
+ * controller starts. The real kube-apiserver, the controller in a process of its own (validation
+ * with `haproxy -c` on, as in production), the real `proxy` command and haproxy, real backends;
+ * inside a private network namespace (lib/localenv/netns.ts).
+ * - `scale.first_served_s`: controller start → the last-created ingress answered through the proxy;
+ * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC;
+ * - `scale.one_change_served_ms` (p50, and `_p99`): one ingress moved to another Service → served.
+ * Prints a JSON array of {name, unit, value} as its last stdout line.
+ */
+import http from "node:http";
+import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
+import { sharedProxyName } from "../lib/controller/groups.ts";
+import { collectionPath, resources } from "../lib/cluster/resources.ts";
+import { log } from "../lib/log/logger.ts";
+import { backends, Cluster, ingressObj, serviceObj, sliceObj } from "../lib/localenv/harness.ts";
+import { startProxy } from "../lib/localenv/proxy_run.ts";
+import { figureList } from "./figures.ts";
+
+const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);
+const CHANGES = Number(Deno.env.get("BENCH_CHANGES") ?? 20);
+
+if (!inPrivateNetwork()) {
+  const self = new URL(import.meta.url).pathname;
+  await prepareOutside(self);
+  const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", self], { stdout: "piped" }).output();
+  await Deno.stdout.write(out.stdout);
+  Deno.exit(out.code);
+}
+
+log.configure({ level: "warn" });
+const { figures, fig } = figureList();
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+function backendOf(port: number, host: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: "127.0.0.1", port, path: "/", headers: { host }, agent: false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => (body += c));
+      res.on("end", () => {
+        try {
+          resolve(res.statusCode === 200 ? JSON.parse(body).name ?? null : null);
+        } catch {
+          resolve(null);
+        }
+      });
+      res.on("error", () => resolve(null));
+    });
+    req.setTimeout(5000, () => req.destroy());
+    req.on("error", () => resolve(null));
+    req.end();
+  });
+}
+
+/** Milliseconds from `t0` until `host` is answered by `backend` (polled every 2 ms, at most `limitMs`). */
+async function servedBy(t0: number, port: number, host: string, backend: string, limitMs: number): Promise<number> {
+  for (;;) {
+    if ((await backendOf(port, host)) === backend) return performance.now() - t0;
+    if (performance.now() - t0 > limitMs) throw new Error(`${host} not served by ${backend} within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** Runs `work(i)` for i < n with `width` requests in flight. */
+async function parallel(n: number, width: number, work: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < n) await work(next++);
+  }));
+}
+
+// One cluster IP per Service: widen the range for 10,000 of them.
+const cluster = await Cluster.start(["--service-cluster-ip-range=10.0.0.0/16"]);
+const servers = await backends(["b0", "b1", "b2", "b3"], 50);
+const dir = await Deno.makeTempDir({ prefix: "ic-scale-bench-" });
+try {
+  const ns = await cluster.namespace("apps");
+  const ops = await cluster.namespace("ops");
+  const server = (i: number) => servers[i % servers.length];
+  let t = performance.now();
+  await parallel(INGRESSES, 48, async (i) => {
+    await cluster.client.request("POST", collectionPath(resources.services, ns), { body: serviceObj(ns, `s${i}`) });
+    await cluster.client.request("POST", collectionPath(resources.endpointSlices, ns), {
+      body: sliceObj(ns, `s${i}`, [server(i)]),
+    });
+    await cluster.client.request("POST", collectionPath(resources.ingresses, ns), {
+      body: ingressObj(ns, `i${i}`, [{ host: `h${i}.example`, service: `s${i}` }]),
+    });
+  });
+  fig("scale.create_objects_s", "s", (performance.now() - t) / 1000);
+  fig("scale.ingresses", "ingresses", INGRESSES);
+
+  const name = sharedProxyName("");
+  const proxy = await startProxy(cluster, ops, name);
+  t = performance.now();
+  const proc = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--expose-gc",
+      new URL("./memory/controller_process.ts", import.meta.url).pathname,
+      cluster.kubeconfig,
+      JSON.stringify({ operatorNamespace: ops, validateProxyConfig: true, workers: 4, coalesceMs: 10 }),
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const writer = proc.stdin.getWriter();
+  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    const last = INGRESSES - 1;
+    await servedBy(t, proxy.httpPort, `h${last}.example`, server(last).name, 600_000);
+    fig("scale.first_served_s", "s", (performance.now() - t) / 1000);
+    for (const i of [0, Math.floor(INGRESSES / 2), last]) {
+      const got = await backendOf(proxy.httpPort, `h${i}.example`);
+      if (got !== server(i).name) throw new Error(`h${i}.example answered by ${got}, not ${server(i).name}`);
+    }
+
+    // One change at a time. A route change (a host added to an ingress, to its own Service: the
+    // backends stay, so it goes through the Runtime API), then a backend change (an ingress moved
+    // to another Service: its old backend goes away, which reloads).
+    const reloadsBefore = proxy.applied.filter((a) => a.kind === "reload").length;
+    const routeTimes: number[] = [];
+    for (let c = 0; c < CHANGES; c++) {
+      const i = (c * 7919) % (INGRESSES - 1);
+      const t0 = performance.now();
+      await cluster.apply(
+        resources.ingresses,
+        ingressObj(ns, `i${i}`, [{ host: `h${i}.example`, service: `s${i}` }, {
+          host: `n${c}.example`,
+          service: `s${i}`,
+        }]),
+      );
+      routeTimes.push(await servedBy(t0, proxy.httpPort, `n${c}.example`, server(i).name, 60_000));
+    }
+    fig("scale.one_change_served_ms", "ms", pct(routeTimes, 50));
+    fig("scale.one_change_served_ms_p99", "ms", pct(routeTimes, 99));
+    fig(
+      "scale.reloads_during_route_changes",
+      "reloads",
+      proxy.applied.filter((a) => a.kind === "reload").length - reloadsBefore,
+    );
+    const backendTimes: number[] = [];
+    for (let c = 0; c < Math.min(CHANGES, 5); c++) {
+      const i = (c * 104729 + 13) % (INGRESSES - 1);
+      const t0 = performance.now();
+      await cluster.apply(
+        resources.ingresses,
+        ingressObj(ns, `i${i}`, [{ host: `h${i}.example`, service: `s${i + 1}` }]),
+      );
+      backendTimes.push(await servedBy(t0, proxy.httpPort, `h${i}.example`, server(i + 1).name, 120_000));
+    }
+    fig("scale.backend_change_served_ms", "ms", pct(backendTimes, 50));
+
+    await writer.write(new TextEncoder().encode("\n"));
+    let line = "";
+    while (!line.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      line += value;
+    }
+    const report = JSON.parse(line.trim());
+    fig("scale.controller_rss_mb", "MB", report.rssBytes / 1e6);
+    fig("scale.controller_heap_used_mb", "MB", report.heapUsed / 1e6);
+  } finally {
+    await writer.close().catch(() => {});
+    reader.releaseLock();
+    await proc.stdout.cancel().catch(() => {});
+    await proc.status;
+    await proxy.stop();
+  }
+} finally {
+  for (const s of servers) await s.close();
+  await cluster.stop();
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+}
+console.log(JSON.stringify(figures));
