@@ -30,7 +30,7 @@ if (!inPrivateNetwork()) {
   Deno.exit(out.code);
 }
 
-log.configure({ level: "warn" });
+log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn" });
 const { figures, fig } = figureList();
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);

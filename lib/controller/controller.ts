@@ -20,6 +20,7 @@
  */
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
+import { forEachLimit } from "../concurrency.ts";
 import { Backoff } from "../cluster/backoff.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { dropManagedFields, Informer, type InformerOptions } from "../cluster/informer.ts";
@@ -110,6 +111,8 @@ export interface ControllerStats {
 
 /** Index of owned objects by the group that made them. */
 const byGroup = "group";
+/** Status writes of one group in flight at once. */
+const STATUS_WRITES_IN_FLIGHT = 16;
 
 /** Starts the controller with the parsed command line or with plain settings. */
 export async function startController(
@@ -691,9 +694,10 @@ class Controller {
     await this.#remove(group, new Set(desired.map((d) => objKey(d.resource, d.object))));
     const served = new Set(ingresses.map(keyOf));
     this.#release(group, [...served]);
-    for (const ing of ingresses) {
-      if (this.#groups.groupOf(keyOf(ing)) === group) await this.#settle(group, target, ing, proxyService);
-    }
+    // Status writes are independent: a few at a time, so a class of thousands of ingresses
+    // gets its addresses in seconds and the next change is not queued behind them.
+    const settling = ingresses.filter((ing) => this.#groups.groupOf(keyOf(ing)) === group);
+    await forEachLimit(settling, STATUS_WRITES_IN_FLIGHT, (ing) => this.#settle(group, target, ing, proxyService));
     if (changed > 0) {
       log.info("published proxy configuration", {
         group,

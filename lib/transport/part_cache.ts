@@ -4,6 +4,7 @@
  * reading only the parts whose digest it does not hold yet. Reads go through `fetchPart` (the
  * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows).
  */
+import { forEachLimit } from "../concurrency.ts";
 import { assembleConfig, type PartRef, partRefs, sha256Hex } from "./parts.ts";
 
 /** Reads one part ConfigMap's content; null when it does not exist. */
@@ -40,16 +41,12 @@ export class PartCache {
       const have = this.#parts.get(name);
       return have === undefined || sha256Hex(have) !== sha;
     });
-    for (let i = 0; i < stale.length; i += CONCURRENCY) {
-      await Promise.all(
-        stale.slice(i, i + CONCURRENCY).map(async ([name]) => {
-          const content = await this.#fetch(name);
-          this.#fetched++;
-          if (content === null) this.#parts.delete(name);
-          else this.#parts.set(name, content);
-        }),
-      );
-    }
+    await forEachLimit(stale, CONCURRENCY, async ([name]) => {
+      const content = await this.#fetch(name);
+      this.#fetched++;
+      if (content === null) this.#parts.delete(name);
+      else this.#parts.set(name, content);
+    });
     return assembleConfig(this.#proxy, head, this.#parts);
   }
 }

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { leaderElectionDefaults, leaseName, leases } from "../../lib/controller/leader.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
-import { Cluster, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import { Cluster, dedicatedIngressObj, eventually, resources, serviceObj } from "../../lib/localenv/harness.ts";
 import { freePort } from "../../lib/localenv/mod.ts";
 import { request } from "../serving/helpers.ts";
 import { collect, spawnRun } from "./spawn.ts";
@@ -75,12 +75,16 @@ Deno.test({
       await b.log.waitFor(/INFO controller caches synced/);
       await b.log.waitFor(/INFO leader election: the Lease has a new holder .* holder="replica-a_[0-9a-f]{8}"/);
 
-      await cluster.apply(resources.ingresses, ingressObj(ns, "web", [{ host: "one.example", service: "svc" }]));
+      await cluster.apply(
+        resources.ingresses,
+        dedicatedIngressObj(ns, "web", [{ host: "one.example", service: "svc" }]),
+      );
       const name = proxyName("web");
       const served = (host: string) =>
         eventually(
           `the ConfigMap serving ${host}`,
-          async () => (await cluster.get(resources.configMaps, ns, name))?.data["haproxy.cfg"].includes(host),
+          async () =>
+            Object.values((await cluster.get(resources.configMaps, ns, name))?.data ?? {}).join("\n").includes(host),
         );
       await served("one.example");
       await eventually("the Ingress status", async () => {
@@ -115,7 +119,10 @@ Deno.test({
       assert.ok(waitedMs >= leaderElectionDefaults.leaseDurationMs, `took over ${waitedMs} ms after the last renew`);
       console.log(`takeover: ${Math.round(takeoverMs)} ms after kill -9; ${waitedMs} ms after the last renew`);
 
-      await cluster.apply(resources.ingresses, ingressObj(ns, "web", [{ host: "two.example", service: "svc" }]));
+      await cluster.apply(
+        resources.ingresses,
+        dedicatedIngressObj(ns, "web", [{ host: "two.example", service: "svc" }]),
+      );
       await served("two.example");
       assert.equal(await metric(b, "ingress_controller_leader"), 1);
       assert.ok(await metric(b, "ingress_controller_object_writes_total") > 0);

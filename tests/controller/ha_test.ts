@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { leaseName, leases } from "../../lib/controller/leader.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
-import { Cluster, controller, eventually, ingressObj, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import { Cluster, controller, dedicatedIngressObj, eventually, resources, serviceObj } from "../../lib/localenv/harness.ts";
 
 const quick = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 500, validateProxyConfig: false };
 
@@ -22,11 +22,17 @@ Deno.test("controller HA: one writer at a time, the standby takes over", async (
       const b = await controller(cluster, { ...quick, controllerId: "ha" });
       try {
         await b.synced;
-        await cluster.apply(resources.ingresses, ingressObj(ns, "web", [{ host: "one.example", service: "svc" }]));
+        await cluster.apply(
+          resources.ingresses,
+          dedicatedIngressObj(ns, "web", [{ host: "one.example", service: "svc" }]),
+        );
         const name = proxyName("web");
         await eventually(
           "the leader publishes",
-          async () => /one\.example/.test((await cluster.get(resources.configMaps, ns, name))?.data["haproxy.cfg"]),
+          async () =>
+            /one\.example/.test(
+              Object.values((await cluster.get(resources.configMaps, ns, name))?.data ?? {}).join("\n"),
+            ),
         );
         await a.idle();
         // The standby saw it all (warm caches) and did nothing with it.
@@ -50,11 +56,14 @@ Deno.test("controller HA: one writer at a time, the standby takes over", async (
 
         await cluster.apply(
           resources.ingresses,
-          ingressObj(ns, "web", [{ host: "two.example", service: "svc" }]),
+          dedicatedIngressObj(ns, "web", [{ host: "two.example", service: "svc" }]),
         );
         await eventually(
           "the new leader serves the change",
-          async () => /two\.example/.test((await cluster.get(resources.configMaps, ns, name))?.data["haproxy.cfg"]),
+          async () =>
+            /two\.example/.test(
+              Object.values((await cluster.get(resources.configMaps, ns, name))?.data ?? {}).join("\n"),
+            ),
         );
         assert.ok(b.stats().writes > 0);
       } finally {
@@ -74,7 +83,7 @@ Deno.test("controller HA: a leader throttled by --qps keeps its Lease through a 
     const ns = await cluster.namespace("burst");
     await cluster.apply(resources.services, serviceObj(ns, "svc"));
     for (let i = 0; i < 4; i++) {
-      await cluster.apply(resources.ingresses, ingressObj(ns, `i${i}`, [{ service: "svc" }]));
+      await cluster.apply(resources.ingresses, dedicatedIngressObj(ns, `i${i}`, [{ service: "svc" }]));
     }
     // About 50 requests at 3 a second, from 4 workers at once: in the controller's --qps bucket, a
     // renew (a read and a write every 500 ms) would wait longer than the 2 s renew deadline.
@@ -151,7 +160,10 @@ Deno.test("controller HA: a leader that cannot renew stops writing; the standby 
       const seen: string[] = [];
       a.leadership.onChange((l) => seen.push(`a:${l}`));
       b.leadership.onChange((l) => seen.push(`b:${l}`));
-      await cluster.apply(resources.ingresses, ingressObj(ns, "one", [{ host: "one.example", service: "svc" }]));
+      await cluster.apply(
+        resources.ingresses,
+        dedicatedIngressObj(ns, "one", [{ host: "one.example", service: "svc" }]),
+      );
       await eventually("a publishes", () => cluster.get(resources.configMaps, ns, proxyName("one")));
       await a.idle();
 
@@ -159,7 +171,10 @@ Deno.test("controller HA: a leader that cannot renew stops writing; the standby 
       await cluster.remove(resources.roleBindings, "default", "ctl-lease");
       await eventually("a stopped leading", () => !a.leadership.leading);
       const written = a.stats().writes;
-      await cluster.apply(resources.ingresses, ingressObj(ns, "two", [{ host: "two.example", service: "svc" }]));
+      await cluster.apply(
+        resources.ingresses,
+        dedicatedIngressObj(ns, "two", [{ host: "two.example", service: "svc" }]),
+      );
       await eventually("b serves the new ingress", () => cluster.get(resources.configMaps, ns, proxyName("two")));
       assert.deepEqual(seen, ["a:false", "b:true"], "a's term ended before b's began");
       assert.equal(a.stats().writes, written, "a wrote nothing after its term ended");
