@@ -99,10 +99,19 @@ export const DEFAULT_LIMITS: SplitLimits = Object.freeze({
   targetPart: TARGET_PART_BYTES,
 });
 
+/** FNV-1a over the UTF-16 code units: cheap, stable, well spread (a boundary decision, not a digest). */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
 /** A boundary before `unit` with probability size/target, decided by the unit's own bytes. */
 function boundaryBefore(unit: string, target: number): boolean {
-  const h = createHash("sha256").update(unit).digest().readUInt32BE(0);
-  return h / 0x1_0000_0000 < unit.length / target;
+  return fnv1a(unit) / 0x1_0000_0000 < unit.length / target;
 }
 
 /** Cuts `text` into chunks at content-defined unit boundaries; joined, they give `text` back. */
