@@ -65,3 +65,20 @@ export async function prepareOutside(entry: string): Promise<void> {
   }).output();
   if (!out.success) throw new Error(`deno cache ${entry} failed (exit ${out.code}); its messages are above`);
 }
+
+/**
+ * For a test file that must run inside the namespace: outside it, the file's tests run again as
+ * `deno test` inside one; resolves with that run's exit code (0: they all passed).
+ */
+export async function testInPrivateNetwork(testFile: string): Promise<number> {
+  await prepareOutside(testFile);
+  const out = await privateNetworkCommand([
+    Deno.execPath(),
+    "test",
+    "-A",
+    "--sanitize-ops",
+    "--sanitize-resources",
+    testFile,
+  ]).output();
+  return out.code;
+}

@@ -7,7 +7,7 @@
  * namespace (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { partOfLabel } from "../../lib/controller/transport.ts";
 import { PART_SHA_ANNOTATION, partRefs, PARTS_KEY } from "../../lib/transport/parts.ts";
@@ -28,21 +28,8 @@ const HOSTS = 40;
 
 if (!inPrivateNetwork()) {
   Deno.test("config parts end-to-end tests (run in a private network namespace)", async () => {
-    const self = new URL(import.meta.url).pathname;
-    await prepareOutside(self);
-    const out = await privateNetworkCommand([
-      Deno.execPath(),
-      "test",
-      "-A",
-      "--sanitize-ops",
-      "--sanitize-resources",
-      self,
-    ]).output();
-    assert.equal(
-      out.code,
-      0,
-      "the end-to-end tests failed inside the private network namespace: see their output above",
-    );
+    const code = await testInPrivateNetwork(new URL(import.meta.url).pathname);
+    assert.equal(code, 0, "the end-to-end tests failed inside the private network namespace: see their output above");
   });
 } else {
   Deno.test("a configuration in parts is joined by the proxy, and one change rewrites one part", async (t) => {

@@ -5,7 +5,7 @@
  * the single test below re-runs this file inside one and reports its result.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
@@ -24,21 +24,8 @@ import { startProxy } from "../../lib/localenv/proxy_run.ts";
 
 if (!inPrivateNetwork()) {
   Deno.test("end-to-end tests (run in a private network namespace)", async () => {
-    const self = new URL(import.meta.url).pathname;
-    await prepareOutside(self);
-    const out = await privateNetworkCommand([
-      Deno.execPath(),
-      "test",
-      "-A",
-      "--sanitize-ops",
-      "--sanitize-resources",
-      self,
-    ]).output();
-    assert.equal(
-      out.code,
-      0,
-      "the end-to-end tests failed inside the private network namespace: see their output above",
-    );
+    const code = await testInPrivateNetwork(new URL(import.meta.url).pathname);
+    assert.equal(code, 0, "the end-to-end tests failed inside the private network namespace: see their output above");
   });
 } else {
   Deno.test("controller end to end", async (t) => {
