@@ -50,10 +50,12 @@ import {
 } from "./patterns.ts";
 import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
 import { slotCount } from "./slots.ts";
+import { type BackendSettings, isDefaultSettings, resolveBackendSettings, settingsHash } from "./settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
-export type Balance = "roundrobin" | "leastconn" | "source";
+export type { Balance } from "./settings.ts";
+import type { Balance } from "./settings.ts";
 
 /** One routing rule. `host` "" means any host; `match` is how `path` is compared. */
 export interface Route {
@@ -73,7 +75,11 @@ export interface Server {
 }
 
 export interface Backend {
-  /** `be_<namespace>_<service>_<port>`; parts are validated, `_` cannot occur in them. */
+  /**
+   * `be_<namespace>_<service>_<port>`; parts are validated, `_` cannot occur in them. A route whose
+   * annotations set something points to a variant `be_<namespace>_<service>_<port>_<hash>` holding
+   * those settings (docs/annotations-rendering.md).
+   */
   name: string;
   namespace: string;
   service: string;
@@ -85,6 +91,8 @@ export interface Backend {
   balance: Balance;
   /** `timeout server` for this backend, e.g. `30s`; null: the defaults section applies. */
   timeoutServer: string | null;
+  /** Everything the annotations set (lib/render/settings.ts); absent: none. */
+  settings?: BackendSettings;
 }
 
 /** One TLS certificate: a kubernetes.io/tls Secret written by the proxy as `file` in its cert dir. */
@@ -109,6 +117,8 @@ export interface Model {
   tls: TlsCert[];
   /** Hosts whose plain HTTP requests are redirected to HTTPS, sorted. */
   redirectHosts: string[];
+  /** The redirect's status code per host when not 308 (`ssl-redirect-code`). */
+  redirectCodes?: Record<string, string>;
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
   refs: { services: string[]; secrets: string[] };
 }
@@ -243,7 +253,7 @@ export function buildModel(input: ModelInput): BuildResult {
   const certs = new Map<string, TlsCert>();
   /** SNI host → the certificate file serving it (the first, i.e. oldest, ingress wins). */
   const sniOwner = new Map<string, { file: string; secret: string; ingress: string }>();
-  const redirect = new Set<string>();
+  const redirect = new Map<string, string>();
   let defaultBackend: { name: string; ingress: string } | null = null;
 
   for (const ing of ingresses) {
@@ -265,8 +275,8 @@ export function buildModel(input: ModelInput): BuildResult {
     }
     accepted.push(id);
     const annotations = ing.metadata?.annotations ?? {};
-    const settings = backendSettings(annotations, problem);
     const sslRedirect = boolAnnotation(annotations, "ssl-redirect", true, problem);
+    const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -294,12 +304,14 @@ export function buildModel(input: ModelInput): BuildResult {
       const existing = certs.get(cert.file);
       const merged = new Set([...(existing?.hosts ?? []), ...served]);
       certs.set(cert.file, { ...cert, hosts: [...merged].sort() });
-      if (sslRedirect) { for (const h of served) redirect.add(h); }
+      if (sslRedirect) {
+        for (const h of served) if (!redirect.has(h)) redirect.set(h, redirectCode);
+      }
     }
 
     // default backend
     if (ing.spec?.defaultBackend) {
-      const be = resolveBackend(ctx, ns, ing.spec.defaultBackend, "spec.defaultBackend", settings, problem);
+      const be = resolveBackend(ctx, ns, ing.spec.defaultBackend, "spec.defaultBackend", annotations, null, problem);
       if (be) {
         if (defaultBackend === null) defaultBackend = { name: be, ingress: id };
         else if (defaultBackend.name !== be) {
@@ -345,7 +357,7 @@ export function buildModel(input: ModelInput): BuildResult {
           );
           continue;
         }
-        const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, settings, problem);
+        const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
         if (!be) continue;
         routes.set(key, { host, path, pathType, match, backend: be, ingress: id });
       }
@@ -358,7 +370,8 @@ export function buildModel(input: ModelInput): BuildResult {
     backends: [...ctx.backends.values()].sort((a, b) => cmp(a.name, b.name)),
     defaultBackend: (defaultBackend as { name: string } | null)?.name ?? null,
     tls: [...certs.values()].sort((a, b) => cmp(a.file, b.file)),
-    redirectHosts: [...redirect].sort(),
+    redirectHosts: [...redirect.keys()].sort(),
+    redirectCodes: Object.fromEntries([...redirect].filter(([, c]) => c !== "308").sort()),
     refs: { services: [...ctx.services].sort(), secrets: [...ctx.secrets].sort() },
   };
   const servable = model.routes.length > 0 || model.defaultBackend !== null;
@@ -409,12 +422,6 @@ function boolAnnotation(annotations: Record<string, string>, key: string, dflt: 
   return annotationValue<boolean>(annotations, key, problem, `; using ${dflt}`) ?? dflt;
 }
 
-function backendSettings(annotations: Record<string, string>, problem: Report) {
-  const balance: Balance = annotationValue<Balance>(annotations, "load-balance", problem) ?? "roundrobin";
-  const timeoutServer = annotationValue<string>(annotations, "timeout-server", problem) ?? null;
-  return { balance, timeoutServer };
-}
-
 function tlsCert(
   ctx: Context,
   ns: string,
@@ -453,7 +460,8 @@ function resolveBackend(
   ns: string,
   backend: V1IngressBackend | undefined,
   where: string,
-  settings: { balance: Balance; timeoutServer: string | null },
+  annotations: Record<string, string>,
+  path: { path: string; match: "exact" | "prefix" } | null,
   problem: Report,
 ): string | null {
   const svc = backend?.service;
@@ -473,10 +481,14 @@ function resolveBackend(
     );
     return null;
   }
-  const name = `be_${ns}_${svc.name}_${portRef}`;
+  ctx.services.add(`${ns}/${svc.name}`);
+  const serviceAnnotations = ctx.lookup.service(ns, svc.name)?.metadata?.annotations ?? {};
+  const settings = resolveBackendSettings(annotations, serviceAnnotations, path, problem);
+  const plain = isDefaultSettings(settings);
+  const base = `be_${ns}_${svc.name}_${portRef}`;
+  const name = plain ? base : `${base}_${settingsHash(settings)}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
   if (ctx.backends.has(name)) return name;
-  ctx.services.add(`${ns}/${svc.name}`);
   const servers = resolveServers(ctx, ns, svc.name, portRef, where, problem);
   ctx.backends.set(name, {
     name,
@@ -486,7 +498,8 @@ function resolveBackend(
     servers,
     slots: slotCount(servers.length),
     balance: settings.balance,
-    timeoutServer: settings.timeoutServer,
+    timeoutServer: settings.timeouts.server,
+    ...(plain ? {} : { settings }),
   });
   return name;
 }
