@@ -274,13 +274,21 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
     l.push(`dynamic-cookie-key ${quoted(backend)}`);
     l.push(
       `cookie ${c.name} insert indirect nocache dynamic httponly` + (c.secure ? " secure" : "") +
-        (c.maxAge ? ` maxlife ${c.maxAge}` : "") + (c.sameSite ? ` attr SameSite=${c.sameSite}` : ""),
+        (c.sameSite ? ` attr SameSite=${c.sameSite}` : "") +
+        // maxlife bounds the cookie on the proxy's side, Max-Age in the browser (as ingress-nginx)
+        (c.maxAge ? ` maxlife ${c.maxAge} attr Max-Age=${seconds(c.maxAge)}` : ""),
     );
   }
   const params: string[] = [];
   if (s.proxyProtocol) params.push(s.proxyProtocol === "v2" ? "send-proxy-v2" : "send-proxy");
   if (s.protocol === "h2") params.push("proto h2");
   return { lines: l, serverParams: params.join(" ") };
+}
+
+function seconds(d: string): number {
+  const m = /^([0-9]+)(ms|s|m|h|d)$/.exec(d);
+  if (!m) throw new Error(`bug: unvalidated duration ${d}`);
+  return Math.max(1, Math.floor(Number(m[1]) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[m[2]]!));
 }
 
 /** `/prefix` + target: `/prefix` → target, `/prefix/rest` → target joined with `/rest`. */

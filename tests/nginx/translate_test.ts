@@ -47,15 +47,19 @@ Deno.test("a key that becomes one not rendered yet is never reported supported o
       assert.ok(rule.to.every((k) => specOf(k)?.status === "served"), JSON.stringify(r));
     }
   }
-  const cors = verdictOf("shop-api", "enable-cors")!;
-  assert.equal(cors.verdict, "unsupported");
+  assert.equal(verdictOf("shop-api", "enable-cors")!.verdict, "supported", "cors-enable is served");
+  const canary = verdictOf("greeter-canary", "canary")!;
+  assert.equal(canary.verdict, "unsupported");
   assert.equal(
-    cors.note,
-    "becomes ingress-controller.io/cors-enable, which is validated but not rendered yet; once rendered: supported",
+    canary.note,
+    "becomes ingress-controller.io/canary, which is validated but not rendered yet; once rendered: supported",
   );
   const rewrite = verdictOf("shop-api", "rewrite-target")!;
   assert.equal(rewrite.verdict, "unsupported");
-  assert.match(rewrite.note, /which are validated but not rendered yet; once rendered: translated \(\$n are filled/);
+  assert.match(
+    rewrite.note,
+    /which (is|are) validated but not rendered yet; once rendered: translated \(\$n are filled/,
+  );
 });
 
 Deno.test("snippets, other namespaces' Secrets and bad values are refused; unknown keys unsupported", () => {
@@ -87,7 +91,7 @@ const once = (key: string, raw: string, annotations: Record<string, string> = {}
 
 Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   assert.equal(once("backend-protocol", "AJP").verdict, "unsupported");
-  assert.equal(once("backend-protocol", "grpc").verdict, "unsupported", "GRPC maps to h2, not rendered yet");
+  assert.equal(once("backend-protocol", "grpc").verdict, "supported", "GRPC maps to h2");
   assert.match(once("backend-protocol", "grpc").note, /backend-protocol: h2/);
   assert.equal(once("backend-protocol", "SPDY").verdict, "refused");
   assert.equal(once("auth-type", "digest").note, "digest authentication is not available");
