@@ -322,8 +322,8 @@ Deno.test("rewrite-target replaces the route's prefix", async () => {
   });
 });
 
-/** A TCP server that records the first bytes of each connection and answers `answer` (or nothing). */
-function rawServer(answer: string | null) {
+/** A TCP server that records the first bytes of each connection and answers `answer` (or nothing), then closes unless `keepOpen`. */
+function rawServer(answer: string | null, keepOpen = false) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const firsts: Uint8Array[] = [];
   const conns: Deno.Conn[] = [];
@@ -335,7 +335,7 @@ function rawServer(answer: string | null) {
       if (n) firsts.push(buf.slice(0, n));
       if (answer !== null) {
         await conn.write(new TextEncoder().encode(answer)).catch(() => {});
-        conn.close();
+        if (!keepOpen) conn.close();
       }
     }
   })();
@@ -475,4 +475,68 @@ Deno.test("backend-protocol h2: the proxy speaks HTTP/2 (prior knowledge) to the
   } finally {
     await relay.close();
   }
+});
+
+Deno.test("timeout-tunnel: an idle upgraded (websocket) connection is closed after the Ingress's tunnel timeout", async () => {
+  const ws = rawServer(
+    // the accept value of RFC 6455's sample key, which the request below sends (HAProxy checks it)
+    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+      "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+    true,
+  );
+  try {
+    const objs = {
+      ingresses: [
+        ingress({
+          name: "ws",
+          annotations: { [`${A}timeout-tunnel`]: "300ms" },
+          rules: [{ host: "ws.example.com", paths: [{ path: "/", service: "ws", port: 80 }] }],
+        }),
+      ],
+      lookup: lookupFromLists({
+        services: [service("ws", [{ port: 80 }])],
+        endpointSlices: [endpointSlice("ws", [{ name: "", port: ws.port }], [{ address: "127.0.0.1" }])],
+      }),
+    };
+    await withProxy(objs, {}, async ({ http }) => {
+      using conn = await Deno.connect({ hostname: "127.0.0.1", port: http });
+      await conn.write(new TextEncoder().encode(
+        "GET /chat HTTP/1.1\r\nHost: ws.example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+      ));
+      const buf = new Uint8Array(4096);
+      const n = await conn.read(buf);
+      assert.match(new TextDecoder().decode(buf.slice(0, n ?? 0)), /^HTTP\/1\.1 101 /);
+      // the proxy closes the idle tunnel (the defaults would keep it for 60 s; the guard only bounds a failure)
+      let guard: ReturnType<typeof setTimeout> | undefined;
+      const closed = await Promise.race([
+        conn.read(buf).then((r) => r === null ? "closed" : "data", () => "closed"),
+        new Promise<string>((resolve) => guard = setTimeout(() => resolve("still open after 15 s"), 15_000)),
+      ]);
+      clearTimeout(guard);
+      assert.equal(closed, "closed");
+    });
+  } finally {
+    await ws.close();
+  }
+});
+
+Deno.test("two Ingresses sharing a Service with different settings get two backends; no settings: the plain one", () => {
+  const objs = objects([8080], {
+    "a.example.com": { [`${A}timeout-server`]: "5s", [`${A}load-balance`]: "leastconn" },
+    "b.example.com": { [`${A}timeout-server`]: "90s" },
+    "c.example.com": {},
+    "d.example.com": { [`${A}timeout-server`]: "90s" },
+  });
+  const { model, problems } = buildModel({ ...objs, allowLoopbackEndpoints: true });
+  assert.deepEqual(problems, []);
+  const be = (host: string) =>
+    model.backends.find((b) => b.name === model.routes.find((r) => r.host === host)!.backend)!;
+  assert.deepEqual([be("a.example.com").timeoutServer, be("a.example.com").balance], ["5s", "leastconn"]);
+  assert.deepEqual([be("b.example.com").timeoutServer, be("b.example.com").balance], ["90s", "roundrobin"]);
+  assert.equal(be("c.example.com").name, "be_default_web_80");
+  assert.equal(be("c.example.com").timeoutServer, null);
+  assert.equal(be("d.example.com").name, be("b.example.com").name, "equal settings share one variant");
+  assert.match(be("a.example.com").name, /^be_default_web_80_[0-9a-f]{10}$/);
+  assert.equal(model.backends.length, 3);
 });
