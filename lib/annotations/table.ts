@@ -606,17 +606,17 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
   ...inGroup({ group: "Canary", scope: "path" }, [
     {
       key: "canary",
-      status: VALIDATED,
+      status: SERVED,
       risk: "low",
       value: v.bool,
       default: "false",
       docs:
-        "This Ingress is the canary of the Ingress with the same host and path: it gets the requests the `canary-*` rules select (header, then cookie, then weight).",
+        "This Ingress is the canary of the Ingress with the same host and path: it gets the requests the `canary-*` rules select (header, then cookie, then weight). It adds no route of its own; without such a route it is ignored with a Warning. A canary rule changes `haproxy.cfg` (a reload), unlike routes.",
       example: "true",
     },
     {
       key: "canary-weight",
-      status: VALIDATED,
+      status: SERVED,
       risk: "low",
       value: v.int(0, 100, "percent"),
       default: "0",
@@ -625,7 +625,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "canary-header",
-      status: VALIDATED,
+      status: SERVED,
       risk: "medium",
       value: v.headerName,
       default: null,
@@ -634,7 +634,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "canary-header-value",
-      status: VALIDATED,
+      status: SERVED,
       risk: "medium",
       value: v.headerValue,
       default: null,
@@ -643,7 +643,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "canary-cookie",
-      status: VALIDATED,
+      status: SERVED,
       risk: "medium",
       value: v.cookieName,
       default: null,

@@ -50,6 +50,7 @@ import {
 } from "./patterns.ts";
 import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
 import { slotCount } from "./slots.ts";
+import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
 import { type BackendSettings, isDefaultSettings, resolveBackendSettings, settingsHash } from "./settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 
@@ -119,6 +120,8 @@ export interface Model {
   redirectHosts: string[];
   /** The redirect's status code per host when not 308 (`ssl-redirect-code`). */
   redirectCodes?: Record<string, string>;
+  /** Canary rules (lib/render/canary.ts), sorted by main backend. */
+  canaries?: CanaryRule[];
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
   refs: { services: string[]; secrets: string[] };
 }
@@ -255,6 +258,8 @@ export function buildModel(input: ModelInput): BuildResult {
   const sniOwner = new Map<string, { file: string; secret: string; ingress: string }>();
   const redirect = new Map<string, string>();
   let defaultBackend: { name: string; ingress: string } | null = null;
+  /** Paths of canary Ingresses, joined to their main routes once every Ingress is read. */
+  const canaryPaths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[] = [];
 
   for (const ing of ingresses) {
     const ns = ing.metadata?.namespace;
@@ -277,6 +282,7 @@ export function buildModel(input: ModelInput): BuildResult {
     const annotations = ing.metadata?.annotations ?? {};
     const sslRedirect = boolAnnotation(annotations, "ssl-redirect", true, problem);
     const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
+    const canary = canarySettings(annotations, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -348,6 +354,11 @@ export function buildModel(input: ModelInput): BuildResult {
         const match = pathType === "Exact" ? "exact" : "prefix";
         const path = match === "prefix" ? normalizePrefix(raw) : raw;
         const key = `${host} ${path} ${pathType}`;
+        if (canary) {
+          const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
+          if (be) canaryPaths.push({ key, backend: be, settings: canary, where, problem });
+          continue;
+        }
         const winner = routes.get(key);
         if (winner) {
           problem(
@@ -364,10 +375,12 @@ export function buildModel(input: ModelInput): BuildResult {
     }
   }
 
+  const canaries = joinCanaries(ctx, routes, canaryPaths);
   const model: Model = {
+    canaries,
     ingresses: accepted,
     routes: [...routes.values()].sort(compareRoutes),
-    backends: [...ctx.backends.values()].sort((a, b) => cmp(a.name, b.name)),
+    backends: usedBackends(ctx, routes, canaries, defaultBackend),
     defaultBackend: (defaultBackend as { name: string } | null)?.name ?? null,
     tls: [...certs.values()].sort((a, b) => cmp(a.file, b.file)),
     redirectHosts: [...redirect.keys()].sort(),
@@ -387,6 +400,50 @@ export function buildModel(input: ModelInput): BuildResult {
   }
   const unique = new Map(ctx.problems.map((p) => [JSON.stringify(p), p]));
   return { model, problems: [...unique.values()], servable };
+}
+
+/**
+ * Each canary path joins the main route of its host, path and type (another Ingress's): the route
+ * then points to a reserved copy of its backend, named for the route, which the canary rules key on.
+ */
+function joinCanaries(
+  ctx: Context,
+  routes: Map<string, Route>,
+  paths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[],
+): CanaryRule[] {
+  const out = new Map<string, CanaryRule>();
+  const joined = new Set<string>();
+  for (const c of paths) {
+    const main = routes.get(c.key);
+    if (!main) {
+      c.problem("CanaryWithoutMain", `${c.where}: no other Ingress routes this host and path; canary ignored`);
+      continue;
+    }
+    if (joined.has(c.key)) {
+      c.problem("CanaryConflict", `${c.where}: the route already has a canary (of an older Ingress); canary ignored`);
+      continue;
+    }
+    joined.add(c.key);
+    const reserved = reservedName(main.backend, c.key);
+    const original = ctx.backends.get(main.backend)!;
+    ctx.backends.set(reserved, { ...original, name: reserved });
+    main.backend = reserved;
+    out.set(reserved, { main: reserved, canary: c.backend, ...c.settings });
+  }
+  return [...out.values()].sort((a, b) => cmp(a.main, b.main));
+}
+
+/** The backends something routes to (a canary's main route leaves its former backend unused). */
+function usedBackends(
+  ctx: Context,
+  routes: Map<string, Route>,
+  canaries: CanaryRule[],
+  defaultBackend: { name: string } | null,
+): Backend[] {
+  const used = new Set([...routes.values()].map((r) => r.backend));
+  for (const c of canaries) used.add(c.canary);
+  if (defaultBackend) used.add(defaultBackend.name);
+  return [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));
 }
 
 function hostRank(host: string): number {

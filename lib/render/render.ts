@@ -11,6 +11,7 @@ import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
 import { settingsLines } from "./settings.ts";
+import { canaryLines } from "./canary.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 
 /** The name of the built-in backend that answers 404 when no route and no default backend match. */
@@ -41,6 +42,8 @@ export interface View {
   backends: { name: string; balance: string; timeoutServer: string | null; lines: string[]; slots: string[] }[];
   /** The status codes of HTTPS redirects in use besides 308 (`ssl-redirect-code`), sorted. */
   redirectCodes: string[];
+  /** The frontends' canary rules (lib/render/canary.ts), without indentation. */
+  canaryLines: string[];
   /** Name of the backend for requests that match no route. */
   defaultBackend: string;
   builtinDefaultBackend: string;
@@ -71,6 +74,11 @@ export function buildView(model: Model): View {
       if (serverParams) lines.push(`default-server ${serverParams}`);
       return { name, balance: b.balance, timeoutServer: b.timeoutServer, lines, slots: slotLines(b.servers) };
     }),
+    canaryLines: canaryLines((model.canaries ?? []).map((c) => ({
+      ...c,
+      main: checkName(c.main),
+      canary: checkName(c.canary),
+    }))),
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,

@@ -48,11 +48,12 @@ Deno.test("a key that becomes one not rendered yet is never reported supported o
     }
   }
   assert.equal(verdictOf("shop-api", "enable-cors")!.verdict, "supported", "cors-enable is served");
-  const canary = verdictOf("greeter-canary", "canary")!;
-  assert.equal(canary.verdict, "unsupported");
+  assert.equal(verdictOf("greeter-canary", "canary")!.verdict, "supported", "canary is served");
+  const auth = once("auth-secret", "users");
+  assert.equal(auth.verdict, "unsupported");
   assert.equal(
-    canary.note,
-    "becomes ingress-controller.io/canary, which is validated but not rendered yet; once rendered: supported",
+    auth.note,
+    "becomes ingress-controller.io/auth-basic-secret, which is validated but not rendered yet; once rendered: supported (htpasswd in key auth)",
   );
   const rewrite = verdictOf("shop-api", "rewrite-target")!;
   assert.equal(rewrite.verdict, "unsupported");
@@ -104,7 +105,7 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   assert.equal(once("canary-weight", "150").verdict, "refused");
   assert.equal(
     once("canary-weight", "150", { "nginx.ingress.kubernetes.io/canary-weight-total": "1000" }).verdict,
-    "unsupported",
+    "supported",
   );
   assert.equal(once("ssl-redirect", "False").verdict, "supported", "Go's ParseBool forms");
   assert.equal(once("ssl-redirect", "no").verdict, "refused");

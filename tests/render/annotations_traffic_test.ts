@@ -6,6 +6,7 @@
  * another's routes to the same Service.
  */
 import assert from "node:assert/strict";
+import http from "node:http";
 import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
@@ -539,4 +540,87 @@ Deno.test("two Ingresses sharing a Service with different settings get two backe
   assert.equal(be("d.example.com").name, be("b.example.com").name, "equal settings share one variant");
   assert.match(be("a.example.com").name, /^be_default_web_80_[0-9a-f]{10}$/);
   assert.equal(model.backends.length, 3);
+});
+
+Deno.test("canary: weight within ±5% over 2,000 requests, header and cookie override it, other routes untouched", async () => {
+  await using main = await startBackend({ name: "main" });
+  await using next = await startBackend({ name: "next" });
+  const route = (name: string, host: string, svc: string, annotations: Record<string, string> = {}) =>
+    ingress({ name, annotations, rules: [{ host, paths: [{ path: "/", service: svc, port: 80 }] }] });
+  const objs = {
+    ingresses: [
+      route("main", "shop.example.com", "main"),
+      route("canary", "shop.example.com", "next", {
+        [`${A}canary`]: "true",
+        [`${A}canary-weight`]: "20",
+        [`${A}canary-header`]: "X-Canary",
+        [`${A}canary-cookie`]: "canary",
+      }),
+      route("other", "other.example.com", "main"), // same Service, no canary
+    ],
+    lookup: lookupFromLists({
+      services: [service("main", [{ port: 80 }]), service("next", [{ port: 80 }])],
+      endpointSlices: [
+        endpointSlice("main", [{ name: "", port: main.port }], [{ address: "127.0.0.1" }]),
+        endpointSlice("next", [{ name: "", port: next.port }], [{ address: "127.0.0.1" }]),
+      ],
+    }),
+  };
+  await withProxy(objs, {}, async ({ http: port }) => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    const get = (host: string, headers: Record<string, string> = {}) =>
+      new Promise<string>((resolve, reject) => {
+        const req = http.request(
+          { host: "127.0.0.1", port, path: "/", headers: { host, ...headers }, agent },
+          (res) => {
+            let body = "";
+            res.on("data", (d) => body += d);
+            res.on("end", () => resolve(JSON.parse(body).name));
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    try {
+      let canary = 0;
+      for (let i = 0; i < 2000; i++) if (await get("shop.example.com") === "next") canary++;
+      assert.ok(canary >= 300 && canary <= 500, `${canary} of 2,000 to the canary (want 400 ± 100)`);
+      for (let i = 0; i < 20; i++) {
+        assert.equal(await get("shop.example.com", { "x-canary": "always" }), "next");
+        assert.equal(await get("shop.example.com", { "x-canary": "never", cookie: "canary=always" }), "main");
+        assert.equal(await get("shop.example.com", { cookie: "canary=always" }), "next");
+        assert.equal(await get("shop.example.com", { cookie: "canary=never" }), "main");
+        assert.equal(await get("other.example.com", { "x-canary": "always" }), "main");
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+Deno.test("canary without a main route, or a second canary of a route: a problem, ignored", () => {
+  const objs = objects([8080], { "a.example.com": {} });
+  const lone = ingress({
+    name: "lone",
+    annotations: { [`${A}canary`]: "true" },
+    rules: [{ host: "b.example.com", paths: [{ path: "/", service: "web", port: 80 }] }],
+  });
+  const twice = (name: string, created: string) =>
+    ingress({
+      name,
+      created,
+      annotations: { [`${A}canary`]: "true", [`${A}canary-weight`]: "10" },
+      rules: [{ host: "a.example.com", paths: [{ path: "/", service: "web", port: 80 }] }],
+    });
+  const { model, problems } = buildModel({
+    ingresses: [...objs.ingresses, lone, twice("c1", "2026-01-02T00:00:00Z"), twice("c2", "2026-01-03T00:00:00Z")],
+    lookup: objs.lookup,
+    allowLoopbackEndpoints: true,
+  });
+  assert.deepEqual(problems.map((p) => `${p.object} ${p.reason}`), [
+    "default/lone CanaryWithoutMain",
+    "default/c2 CanaryConflict",
+  ]);
+  assert.equal(model.routes.length, 1);
+  assert.equal(model.canaries?.length, 1);
 });

@@ -112,6 +112,18 @@ function baseline(): State {
         created: "2026-02-01T00:00:00Z",
         rules: [{ host: "baz.example.com", paths: [{ path: "/", pathType: "Prefix", service: "api", port: 8080 }] }],
       }),
+      ingress({
+        name: "third",
+        created: "2026-03-01T00:00:00Z",
+        annotations: {
+          [PREFIX + "canary"]: "true",
+          [PREFIX + "canary-weight"]: "10",
+          [PREFIX + "canary-header"]: "X-Canary",
+          [PREFIX + "canary-header-value"]: "beta",
+          [PREFIX + "canary-cookie"]: "canary",
+        },
+        rules: [{ host: "baz.example.com", paths: [{ path: "/", pathType: "Prefix", service: "web", port: 80 }] }],
+      }),
     ],
     services: [
       service("web", [{ name: "http", port: 80, targetPort: "web" }]),
@@ -137,6 +149,7 @@ const BASELINE_VALUES: Record<string, string | null> = {
   "load-balance": null,
   "timeout-server": null,
   "backend-protocol": "h2",
+  canary: null, // the baseline's third Ingress is the canary
   "redirect-to": null, // would hide every other request rule behind the redirect (still rendered; kept simple)
 };
 
@@ -271,6 +284,15 @@ function fields(): Field[] {
         set: (s, v) => s.services[0].metadata!.annotations = { [PREFIX + a.key]: v },
       });
     }
+  }
+  for (const key of ["canary", "canary-weight", "canary-header", "canary-header-value", "canary-cookie"]) {
+    f.push({
+      name: `canary Ingress annotation ${key}`,
+      kind: "string",
+      problem: false,
+      annotation: key,
+      set: (s, v) => s.ingresses[2].metadata!.annotations![PREFIX + key] = v,
+    });
   }
   baseline().ingresses[0].spec!.rules!.forEach((r, ri) => {
     f.push({ name: `rule ${ri} host`, kind: "string", problem: true, set: (s, v) => rule(s, ri).host = v });
