@@ -23,6 +23,7 @@ export function showValue(v: unknown): string {
 /** The one-line message of a refused value: `annotation KEY: "raw" <reason>`. */
 export function valueMessage(name: string, raw: string, reason: string): string {
   // a reason may quote part of the value: keep it on one line (U+2028 survives JSON.stringify)
+  // deno-lint-ignore no-control-regex -- control characters are what this escapes
   return `annotation ${name}: ${showValue(raw)} ${reason.replace(/[\0-\x1f\x7f-\x9f\u2028\u2029]/g, escapeChar)}`;
 }
 

@@ -83,6 +83,17 @@ function objects(
   };
 }
 
+/** One Ingress `name` routing `host` to Service `name` (port 80) whose one endpoint is 127.0.0.1:`port`. */
+function single(name: string, port: number, host: string, annotations: Record<string, string>) {
+  return {
+    ingresses: [ingress({ name, annotations, rules: [{ host, paths: [{ path: "/", service: name, port: 80 }] }] })],
+    lookup: lookupFromLists({
+      services: [service(name, [{ port: 80 }])],
+      endpointSlices: [endpointSlice(name, [{ name: "", port }], [{ address: "127.0.0.1" }])],
+    }),
+  };
+}
+
 Deno.test("ssl-redirect-code and HSTS: the redirect's code per Ingress, the header only on HTTPS answers", async () => {
   await using web = await startBackend({ name: "web" });
   const ca = await createCA({ commonName: "annotations-test-ca" });
@@ -446,19 +457,7 @@ Deno.test("backend-protocol h2: the proxy speaks HTTP/2 (prior knowledge) to the
   await using web = await startBackend({ name: "h2web" });
   const relay = recordingRelay(web.port);
   try {
-    const objs = {
-      ingresses: [
-        ingress({
-          name: "grpc",
-          annotations: { [`${A}backend-protocol`]: "h2" },
-          rules: [{ host: "grpc.example.com", paths: [{ path: "/", service: "grpc", port: 80 }] }],
-        }),
-      ],
-      lookup: lookupFromLists({
-        services: [service("grpc", [{ port: 80 }])],
-        endpointSlices: [endpointSlice("grpc", [{ name: "", port: relay.port }], [{ address: "127.0.0.1" }])],
-      }),
-    };
+    const objs = single("grpc", relay.port, "grpc.example.com", { [`${A}backend-protocol`]: "h2" });
     await withProxy(objs, {}, async ({ http }) => {
       const r = await request([
         "--http2-prior-knowledge",
@@ -486,19 +485,7 @@ Deno.test("timeout-tunnel: an idle upgraded (websocket) connection is closed aft
     true,
   );
   try {
-    const objs = {
-      ingresses: [
-        ingress({
-          name: "ws",
-          annotations: { [`${A}timeout-tunnel`]: "300ms" },
-          rules: [{ host: "ws.example.com", paths: [{ path: "/", service: "ws", port: 80 }] }],
-        }),
-      ],
-      lookup: lookupFromLists({
-        services: [service("ws", [{ port: 80 }])],
-        endpointSlices: [endpointSlice("ws", [{ name: "", port: ws.port }], [{ address: "127.0.0.1" }])],
-      }),
-    };
+    const objs = single("ws", ws.port, "ws.example.com", { [`${A}timeout-tunnel`]: "300ms" });
     await withProxy(objs, {}, async ({ http }) => {
       using conn = await Deno.connect({ hostname: "127.0.0.1", port: http });
       await conn.write(new TextEncoder().encode(
