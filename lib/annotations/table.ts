@@ -175,7 +175,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: "h1",
       status: SERVED,
       docs:
-        "How the proxy talks to the backend: HTTP/1.1, HTTP/2 cleartext (gRPC), or either over TLS (`h2-tls`: gRPC over TLS). Served today: `h1`, `h2`; the TLS ones are refused with a Warning until the proxy reads the backend CA Secret.",
+        "How the proxy talks to the backend: HTTP/1.1, HTTP/2 cleartext (gRPC), or either over TLS (`h2-tls`: gRPC over TLS). Over TLS the backend's certificate is not verified unless `backend-ca-secret` is set (as ingress-nginx's default).",
       example: "h2",
     },
     {
@@ -186,7 +186,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: null,
       status: VALIDATED,
       docs:
-        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`).",
+        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`). Not read by the proxy yet: setting it makes the proxy verify against the system CAs only (fails closed) with a Warning.",
       example: "backend-ca",
     },
     {
@@ -195,7 +195,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "high",
       value: v.hostName,
       default: null,
-      status: VALIDATED,
+      status: SERVED,
       docs: "With a TLS backend protocol: the server name sent in SNI and checked in the backend's certificate.",
       example: "api.internal.example",
     },

@@ -44,7 +44,9 @@ export interface BackendSettings {
   cors: Cors | null;
   sticky: { name: string; maxAge: string | null; secure: boolean; sameSite: string | null } | null;
   proxyProtocol: "v1" | "v2" | null;
-  protocol: "h1" | "h2";
+  protocol: "h1" | "h2" | "h1-tls" | "h2-tls";
+  /** With a TLS protocol: the SNI sent and checked; `verify`: the backend certificate is checked. */
+  backendTls: { sni: string | null; verify: boolean } | null;
   /** Prefix rewrite: the route's path prefix and what replaces it. */
   rewrite: { prefix: string; target: string } | null;
 }
@@ -65,6 +67,7 @@ export const DEFAULT_SETTINGS: BackendSettings = {
   sticky: null,
   proxyProtocol: null,
   protocol: "h1",
+  backendTls: null,
   rewrite: null,
 };
 
@@ -157,14 +160,20 @@ export function resolveBackendSettings(
   }
   const pp = get<string>("backend-proxy-protocol");
   s.proxyProtocol = pp === "v1" || pp === "v2" ? pp : null;
-  const protocol = get<string>("backend-protocol");
-  if (protocol === "h2") s.protocol = "h2";
-  else if (protocol === "h1-tls" || protocol === "h2-tls") {
-    report(
-      "InvalidAnnotation",
-      `annotation ingress-controller.io/backend-protocol: ${protocol} is not served yet (backend TLS needs the CA ` +
-        "Secret on the proxy); ignored",
-    );
+  const protocol = get<BackendSettings["protocol"]>("backend-protocol") ?? "h1";
+  s.protocol = protocol;
+  const ca = set<string>("backend-ca-secret");
+  if (protocol === "h1-tls" || protocol === "h2-tls") {
+    // ingress-nginx does not verify TLS backends by default either; a CA Secret asks for verification,
+    // which fails closed (the system CAs) until the proxy reads the Secret (docs/annotations-rendering.md)
+    s.backendTls = { sni: set<string>("backend-sni"), verify: ca !== null };
+    if (ca !== null) {
+      report(
+        "InvalidAnnotation",
+        `annotation ingress-controller.io/backend-ca-secret: ${ca} is not read by the proxy yet; the backend is ` +
+          "verified against the system CAs only",
+      );
+    }
   }
   const rewrite = set<{ target: string; captures: boolean }>("rewrite-target");
   if (rewrite && path) {
@@ -282,6 +291,12 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
   const params: string[] = [];
   if (s.proxyProtocol) params.push(s.proxyProtocol === "v2" ? "send-proxy-v2" : "send-proxy");
   if (s.protocol === "h2") params.push("proto h2");
+  if (s.backendTls) {
+    params.push("ssl", s.backendTls.verify ? "verify required ca-file @system-ca" : "verify none");
+    if (s.backendTls.sni) params.push(`sni str(${s.backendTls.sni})`);
+    if (s.backendTls.sni && s.backendTls.verify) params.push(`verifyhost ${s.backendTls.sni}`);
+    params.push(s.protocol === "h2-tls" ? "alpn h2" : "alpn http/1.1");
+  }
   return { lines: l, serverParams: params.join(" ") };
 }
 

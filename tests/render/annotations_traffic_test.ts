@@ -611,3 +611,40 @@ Deno.test("canary without a main route, or a second canary of a route: a problem
   assert.equal(model.routes.length, 1);
   assert.equal(model.canaries?.length, 1);
 });
+
+Deno.test("backend-protocol h1-tls and h2-tls: TLS to the backend with SNI; a CA Secret makes verification fail closed", async () => {
+  const ca = await createCA({ commonName: "backend-ca" });
+  const leaf = await issueCertificate(ca, {
+    commonName: "api.internal",
+    dnsNames: ["api.internal"],
+    usages: ["serverAuth"],
+  });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert: leaf.certPem, key: leaf.keyPem, onListen: () => {} },
+    (req) =>
+      Response.json({ name: "tls", headers: Object.fromEntries(req.headers), target: new URL(req.url).pathname }),
+  );
+  try {
+    const port = server.addr.port;
+    const objs = (host: string, annotations: Record<string, string>) =>
+      single("secure", port, host, { ...annotations, [`${A}backend-sni`]: "api.internal" });
+    for (const protocol of ["h1-tls", "h2-tls"]) {
+      await withProxy(objs("t.example.com", { [`${A}backend-protocol`]: protocol }), {}, async ({ http }) => {
+        const r = await request(["-H", "Host: t.example.com", `http://127.0.0.1:${http}/x`]);
+        assert.deepEqual([r.status, r.backend], [200, "tls"], protocol);
+      });
+    }
+    const verified = objs("v.example.com", {
+      [`${A}backend-protocol`]: "h1-tls",
+      [`${A}backend-ca-secret`]: "backend-ca",
+    });
+    const { problems } = buildModel({ ...verified, allowLoopbackEndpoints: true });
+    assert.match(problems[0]?.message ?? "", /backend-ca-secret: backend-ca is not read by the proxy yet/);
+    await withProxy(verified, {}, async ({ http }) => {
+      // the backend's CA is not among the system CAs: the proxy refuses the backend (no silent downgrade)
+      assert.equal((await request(["-H", "Host: v.example.com", `http://127.0.0.1:${http}/x`])).status, 503);
+    }, { allowProblems: true });
+  } finally {
+    await server.shutdown();
+  }
+});

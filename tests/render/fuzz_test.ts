@@ -148,7 +148,7 @@ const BASELINE_VALUES: Record<string, string | null> = {
   "ssl-redirect": null, // set by its legacy key above
   "load-balance": null,
   "timeout-server": null,
-  "backend-protocol": "h2",
+  "backend-protocol": "h2-tls", // with backend-sni
   canary: null, // the baseline's third Ingress is the canary
   "redirect-to": null, // would hide every other request rule behind the redirect (still rendered; kept simple)
 };
