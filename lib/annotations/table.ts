@@ -363,13 +363,13 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "www-redirect",
-      status: VALIDATED,
+      status: SERVED,
       scope: "host",
       risk: "low",
       value: v.bool,
       default: "false",
       docs:
-        "Redirect the `www.` twin of each host to the host (or the bare twin of a `www.` host to it), keeping path and query (308).",
+        "Redirect the `www.` twin of each host to the host (or the bare twin of a `www.` host to it), keeping scheme, path and query (308). A twin some Ingress routes itself is not redirected.",
       example: "true",
     },
   ]),

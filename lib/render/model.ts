@@ -51,7 +51,13 @@ import {
 import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
 import { slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
-import { type BackendSettings, isDefaultSettings, resolveBackendSettings, settingsHash } from "./settings.ts";
+import {
+  type BackendSettings,
+  DEFAULT_SETTINGS,
+  isDefaultSettings,
+  resolveBackendSettings,
+  settingsHash,
+} from "./settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
@@ -260,6 +266,8 @@ export function buildModel(input: ModelInput): BuildResult {
   let defaultBackend: { name: string; ingress: string } | null = null;
   /** Paths of canary Ingresses, joined to their main routes once every Ingress is read. */
   const canaryPaths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[] = [];
+  /** Hosts of Ingresses with `www-redirect`: their twins (`www.` added or removed) redirect to them. */
+  const wwwHosts: { host: string; ns: string; id: string }[] = [];
 
   for (const ing of ingresses) {
     const ns = ing.metadata?.namespace;
@@ -283,6 +291,7 @@ export function buildModel(input: ModelInput): BuildResult {
     const sslRedirect = boolAnnotation(annotations, "ssl-redirect", true, problem);
     const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
     const canary = canarySettings(annotations, problem);
+    const www = boolAnnotation(annotations, "www-redirect", false, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -336,6 +345,7 @@ export function buildModel(input: ModelInput): BuildResult {
         problem("InvalidHost", `spec.rules[${r}].host: ${show(host)} is not a valid host; rule ignored`);
         continue;
       }
+      if (www && !canary && host !== "" && !host.startsWith("*.")) wwwHosts.push({ host, ns, id });
       for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
         const where = `spec.rules[${r}].http.paths[${p}]`;
         const pathType = hp.pathType as PathType;
@@ -376,6 +386,7 @@ export function buildModel(input: ModelInput): BuildResult {
   }
 
   const canaries = joinCanaries(ctx, routes, canaryPaths);
+  addWwwTwins(ctx, routes, wwwHosts);
   const model: Model = {
     canaries,
     ingresses: accepted,
@@ -431,6 +442,46 @@ function joinCanaries(
     out.set(reserved, { main: reserved, canary: c.backend, ...c.settings });
   }
   return [...out.values()].sort((a, b) => cmp(a.main, b.main));
+}
+
+/**
+ * `www-redirect`: the twin of each host (`www.` added or removed) gets a root route to a backend
+ * that redirects to the host, unless some Ingress routes the twin itself (its routes win).
+ */
+function addWwwTwins(
+  ctx: Context,
+  routes: Map<string, Route>,
+  hosts: { host: string; ns: string; id: string }[],
+): void {
+  const routed = new Set([...routes.values()].map((r) => r.host));
+  for (const { host, ns, id } of hosts) {
+    const twin = host.startsWith("www.") ? host.slice(4) : `www.${host}`;
+    if (routed.has(twin) || !isHost(twin)) continue;
+    routed.add(twin);
+    const settings: BackendSettings = { ...structuredClone(DEFAULT_SETTINGS), wwwRedirectTo: host };
+    const name = `be_${ns}_www_${settingsHash(settings)}`;
+    if (!ctx.backends.has(name)) {
+      ctx.backends.set(name, {
+        name,
+        namespace: ns,
+        service: "www",
+        port: 0,
+        servers: [],
+        slots: slotCount(0),
+        balance: "roundrobin",
+        timeoutServer: null,
+        settings,
+      });
+    }
+    routes.set(`${twin} / Prefix`, {
+      host: twin,
+      path: "/",
+      pathType: "Prefix",
+      match: "prefix",
+      backend: name,
+      ingress: id,
+    });
+  }
 }
 
 /** The backends something routes to (a canary's main route leaves its former backend unused). */

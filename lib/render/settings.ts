@@ -47,6 +47,8 @@ export interface BackendSettings {
   protocol: "h1" | "h2" | "h1-tls" | "h2-tls";
   /** With a TLS protocol: the SNI sent and checked; `verify`: the backend certificate is checked. */
   backendTls: { sni: string | null; verify: boolean } | null;
+  /** A `www-redirect` twin host's backend: every request goes to this host, same scheme, path and query (308). */
+  wwwRedirectTo: string | null;
   /** Prefix rewrite: the route's path prefix and what replaces it. */
   rewrite: { prefix: string; target: string } | null;
 }
@@ -69,6 +71,7 @@ export const DEFAULT_SETTINGS: BackendSettings = {
   protocol: "h1",
   backendTls: null,
   rewrite: null,
+  wwwRedirectTo: null,
 };
 
 /** A refused value: the annotation and its one-line message. */
@@ -261,6 +264,11 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
   }
   if (s.maxBody !== null) {
     l.push(`http-request deny deny_status 413 if { req.hdr_val(content-length) gt ${s.maxBody} }`);
+  }
+  if (s.wwwRedirectTo) {
+    if (!/^[a-z0-9.-]+$/.test(s.wwwRedirectTo)) throw new Error(`bug: unvalidated host ${s.wwwRedirectTo}`);
+    l.push(`http-request redirect prefix https://${s.wwwRedirectTo} code 308 if { ssl_fc }`);
+    l.push(`http-request redirect prefix http://${s.wwwRedirectTo} code 308`);
   }
   if (s.redirectTo) l.push(`http-request redirect location ${literal(s.redirectTo.url)} code ${s.redirectTo.code}`);
   if (s.appRoot) l.push(`http-request redirect location ${literal(s.appRoot)} code 302 if { path / }`);

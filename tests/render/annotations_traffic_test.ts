@@ -648,3 +648,22 @@ Deno.test("backend-protocol h1-tls and h2-tls: TLS to the backend with SNI; a CA
     await server.shutdown();
   }
 });
+
+Deno.test("www-redirect: the www twin redirects to the host and the bare twin to the www host; routed twins are kept", async () => {
+  await using web = await startBackend({ name: "web" });
+  const objs = objects([web.port], {
+    "example.com": { [`${A}www-redirect`]: "true" },
+    "www.shop.example": { [`${A}www-redirect`]: "true" },
+    "blog.example": { [`${A}www-redirect`]: "true" },
+    "www.blog.example": {}, // routed itself: not redirected
+  });
+  await withProxy(objs, {}, async ({ http }) => {
+    const get = (host: string, path: string) => request(["-H", `Host: ${host}`, `http://127.0.0.1:${http}${path}`]);
+    const a = await get("www.example.com", "/a/b?c=1");
+    assert.deepEqual([a.status, a.headers.location], [308, "http://example.com/a/b?c=1"]);
+    const b = await get("shop.example", "/");
+    assert.deepEqual([b.status, b.headers.location], [308, "http://www.shop.example/"]);
+    assert.equal((await get("example.com", "/")).backend, "web");
+    assert.equal((await get("www.blog.example", "/")).backend, "web");
+  });
+});
