@@ -304,7 +304,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       scope: "backend",
       value: v.duration,
       default: null,
-      status: VALIDATED,
+      status: SERVED,
       docs: "Server inactivity timeout for server-sent events requests (`Accept: text/event-stream`).",
       example: "10m",
     },

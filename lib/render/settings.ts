@@ -31,7 +31,14 @@ export interface Cors {
 /** What the annotations of one route set for its backend; `null`/empty: the defaults section applies. */
 export interface BackendSettings {
   balance: Balance;
-  timeouts: { connect: string | null; server: string | null; queue: string | null; tunnel: string | null };
+  timeouts: {
+    connect: string | null;
+    server: string | null;
+    queue: string | null;
+    tunnel: string | null;
+    /** `timeout server` of server-sent events requests (`Accept: text/event-stream`). */
+    sse: string | null;
+  };
   hsts: { maxAge: number; subdomains: boolean; preload: boolean } | null;
   redirectTo: { url: string; code: string } | null;
   appRoot: string | null;
@@ -55,7 +62,7 @@ export interface BackendSettings {
 
 export const DEFAULT_SETTINGS: BackendSettings = {
   balance: "roundrobin",
-  timeouts: { connect: null, server: null, queue: null, tunnel: null },
+  timeouts: { connect: null, server: null, queue: null, tunnel: null, sse: null },
   hsts: null,
   redirectTo: null,
   appRoot: null,
@@ -107,6 +114,7 @@ export function resolveBackendSettings(
     server: set("timeout-server"),
     queue: set("timeout-queue"),
     tunnel: set("timeout-tunnel"),
+    sse: set("timeout-sse"),
   };
   if (get<boolean>("hsts")) {
     s.hsts = {
@@ -248,6 +256,7 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
   if (t.server) l.push(`timeout server ${t.server}`);
   if (t.queue) l.push(`timeout queue ${t.queue}`);
   if (t.tunnel) l.push(`timeout tunnel ${t.tunnel}`);
+  if (t.sse) l.push(`http-request set-timeout server ${t.sse} if { req.hdr(accept) -m sub text/event-stream }`);
   if (s.allow) l.push(...srcAcl("ic_allow", s.allow), "http-request deny deny_status 403 if !ic_allow");
   if (s.deny) l.push(...srcAcl("ic_deny", s.deny), "http-request deny deny_status 403 if ic_deny");
   if (s.rate) {

@@ -366,7 +366,7 @@ function rawServer(answer: string | null, keepOpen = false) {
   };
 }
 
-Deno.test("backend PROXY protocol v2 header on every connection; timeout-server gives 504", async () => {
+Deno.test("backend PROXY protocol v2 header on every connection; timeout-server and timeout-sse give 504", async () => {
   const pp = rawServer("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
   const silent = rawServer(null);
   try {
@@ -381,6 +381,11 @@ Deno.test("backend PROXY protocol v2 header on every connection; timeout-server 
           name: "slow",
           annotations: { [`${A}timeout-server`]: "300ms" },
           rules: [{ host: "slow.example.com", paths: [{ path: "/", service: "silent", port: 80 }] }],
+        }),
+        ingress({
+          name: "events",
+          annotations: { [`${A}timeout-sse`]: "300ms" },
+          rules: [{ host: "events.example.com", paths: [{ path: "/", service: "silent", port: 80 }] }],
         }),
       ],
       lookup: lookupFromLists({
@@ -397,6 +402,9 @@ Deno.test("backend PROXY protocol v2 header on every connection; timeout-server 
       const sig = [0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a];
       assert.deepEqual([...pp.firsts[0].slice(0, 12)], sig);
       assert.equal((await request(["-H", "Host: slow.example.com", `http://127.0.0.1:${http}/`])).status, 504);
+      // timeout-sse: the server timeout of event-stream requests only (the defaults' 60 s would outlast curl's 10 s)
+      const sse = ["-H", "Host: events.example.com", "-H", "Accept: text/event-stream", `http://127.0.0.1:${http}/`];
+      assert.equal((await request(sse)).status, 504);
     });
   } finally {
     await pp.close();
