@@ -207,6 +207,35 @@ Deno.test("rate limits per client address: 429 over the limit, never for the all
   });
 });
 
+Deno.test("rate-limit-connections: 429 once a client has more requests in flight than the limit (as nginx's limit_conn)", async () => {
+  const hanging = rawServer(null, true); // reads each request and never answers
+  const objs = single("hang", hanging.port, "conns.example.com", { [`${A}rate-limit-connections`]: "2" });
+  const conns: Deno.TcpConn[] = [];
+  try {
+    await withProxy(objs, {}, async ({ http }) => {
+      const send = async () => {
+        const conn = await Deno.connect({ hostname: "127.0.0.1", port: http });
+        conns.push(conn);
+        await conn.write(new TextEncoder().encode("GET / HTTP/1.1\r\nHost: conns.example.com\r\n\r\n"));
+        return conn;
+      };
+      await send();
+      await send();
+      // both requests are in flight once the backend has them (bounded wait for that event)
+      for (let i = 0; i < 200 && hanging.firsts.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(hanging.firsts.length, 2);
+      const third = await send();
+      const buf = new Uint8Array(8192);
+      const n = await third.read(buf);
+      assert.match(new TextDecoder().decode(buf.slice(0, n ?? 0)), /^HTTP\/1\.1 429 /);
+      for (const c of conns.splice(0)) c.close();
+    });
+  } finally {
+    for (const c of conns) c.close();
+    await hanging.close();
+  }
+});
+
 Deno.test("request and response headers: set, add, delete; one Ingress's settings never reach another's", async () => {
   await using web = await startBackend({ name: "web" });
   const objs = objects([web.port], {
