@@ -363,21 +363,23 @@ Deno.test("rewrite-target replaces the route's prefix", async () => {
   });
 });
 
-/** A TCP server that records the first bytes of each connection and answers `answer` (or nothing), then closes unless `keepOpen`. */
-function rawServer(answer: string | null, keepOpen = false) {
+/**
+ * A loopback TCP server that records the first bytes of each connection and hands the connection
+ * and those bytes to `handle`; `close` waits for what `handle` started and closes every connection.
+ */
+function recordingServer(handle: (conn: Deno.Conn, first: Uint8Array) => Promise<unknown>) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const firsts: Uint8Array[] = [];
   const conns: Deno.Conn[] = [];
+  const pending: Promise<unknown>[] = [];
   const done = (async () => {
     for await (const conn of listener) {
       conns.push(conn);
       const buf = new Uint8Array(4096);
       const n = await conn.read(buf).catch(() => null);
-      if (n) firsts.push(buf.slice(0, n));
-      if (answer !== null) {
-        await conn.write(new TextEncoder().encode(answer)).catch(() => {});
-        if (!keepOpen) conn.close();
-      }
+      const first = buf.slice(0, n ?? 0);
+      if (n) firsts.push(first);
+      pending.push(handle(conn, first).catch(() => {}));
     }
   })();
   return {
@@ -391,8 +393,18 @@ function rawServer(answer: string | null, keepOpen = false) {
           c.close();
         } catch { /* closed */ }
       }
+      await Promise.all(pending);
     },
   };
+}
+
+/** A server that answers `answer` (or nothing) to each connection, then closes it unless `keepOpen`. */
+function rawServer(answer: string | null, keepOpen = false) {
+  return recordingServer(async (conn) => {
+    if (answer === null) return;
+    await conn.write(new TextEncoder().encode(answer));
+    if (!keepOpen) conn.close();
+  });
 }
 
 Deno.test("backend PROXY protocol v2 header on every connection; timeout-server and timeout-sse give 504", async () => {
@@ -464,30 +476,14 @@ Deno.test("bad values: a Warning problem naming the key, the key ignored for tha
 
 /** A TCP relay to `target` that records the first bytes of each connection (what protocol the proxy spoke). */
 function recordingRelay(target: number) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const firsts: Uint8Array[] = [];
-  const pipes: Promise<unknown>[] = [];
-  const done = (async () => {
-    for await (const conn of listener) {
-      const up = await Deno.connect({ hostname: "127.0.0.1", port: target });
-      const buf = new Uint8Array(4096);
-      const n = await conn.read(buf);
-      if (n) {
-        firsts.push(buf.slice(0, n));
-        await up.write(buf.slice(0, n));
-      }
-      pipes.push(conn.readable.pipeTo(up.writable).catch(() => {}), up.readable.pipeTo(conn.writable).catch(() => {}));
-    }
-  })();
-  return {
-    port: (listener.addr as Deno.NetAddr).port,
-    firsts,
-    async close() {
-      listener.close();
-      await done;
-      await Promise.all(pipes);
-    },
-  };
+  return recordingServer(async (conn, first) => {
+    const up = await Deno.connect({ hostname: "127.0.0.1", port: target });
+    await up.write(first);
+    await Promise.all([
+      conn.readable.pipeTo(up.writable).catch(() => {}),
+      up.readable.pipeTo(conn.writable).catch(() => {}),
+    ]);
+  });
 }
 
 Deno.test("backend-protocol h2: the proxy speaks HTTP/2 (prior knowledge) to the backend, end to end", async () => {
