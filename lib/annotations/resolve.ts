@@ -16,16 +16,19 @@ export type Layer = typeof LAYERS[number];
 
 /** JSON for messages with non-ASCII escaped too: a hostile value stays on one line, visibly quoted. */
 export function showValue(v: unknown): string {
-  const s = (JSON.stringify(v) ?? String(v)).replace(
-    /[^\x20-\x7e]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  const s = (JSON.stringify(v) ?? String(v)).replace(/[^\x20-\x7e]/g, escapeChar);
   return s.length > 80 ? `${s.slice(0, 77)}..."` : s;
 }
 
 /** The one-line message of a refused value: `annotation KEY: "raw" <reason>`. */
 export function valueMessage(name: string, raw: string, reason: string): string {
-  return `annotation ${name}: ${showValue(raw)} ${reason}`;
+  // a reason may quote part of the value: keep it on one line (U+2028 survives JSON.stringify)
+  // deno-lint-ignore no-control-regex -- control characters are what this escapes
+  return `annotation ${name}: ${showValue(raw)} ${reason.replace(/[\0-\x1f\x7f-\x9f\u2028\u2029]/g, escapeChar)}`;
+}
+
+function escapeChar(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }
 
 export interface Read<T = unknown> {

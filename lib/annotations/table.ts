@@ -71,7 +71,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "low",
       value: v.redirectCode,
       default: "308",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Status code of the redirect to HTTPS.",
       example: "301",
     },
@@ -90,7 +90,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "low",
       value: v.bool,
       default: "false",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Send `Strict-Transport-Security` on HTTPS responses.",
       example: "true",
     },
@@ -99,7 +99,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "low",
       value: v.int(0, 2 ** 31 - 1, "seconds"),
       default: "15768000",
-      status: VALIDATED,
+      status: SERVED,
       docs: "`max-age` of the HSTS header, in seconds.",
       example: "31536000",
     },
@@ -108,7 +108,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "low",
       value: v.bool,
       default: "false",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Add `includeSubDomains` to the HSTS header.",
       example: "true",
     },
@@ -117,7 +117,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "low",
       value: v.bool,
       default: "false",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Add `preload` to the HSTS header.",
       example: "true",
     },
@@ -132,9 +132,10 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       example: "true",
     },
   ]),
-  ...inGroup({ group: "Client certificates", status: VALIDATED }, [
+  ...inGroup({ group: "Client certificates" }, [
     {
       key: "client-cert-ca-secret",
+      status: VALIDATED,
       scope: "host",
       risk: "medium",
       value: v.secretName,
@@ -145,6 +146,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "client-cert-verify",
+      status: VALIDATED,
       scope: "host",
       risk: "medium",
       value: v.oneOf(["required", "optional"] as const),
@@ -155,6 +157,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "client-cert-header",
+      status: VALIDATED,
       scope: "path",
       risk: "low",
       value: v.headerName,
@@ -170,9 +173,9 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "low",
       value: v.oneOf(["h1", "h2", "h1-tls", "h2-tls"] as const),
       default: "h1",
-      status: VALIDATED,
+      status: SERVED,
       docs:
-        "How the proxy talks to the backend: HTTP/1.1, HTTP/2 cleartext (gRPC), or either over TLS (`h2-tls`: gRPC over TLS).",
+        "How the proxy talks to the backend: HTTP/1.1, HTTP/2 cleartext (gRPC), or either over TLS (`h2-tls`: gRPC over TLS). Over TLS the backend's certificate is not verified unless `backend-ca-secret` is set (as ingress-nginx's default).",
       example: "h2",
     },
     {
@@ -183,7 +186,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: null,
       status: VALIDATED,
       docs:
-        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`).",
+        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`). Not read by the proxy yet: setting it makes the proxy verify against the system CAs only (fails closed) with a Warning.",
       example: "backend-ca",
     },
     {
@@ -192,7 +195,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "high",
       value: v.hostName,
       default: null,
-      status: VALIDATED,
+      status: SERVED,
       docs: "With a TLS backend protocol: the server name sent in SNI and checked in the backend's certificate.",
       example: "api.internal.example",
     },
@@ -213,7 +216,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "medium",
       value: v.oneOf(["none", "v1", "v2"] as const),
       default: "none",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Send a PROXY protocol header (v1 text, v2 binary) on each connection to the backend.",
       example: "v2",
     },
@@ -246,7 +249,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       scope: "backend",
       value: v.duration,
       default: "5s",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Time to establish a connection to a backend server.",
       example: "2s",
     },
@@ -283,7 +286,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       scope: "backend",
       value: v.duration,
       default: "5s",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Time a request may wait for a free server slot before it gets 503.",
       example: "10s",
     },
@@ -292,7 +295,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       scope: "backend",
       value: v.duration,
       default: "1h",
-      status: VALIDATED,
+      status: SERVED,
       docs: "Inactivity timeout of WebSocket and other upgraded (tunnelled) connections.",
       example: "2h",
     },
@@ -301,14 +304,15 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       scope: "backend",
       value: v.duration,
       default: null,
-      status: VALIDATED,
+      status: SERVED,
       docs: "Server inactivity timeout for server-sent events requests (`Accept: text/event-stream`).",
       example: "10m",
     },
   ]),
-  ...inGroup({ group: "Paths and redirects", status: VALIDATED }, [
+  ...inGroup({ group: "Paths and redirects" }, [
     {
       key: "path-regex",
+      status: VALIDATED,
       scope: "path",
       risk: "low",
       value: v.bool,
@@ -318,16 +322,18 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "rewrite-target",
+      status: SERVED,
       scope: "path",
       risk: "medium",
       value: v.rewriteTarget,
       default: null,
       docs:
-        "Rewrite the path sent to the backend. Without `$n`: the matched prefix is replaced (`/api` + `/`: `/api/users` → `/users`). With `path-regex`: the whole path becomes the target, `$1`…`$9` filled from the path's captures.",
+        "Rewrite the path sent to the backend. Without `$n`: the matched prefix is replaced (`/api` + `/`: `/api/users` → `/users`). With `path-regex`: the whole path becomes the target, `$1`…`$9` filled from the path's captures (not served yet: a target with `$n` gets a Warning and is ignored).",
       example: "/$2",
     },
     {
       key: "app-root",
+      status: SERVED,
       scope: "host",
       risk: "medium",
       value: v.path,
@@ -337,6 +343,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "redirect-to",
+      status: SERVED,
       scope: "path",
       risk: "medium",
       value: v.url,
@@ -346,6 +353,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "redirect-code",
+      status: SERVED,
       scope: "path",
       risk: "low",
       value: v.redirectCode,
@@ -355,18 +363,20 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "www-redirect",
+      status: SERVED,
       scope: "host",
       risk: "low",
       value: v.bool,
       default: "false",
       docs:
-        "Redirect the `www.` twin of each host to the host (or the bare twin of a `www.` host to it), keeping path and query (308).",
+        "Redirect the `www.` twin of each host to the host (or the bare twin of a `www.` host to it), keeping scheme, path and query (308). A twin some Ingress routes itself is not redirected.",
       example: "true",
     },
   ]),
-  ...inGroup({ group: "CORS", scope: "path", status: VALIDATED }, [
+  ...inGroup({ group: "CORS", scope: "path" }, [
     {
       key: "cors-enable",
+      status: SERVED,
       risk: "low",
       value: v.bool,
       default: "false",
@@ -375,6 +385,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "cors-allow-origin",
+      status: SERVED,
       risk: "medium",
       value: v.origins,
       default: "*",
@@ -383,6 +394,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "cors-allow-methods",
+      status: SERVED,
       risk: "medium",
       value: v.methods,
       default: "GET, PUT, POST, DELETE, PATCH, OPTIONS",
@@ -391,6 +403,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "cors-allow-headers",
+      status: SERVED,
       risk: "medium",
       value: v.headerNames,
       default:
@@ -400,6 +413,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "cors-expose-headers",
+      status: SERVED,
       risk: "medium",
       value: v.headerNamesOrStar,
       default: null,
@@ -408,6 +422,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "cors-allow-credentials",
+      status: SERVED,
       risk: "low",
       value: v.bool,
       default: "true",
@@ -416,6 +431,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "cors-max-age",
+      status: SERVED,
       risk: "low",
       value: v.int(0, 2 ** 31 - 1, "seconds"),
       default: "1728000",
@@ -423,9 +439,10 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       example: "600",
     },
   ]),
-  ...inGroup({ group: "Authentication", scope: "path", status: VALIDATED }, [
+  ...inGroup({ group: "Authentication", scope: "path" }, [
     {
       key: "auth-basic-secret",
+      status: VALIDATED,
       risk: "medium",
       value: v.secretName,
       default: null,
@@ -435,6 +452,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "auth-basic-realm",
+      status: VALIDATED,
       risk: "medium",
       value: v.realm,
       default: "Authentication Required",
@@ -443,6 +461,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "auth-url",
+      status: VALIDATED,
       risk: "high",
       value: v.url,
       default: null,
@@ -452,6 +471,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "auth-signin",
+      status: VALIDATED,
       risk: "high",
       value: v.urlOrPath,
       default: null,
@@ -461,6 +481,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "auth-response-headers",
+      status: VALIDATED,
       risk: "medium",
       value: v.headerNames,
       default: null,
@@ -468,9 +489,10 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       example: "X-Auth-Request-User, X-Auth-Request-Email",
     },
   ]),
-  ...inGroup({ group: "Access and limits", scope: "path", status: VALIDATED }, [
+  ...inGroup({ group: "Access and limits", scope: "path" }, [
     {
       key: "allow-list",
+      status: SERVED,
       risk: "medium",
       value: v.cidrList,
       default: null,
@@ -479,6 +501,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "deny-list",
+      status: SERVED,
       risk: "medium",
       value: v.cidrList,
       default: null,
@@ -487,6 +510,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "rate-limit-rps",
+      status: SERVED,
       risk: "low",
       value: v.int(1, 1_000_000, "requests per second"),
       default: null,
@@ -495,14 +519,17 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "rate-limit-rpm",
+      status: SERVED,
       risk: "low",
       value: v.int(1, 60_000_000, "requests per minute"),
       default: null,
-      docs: "Requests per minute per client address; over it: 429.",
+      docs:
+        "Requests per minute per client address; over it: 429. Ignored (with a Warning) when `rate-limit-rps` is set too.",
       example: "300",
     },
     {
       key: "rate-limit-connections",
+      status: SERVED,
       risk: "low",
       value: v.int(1, 1_000_000, "connections"),
       default: null,
@@ -511,6 +538,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "rate-limit-allow-list",
+      status: SERVED,
       risk: "low",
       value: v.cidrList,
       default: null,
@@ -519,16 +547,19 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "max-body-size",
+      status: SERVED,
       risk: "medium",
       value: v.size,
       default: "0",
-      docs: "Largest request body; over it: 413. `0`: no limit.",
+      docs:
+        "Largest request body, checked on `Content-Length`; over it: 413. `0`: no limit. (A chunked body without length is not counted.)",
       example: "8m",
     },
   ]),
-  ...inGroup({ group: "Sessions", scope: "backend", status: VALIDATED }, [
+  ...inGroup({ group: "Sessions", scope: "backend" }, [
     {
       key: "sticky-cookie",
+      status: SERVED,
       risk: "low",
       value: v.bool,
       default: "false",
@@ -537,6 +568,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "sticky-cookie-name",
+      status: SERVED,
       risk: "medium",
       value: v.cookieName,
       default: "INGRESSCOOKIE",
@@ -545,6 +577,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "sticky-cookie-max-age",
+      status: SERVED,
       risk: "medium",
       value: v.duration,
       default: null,
@@ -553,6 +586,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "sticky-cookie-secure",
+      status: SERVED,
       risk: "low",
       value: v.bool,
       default: "false",
@@ -561,6 +595,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "sticky-cookie-samesite",
+      status: SERVED,
       risk: "low",
       value: v.oneOf(["None", "Lax", "Strict"] as const),
       default: null,
@@ -568,18 +603,20 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       example: "Lax",
     },
   ]),
-  ...inGroup({ group: "Canary", scope: "path", status: VALIDATED }, [
+  ...inGroup({ group: "Canary", scope: "path" }, [
     {
       key: "canary",
+      status: SERVED,
       risk: "low",
       value: v.bool,
       default: "false",
       docs:
-        "This Ingress is the canary of the Ingress with the same host and path: it gets the requests the `canary-*` rules select (header, then cookie, then weight).",
+        "This Ingress is the canary of the Ingress with the same host and path: it gets the requests the `canary-*` rules select (header, then cookie, then weight). It adds no route of its own; without such a route it is ignored with a Warning. A canary rule changes `haproxy.cfg` (a reload), unlike routes.",
       example: "true",
     },
     {
       key: "canary-weight",
+      status: SERVED,
       risk: "low",
       value: v.int(0, 100, "percent"),
       default: "0",
@@ -588,6 +625,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "canary-header",
+      status: SERVED,
       risk: "medium",
       value: v.headerName,
       default: null,
@@ -596,6 +634,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "canary-header-value",
+      status: SERVED,
       risk: "medium",
       value: v.headerValue,
       default: null,
@@ -604,6 +643,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "canary-cookie",
+      status: SERVED,
       risk: "medium",
       value: v.cookieName,
       default: null,
@@ -611,53 +651,61 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       example: "canary",
     },
   ]),
-  ...inGroup({ group: "Headers", scope: "path", risk: "medium", status: VALIDATED, default: null }, [
+  ...inGroup({ group: "Headers", scope: "path", risk: "medium", default: null }, [
     {
       key: "request-headers-set",
+      status: SERVED,
       value: v.headerLines,
       docs: "Set (replace) these request headers before the request goes to the backend.",
       example: "X-Env: prod",
     },
     {
       key: "request-headers-add",
+      status: SERVED,
       value: v.headerLines,
       docs: "Add these request headers (existing ones are kept).",
       example: "X-Trace: on",
     },
     {
       key: "request-headers-delete",
+      status: SERVED,
       value: v.headerNames,
       docs: "Remove these request headers.",
       example: "X-Debug",
     },
     {
       key: "response-headers-set",
+      status: SERVED,
       value: v.headerLines,
       docs: "Set (replace) these response headers.",
       example: "X-Frame-Options: DENY",
     },
     {
       key: "response-headers-add",
+      status: SERVED,
       value: v.headerLines,
       docs: "Add these response headers.",
       example: "Cache-Control: no-store",
     },
     {
       key: "response-headers-delete",
+      status: SERVED,
       value: v.headerNames,
       docs: "Remove these response headers.",
       example: "Server, X-Powered-By",
     },
   ]),
-  ...inGroup({ group: "Errors", scope: "path", risk: "low", status: VALIDATED, default: null }, [
+  ...inGroup({ group: "Errors", scope: "path", risk: "low", default: null }, [
     {
       key: "error-codes",
+      status: VALIDATED,
       value: v.errorCodes,
       docs: "Responses with these codes are replaced by the answer of `default-backend` for the same request.",
       example: "404,503",
     },
     {
       key: "default-backend",
+      status: VALIDATED,
       value: v.serviceRef,
       docs:
         "A Service of the Ingress's namespace that answers when the path's Service has no ready endpoint, and for `error-codes` (first port when none is given).",

@@ -13,7 +13,7 @@
  *   `<host part><path>/` (the root prefix `/` once). The request is looked up as
  *   `<host part><path>/`, so `/foo` matches `/foo` and `/foo/bar` but not `/foobar`.
  * - `redirect-hosts.map` (`map_str`): the hosts whose plain HTTP requests are redirected to
- *   HTTPS, by host part, value `1`.
+ *   HTTPS, by host part, value `1` (308) or the redirect's status code (`ssl-redirect-code`).
  * This module imports only name patterns, so the proxy can check received map files with it.
  */
 import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
@@ -49,7 +49,11 @@ export interface MapRoute {
  * The map files of `routes` (in match order) and `redirectHosts`. The first route of a key wins
  * (Prefix before ImplementationSpecific for the same path, as the model orders them).
  */
-export function routeMaps(routes: readonly MapRoute[], redirectHosts: readonly string[]): RouteMaps {
+export function routeMaps(
+  routes: readonly MapRoute[],
+  redirectHosts: readonly string[],
+  redirectCodes: Readonly<Record<string, string>> = {},
+): RouteMaps {
   const exact = new Map<string, string>();
   const prefix = new Map<string, string>();
   for (const r of routes) {
@@ -62,7 +66,9 @@ export function routeMaps(routes: readonly MapRoute[], redirectHosts: readonly s
       : [prefix, host + (path === "/" ? "/" : `${path}/`)];
     if (!table.has(key)) table.set(key, r.backend);
   }
-  const redirect = new Map(redirectHosts.map((h) => [hostKey(h), "1"]));
+  const redirect = new Map(
+    redirectHosts.map((h) => [hostKey(h), /^30[1278]$/.test(redirectCodes[h]) ? redirectCodes[h] : "1"]),
+  );
   return {
     "routes-exact.map": mapText(exact),
     "routes-prefix.map": mapText(prefix),

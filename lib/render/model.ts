@@ -50,10 +50,19 @@ import {
 } from "./patterns.ts";
 import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
 import { slotCount } from "./slots.ts";
+import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
+import {
+  type BackendSettings,
+  DEFAULT_SETTINGS,
+  isDefaultSettings,
+  resolveBackendSettings,
+  settingsHash,
+} from "./settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
-export type Balance = "roundrobin" | "leastconn" | "source";
+export type { Balance } from "./settings.ts";
+import type { Balance } from "./settings.ts";
 
 /** One routing rule. `host` "" means any host; `match` is how `path` is compared. */
 export interface Route {
@@ -73,7 +82,11 @@ export interface Server {
 }
 
 export interface Backend {
-  /** `be_<namespace>_<service>_<port>`; parts are validated, `_` cannot occur in them. */
+  /**
+   * `be_<namespace>_<service>_<port>`; parts are validated, `_` cannot occur in them. A route whose
+   * annotations set something points to a variant `be_<namespace>_<service>_<port>_<hash>` holding
+   * those settings (docs/annotations-rendering.md).
+   */
   name: string;
   namespace: string;
   service: string;
@@ -85,6 +98,8 @@ export interface Backend {
   balance: Balance;
   /** `timeout server` for this backend, e.g. `30s`; null: the defaults section applies. */
   timeoutServer: string | null;
+  /** Everything the annotations set (lib/render/settings.ts); absent: none. */
+  settings?: BackendSettings;
 }
 
 /** One TLS certificate: a kubernetes.io/tls Secret written by the proxy as `file` in its cert dir. */
@@ -109,6 +124,10 @@ export interface Model {
   tls: TlsCert[];
   /** Hosts whose plain HTTP requests are redirected to HTTPS, sorted. */
   redirectHosts: string[];
+  /** The redirect's status code per host when not 308 (`ssl-redirect-code`). */
+  redirectCodes?: Record<string, string>;
+  /** Canary rules (lib/render/canary.ts), sorted by main backend. */
+  canaries?: CanaryRule[];
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
   refs: { services: string[]; secrets: string[] };
 }
@@ -243,8 +262,12 @@ export function buildModel(input: ModelInput): BuildResult {
   const certs = new Map<string, TlsCert>();
   /** SNI host → the certificate file serving it (the first, i.e. oldest, ingress wins). */
   const sniOwner = new Map<string, { file: string; secret: string; ingress: string }>();
-  const redirect = new Set<string>();
+  const redirect = new Map<string, string>();
   let defaultBackend: { name: string; ingress: string } | null = null;
+  /** Paths of canary Ingresses, joined to their main routes once every Ingress is read. */
+  const canaryPaths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[] = [];
+  /** Hosts of Ingresses with `www-redirect`: their twins (`www.` added or removed) redirect to them. */
+  const wwwHosts: { host: string; ns: string; id: string }[] = [];
 
   for (const ing of ingresses) {
     const ns = ing.metadata?.namespace;
@@ -265,8 +288,10 @@ export function buildModel(input: ModelInput): BuildResult {
     }
     accepted.push(id);
     const annotations = ing.metadata?.annotations ?? {};
-    const settings = backendSettings(annotations, problem);
     const sslRedirect = boolAnnotation(annotations, "ssl-redirect", true, problem);
+    const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
+    const canary = canarySettings(annotations, problem);
+    const www = boolAnnotation(annotations, "www-redirect", false, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -294,12 +319,14 @@ export function buildModel(input: ModelInput): BuildResult {
       const existing = certs.get(cert.file);
       const merged = new Set([...(existing?.hosts ?? []), ...served]);
       certs.set(cert.file, { ...cert, hosts: [...merged].sort() });
-      if (sslRedirect) { for (const h of served) redirect.add(h); }
+      if (sslRedirect) {
+        for (const h of served) if (!redirect.has(h)) redirect.set(h, redirectCode);
+      }
     }
 
     // default backend
     if (ing.spec?.defaultBackend) {
-      const be = resolveBackend(ctx, ns, ing.spec.defaultBackend, "spec.defaultBackend", settings, problem);
+      const be = resolveBackend(ctx, ns, ing.spec.defaultBackend, "spec.defaultBackend", annotations, null, problem);
       if (be) {
         if (defaultBackend === null) defaultBackend = { name: be, ingress: id };
         else if (defaultBackend.name !== be) {
@@ -318,6 +345,7 @@ export function buildModel(input: ModelInput): BuildResult {
         problem("InvalidHost", `spec.rules[${r}].host: ${show(host)} is not a valid host; rule ignored`);
         continue;
       }
+      if (www && !canary && host !== "" && !host.startsWith("*.")) wwwHosts.push({ host, ns, id });
       for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
         const where = `spec.rules[${r}].http.paths[${p}]`;
         const pathType = hp.pathType as PathType;
@@ -336,6 +364,11 @@ export function buildModel(input: ModelInput): BuildResult {
         const match = pathType === "Exact" ? "exact" : "prefix";
         const path = match === "prefix" ? normalizePrefix(raw) : raw;
         const key = `${host} ${path} ${pathType}`;
+        if (canary) {
+          const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
+          if (be) canaryPaths.push({ key, backend: be, settings: canary, where, problem });
+          continue;
+        }
         const winner = routes.get(key);
         if (winner) {
           problem(
@@ -345,20 +378,24 @@ export function buildModel(input: ModelInput): BuildResult {
           );
           continue;
         }
-        const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, settings, problem);
+        const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
         if (!be) continue;
         routes.set(key, { host, path, pathType, match, backend: be, ingress: id });
       }
     }
   }
 
+  const canaries = joinCanaries(ctx, routes, canaryPaths);
+  addWwwTwins(ctx, routes, wwwHosts);
   const model: Model = {
+    canaries,
     ingresses: accepted,
     routes: [...routes.values()].sort(compareRoutes),
-    backends: [...ctx.backends.values()].sort((a, b) => cmp(a.name, b.name)),
+    backends: usedBackends(ctx, routes, canaries, defaultBackend),
     defaultBackend: (defaultBackend as { name: string } | null)?.name ?? null,
     tls: [...certs.values()].sort((a, b) => cmp(a.file, b.file)),
-    redirectHosts: [...redirect].sort(),
+    redirectHosts: [...redirect.keys()].sort(),
+    redirectCodes: Object.fromEntries([...redirect].filter(([, c]) => c !== "308").sort()),
     refs: { services: [...ctx.services].sort(), secrets: [...ctx.secrets].sort() },
   };
   const servable = model.routes.length > 0 || model.defaultBackend !== null;
@@ -374,6 +411,90 @@ export function buildModel(input: ModelInput): BuildResult {
   }
   const unique = new Map(ctx.problems.map((p) => [JSON.stringify(p), p]));
   return { model, problems: [...unique.values()], servable };
+}
+
+/**
+ * Each canary path joins the main route of its host, path and type (another Ingress's): the route
+ * then points to a reserved copy of its backend, named for the route, which the canary rules key on.
+ */
+function joinCanaries(
+  ctx: Context,
+  routes: Map<string, Route>,
+  paths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[],
+): CanaryRule[] {
+  const out = new Map<string, CanaryRule>();
+  const joined = new Set<string>();
+  for (const c of paths) {
+    const main = routes.get(c.key);
+    if (!main) {
+      c.problem("CanaryWithoutMain", `${c.where}: no other Ingress routes this host and path; canary ignored`);
+      continue;
+    }
+    if (joined.has(c.key)) {
+      c.problem("CanaryConflict", `${c.where}: the route already has a canary (of an older Ingress); canary ignored`);
+      continue;
+    }
+    joined.add(c.key);
+    const reserved = reservedName(main.backend, c.key);
+    const original = ctx.backends.get(main.backend)!;
+    ctx.backends.set(reserved, { ...original, name: reserved });
+    main.backend = reserved;
+    out.set(reserved, { main: reserved, canary: c.backend, ...c.settings });
+  }
+  return [...out.values()].sort((a, b) => cmp(a.main, b.main));
+}
+
+/**
+ * `www-redirect`: the twin of each host (`www.` added or removed) gets a root route to a backend
+ * that redirects to the host, unless some Ingress routes the twin itself (its routes win).
+ */
+function addWwwTwins(
+  ctx: Context,
+  routes: Map<string, Route>,
+  hosts: { host: string; ns: string; id: string }[],
+): void {
+  const routed = new Set([...routes.values()].map((r) => r.host));
+  for (const { host, ns, id } of hosts) {
+    const twin = host.startsWith("www.") ? host.slice(4) : `www.${host}`;
+    if (routed.has(twin) || !isHost(twin)) continue;
+    routed.add(twin);
+    const settings: BackendSettings = { ...structuredClone(DEFAULT_SETTINGS), wwwRedirectTo: host };
+    const name = `be_${ns}_www_${settingsHash(settings)}`;
+    if (!ctx.backends.has(name)) {
+      ctx.backends.set(name, {
+        name,
+        namespace: ns,
+        service: "www",
+        port: 0,
+        servers: [],
+        slots: slotCount(0),
+        balance: "roundrobin",
+        timeoutServer: null,
+        settings,
+      });
+    }
+    routes.set(`${twin} / Prefix`, {
+      host: twin,
+      path: "/",
+      pathType: "Prefix",
+      match: "prefix",
+      backend: name,
+      ingress: id,
+    });
+  }
+}
+
+/** The backends something routes to (a canary's main route leaves its former backend unused). */
+function usedBackends(
+  ctx: Context,
+  routes: Map<string, Route>,
+  canaries: CanaryRule[],
+  defaultBackend: { name: string } | null,
+): Backend[] {
+  const used = new Set([...routes.values()].map((r) => r.backend));
+  for (const c of canaries) used.add(c.canary);
+  if (defaultBackend) used.add(defaultBackend.name);
+  return [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));
 }
 
 function hostRank(host: string): number {
@@ -407,12 +528,6 @@ function annotationValue<T>(
 
 function boolAnnotation(annotations: Record<string, string>, key: string, dflt: boolean, problem: Report): boolean {
   return annotationValue<boolean>(annotations, key, problem, `; using ${dflt}`) ?? dflt;
-}
-
-function backendSettings(annotations: Record<string, string>, problem: Report) {
-  const balance: Balance = annotationValue<Balance>(annotations, "load-balance", problem) ?? "roundrobin";
-  const timeoutServer = annotationValue<string>(annotations, "timeout-server", problem) ?? null;
-  return { balance, timeoutServer };
 }
 
 function tlsCert(
@@ -453,7 +568,8 @@ function resolveBackend(
   ns: string,
   backend: V1IngressBackend | undefined,
   where: string,
-  settings: { balance: Balance; timeoutServer: string | null },
+  annotations: Record<string, string>,
+  path: { path: string; match: "exact" | "prefix" } | null,
   problem: Report,
 ): string | null {
   const svc = backend?.service;
@@ -473,10 +589,14 @@ function resolveBackend(
     );
     return null;
   }
-  const name = `be_${ns}_${svc.name}_${portRef}`;
+  ctx.services.add(`${ns}/${svc.name}`);
+  const serviceAnnotations = ctx.lookup.service(ns, svc.name)?.metadata?.annotations ?? {};
+  const settings = resolveBackendSettings(annotations, serviceAnnotations, path, problem);
+  const plain = isDefaultSettings(settings);
+  const base = `be_${ns}_${svc.name}_${portRef}`;
+  const name = plain ? base : `${base}_${settingsHash(settings)}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
   if (ctx.backends.has(name)) return name;
-  ctx.services.add(`${ns}/${svc.name}`);
   const servers = resolveServers(ctx, ns, svc.name, portRef, where, problem);
   ctx.backends.set(name, {
     name,
@@ -486,7 +606,8 @@ function resolveBackend(
     servers,
     slots: slotCount(servers.length),
     balance: settings.balance,
-    timeoutServer: settings.timeoutServer,
+    timeoutServer: settings.timeouts.server,
+    ...(plain ? {} : { settings }),
   });
   return name;
 }

@@ -10,6 +10,8 @@ import type { Model } from "./model.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
+import { settingsLines } from "./settings.ts";
+import { canaryLines } from "./canary.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 
 /** The name of the built-in backend that answers 404 when no route and no default backend match. */
@@ -36,7 +38,12 @@ export interface Rendered {
 export interface View {
   model: Model;
   hasTls: boolean;
-  backends: { name: string; balance: string; timeoutServer: string | null; slots: string[] }[];
+  /** `lines`: what the annotations set (lib/render/settings.ts), `timeout server` included. */
+  backends: { name: string; balance: string; timeoutServer: string | null; lines: string[]; slots: string[] }[];
+  /** The status codes of HTTPS redirects in use besides 308 (`ssl-redirect-code`), sorted. */
+  redirectCodes: string[];
+  /** The frontends' canary rules (lib/render/canary.ts), without indentation. */
+  canaryLines: string[];
   /** Name of the backend for requests that match no route. */
   defaultBackend: string;
   builtinDefaultBackend: string;
@@ -59,12 +66,20 @@ export function buildView(model: Model): View {
   return {
     model,
     hasTls,
-    backends: model.backends.map((b) => ({
-      name: checkName(b.name),
-      balance: b.balance,
-      timeoutServer: b.timeoutServer,
-      slots: slotLines(b.servers),
-    })),
+    backends: model.backends.map((b) => {
+      const name = checkName(b.name);
+      const { lines, serverParams } = b.settings
+        ? settingsLines(b.settings, name)
+        : { lines: b.timeoutServer ? [`timeout server ${b.timeoutServer}`] : [], serverParams: "" };
+      if (serverParams) lines.push(`default-server ${serverParams}`);
+      return { name, balance: b.balance, timeoutServer: b.timeoutServer, lines, slots: slotLines(b.servers) };
+    }),
+    canaryLines: canaryLines((model.canaries ?? []).map((c) => ({
+      ...c,
+      main: checkName(c.main),
+      canary: checkName(c.canary),
+    }))),
+    redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
@@ -80,7 +95,7 @@ export function render(model: Model, templates: Templates): Rendered {
     config,
     crtList,
     secrets: model.tls.map((c) => ({ file: c.file, namespace: c.namespace, name: c.name })),
-    maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : []),
+    maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : [], model.redirectCodes),
   };
 }
 

@@ -156,3 +156,10 @@ Deno.test("the model reads our keys, and the legacy ones as aliases (ours win)",
     'annotation ingress-controller.io/ssl-redirect: "nope" is not "true" or "false"; using true',
   ]);
 });
+
+Deno.test("a refused value's message stays on one line, also when the parser's reason quotes the value", () => {
+  const problems = validateAnnotations({ "ingress-controller.io/allow-list": "10.0.0.0/8, 1\u2028 {web" });
+  assert.equal(problems.length, 1);
+  assert.doesNotMatch(problems[0].message, /[\r\n\u2028\u2029]/);
+  assert.match(problems[0].message, /^annotation ingress-controller.io\/allow-list: .*\\u2028/);
+});

@@ -47,15 +47,20 @@ Deno.test("a key that becomes one not rendered yet is never reported supported o
       assert.ok(rule.to.every((k) => specOf(k)?.status === "served"), JSON.stringify(r));
     }
   }
-  const cors = verdictOf("shop-api", "enable-cors")!;
-  assert.equal(cors.verdict, "unsupported");
+  assert.equal(verdictOf("shop-api", "enable-cors")!.verdict, "supported", "cors-enable is served");
+  assert.equal(verdictOf("greeter-canary", "canary")!.verdict, "supported", "canary is served");
+  const auth = once("auth-secret", "users");
+  assert.equal(auth.verdict, "unsupported");
   assert.equal(
-    cors.note,
-    "becomes ingress-controller.io/cors-enable, which is validated but not rendered yet; once rendered: supported",
+    auth.note,
+    "becomes ingress-controller.io/auth-basic-secret, which is validated but not rendered yet; once rendered: supported (htpasswd in key auth)",
   );
   const rewrite = verdictOf("shop-api", "rewrite-target")!;
   assert.equal(rewrite.verdict, "unsupported");
-  assert.match(rewrite.note, /which are validated but not rendered yet; once rendered: translated \(\$n are filled/);
+  assert.match(
+    rewrite.note,
+    /which (is|are) validated but not rendered yet; once rendered: translated \(\$n are filled/,
+  );
 });
 
 Deno.test("snippets, other namespaces' Secrets and bad values are refused; unknown keys unsupported", () => {
@@ -87,7 +92,7 @@ const once = (key: string, raw: string, annotations: Record<string, string> = {}
 
 Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   assert.equal(once("backend-protocol", "AJP").verdict, "unsupported");
-  assert.equal(once("backend-protocol", "grpc").verdict, "unsupported", "GRPC maps to h2, not rendered yet");
+  assert.equal(once("backend-protocol", "grpc").verdict, "supported", "GRPC maps to h2");
   assert.match(once("backend-protocol", "grpc").note, /backend-protocol: h2/);
   assert.equal(once("backend-protocol", "SPDY").verdict, "refused");
   assert.equal(once("auth-type", "digest").note, "digest authentication is not available");
@@ -100,7 +105,7 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   assert.equal(once("canary-weight", "150").verdict, "refused");
   assert.equal(
     once("canary-weight", "150", { "nginx.ingress.kubernetes.io/canary-weight-total": "1000" }).verdict,
-    "unsupported",
+    "supported",
   );
   assert.equal(once("ssl-redirect", "False").verdict, "supported", "Go's ParseBool forms");
   assert.equal(once("ssl-redirect", "no").verdict, "refused");

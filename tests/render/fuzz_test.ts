@@ -13,6 +13,7 @@ import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts";
 import { validateConfig } from "../../lib/render/validate.ts";
 import { MAP_FILES, MAP_LINE } from "../../lib/render/maps.ts";
+import { ANNOTATIONS, PREFIX, specOf } from "../../lib/annotations/mod.ts";
 import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 0x5eed);
@@ -77,6 +78,7 @@ function baseline(): State {
           "ingress.kubernetes.io/load-balance": "leastconn",
           "ingress.kubernetes.io/timeout-server": "30s",
           "example.com/unrelated": "value",
+          ...servedAnnotations(),
         },
         tls: [
           { hosts: ["foo.example.com", "bar.example.com"], secretName: "foo-tls" },
@@ -110,6 +112,18 @@ function baseline(): State {
         created: "2026-02-01T00:00:00Z",
         rules: [{ host: "baz.example.com", paths: [{ path: "/", pathType: "Prefix", service: "api", port: 8080 }] }],
       }),
+      ingress({
+        name: "third",
+        created: "2026-03-01T00:00:00Z",
+        annotations: {
+          [PREFIX + "canary"]: "true",
+          [PREFIX + "canary-weight"]: "10",
+          [PREFIX + "canary-header"]: "X-Canary",
+          [PREFIX + "canary-header-value"]: "beta",
+          [PREFIX + "canary-cookie"]: "canary",
+        },
+        rules: [{ host: "baz.example.com", paths: [{ path: "/", pathType: "Prefix", service: "web", port: 80 }] }],
+      }),
     ],
     services: [
       service("web", [{ name: "http", port: 80, targetPort: "web" }]),
@@ -127,6 +141,29 @@ function baseline(): State {
   };
 }
 
+/** Values of the served keys that render cleanly together (their examples, where those do). */
+const BASELINE_VALUES: Record<string, string | null> = {
+  "rewrite-target": "/", // `$n` needs regex paths
+  "rate-limit-rpm": null, // with rate-limit-rps: refused
+  "ssl-redirect": null, // set by its legacy key above
+  "load-balance": null,
+  "timeout-server": null,
+  "backend-protocol": "h2-tls", // with backend-sni
+  canary: null, // the baseline's third Ingress is the canary
+  "redirect-to": null, // would hide every other request rule behind the redirect (still rendered; kept simple)
+};
+
+function servedAnnotations(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const a of ANNOTATIONS) {
+    if (a.status !== "served") continue;
+    const v = a.key in BASELINE_VALUES ? BASELINE_VALUES[a.key] : a.example;
+    if (v !== null) out[PREFIX + a.key] = v;
+  }
+  out[PREFIX + "redirect-to"] = "https://www.example.com/";
+  return out;
+}
+
 type Kind = "string" | "number";
 /** One cluster-controlled field: how to set it, and whether a hostile value there must yield a problem. */
 interface Field {
@@ -134,6 +171,8 @@ interface Field {
   kind: Kind;
   problem: boolean;
   set: (s: State, v: any) => void;
+  /** An annotation of the table: a hostile value its parser accepts may render different (valid) lines. */
+  annotation?: string;
 }
 
 const ing = (s: State) => s.ingresses[0];
@@ -228,6 +267,33 @@ function fields(): Field[] {
       set: (s, v) => s.slices[0].metadata!.labels!["kubernetes.io/service-name"] = v,
     },
   ];
+  for (const a of ANNOTATIONS.filter((a) => a.status === "served")) {
+    f.push({
+      name: `annotation ${a.key}`,
+      kind: "string",
+      problem: false,
+      annotation: a.key,
+      set: (s, v) => ing(s).metadata!.annotations![PREFIX + a.key] = v,
+    });
+    if (a.scope === "backend") {
+      f.push({
+        name: `Service annotation ${a.key}`,
+        kind: "string",
+        problem: false,
+        annotation: a.key,
+        set: (s, v) => s.services[0].metadata!.annotations = { [PREFIX + a.key]: v },
+      });
+    }
+  }
+  for (const key of ["canary", "canary-weight", "canary-header", "canary-header-value", "canary-cookie"]) {
+    f.push({
+      name: `canary Ingress annotation ${key}`,
+      kind: "string",
+      problem: false,
+      annotation: key,
+      set: (s, v) => s.ingresses[2].metadata!.annotations![PREFIX + key] = v,
+    });
+  }
   baseline().ingresses[0].spec!.rules!.forEach((r, ri) => {
     f.push({ name: `rule ${ri} host`, kind: "string", problem: true, set: (s, v) => rule(s, ri).host = v });
     r.http!.paths.forEach((_, pi) => {
@@ -299,19 +365,34 @@ function structure(config: string): Map<string, Set<string>> {
 
 const SLOT = /^ {4}server s(\d+) (\S+?)( disabled)?$/;
 
+/** A configuration line's directive (with its action for rules and timeouts): what a setting's line is. */
+function head(line: string): string {
+  const w = line.trim().split(/\s+/);
+  return ["http-request", "http-response", "timeout"].includes(w[0]) ? `${w[0]} ${w[1]}` : w[0];
+}
+
+/** Backend variants (`…_<hash>`) and their plain backend are one backend here: settings change the hash. */
+function unvariant(text: string): string {
+  return text.replace(/\b(be_[a-z0-9-]+_[a-z0-9-]+_[A-Za-z0-9-]+)_[0-9a-f]{10}\b/g, "$1").replace(
+    /dynamic-cookie-key '[^']*'/,
+    "dynamic-cookie-key KEY",
+  );
+}
+
 Deno.test("fuzz: hostile cluster values never change the structure of the configuration", async () => {
   const templates = await loadTemplates(null);
   const base = renderState(baseline(), templates);
   assert.deepEqual(base.problems, [], "the baseline is clean");
-  const baseStructure = structure(base.rendered.config);
-  const baseLines = new Set(base.rendered.config.split("\n"));
+  const baseStructure = structure(unvariant(base.rendered.config));
+  const baseLines = new Set(unvariant(base.rendered.config).split("\n"));
+  const baseHeads = new Set([...baseLines].map(head));
   const baseEndpoints = new Set(
     [...baseLines].map((l) => SLOT.exec(l)?.[2]).filter((a): a is string => a !== undefined),
   );
   const baseCrt = base.rendered.crtList.split("\n").filter((l) => l !== "").map((l) => l.split(" "));
   const baseFiles = new Set(baseCrt.map((w) => w[0]));
   const baseSni = new Set(baseCrt.flatMap((w) => w.slice(1)));
-  const baseMaps = new Map(MAP_FILES.map((f) => [f, new Set(base.rendered.maps[f].split("\n"))]));
+  const baseMaps = new Map(MAP_FILES.map((f) => [f, new Set(unvariant(base.rendered.maps[f]).split("\n"))]));
   assert.ok(baseMaps.get("routes-prefix.map")!.size > 2 && baseMaps.get("redirect-hosts.map")!.size > 1);
   // lines a rejected value may fall back to
   const fallbacks = new Set(["    balance roundrobin", "    default_backend ic_default_404"]);
@@ -326,23 +407,36 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
       () => all[Math.floor(rand() * all.length)],
     );
     const applied: string[] = [];
+    /** A hostile value an annotation's parser accepts is a valid setting: its lines may differ, not its structure. */
+    let validSetting = false;
+    let refusedSetting = false;
     for (const field of chosen) {
       const value = hostile(rand, field.kind);
       field.set(state, value);
+      if (field.annotation) {
+        const ok = specOf(field.annotation)!.value.parse(value as string).ok;
+        validSetting ||= ok;
+        refusedSetting ||= !ok;
+      }
       applied.push(`${field.name}=${JSON.stringify(value)?.slice(0, 60)}`);
     }
     const where = `seed ${SEED} iteration ${i}: ${applied.join(", ")}`;
     const { problems, rendered } = renderState(state, templates);
+    const config = unvariant(rendered.config);
 
-    for (const [section, words] of structure(rendered.config)) {
+    for (const [section, words] of structure(config)) {
       const baseWords = baseStructure.get(section);
       assert.ok(baseWords, `${where}: new section ${JSON.stringify(section)}`);
       for (const w of words) assert.ok(baseWords.has(w), `${where}: new directive ${w} in ${section}`);
     }
-    for (const line of rendered.config.split("\n")) {
+    for (const line of config.split("\n")) {
       const slot = SLOT.exec(line);
       if (slot) {
         assert.ok(slot[3] ? slot[2] === "127.0.0.1:1" : baseEndpoints.has(slot[2]), `${where}: slot ${line}`);
+      } else if (validSetting || refusedSetting) {
+        // a setting's lines may change with it (or, refused, with its fallback) but only as lines the baseline has kinds of
+        const known = baseLines.has(line) || fallbacks.has(line) || baseHeads.has(head(line));
+        assert.ok(known, `${where}: new line ${JSON.stringify(line)}`);
       } else {
         assert.ok(baseLines.has(line) || fallbacks.has(line), `${where}: new line ${JSON.stringify(line)}`);
       }
@@ -358,11 +452,16 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
       assert.ok(text === "" || text.endsWith("\n"), `${where}: ${file} ends without a line break`);
       for (const line of text.split("\n").slice(0, -1)) {
         assert.match(line, MAP_LINE, `${where}: ${file} line ${JSON.stringify(line)}`);
-        assert.ok(baseMaps.get(file)!.has(line), `${where}: new ${file} line ${JSON.stringify(line)}`);
+        const base = baseMaps.get(file)!;
+        // a setting may change a value (a variant, a redirect code), never add a key
+        const key = line.split(" ")[0];
+        const known = base.has(unvariant(line)) ||
+          ((validSetting || refusedSetting) && [...base].some((l) => l.split(" ")[0] === key));
+        assert.ok(known, `${where}: new ${file} line ${JSON.stringify(line)}`);
       }
     }
     // with several mutations one may hide another (a skipped slice hides its bad address)
-    if (chosen.length === 1 && chosen[0].problem) {
+    if (chosen.length === 1 && (chosen[0].problem || refusedSetting)) {
       assert.ok(problems.length > 0, `${where}: rejected without a problem`);
     }
     for (const p of problems) assert.doesNotMatch(p.message, /[\r\n\u2028]/, `${where}: multi-line message`);
