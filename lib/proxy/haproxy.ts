@@ -93,6 +93,11 @@ export interface HAProxyOptions extends HAProxyEnvSettings {
   timeoutMs?: number;
   /** Called when the master exits without stop() having been asked (a crash). */
   onUnexpectedExit?: (status: Deno.CommandStatus) => void;
+  /**
+   * Receives each access log line (HAProxy's `log stdout`, the only thing it writes to stdout in
+   * `-db` mode); default: the lines are copied unchanged to this process's stdout, the container's.
+   */
+  accessLog?: (line: string) => void;
 }
 
 export interface CheckResult {
@@ -200,7 +205,7 @@ export class HAProxy {
       }
       return s;
     });
-    this.#pumps = [this.#pump(child.stdout), this.#pump(child.stderr)];
+    this.#pumps = [this.#pumpAccessLog(child.stdout), this.#pump(child.stderr)];
     const deadline = performance.now() + (this.#opts.timeoutMs ?? 30_000);
     for (;;) {
       if (this.#exited) {
@@ -340,6 +345,27 @@ export class HAProxy {
   /** ALERT lines written after sequence number `mark`. */
   #alerts(mark: number): string {
     return this.#lines.filter((l) => l.seq > mark && l.text.includes("[ALERT]")).map((l) => l.text).join(" | ");
+  }
+
+  /** HAProxy's stdout: access log lines, passed on whole (never into the alert buffer). */
+  async #pumpAccessLog(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const sink = this.#opts.accessLog;
+    if (!sink) {
+      // Workers write whole lines with one write(2) each: copying chunks keeps lines intact.
+      await stream.pipeTo(Deno.stdout.writable, { preventClose: true }).catch((err) =>
+        log.warn("cannot copy haproxy's access log to stdout", { error: String(err) })
+      );
+      return;
+    }
+    let rest = "";
+    const dec = new TextDecoder();
+    for await (const chunk of stream) {
+      rest += dec.decode(chunk, { stream: true });
+      const lines = rest.split("\n");
+      rest = lines.pop()!;
+      for (const line of lines) if (line) sink(line);
+    }
+    if (rest) sink(rest);
   }
 
   async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {
