@@ -40,11 +40,15 @@ export function translateAnnotation(key: string, raw: string, ctx: IngressContex
   const note = out.note ?? rule.note;
   const to = out.to ?? rule.to;
   if (verdict !== "supported" && verdict !== "translated") return { verdict, note };
-  if (!CONVERTERS[key]) {
-    return { verdict: "unsupported", note: `not applied by the compatibility mode yet; once applied: ${verdict}` };
-  }
   const pending = to.filter((k) => specOf(k)?.status !== "served");
-  if (pending.length === 0) return { verdict, note };
+  if (pending.length === 0) {
+    if (CONVERTERS[key]) return { verdict, note };
+    return {
+      verdict: "unsupported",
+      note: `the compatibility mode does not apply this annotation yet; once it does: ${verdict}` +
+        (note ? ` (${note})` : ""),
+    };
+  }
   const keys = pending.map((k) => PREFIX + k).join(", ");
   return {
     verdict: "unsupported",
