@@ -135,7 +135,7 @@ export function parseGlobalSettings(
       if (layer !== "global") bad(key, value, "is a setting of the controller's global ConfigMap only; ignored here");
       else if (RISK.test(value)) annotationRiskLimit = value === "none" ? null : value as Risk;
       else bad(key, value, `is not ${RISKS.join(", ")} or none; ${keeps}`);
-    } else if (layer === "global") {
+    } else if (layer === "global" && !specOf(key)) {
       problems.push({ key, message: `key ${showValue(key)} is not a setting of this controller; ignored` });
     }
     // Our annotations at this layer (timeouts are both: the defaults section and the layer's value).

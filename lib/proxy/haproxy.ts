@@ -351,10 +351,15 @@ export class HAProxy {
   async #pumpAccessLog(stream: ReadableStream<Uint8Array>): Promise<void> {
     const sink = this.#opts.accessLog;
     if (!sink) {
-      // Workers write whole lines with one write(2) each: copying chunks keeps lines intact.
-      await stream.pipeTo(Deno.stdout.writable, { preventClose: true }).catch((err) =>
-        log.warn("cannot copy haproxy's access log to stdout", { error: String(err) })
-      );
+      // Workers write whole lines with one write(2) each: copying chunks keeps lines intact. Not
+      // Deno.stdout.writable: a second HAProxy in this process could not lock it, and its pipe would fill.
+      for await (const chunk of stream) {
+        try {
+          for (let off = 0; off < chunk.length;) off += await Deno.stdout.write(chunk.subarray(off));
+        } catch (err) {
+          log.warn("cannot copy haproxy's access log to stdout", { error: String(err) });
+        }
+      }
       return;
     }
     let rest = "";
