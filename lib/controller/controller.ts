@@ -886,7 +886,9 @@ class Controller {
       return { params, proxy, nginxCompat: settings.nginxCompat, global: global.settings, classValues };
     };
     // The class of ingress-nginx's controller: its Ingresses are translated unless its parameters say otherwise.
-    const base = ic?.spec?.controller === NGINX_CONTROLLER ? { ...global.settings, nginxCompat: true } : global.settings;
+    const base = ic?.spec?.controller === NGINX_CONTROLLER
+      ? { ...global.settings, nginxCompat: true }
+      : global.settings;
     if (!ic) return done(defaultClassParams, base);
     const { ref, problem } = parametersRef(ic, this.settings.operatorNamespace);
     if (problem) this.events.record(ic, "Warning", "InvalidParameters", problem);

@@ -10,7 +10,7 @@
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
  * one bad key never affects another.
  */
-import { RISKS, type Risk, specOf } from "../annotations/table.ts";
+import { type Risk, RISKS, specOf } from "../annotations/table.ts";
 import { showValue } from "../annotations/resolve.ts";
 import * as v from "../annotations/values.ts";
 import { isDns1123Subdomain } from "../render/patterns.ts";

@@ -48,7 +48,8 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "proxy-send-timeout": (raw, ctx) => ({ "timeout-server": `${maxSeconds(raw, nginx(ctx, "proxy-read-timeout"))}s` }),
   "load-balance": (raw) => ({ "load-balance": raw === "ewma" ? "leastconn" : "roundrobin" }),
   "backend-protocol": (raw) => {
-    const to = ({ HTTP: "h1", HTTPS: "h1-tls", GRPC: "h2", GRPCS: "h2-tls" } as Record<string, string>)[raw.toUpperCase()];
+    const to =
+      ({ HTTP: "h1", HTTPS: "h1-tls", GRPC: "h2", GRPCS: "h2-tls" } as Record<string, string>)[raw.toUpperCase()];
     return to ? { "backend-protocol": to } : {} as Record<string, string>;
   },
   "proxy-ssl-name": same("backend-sni"),

@@ -116,13 +116,21 @@ function check(ok: boolean, what: string, value: unknown): void {
 
 export function proxyView(o: ProxyOptions): ProxyView {
   for (const [k, t] of Object.entries(o.timeouts)) check(TIME.test(t), `timeout ${k}`, t);
-  check(o.maxconn === null || (Number.isInteger(o.maxconn) && o.maxconn >= 1 && o.maxconn <= 10_000_000), "maxconn", o.maxconn);
+  check(
+    o.maxconn === null || (Number.isInteger(o.maxconn) && o.maxconn >= 1 && o.maxconn <= 10_000_000),
+    "maxconn",
+    o.maxconn,
+  );
   check(SSL_VERSION.test(o.sslMinVersion), "ssl-min-version", o.sslMinVersion);
   for (const c of [o.sslCiphers, o.sslCiphersuites]) check(c === null || CIPHERS.test(c), "ciphers", c);
   check(["json", "text", "off"].includes(o.accessLog), "access-log", o.accessLog);
   const sample = o.accessLogSample;
   check(Number.isInteger(sample) && sample >= 1 && sample <= 100, "access-log-sample", sample);
-  check(o.defaultCertificate === null || PEM_FILE.test(o.defaultCertificate.file), "default certificate", o.defaultCertificate);
+  check(
+    o.defaultCertificate === null || PEM_FILE.test(o.defaultCertificate.file),
+    "default certificate",
+    o.defaultCertificate,
+  );
   const logging = o.accessLog !== "off";
   return {
     timeouts: { ...o.timeouts },
@@ -131,9 +139,7 @@ export function proxyView(o: ProxyOptions): ProxyView {
     sslCiphers: o.sslCiphers,
     sslCiphersuites: o.sslCiphersuites,
     alpn: o.http2 ? "h2,http/1.1" : "http/1.1",
-    logTarget: logging
-      ? `stdout format raw ${sample < 100 ? `sample ${sampleRatio(sample)} ` : ""}local0 info`
-      : null,
+    logTarget: logging ? `stdout format raw ${sample < 100 ? `sample ${sampleRatio(sample)} ` : ""}local0 info` : null,
     logFormat: logging ? quoted(o.accessLog === "json" ? JSON_LOG_FORMAT : TEXT_LOG_FORMAT) : null,
   };
 }

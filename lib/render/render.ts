@@ -11,7 +11,7 @@ import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
-import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, proxyView, type ProxyView } from "./proxy_options.ts";
+import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "./proxy_options.ts";
 
 /** The name of the built-in backend that answers 404 when no route and no default backend match. */
 export const BUILTIN_DEFAULT_BACKEND = "ic_default_404";

@@ -1,9 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  defaultGlobalSettings,
-  isSettingKey,
-  parseGlobalSettings,
-} from "../../lib/controller/global_settings.ts";
+import { defaultGlobalSettings, isSettingKey, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
 import { parseClassParams } from "../../lib/controller/class_params.ts";
 
 const parse = (data: Record<string, string>) => parseGlobalSettings(data, defaultGlobalSettings, "global", "ops");
@@ -85,7 +81,13 @@ Deno.test("global settings: a bad value keeps that key's default and is reported
 Deno.test("class parameters override the global values for the same keys; the rest stays global", () => {
   const global = parse({ "max-connections": "100", "access-log": "json", "ssl-min-version": "TLSv1.3" }).settings;
   const { settings, problems } = parseGlobalSettings(
-    { "max-connections": "200", "access-log": "off", "annotation-risk-limit": "low", "replicas": "2", "access-log-sample": "x" },
+    {
+      "max-connections": "200",
+      "access-log": "off",
+      "annotation-risk-limit": "low",
+      "replicas": "2",
+      "access-log-sample": "x",
+    },
     global,
     "class",
     "ops",

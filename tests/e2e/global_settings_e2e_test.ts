@@ -40,7 +40,11 @@ if (!inPrivateNetwork()) {
       "--sanitize-resources",
       self,
     ]).output();
-    assert.equal(out.code, 0, "the end-to-end tests failed inside the private network namespace: see their output above");
+    assert.equal(
+      out.code,
+      0,
+      "the end-to-end tests failed inside the private network namespace: see their output above",
+    );
   });
 } else {
   Deno.test("global ConfigMap, class parameters, access logs and ingress-nginx compatibility end to end", async (t) => {
@@ -129,13 +133,22 @@ if (!inPrivateNetwork()) {
       try {
         const configOf = async (name: string) =>
           String((await cluster.get(resources.configMaps, ops, name))?.data?.["haproxy.cfg"] ?? "");
-        await eventually("both shared ConfigMaps", async () => (await configOf(webName)) && (await configOf(nginxName)));
+        await eventually(
+          "both shared ConfigMaps",
+          async () => (await configOf(webName)) && (await configOf(nginxName)),
+        );
         const web = await startProxy(cluster, ops, webName, { accessLog: (l) => webLines.push(l) });
         proxies.push(web);
         const nginx = await startProxy(cluster, ops, nginxName, { accessLog: (l) => nginxLines.push(l) });
         proxies.push(nginx);
-        await eventually("site.example served", async () => (await httpsGet(web.httpsPort, "site.example")).status === 200);
-        await eventually("legacy.example served", async () => (await httpGet(nginx.httpPort, "legacy.example")).status !== 503);
+        await eventually(
+          "site.example served",
+          async () => (await httpsGet(web.httpsPort, "site.example")).status === 200,
+        );
+        await eventually(
+          "legacy.example served",
+          async () => (await httpGet(nginx.httpPort, "legacy.example")).status !== 503,
+        );
         const metric = async (p: ProxyRun, name: string) => {
           const r = await fetch(`http://127.0.0.1:${p.statsPort}/metrics`);
           const m = new RegExp(`^${name} ([0-9.e+]+)$`, "m").exec(await r.text());
@@ -155,7 +168,10 @@ if (!inPrivateNetwork()) {
         });
 
         await t.step("ssl-min-version TLSv1.3 refuses TLS 1.2; the class set back to TLSv1.2 accepts it", async () => {
-          await assert.rejects(handshake(nginx.httpsPort, "legacy.example", "TLSv1.2"), /alert|version|disconnected|ECONNRESET/i);
+          await assert.rejects(
+            handshake(nginx.httpsPort, "legacy.example", "TLSv1.2"),
+            /alert|version|disconnected|ECONNRESET/i,
+          );
           assert.equal(await handshake(nginx.httpsPort, "legacy.example", "TLSv1.3"), "TLSv1.3");
           assert.equal(await handshake(web.httpsPort, "site.example", "TLSv1.2"), "TLSv1.2");
         });
@@ -173,7 +189,9 @@ if (!inPrivateNetwork()) {
 
         await t.step("access logs: one parseable JSON line per request with the fields", async () => {
           nginxLines.length = 0;
-          for (let i = 0; i < 5; i++) assert.equal((await httpsGet(nginx.httpsPort, "legacy.example", `/p${i}?q=1`)).status, 200);
+          for (let i = 0; i < 5; i++) {
+            assert.equal((await httpsGet(nginx.httpsPort, "legacy.example", `/p${i}?q=1`)).status, 200);
+          }
           await eventually("5 lines", () => nginxLines.length >= 5);
           assert.equal(nginxLines.length, 5);
           const entries = nginxLines.map((l) => JSON.parse(l));
@@ -218,36 +236,42 @@ if (!inPrivateNetwork()) {
           assert.deepEqual(webLines, []);
         });
 
-        await t.step("ingress-nginx compatibility: ssl-redirect false is served, unsupported keys get one Event", async () => {
-          // The Ingress has TLS: without the translation, plain HTTP would be redirected (308).
-          const plain = await httpGet(nginx.httpPort, "legacy.example", "/x");
-          assert.equal(plain.status, 200);
-          assert.equal(plain.backend, "alpha");
-          const events = async () => (await cluster.events(app, "legacy")).filter((e) => /^Nginx/.test(e.reason));
-          await eventually("the Events", async () => (await events()).length >= 2);
-          // Every group is reconciled again after a global change; the Events are not repeated.
-          await cluster.apply(resources.configMaps, {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name: GLOBAL, namespace: ops },
-            data: {
-              "max-connections": "322",
-              "ssl-min-version": "TLSv1.3",
-              "default-certificate": "default-cert",
-              "access-log": "json",
-              "timeout-server": "7s",
-            },
-          });
-          await eventually("maxconn 322", async () => (await metric(nginx, "haproxy_process_max_connections")) === 322);
-          await ctl.idle();
-          const list = await events();
-          assert.equal(list.length, 2, JSON.stringify(list));
-          const snippet = list.find((e) => e.message.startsWith(`${NGINX}configuration-snippet`));
-          assert.equal(snippet?.reason, "NginxAnnotationRefused");
-          assert.match(snippet!.message, /never executed.*use /);
-          const mirror = list.find((e) => e.message.startsWith(`${NGINX}mirror-target`));
-          assert.equal(mirror?.reason, "NginxAnnotationUnsupported");
-        });
+        await t.step(
+          "ingress-nginx compatibility: ssl-redirect false is served, unsupported keys get one Event",
+          async () => {
+            // The Ingress has TLS: without the translation, plain HTTP would be redirected (308).
+            const plain = await httpGet(nginx.httpPort, "legacy.example", "/x");
+            assert.equal(plain.status, 200);
+            assert.equal(plain.backend, "alpha");
+            const events = async () => (await cluster.events(app, "legacy")).filter((e) => /^Nginx/.test(e.reason));
+            await eventually("the Events", async () => (await events()).length >= 2);
+            // Every group is reconciled again after a global change; the Events are not repeated.
+            await cluster.apply(resources.configMaps, {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { name: GLOBAL, namespace: ops },
+              data: {
+                "max-connections": "322",
+                "ssl-min-version": "TLSv1.3",
+                "default-certificate": "default-cert",
+                "access-log": "json",
+                "timeout-server": "7s",
+              },
+            });
+            await eventually(
+              "maxconn 322",
+              async () => (await metric(nginx, "haproxy_process_max_connections")) === 322,
+            );
+            await ctl.idle();
+            const list = await events();
+            assert.equal(list.length, 2, JSON.stringify(list));
+            const snippet = list.find((e) => e.message.startsWith(`${NGINX}configuration-snippet`));
+            assert.equal(snippet?.reason, "NginxAnnotationRefused");
+            assert.match(snippet!.message, /never executed.*use /);
+            const mirror = list.find((e) => e.message.startsWith(`${NGINX}mirror-target`));
+            assert.equal(mirror?.reason, "NginxAnnotationUnsupported");
+          },
+        );
       } finally {
         for (const p of proxies) await p.stop();
         await ctl.stop();

@@ -49,7 +49,7 @@ Deno.test("proxy options: access-log off leaves no log line; the defaults render
   assert.doesNotMatch(off.config, /^\s+log/m);
   const json = render(sampleModel(), templates);
   assert.ok(json.config.includes(`log-format "${JSON_LOG_FORMAT.replace(/"/g, '\\"')}"`));
-  assert.match(json.config, /^    log stdout format raw local0 info$/m);
+  assert.match(json.config, /^ {4}log stdout format raw local0 info$/m);
 });
 
 Deno.test("proxy options: haproxy -c accepts every combination rendered", async () => {
