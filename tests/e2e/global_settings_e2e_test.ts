@@ -6,7 +6,6 @@
  * (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import * as tls from "node:tls";
 import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../../lib/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
@@ -23,6 +22,7 @@ import {
   sliceObj,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+import { handshake } from "../serving/helpers.ts";
 
 /** The global ConfigMap's documented name (written out: the test states the contract). */
 const GLOBAL = "ingress-controller";
@@ -89,7 +89,7 @@ if (!inPrivateNetwork()) {
         apiVersion: "v1",
         kind: "ConfigMap",
         metadata: { name: "web-params", namespace: ops },
-        data: { "max-connections": "654", "ssl-min-version": "TLSv1.2", "access-log-sample": "10" },
+        data: { "max-connections": "654", "ssl-min-version": "TLSv1.2", "access-log-sample": "10", "http2": "false" },
       });
       await cluster.apply(resources.ingressClasses, {
         apiVersion: "networking.k8s.io/v1",
@@ -169,11 +169,16 @@ if (!inPrivateNetwork()) {
 
         await t.step("ssl-min-version TLSv1.3 refuses TLS 1.2; the class set back to TLSv1.2 accepts it", async () => {
           await assert.rejects(
-            handshake(nginx.httpsPort, "legacy.example", "TLSv1.2"),
+            handshake(nginx.httpsPort, "legacy.example", undefined, "TLSv1.2"),
             /alert|version|disconnected|ECONNRESET/i,
           );
-          assert.equal(await handshake(nginx.httpsPort, "legacy.example", "TLSv1.3"), "TLSv1.3");
-          assert.equal(await handshake(web.httpsPort, "site.example", "TLSv1.2"), "TLSv1.2");
+          assert.equal((await handshake(nginx.httpsPort, "legacy.example", undefined, "TLSv1.3")).protocol, "TLSv1.3");
+          assert.equal((await handshake(web.httpsPort, "site.example", undefined, "TLSv1.2")).protocol, "TLSv1.2");
+        });
+
+        await t.step("HTTP/2 by ALPN: on by default, off in the class that says so", async () => {
+          assert.equal((await handshake(nginx.httpsPort, "legacy.example", ["h2", "http/1.1"])).alpn, "h2");
+          assert.equal((await handshake(web.httpsPort, "site.example", ["h2", "http/1.1"])).alpn, "http/1.1");
         });
 
         await t.step("a bad key: a Warning Event on the ConfigMap, that key keeps its default", async () => {
@@ -223,7 +228,7 @@ if (!inPrivateNetwork()) {
             apiVersion: "v1",
             kind: "ConfigMap",
             metadata: { name: "web-params", namespace: ops },
-            data: { "max-connections": "654", "ssl-min-version": "TLSv1.2", "access-log": "off" },
+            data: { "max-connections": "654", "ssl-min-version": "TLSv1.2", "http2": "false", "access-log": "off" },
           });
           await eventually("the config without a log", async () => !/log-format/.test(await configOf(webName)));
           await eventually("the proxy applied it", () => web.applied.slice(applied).some((r) => r.kind === "reload"));
@@ -280,26 +285,5 @@ if (!inPrivateNetwork()) {
       await alpha.close();
       await cluster.stop();
     }
-  });
-}
-
-/** A TLS handshake offering only `version`; resolves with the version negotiated. */
-function handshake(port: number, servername: string, version: tls.SecureVersion): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const sock = tls.connect({
-      host: "127.0.0.1",
-      port,
-      servername,
-      rejectUnauthorized: false,
-      minVersion: version,
-      maxVersion: version,
-    }, () => {
-      const v = sock.getProtocol() ?? "";
-      sock.end();
-      sock.destroy();
-      resolve(v);
-    });
-    sock.setTimeout(10_000, () => sock.destroy(new Error("no handshake within 10 s")));
-    sock.on("error", reject);
   });
 }
