@@ -880,7 +880,12 @@ class Controller {
         ...settings.proxy,
         defaultCertificate: this.#defaultCertificate(
           settings.defaultCertificateRef,
-          settings.defaultCertificateRef === global.settings.defaultCertificateRef ? global.object : ic ?? null,
+          proxyOf(group, this.settings).namespace,
+          cls === null
+            ? null
+            : settings.defaultCertificateRef === global.settings.defaultCertificateRef
+            ? global.object
+            : ic ?? null,
         ),
       };
       return { params, proxy, nginxCompat: settings.nginxCompat, global: global.settings, classValues };
@@ -908,11 +913,31 @@ class Controller {
     return done(params, parsed.settings, parsed.settings.annotations as Record<string, string>);
   }
 
-  /** The default certificate's file entry, when its Secret is a valid TLS Secret (else an Event on `reportTo`). */
-  #defaultCertificate(ref: string | null, reportTo: KubeObject | null): ProxyOptions["defaultCertificate"] {
+  /**
+   * The default certificate's file entry, when its Secret is a valid TLS Secret in the proxy's
+   * namespace (a proxy reads the Secrets of its own namespace only); else an Event on `reportTo`
+   * (null: a dedicated proxy in another namespace, which simply has no default certificate).
+   */
+  #defaultCertificate(
+    ref: string | null,
+    proxyNamespace: string,
+    reportTo: KubeObject | null,
+  ): ProxyOptions["defaultCertificate"] {
     if (ref === null) return null;
     this.#defaultCerts.add(ref);
     const [ns, name] = ref.split("/");
+    if (ns !== proxyNamespace) {
+      if (reportTo) {
+        this.events.record(
+          reportTo,
+          "Warning",
+          "InvalidSetting",
+          `default-certificate: Secret ${ref} is not in the proxy's namespace ${proxyNamespace}, whose Secrets ` +
+            `are the only ones it reads; no default certificate is served`,
+        );
+      }
+      return null;
+    }
     const secret = this.#lookup.secret(ns, name);
     if (secret && tlsSummaryOf(secret).valid) return { file: `${ns}_${name}.pem`, namespace: ns, name };
     const message = `default-certificate: Secret ${ref} ${
