@@ -69,27 +69,29 @@ if (!inPrivateNetwork()) {
           stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem },
         });
       };
+      const configMap = (name: string, data: Record<string, string>) =>
+        cluster.apply(resources.configMaps, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name, namespace: ops },
+          data,
+        });
       await tlsSecret(ops, "default-cert", "default.example");
       await tlsSecret(app, "site-tls", "site.example");
       await tlsSecret(app, "legacy-tls", "legacy.example");
-      await cluster.apply(resources.configMaps, {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { name: GLOBAL, namespace: ops },
-        data: {
-          "max-connections": "321",
-          "ssl-min-version": "TLSv1.3",
-          "default-certificate": "default-cert",
-          "access-log": "json",
-          "timeout-server": "7s",
-          "timeout-client": "soon",
-        },
+      await configMap(GLOBAL, {
+        "max-connections": "321",
+        "ssl-min-version": "TLSv1.3",
+        "default-certificate": "default-cert",
+        "access-log": "json",
+        "timeout-server": "7s",
+        "timeout-client": "soon",
       });
-      await cluster.apply(resources.configMaps, {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { name: "web-params", namespace: ops },
-        data: { "max-connections": "654", "ssl-min-version": "TLSv1.2", "access-log-sample": "10", "http2": "false" },
+      await configMap("web-params", {
+        "max-connections": "654",
+        "ssl-min-version": "TLSv1.2",
+        "access-log-sample": "10",
+        "http2": "false",
       });
       await cluster.apply(resources.ingressClasses, {
         apiVersion: "networking.k8s.io/v1",
@@ -224,11 +226,11 @@ if (!inPrivateNetwork()) {
 
         await t.step("access-log off in the class: no lines", async () => {
           const applied = web.applied.length;
-          await cluster.apply(resources.configMaps, {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name: "web-params", namespace: ops },
-            data: { "max-connections": "654", "ssl-min-version": "TLSv1.2", "http2": "false", "access-log": "off" },
+          await configMap("web-params", {
+            "max-connections": "654",
+            "ssl-min-version": "TLSv1.2",
+            "http2": "false",
+            "access-log": "off",
           });
           await eventually("the config without a log", async () => !/log-format/.test(await configOf(webName)));
           await eventually("the proxy applied it", () => web.applied.slice(applied).some((r) => r.kind === "reload"));
@@ -251,17 +253,12 @@ if (!inPrivateNetwork()) {
             const events = async () => (await cluster.events(app, "legacy")).filter((e) => /^Nginx/.test(e.reason));
             await eventually("the Events", async () => (await events()).length >= 2);
             // Every group is reconciled again after a global change; the Events are not repeated.
-            await cluster.apply(resources.configMaps, {
-              apiVersion: "v1",
-              kind: "ConfigMap",
-              metadata: { name: GLOBAL, namespace: ops },
-              data: {
-                "max-connections": "322",
-                "ssl-min-version": "TLSv1.3",
-                "default-certificate": "default-cert",
-                "access-log": "json",
-                "timeout-server": "7s",
-              },
+            await configMap(GLOBAL, {
+              "max-connections": "322",
+              "ssl-min-version": "TLSv1.3",
+              "default-certificate": "default-cert",
+              "access-log": "json",
+              "timeout-server": "7s",
             });
             await eventually(
               "maxconn 322",
