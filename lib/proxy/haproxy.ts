@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { cliCommand, type CliOptions } from "../haproxy/cli_socket.ts";
 import { log } from "../log/logger.ts";
 import { sleep } from "../timers.ts";
+import { ACCESS_LOG_LINE } from "../render/proxy_options.ts";
 
 /** Where HAProxy listens and finds its files; becomes the `IC_*` environment. */
 export interface HAProxyEnvSettings {
@@ -94,8 +95,10 @@ export interface HAProxyOptions extends HAProxyEnvSettings {
   /** Called when the master exits without stop() having been asked (a crash). */
   onUnexpectedExit?: (status: Deno.CommandStatus) => void;
   /**
-   * Receives each access log line (HAProxy's `log stdout`, the only thing it writes to stdout in
-   * `-db` mode); default: the lines are copied unchanged to this process's stdout, the container's.
+   * Receives each access log line (HAProxy's `log stdout`: in `-db` mode nothing else is written
+   * to stdout); default: the lines are copied unchanged to this process's stdout, the container's.
+   * HAProxy's own messages on that target (a proxy stopping at a reload, a server going down) go
+   * to this process's log instead, so stdout holds access log lines only.
    */
   accessLog?: (line: string) => void;
 }
@@ -349,28 +352,30 @@ export class HAProxy {
 
   /** HAProxy's stdout: access log lines, passed on whole (never into the alert buffer). */
   async #pumpAccessLog(stream: ReadableStream<Uint8Array>): Promise<void> {
-    const sink = this.#opts.accessLog;
-    if (!sink) {
-      // Workers write whole lines with one write(2) each: copying chunks keeps lines intact. Not
-      // Deno.stdout.writable: a second HAProxy in this process could not lock it, and its pipe would fill.
-      for await (const chunk of stream) {
-        try {
-          for (let off = 0; off < chunk.length;) off += await Deno.stdout.write(chunk.subarray(off));
-        } catch (err) {
-          log.warn("cannot copy haproxy's access log to stdout", { error: String(err) });
-        }
+    const enc = new TextEncoder();
+    const sink = this.#opts.accessLog ?? (async (line: string) => {
+      // Not Deno.stdout.writable: a second HAProxy in this process could not lock it, and its pipe would fill.
+      const bytes = enc.encode(`${line}\n`);
+      for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
+    });
+    const take = async (line: string) => {
+      if (!line) return;
+      if (!ACCESS_LOG_LINE.test(line)) return log.info("haproxy", { line });
+      try {
+        await sink(line);
+      } catch (err) {
+        log.warn("cannot copy haproxy's access log to stdout", { error: String(err) });
       }
-      return;
-    }
+    };
     let rest = "";
     const dec = new TextDecoder();
     for await (const chunk of stream) {
       rest += dec.decode(chunk, { stream: true });
       const lines = rest.split("\n");
       rest = lines.pop()!;
-      for (const line of lines) if (line) sink(line);
+      for (const line of lines) await take(line);
     }
-    if (rest) sink(rest);
+    await take(rest);
   }
 
   async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {

@@ -82,6 +82,12 @@ export const TEXT_LOG_FORMAT =
   `%trg %ci:%cp %f %HM "%[var(txn.host),json(utf8s)]" "%[var(txn.path),json(utf8s)]" %ST %B %b/%s ` +
   `%Tq/%Tw/%Tc/%Tr/%Ta %sslv %tsc`;
 
+/**
+ * An access log line of either format (JSON starts with its `time` field, text with the date);
+ * HAProxy's own messages on the same target ("Proxy http stopped", "Server … is DOWN") never do.
+ */
+export const ACCESS_LOG_LINE = /^(?:\{"time":"|\d\d\/[A-Z][a-z]{2}\/\d{4}:)/;
+
 /** A log-format string as a double-quoted HAProxy argument. */
 function quoted(format: string): string {
   return `"${format.replace(/["\\]/g, (c) => `\\${c}`)}"`;
