@@ -13,6 +13,7 @@
  */
 import { log } from "../log/logger.ts";
 import type { ReviewResult } from "./review.ts";
+import type { Risk } from "../annotations/table.ts";
 
 /** What the worker needs to decide reviews (structured-cloneable: no functions, no compiled templates). */
 export interface WorkerInit {
@@ -28,7 +29,14 @@ export interface WorkerInit {
 /** Main thread → worker. The body's buffer is transferred, not copied. */
 export type ToWorker =
   | { readonly type: "init"; readonly init: WorkerInit }
-  | { readonly type: "review"; readonly id: number; readonly body: Uint8Array<ArrayBuffer>; readonly deadline: number }
+  | {
+    readonly type: "review";
+    readonly id: number;
+    readonly body: Uint8Array<ArrayBuffer>;
+    readonly deadline: number;
+    /** The global `annotation-risk-limit` as last read by the main thread. */
+    readonly riskLimit: Risk | null;
+  }
   | { readonly type: "defaultClass"; readonly ask: number; readonly value: string | null };
 
 /** Worker → main thread. */
@@ -51,6 +59,8 @@ export interface QueueOptions {
   readonly capacity: number;
   readonly concurrency: number;
   readonly defaultClass?: () => Promise<string | null>;
+  /** The global `annotation-risk-limit` now (a cached value: called for every review). */
+  readonly riskLimit?: () => Risk | null;
 }
 
 interface Item {
@@ -137,7 +147,13 @@ export class ReviewQueue {
     while (this.#running.size < this.#o.concurrency && this.#waiting.length > 0) {
       const item = this.#waiting.shift()!;
       this.#running.set(item.id, item);
-      const msg: ToWorker = { type: "review", id: item.id, body: item.body, deadline: item.deadline };
+      const msg: ToWorker = {
+        type: "review",
+        id: item.id,
+        body: item.body,
+        deadline: item.deadline,
+        riskLimit: this.#o.riskLimit?.() ?? null,
+      };
       this.#worker.postMessage(msg, [item.body.buffer]);
     }
   }

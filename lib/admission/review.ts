@@ -22,6 +22,7 @@ import type { V1Ingress, V1Secret } from "@kubernetes/client-node";
 import type { KubeObject } from "../cluster/resources.ts";
 import { handlesIngress } from "../controller/class.ts";
 import { validateAnnotations } from "../annotations/resolve.ts";
+import type { Risk } from "../annotations/table.ts";
 import { buildModel, type ClusterLookup, type Problem, render, type Templates, validateConfig } from "../render/mod.ts";
 
 /** The part of an AdmissionReview request the webhook reads. */
@@ -58,6 +59,8 @@ export interface ReviewOptions {
   ingressClass: string | null;
   /** The cluster's default IngressClass name; asked only when `ingressClass` is set and the ingress names none. */
   defaultClass?: () => Promise<string | null>;
+  /** Annotations of this risk and above are refused (the global ConfigMap's `annotation-risk-limit`). */
+  riskLimit?: Risk | null;
   /** With `--restrict-to-operator-namespace`: ingresses of other namespaces are not ours (allowed). */
   restrictToNamespace: string | null;
   /**
@@ -161,7 +164,8 @@ export async function reviewIngress(
   const reasons = [
     ...new Set([
       ...denied.map(reasonOf),
-      ...validateAnnotations(ingress.metadata?.annotations).map((p) => p.message),
+      ...validateAnnotations(ingress.metadata?.annotations, { disableRiskAtOrAbove: o.riskLimit ?? null })
+        .map((p) => p.message),
     ]),
   ];
   if (reasons.length > 0) return deny(uid, denialMessage(reasons));

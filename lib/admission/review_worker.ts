@@ -8,6 +8,7 @@
 import { loadTemplates } from "../render/mod.ts";
 import type { FromWorker, ToWorker, WorkerInit } from "./queue.ts";
 import { reviewBody, type ReviewOptions } from "./review.ts";
+import type { Risk } from "../annotations/table.ts";
 
 /** The worker's global scope, typed for what is used here (the lib of this file is the window's). */
 const scope = globalThis as unknown as {
@@ -37,12 +38,12 @@ async function reviewOptions(init: WorkerInit): Promise<ReviewOptions> {
   };
 }
 
-async function review(id: number, body: Uint8Array, deadline: number): Promise<void> {
+async function review(id: number, body: Uint8Array, deadline: number, riskLimit: Risk | null): Promise<void> {
   let result: FromWorker & { type: "result" };
   try {
     // Already answered as late by the main thread: no work for nobody.
     if (Date.now() >= deadline) result = { type: "result", id, result: { failed: "past the deadline" } };
-    else result = { type: "result", id, result: await reviewBody(body, await options!, deadline) };
+    else result = { type: "result", id, result: await reviewBody(body, { ...await options!, riskLimit }, deadline) };
   } catch (err) {
     result = { type: "result", id, result: { failed: (err as Error).message } };
   }
@@ -59,7 +60,7 @@ scope.onmessage = ({ data }) => {
       );
       return;
     case "review":
-      return void review(data.id, data.body, data.deadline);
+      return void review(data.id, data.body, data.deadline, data.riskLimit);
     case "defaultClass":
       classAnswers.get(data.ask)?.(data.value);
       classAnswers.delete(data.ask);

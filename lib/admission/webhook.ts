@@ -6,10 +6,12 @@
  * refuses invalid ingresses at render time).
  */
 import { X509Certificate } from "node:crypto";
-import type { ClusterClient } from "../cluster/client.ts";
+import { type ClusterClient, isStatus } from "../cluster/client.ts";
 import { Backoff } from "../cluster/backoff.ts";
 import { defaultIngressClass } from "../controller/class.ts";
-import type { KubeObject } from "../cluster/resources.ts";
+import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
+import type { Risk } from "../annotations/table.ts";
+import { defaultGlobalSettings, GLOBAL_CONFIGMAP, parseGlobalSettings } from "../controller/global_settings.ts";
 import { log } from "../log/logger.ts";
 import { pause } from "../timers.ts";
 import { type AdmissionRoute, admissionRoute, type QueueLimits } from "./handler.ts";
@@ -66,7 +68,10 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
       return null;
     }
   };
+  const riskLimit = new GlobalRiskLimit(client, s.operatorNamespace);
+  await riskLimit.refresh();
   const route = await admissionRoute({
+    riskLimit: () => riskLimit.value(),
     review: {
       ingressClass: s.ingressClass,
       restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
@@ -116,4 +121,49 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
       }
     },
   };
+}
+
+/**
+ * `annotation-risk-limit` of the controller's global ConfigMap (lib/controller/global_settings.ts)
+ * for the reviews: read at start and again in the background when a review finds it older than
+ * 5 s, so a review never waits for it. Unreadable: no limit (the controller still ignores the keys
+ * it disables; a bad value is reported there).
+ */
+class GlobalRiskLimit {
+  #value: Risk | null = null;
+  #at = 0;
+  #reading: Promise<void> | null = null;
+
+  constructor(readonly client: ClusterClient, readonly namespace: string) {}
+
+  value(): Risk | null {
+    if (Date.now() - this.#at > 5_000) void this.refresh();
+    return this.#value;
+  }
+
+  refresh(): Promise<void> {
+    this.#reading ??= this.#read().finally(() => {
+      this.#at = Date.now();
+      this.#reading = null;
+    });
+    return this.#reading;
+  }
+
+  async #read(): Promise<void> {
+    try {
+      const cm = await this.client.request<KubeObject>(
+        "GET",
+        objectPath(resources.configMaps, this.namespace, GLOBAL_CONFIGMAP),
+      );
+      this.#value = parseGlobalSettings(cm.data, defaultGlobalSettings, "global", this.namespace)
+        .settings.annotationRiskLimit;
+    } catch (err) {
+      if (isStatus(err, 404)) this.#value = null;
+      else {
+        log.warn("admission: cannot read the global ConfigMap; the annotation risk limit stays as last read", {
+          error: (err as Error).message,
+        });
+      }
+    }
+  }
 }

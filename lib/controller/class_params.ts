@@ -5,9 +5,12 @@
  * shared proxy: `replicas`, `service-type`, `service-annotations` (JSON object),
  * `resources.requests.cpu|memory`, `resources.limits.cpu|memory`, `node-selector` (JSON object).
  * Every value is checked with an anchored pattern; a bad one is reported (a Warning Event on the
- * IngressClass) and that key keeps its default. Unknown keys are reported too.
+ * IngressClass) and that key keeps its default. Unknown keys are reported too. The proxy settings
+ * a class shares with the global ConfigMap (timeouts, TLS, access log, …) are read by
+ * controller/global_settings.ts.
  */
 import type { KubeObject } from "../cluster/resources.ts";
+import { isSettingKey } from "./global_settings.ts";
 
 export interface ClassParams {
   /** null: the proxy pod spec's default. */
@@ -93,7 +96,8 @@ export function parseClassParams(data: Readonly<Record<string, string>> | undefi
     } else if (res) {
       if (QUANTITY.test(value)) (res[1] === "requests" ? requests : limits)[res[2]] = value;
       else bad(key, "is not a quantity like 250m, 1.5 or 128Mi; the default applies");
-    } else {
+    } else if (!isSettingKey(key)) {
+      // Proxy settings and annotation defaults are read by global_settings.ts.
       problems.push({ key, message: `parameter ${JSON.stringify(key.slice(0, 80))} is unknown; ignored` });
     }
   }

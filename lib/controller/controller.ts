@@ -36,9 +36,18 @@ import {
   type Rendered,
   summarizedSecret,
   type Templates,
+  tlsSummaryOf,
   validateConfig,
 } from "../render/mod.ts";
-import { defaultIngressClass, handlesIngress } from "./class.ts";
+import { defaultIngressClass, handlesIngress, ingressClassOf } from "./class.ts";
+import {
+  defaultGlobalSettings,
+  GLOBAL_CONFIGMAP,
+  type GlobalSettings,
+  parseGlobalSettings,
+} from "./global_settings.ts";
+import { translateIngress } from "../nginx/translate.ts";
+import type { ProxyOptions } from "../render/proxy_options.ts";
 import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
 import { classGroup, GroupIndex, type GroupKey, groupOf, sharedClassOf, sharedProxyName } from "./groups.ts";
@@ -223,6 +232,12 @@ class Controller {
    * when the first IngressClass with `spec.parameters` is seen, so clusters without any pay nothing.
    */
   #params: Informer | null = null;
+  /** The controller's global ConfigMap (lib/controller/global_settings.ts), by name only. */
+  #global: Informer;
+  /** Ingress uid → the signature of the nginx annotations last reported, so each is reported once. */
+  #nginxReported = new Map<string, string>();
+  /** `namespace/name` of the default certificate Secrets in use: a change re-renders every group. */
+  #defaultCerts = new Set<string>();
   #services: Informer;
   #slices: Informer;
   #secrets: Informer;
@@ -272,6 +287,12 @@ class Controller {
       return i;
     };
     this.#ingresses = inf(resources.ingresses);
+    this.#global = new Informer(client, resources.configMaps, {
+      namespace: settings.operatorNamespace,
+      fieldSelector: `metadata.name=${GLOBAL_CONFIGMAP}`,
+      resyncMs,
+    });
+    this.#informers.push(this.#global);
     // IngressClass is cluster-scoped: with the namespace restriction nothing cluster-wide is listed.
     this.#classes = ns ? null : inf(resources.ingressClasses);
     this.#services = inf(resources.services);
@@ -339,7 +360,17 @@ class Controller {
       if (r) users(r);
     };
     this.#slices.on({ onAdd: onSlice, onUpdate: (_, o) => onSlice(o), onDelete: onSlice });
-    const onSecret = (o: KubeObject) => users(secretRef(o.metadata.namespace!, o.metadata.name));
+    const onSecret = (o: KubeObject) => {
+      const ref = secretRef(o.metadata.namespace!, o.metadata.name);
+      if (this.#defaultCerts.has(`${o.metadata.namespace}/${o.metadata.name}`)) this.#requeueAll();
+      users(ref);
+    };
+    // Global settings: every group renders them.
+    this.#global.on({
+      onAdd: () => this.#requeueAll(),
+      onUpdate: (old, o) => JSON.stringify(old.data ?? {}) !== JSON.stringify(o.data ?? {}) && this.#requeueAll(),
+      onDelete: () => this.#requeueAll(),
+    });
     this.#secrets.on({
       onAdd: onSecret,
       // Nothing to render when neither content nor verdict changed (metadata updates, relists).
@@ -363,6 +394,11 @@ class Controller {
         onDelete: (o) => drift(o, null, true),
       });
     }
+  }
+
+  /** Queues every group that has ingresses or still serves some. */
+  #requeueAll(): void {
+    for (const g of new Set([...this.#groups.groups(), ...this.#served.groups()])) this.#queue.add(g);
   }
 
   /** Starts the informer of the classes' parameter ConfigMaps (once). */
@@ -419,6 +455,7 @@ class Controller {
     else {
       this.#index.delete(key);
       this.#validated.delete(`ingress:${key}`);
+      this.#nginxReported.delete(key);
     }
     const serving = this.#served.groupOf(key);
     const h = this.#handovers.get(key);
@@ -633,9 +670,12 @@ class Controller {
       this.#release(group, []);
       return removed ? "removed" : "unchanged";
     }
+    const gs = this.#groupSettings(group);
+    if (gs === null) return "waiting";
     const restrictTo = this.settings.restrictToOperatorNamespace ? this.settings.operatorNamespace : null;
     let ingresses = [...members, ...leaving];
-    let built = buildModel({ ingresses: ingresses as V1Ingress[], lookup: this.#lookup, namespace: restrictTo });
+    const build = (list: readonly KubeObject[]) => this.#build(list, gs, restrictTo);
+    let built = build(ingresses);
     this.#report(built.problems, ingresses);
     if (!built.servable) {
       for (const ing of ingresses) {
@@ -648,12 +688,12 @@ class Controller {
       }
       return "invalid";
     }
-    let rendered = render(built.model, this.templates);
+    let rendered = render(built.model, this.templates, gs.proxy);
     let data = configMapData(rendered);
     this.#counts.renders++;
     renders.inc();
     if (this.validate) {
-      const checked = await this.#validateGroup(group, ingresses, built, rendered, restrictTo);
+      const checked = await this.#validateGroup(group, ingresses, built, rendered, build, gs.proxy);
       if (!checked) return "invalid";
       if (checked.ingresses !== ingresses) {
         ingresses = checked.ingresses;
@@ -663,12 +703,10 @@ class Controller {
       }
     }
     const target = this.#target(group, ingresses[0]);
-    const params = this.#classParams(group);
-    if (params === null) return "waiting";
-    const secrets = built.model.tls.map((t) => ({ namespace: t.namespace, name: t.name }));
+    const secrets = rendered.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
     // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
     const parts = existingParts(target.name, this.#cache(resources.configMaps).store.byIndex(byGroup, group));
-    const desired = proxyObjects(target, data, secrets, this.settings, this.platform, params, parts);
+    const desired = proxyObjects(target, data, secrets, this.settings, this.platform, gs.params, parts);
     // Whose is each object? While one of them is someone else's, nothing is written.
     const found: (KubeObject | null)[] = [];
     for (const d of desired) found.push(await this.#current(d.resource, d.object));
@@ -764,7 +802,8 @@ class Controller {
     ingresses: KubeObject[],
     built: BuildResult,
     rendered: Rendered,
-    restrictTo: string | null,
+    build: (list: readonly KubeObject[]) => BuildResult,
+    proxy: ProxyOptions,
   ): Promise<{ ingresses: KubeObject[]; built: BuildResult; rendered: Rendered } | null> {
     const check = async (id: string, r: Rendered): Promise<string | null> => {
       const hash = shortHash(JSON.stringify(configMapData(r)), 32);
@@ -792,8 +831,10 @@ class Controller {
     }
     const kept: KubeObject[] = [];
     for (const ing of ingresses) {
-      const alone = buildModel({ ingresses: [ing as V1Ingress], lookup: this.#lookup, namespace: restrictTo });
-      const problem = alone.servable ? await check(`ingress:${keyOf(ing)}`, render(alone.model, this.templates)) : null;
+      const alone = build([ing]);
+      const problem = alone.servable
+        ? await check(`ingress:${keyOf(ing)}`, render(alone.model, this.templates, proxy))
+        : null;
       if (problem === null) kept.push(ing);
       else refused(ing, problem);
     }
@@ -801,9 +842,9 @@ class Controller {
       if (kept.length === ingresses.length) { for (const ing of ingresses) refused(ing, whole); }
       return null;
     }
-    const keptModel = buildModel({ ingresses: kept as V1Ingress[], lookup: this.#lookup, namespace: restrictTo });
+    const keptModel = build(kept);
     if (!keptModel.servable) return null;
-    const again = render(keptModel.model, this.templates);
+    const again = render(keptModel.model, this.templates, proxy);
     const problem = await check(group, again);
     if (problem !== null) {
       for (const ing of kept) refused(ing, problem);
@@ -819,27 +860,142 @@ class Controller {
     return sharedTarget(cls, this.#classes?.store.get(cls), this.settings.operatorNamespace);
   }
 
+  /** The global ConfigMap's settings; its problems become Warning Events on it. */
+  #globalSettings(): { settings: GlobalSettings; object: KubeObject | null } {
+    const ns = this.settings.operatorNamespace;
+    const cm = this.#global.store.get(`${ns}/${GLOBAL_CONFIGMAP}`) ?? null;
+    if (!cm) return { settings: defaultGlobalSettings, object: null };
+    const { settings, problems } = parseGlobalSettings(cm.data, defaultGlobalSettings, "global", ns);
+    for (const p of problems) {
+      this.events.record(cm, "Warning", "InvalidSetting", `ConfigMap ${ns}/${GLOBAL_CONFIGMAP}: ${p.message}`);
+    }
+    return { settings, object: cm };
+  }
+
   /**
-   * The per-class settings of a shared group (lib/controller/class_params.ts); problems become
-   * Events on the class. Null: its parameters are not listed yet.
+   * The settings of a group: the per-class proxy pod settings (lib/controller/class_params.ts)
+   * and the proxy settings, global overridden by the class's parameters
+   * (lib/controller/global_settings.ts); problems become Events on the class or the global
+   * ConfigMap. Null: the class's parameters are not listed yet.
    */
-  #classParams(group: GroupKey): ClassParams | null {
+  #groupSettings(group: GroupKey): GroupSettings | null {
+    const global = this.#globalSettings();
     const cls = sharedClassOf(group);
     const ic = cls ? this.#classes?.store.get(cls) : undefined;
-    if (!ic) return defaultClassParams;
+    const done = (params: ClassParams, settings: GlobalSettings, classValues: Record<string, string> = {}) => {
+      const proxy: ProxyOptions = {
+        ...settings.proxy,
+        defaultCertificate: this.#defaultCertificate(
+          settings.defaultCertificateRef,
+          proxyOf(group, this.settings).namespace,
+          cls === null
+            ? null
+            : settings.defaultCertificateRef === global.settings.defaultCertificateRef
+            ? global.object
+            : ic ?? null,
+        ),
+      };
+      return { params, proxy, nginxCompat: settings.nginxCompat, global: global.settings, classValues };
+    };
+    // The class of ingress-nginx's controller: its Ingresses are translated unless its parameters say otherwise.
+    const base = ic?.spec?.controller === NGINX_CONTROLLER
+      ? { ...global.settings, nginxCompat: true }
+      : global.settings;
+    if (!ic) return done(defaultClassParams, base);
     const { ref, problem } = parametersRef(ic, this.settings.operatorNamespace);
     if (problem) this.events.record(ic, "Warning", "InvalidParameters", problem);
-    if (!ref) return defaultClassParams;
+    if (!ref) return done(defaultClassParams, base);
     // Not listed yet: publishing the defaults now would roll the proxy out twice; its sync re-queues the group.
     if (!this.#params?.hasSynced) return null;
     const cm = this.#params.store.get(ref);
     if (!cm) {
       this.events.record(ic, "Warning", "ParametersNotFound", `ConfigMap ${ref} not found; the defaults apply`);
-      return defaultClassParams;
+      return done(defaultClassParams, base);
     }
     const { params, problems } = parseClassParams(cm.data);
-    for (const p of problems) this.events.record(ic, "Warning", "InvalidParameters", `ConfigMap ${ref}: ${p.message}`);
-    return params;
+    const parsed = parseGlobalSettings(cm.data, base, "class", this.settings.operatorNamespace);
+    for (const p of [...problems, ...parsed.problems]) {
+      this.events.record(ic, "Warning", "InvalidParameters", `ConfigMap ${ref}: ${p.message}`);
+    }
+    return done(params, parsed.settings, parsed.settings.annotations as Record<string, string>);
+  }
+
+  /**
+   * The default certificate's file entry, when its Secret is a valid TLS Secret in the proxy's
+   * namespace (the platform's default key is never opened to a proxy in another namespace, e.g. a
+   * tenant's dedicated one; Ingress TLS Secrets are read where they live); else an Event on `reportTo`
+   * (null: a dedicated proxy in another namespace, which simply has no default certificate).
+   */
+  #defaultCertificate(
+    ref: string | null,
+    proxyNamespace: string,
+    reportTo: KubeObject | null,
+  ): ProxyOptions["defaultCertificate"] {
+    if (ref === null) return null;
+    this.#defaultCerts.add(ref);
+    const [ns, name] = ref.split("/");
+    if (ns !== proxyNamespace) {
+      if (reportTo) {
+        this.events.record(
+          reportTo,
+          "Warning",
+          "InvalidSetting",
+          `default-certificate: Secret ${ref} is not in the proxy's namespace ${proxyNamespace}; a default ` +
+            `certificate is read only from the proxy's own namespace, so none is served`,
+        );
+      }
+      return null;
+    }
+    const secret = this.#lookup.secret(ns, name);
+    if (secret && tlsSummaryOf(secret).valid) return { file: `${ns}_${name}.pem`, namespace: ns, name };
+    const message = `default-certificate: Secret ${ref} ${
+      secret ? "is not a kubernetes.io/tls Secret with PEM tls.crt and tls.key" : "not found"
+    }; no default certificate is served`;
+    if (reportTo) this.events.record(reportTo, "Warning", "InvalidSetting", message);
+    else log.warn("invalid setting", { message });
+    return null;
+  }
+
+  /**
+   * The model of `list`: in ingress-nginx compatibility mode, each Ingress's nginx annotations are
+   * first written as ours (lib/nginx/convert.ts), and the ones not applied are reported once.
+   */
+  #build(list: readonly KubeObject[], gs: GroupSettings, restrictTo: string | null): BuildResult {
+    const translated = list.map((ing) => this.#nginxCompat(ing, gs) ? this.#translated(ing) : ing);
+    return buildModel({
+      ingresses: translated as V1Ingress[],
+      lookup: this.#lookup,
+      namespace: restrictTo,
+      layers: { global: gs.global.annotations, class: gs.classValues },
+      disableRiskAtOrAbove: gs.global.annotationRiskLimit,
+    });
+  }
+
+  /** Compatibility mode for `ing`: its group's setting, or (dedicated proxies) its class's controller. */
+  #nginxCompat(ing: KubeObject, gs: GroupSettings): boolean {
+    if (gs.nginxCompat) return true;
+    const cls = ingressClassOf(ing, this.#defaultClass());
+    return cls !== null && this.#classes?.store.get(cls)?.spec?.controller === NGINX_CONTROLLER &&
+      !sharedClassOf(this.#groups.groupOf(keyOf(ing)) ?? "");
+  }
+
+  #translated(ing: KubeObject): KubeObject {
+    const { rows, annotations } = translateIngress(ing);
+    const ignored = rows.filter((r) => r.verdict === "unsupported" || r.verdict === "refused");
+    const signature = `${ing.metadata.uid}|${JSON.stringify(ignored)}`;
+    if (this.#nginxReported.get(keyOf(ing)) !== signature) {
+      this.#nginxReported.set(keyOf(ing), signature);
+      for (const r of ignored) {
+        this.events.record(
+          ing,
+          "Warning",
+          r.verdict === "refused" ? "NginxAnnotationRefused" : "NginxAnnotationUnsupported",
+          `${r.annotation} is ${r.verdict === "refused" ? "refused" : "not supported"}: ${r.note}`,
+        );
+      }
+    }
+    if (Object.keys(annotations).length === 0) return ing;
+    return { ...ing, metadata: { ...ing.metadata, annotations: { ...ing.metadata.annotations, ...annotations } } };
   }
 
   #cache(r: ResourceType): Informer {
@@ -985,6 +1141,19 @@ class Controller {
     if (deleted > 0) log.info("removed proxy objects", { group, objects: deleted });
     return deleted > 0;
   }
+}
+
+/** The controller name of ingress-nginx's IngressClasses: served in compatibility mode. */
+export const NGINX_CONTROLLER = "k8s.io/ingress-nginx";
+
+/** What a group is rendered and published with (Controller.#groupSettings). */
+interface GroupSettings {
+  params: ClassParams;
+  proxy: ProxyOptions;
+  nginxCompat: boolean;
+  global: GlobalSettings;
+  /** Our annotation keys set in the class's parameters (the `class` layer). */
+  classValues: Readonly<Record<string, string>>;
 }
 
 /** Where the proxy objects of a group live (without building them). */

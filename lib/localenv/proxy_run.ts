@@ -28,7 +28,7 @@ export async function startProxy(
   cluster: Cluster,
   ns: string,
   configmap: string,
-  opts: { followDeployment?: boolean } = {},
+  opts: { followDeployment?: boolean; accessLog?: (line: string) => void } = {},
 ): Promise<ProxyRun> {
   const haproxy = await ensureHaproxy();
   const [httpPort, httpsPort, statsPort] = freePorts(3);
@@ -48,7 +48,7 @@ export async function startProxy(
       statsPort,
     },
     abort.signal,
-    { onApply: (r) => applied.push(r) },
+    { onApply: (r) => applied.push(r), accessLog: opts.accessLog },
   ).catch((err: unknown) => {
     console.error(`proxy for ${ns}/${configmap} failed: ${err}`);
   });

@@ -2,12 +2,14 @@
  * @module nginx/translate
  * The migration report of one Ingress: per `nginx.ingress.kubernetes.io/*` annotation, its verdict
  * and note from the translation table (nginx/table.ts), downgraded to `unsupported` while a key of
- * ours it becomes is only validated, not rendered yet (annotations/table.ts `status`). Other
- * annotations are not reported.
+ * ours it becomes is only validated, not rendered yet (annotations/table.ts `status`), or while the
+ * compatibility mode cannot write its value as ours (nginx/convert.ts). Other annotations are not
+ * reported. `translateIngress` is the compatibility mode itself: the report and our annotations.
  */
 import { showValue } from "../annotations/resolve.ts";
 import { PREFIX, specOf } from "../annotations/table.ts";
 import { type IngressContext, NGINX_PREFIX, NGINX_RULES, type Verdict } from "./table.ts";
+import { convertedAnnotations, CONVERTERS } from "./convert.ts";
 
 export interface ReportRow {
   readonly namespace: string;
@@ -39,7 +41,14 @@ export function translateAnnotation(key: string, raw: string, ctx: IngressContex
   const to = out.to ?? rule.to;
   if (verdict !== "supported" && verdict !== "translated") return { verdict, note };
   const pending = to.filter((k) => specOf(k)?.status !== "served");
-  if (pending.length === 0) return { verdict, note };
+  if (pending.length === 0) {
+    if (CONVERTERS[key]) return { verdict, note };
+    return {
+      verdict: "unsupported",
+      note: `the compatibility mode does not apply this annotation yet; once it does: ${verdict}` +
+        (note ? ` (${note})` : ""),
+    };
+  }
   const keys = pending.map((k) => PREFIX + k).join(", ");
   return {
     verdict: "unsupported",
@@ -65,4 +74,20 @@ export function checkIngress(ingress: IngressLike): ReportRow[] {
     rows.push({ namespace, ingress: name, annotation, verdict, note });
   }
   return rows;
+}
+
+/**
+ * The compatibility mode for one Ingress: the migration report and the annotations of ours its
+ * `supported` and `translated` nginx annotations become (full names; the Ingress's own keys win).
+ */
+export function translateIngress(ingress: IngressLike): { rows: ReportRow[]; annotations: Record<string, string> } {
+  const rows = checkIngress(ingress);
+  const ctx: IngressContext = {
+    namespace: ingress.metadata?.namespace ?? "",
+    annotations: ingress.metadata?.annotations ?? {},
+  };
+  const applied = rows
+    .filter((r) => r.verdict === "supported" || r.verdict === "translated")
+    .map((r) => r.annotation.slice(NGINX_PREFIX.length));
+  return { rows, annotations: convertedAnnotations(applied, ctx) };
 }

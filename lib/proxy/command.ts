@@ -58,6 +58,8 @@ export interface RunProxyHooks {
   onReady?: (parts: { haproxy: HAProxy; applier: Applier }) => void;
   /** An existing cluster client (default: one built from `settings.kubeconfig`). */
   client?: ClusterClient;
+  /** Receives HAProxy's access log lines (default: they go to stdout; lib/proxy/haproxy.ts). */
+  accessLog?: (line: string) => void;
 }
 
 /** Runs the proxy until `signal` aborts (without a signal: until SIGINT or SIGTERM). */
@@ -216,6 +218,7 @@ class ProxyRuntime {
       runtimeSocket: join(workDir, "runtime.sock"),
       certDir,
       onUnexpectedExit: () => this.#scheduleRetry("haproxy exited"),
+      accessLog: hooks.accessLog,
     });
     this.applier = new Applier({ haproxy: this.haproxy, workDir, certDir });
     this.#waiting = `waiting for the ConfigMap ${namespace}/${settings.configmap}`;

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { cliCommand, type CliOptions } from "../haproxy/cli_socket.ts";
 import { log } from "../log/logger.ts";
 import { sleep } from "../timers.ts";
+import { ACCESS_LOG_LINE } from "../render/proxy_options.ts";
 
 /** Where HAProxy listens and finds its files; becomes the `IC_*` environment. */
 export interface HAProxyEnvSettings {
@@ -93,6 +94,13 @@ export interface HAProxyOptions extends HAProxyEnvSettings {
   timeoutMs?: number;
   /** Called when the master exits without stop() having been asked (a crash). */
   onUnexpectedExit?: (status: Deno.CommandStatus) => void;
+  /**
+   * Receives each access log line (HAProxy's `log stdout`: in `-db` mode nothing else is written
+   * to stdout); default: the lines are copied unchanged to this process's stdout, the container's.
+   * HAProxy's own messages on that target (a proxy stopping at a reload, a server going down) go
+   * to this process's log instead, so stdout holds access log lines only.
+   */
+  accessLog?: (line: string) => void;
 }
 
 export interface CheckResult {
@@ -200,7 +208,7 @@ export class HAProxy {
       }
       return s;
     });
-    this.#pumps = [this.#pump(child.stdout), this.#pump(child.stderr)];
+    this.#pumps = [this.#pumpAccessLog(child.stdout), this.#pump(child.stderr)];
     const deadline = performance.now() + (this.#opts.timeoutMs ?? 30_000);
     for (;;) {
       if (this.#exited) {
@@ -340,6 +348,34 @@ export class HAProxy {
   /** ALERT lines written after sequence number `mark`. */
   #alerts(mark: number): string {
     return this.#lines.filter((l) => l.seq > mark && l.text.includes("[ALERT]")).map((l) => l.text).join(" | ");
+  }
+
+  /** HAProxy's stdout: access log lines, passed on whole (never into the alert buffer). */
+  async #pumpAccessLog(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const enc = new TextEncoder();
+    const sink = this.#opts.accessLog ?? (async (line: string) => {
+      // Not Deno.stdout.writable: a second HAProxy in this process could not lock it, and its pipe would fill.
+      const bytes = enc.encode(`${line}\n`);
+      for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
+    });
+    const take = async (line: string) => {
+      if (!line) return;
+      if (!ACCESS_LOG_LINE.test(line)) return log.info("haproxy", { line });
+      try {
+        await sink(line);
+      } catch (err) {
+        log.warn("cannot copy haproxy's access log to stdout", { error: String(err) });
+      }
+    };
+    let rest = "";
+    const dec = new TextDecoder();
+    for await (const chunk of stream) {
+      rest += dec.decode(chunk, { stream: true });
+      const lines = rest.split("\n");
+      rest = lines.pop()!;
+      for (const line of lines) await take(line);
+    }
+    await take(rest);
   }
 
   async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {

@@ -35,6 +35,7 @@
  *   default backend (the oldest ingress's spec.defaultBackend, else a built-in 404).
  */
 import type { V1EndpointSlice, V1Ingress, V1IngressBackend, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { Risk } from "../annotations/table.ts";
 import {
   isDns1123Label,
   isDns1123Subdomain,
@@ -162,6 +163,13 @@ export interface ModelInput {
    * loopback and whose objects never pass an API server; the controller never sets it.
    */
   allowLoopbackEndpoints?: boolean;
+  /**
+   * The lower layers of annotations/resolve.ts's precedence, bare keys: the controller's global
+   * ConfigMap and the class's parameters (lib/controller/global_settings.ts).
+   */
+  layers?: { global?: Readonly<Record<string, string>>; class?: Readonly<Record<string, string>> };
+  /** Annotations of this risk and above are ignored (the global `annotation-risk-limit`). */
+  disableRiskAtOrAbove?: Risk | null;
 }
 
 export interface BuildResult {

@@ -13,6 +13,7 @@ import { slotLines } from "./slots.ts";
 import { settingsLines } from "./settings.ts";
 import { canaryLines } from "./canary.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
+import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "./proxy_options.ts";
 
 /** The name of the built-in backend that answers 404 when no route and no default backend match. */
 export const BUILTIN_DEFAULT_BACKEND = "ic_default_404";
@@ -47,8 +48,10 @@ export interface View {
   /** Name of the backend for requests that match no route. */
   defaultBackend: string;
   builtinDefaultBackend: string;
-  /** Lines of the crt-list: `<file> [<sni>…]`. */
+  /** Lines of the crt-list: `<file> [<sni>…]`; the default certificate, if any, first. */
   crtList: string[];
+  /** Proxy-wide settings (lib/render/proxy_options.ts). */
+  proxy: ProxyView;
 }
 
 function checkName(name: string): string {
@@ -56,12 +59,14 @@ function checkName(name: string): string {
   return name;
 }
 
-export function buildView(model: Model): View {
+export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTIONS): View {
   const crtList = model.tls.map((c) => {
     if (!PEM_FILE.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
     for (const h of c.hosts) if (!isHost(h)) throw new Error(`bug: unvalidated host ${JSON.stringify(h)}`);
     return [c.file, ...c.hosts].join(" ");
   });
+  // HAProxy serves the first certificate of the crt-list when no SNI filter matches.
+  if (proxy.defaultCertificate) crtList.unshift(`${proxy.defaultCertificate.file} !*`);
   const hasTls = crtList.length > 0;
   return {
     model,
@@ -83,18 +88,22 @@ export function buildView(model: Model): View {
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
+    proxy: proxyView(proxy),
   };
 }
 
 /** Renders the configuration, the crt-list and the Secret list of a model. Throws TemplateError. */
-export function render(model: Model, templates: Templates): Rendered {
-  const view = buildView(model);
+export function render(model: Model, templates: Templates, proxy: ProxyOptions = DEFAULT_PROXY_OPTIONS): Rendered {
+  const view = buildView(model, proxy);
   const config = renderRoot(templates, "haproxy.cfg", view);
   const crtList = renderRoot(templates, "tls", view);
   return {
     config,
     crtList,
-    secrets: model.tls.map((c) => ({ file: c.file, namespace: c.namespace, name: c.name })),
+    secrets: [...(proxy.defaultCertificate ? [proxy.defaultCertificate] : []), ...model.tls]
+      .map((c) => ({ file: c.file, namespace: c.namespace, name: c.name }))
+      .filter((c, i, all) => all.findIndex((d) => d.file === c.file) === i)
+      .sort((a, b) => a.file.localeCompare(b.file)),
     maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : [], model.redirectCodes),
   };
 }

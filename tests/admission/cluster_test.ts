@@ -76,6 +76,8 @@ async function createWebhookRole(cp: ControlPlane): Promise<void> {
         verbs: ["get", "create", "patch"],
       },
       { apiGroups: ["networking.k8s.io"], resources: ["ingressclasses"], verbs: ["list"] },
+      // The global ConfigMap's annotation-risk-limit (the chart's ClusterRole grants configmaps too).
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] },
     ],
   });
 }
@@ -344,6 +346,25 @@ Deno.test({
         });
         const defaulted = await post(cp, ingresses, ingress("classless2", { annotations: hostile }));
         assert.equal(defaulted.status, 422, JSON.stringify(defaulted.body));
+
+        // The global ConfigMap's annotation-risk-limit: keys of that risk and above are refused.
+        const medium = { "ingress-controller.io/force-ssl-redirect": "true" };
+        assert.equal(
+          (await post(cp, ingresses, ingress("risky", { annotations: medium, className: "haproxy" }))).status,
+          201,
+        );
+        await must(cp, "/api/v1/namespaces/default/configmaps", {
+          metadata: { name: "ingress-controller" },
+          data: { "annotation-risk-limit": "medium" },
+        });
+        let risky = { status: 0, body: {} as any };
+        // Read again in the background once the value is 5 s old: bounded retries, not a timing check.
+        for (let i = 0; i < 100 && risky.status !== 422; i++) {
+          risky = await post(cp, ingresses, ingress(`risky${i}`, { annotations: medium, className: "haproxy" }));
+          if (risky.status !== 422) await new Promise((r) => setTimeout(r, 200));
+        }
+        assert.equal(risky.status, 422, JSON.stringify(risky.body));
+        assert.match(risky.body.message, /force-ssl-redirect is disabled: its risk is medium/);
       } finally {
         await run.stop();
       }

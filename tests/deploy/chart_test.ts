@@ -70,6 +70,7 @@ Deno.test("chart: defaults run release A with --rbac, probes on the secure port 
     [
       "ClusterRole",
       "ClusterRoleBinding",
+      "ConfigMap",
       "Deployment",
       "IngressClass",
       "Role",
@@ -235,7 +236,10 @@ Deno.test("chart: the webhook's generated chain, Secret and configuration agree 
       r.resources.includes("validatingwebhookconfigurations") && r.resourceNames?.[0] === vwc.metadata.name
     ),
   );
-  assert.equal(one(objs, "ConfigMap").metadata.name, "edge-ingress-controller-audit-policy");
+  assert.deepEqual(
+    objs.filter((o) => o.kind === "ConfigMap").map((o) => o.metadata.name).sort(),
+    ["edge-ingress-controller-audit-policy", "ingress-controller"],
+  );
 });
 
 Deno.test("chart: every rendered object is accepted by the real kube-apiserver (dry run)", async () => {

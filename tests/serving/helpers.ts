@@ -102,8 +102,16 @@ export interface Handshake {
   alpn: string | false | null;
 }
 
-/** A bare TLS handshake; returns the peer certificate's subject CN, protocol and ALPN. */
-export function handshake(port: number, servername?: string, alpn?: string[]): Promise<Handshake> {
+/**
+ * A bare TLS handshake (offering only TLS `version` when given); returns the peer certificate's
+ * subject CN, protocol and ALPN.
+ */
+export function handshake(
+  port: number,
+  servername?: string,
+  alpn?: string[],
+  version?: tls.SecureVersion,
+): Promise<Handshake> {
   return new Promise((resolve, reject) => {
     const sock = tls.connect({
       host: "127.0.0.1",
@@ -111,6 +119,7 @@ export function handshake(port: number, servername?: string, alpn?: string[]): P
       servername,
       rejectUnauthorized: false,
       ALPNProtocols: alpn,
+      ...(version ? { minVersion: version, maxVersion: version } : {}),
     }, () => {
       const cert = sock.getPeerCertificate();
       const result = {

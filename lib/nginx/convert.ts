@@ -1,0 +1,104 @@
+/**
+ * @module nginx/convert
+ * ingress-nginx compatibility mode: the values of `nginx.ingress.kubernetes.io/*` annotations
+ * written as our keys (lib/annotations/table.ts), so a translated key takes effect exactly as if
+ * the user had written ours. Only annotations listed in `CONVERTERS` are applied; nginx/translate.ts
+ * reports every other one `unsupported`, so `nginx-check` never claims more than is applied. Each
+ * converted value is parsed again by our key's own parser, and a key the user set in our prefix
+ * (or its legacy alias) wins over the translation.
+ */
+import { readAnnotation } from "../annotations/resolve.ts";
+import { annotationName, specOf } from "../annotations/table.ts";
+import { type IngressContext, NGINX_PREFIX } from "./table.ts";
+
+type Converter = (raw: string, ctx: IngressContext) => Readonly<Record<string, string>>;
+
+const isTrue = (raw: string) => /^(?:1|t|T|TRUE|true|True)$/.test(raw);
+const nginx = (ctx: IngressContext, key: string): string | undefined => ctx.annotations[NGINX_PREFIX + key];
+
+const bool = (to: string): Converter => (raw) => ({ [to]: isTrue(raw) ? "true" : "false" });
+const same = (to: string): Converter => (raw) => ({ [to]: raw });
+const seconds = (to: string): Converter => (raw) => ({ [to]: `${raw}s` });
+/** `name` or `namespace/name` (translate.ts refuses another namespace): the name. */
+const secretName = (to: string): Converter => (raw) => ({ [to]: raw.slice(raw.indexOf("/") + 1) });
+
+/** By nginx key (without the prefix): our keys and values. */
+export const CONVERTERS: Readonly<Record<string, Converter>> = {
+  "ssl-redirect": bool("ssl-redirect"),
+  "force-ssl-redirect": bool("force-ssl-redirect"),
+  "ssl-passthrough": bool("ssl-passthrough"),
+  "app-root": same("app-root"),
+  "permanent-redirect": (raw, ctx) => ({
+    "redirect-to": raw,
+    "redirect-code": nginx(ctx, "permanent-redirect-code") ?? "301",
+  }),
+  "temporal-redirect": (raw, ctx) => ({
+    "redirect-to": raw,
+    "redirect-code": nginx(ctx, "temporal-redirect-code") ?? "302",
+  }),
+  "proxy-body-size": same("max-body-size"),
+  "whitelist-source-range": same("allow-list"),
+  "allowlist-source-range": same("allow-list"),
+  "denylist-source-range": same("deny-list"),
+  "limit-whitelist": same("rate-limit-allow-list"),
+  "limit-allowlist": same("rate-limit-allow-list"),
+  "proxy-connect-timeout": seconds("timeout-connect"),
+  // One server timeout for both directions: the larger of the two.
+  "proxy-read-timeout": (raw, ctx) => ({ "timeout-server": `${maxSeconds(raw, nginx(ctx, "proxy-send-timeout"))}s` }),
+  "proxy-send-timeout": (raw, ctx) => ({ "timeout-server": `${maxSeconds(raw, nginx(ctx, "proxy-read-timeout"))}s` }),
+  "load-balance": (raw) => ({ "load-balance": raw === "ewma" ? "leastconn" : "roundrobin" }),
+  "backend-protocol": (raw) => {
+    const to =
+      ({ HTTP: "h1", HTTPS: "h1-tls", GRPC: "h2", GRPCS: "h2-tls" } as Record<string, string>)[raw.toUpperCase()];
+    return to ? { "backend-protocol": to } : {} as Record<string, string>;
+  },
+  "proxy-ssl-name": same("backend-sni"),
+  "session-cookie-name": same("sticky-cookie-name"),
+  "session-cookie-max-age": seconds("sticky-cookie-max-age"),
+  "session-cookie-secure": bool("sticky-cookie-secure"),
+  "session-cookie-samesite": same("sticky-cookie-samesite"),
+  "enable-cors": bool("cors-enable"),
+  "cors-allow-origin": same("cors-allow-origin"),
+  "cors-allow-methods": same("cors-allow-methods"),
+  "cors-allow-headers": same("cors-allow-headers"),
+  "cors-expose-headers": same("cors-expose-headers"),
+  "cors-allow-credentials": bool("cors-allow-credentials"),
+  "cors-max-age": same("cors-max-age"),
+  "auth-secret": secretName("auth-basic-secret"),
+  "auth-realm": same("auth-basic-realm"),
+  "auth-response-headers": same("auth-response-headers"),
+  "auth-tls-secret": secretName("client-cert-ca-secret"),
+  "canary": bool("canary"),
+  "canary-by-header": same("canary-header"),
+  "canary-by-header-value": same("canary-header-value"),
+  "canary-by-cookie": same("canary-cookie"),
+};
+
+function maxSeconds(a: string, b: string | undefined): number {
+  const n = (s: string | undefined) => /^[1-9][0-9]{0,5}$/.test(s ?? "") ? Number(s) : 0;
+  return Math.max(n(a), n(b));
+}
+
+/**
+ * Our annotations for the nginx annotations whose verdict is `supported` or `translated` (`keys`,
+ * without the prefix): full annotation name → value. Values our parser refuses are left out; a key
+ * the Ingress sets itself is left out too (its own value wins).
+ */
+export function convertedAnnotations(
+  keys: readonly string[],
+  ctx: IngressContext,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of keys) {
+    const convert = CONVERTERS[key];
+    const raw = ctx.annotations[NGINX_PREFIX + key];
+    if (!convert || raw === undefined) continue;
+    for (const [ours, value] of Object.entries(convert(raw, ctx))) {
+      const spec = specOf(ours);
+      if (!spec || !spec.value.parse(value).ok) continue;
+      if (readAnnotation(ctx.annotations, ours) !== undefined) continue;
+      out[annotationName(spec)] = value;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,151 @@
+/**
+ * @module render/proxy_options
+ * The proxy-wide settings of one proxy group (global ConfigMap, overridden by the class's
+ * parameters: lib/controller/global_settings.ts) as the templates place them: timeouts in the
+ * `defaults` section, `maxconn`, TLS floor and ciphers, ALPN, the default certificate and the
+ * access log. The log formats are constants of this file: no cluster value ever reaches a
+ * `log-format` string; the only variable parts are the format's name and a sampling ratio.
+ * Every value is checked again here with an anchored pattern, so a caller that skipped the
+ * parser cannot put a raw string into the configuration.
+ */
+import { PEM_FILE } from "./patterns.ts";
+
+export type AccessLog = "json" | "text" | "off";
+export type SslVersion = "TLSv1.0" | "TLSv1.1" | "TLSv1.2" | "TLSv1.3";
+
+export interface ProxyOptions {
+  /** HAProxy time values (`5s`, `250ms`, `1m`), one per `timeout` of the defaults section. */
+  timeouts: { connect: string; client: string; server: string; httpRequest: string; tunnel: string };
+  /** Global `maxconn`; null: HAProxy's default (from the file-descriptor limit). */
+  maxconn: number | null;
+  sslMinVersion: SslVersion;
+  /** OpenSSL cipher list for TLS ≤ 1.2; null: HAProxy's default. */
+  sslCiphers: string | null;
+  /** TLS 1.3 cipher suites; null: HAProxy's default. */
+  sslCiphersuites: string | null;
+  /** Offer HTTP/2 by ALPN on the HTTPS frontend. */
+  http2: boolean;
+  accessLog: AccessLog;
+  /** Percentage of requests logged, 1-100 (N of every 100: a counter, not a dice). */
+  accessLogSample: number;
+  /** Served for TLS connections whose SNI matches no certificate; null: the first certificate. */
+  defaultCertificate: { file: string; namespace: string; name: string } | null;
+}
+
+export const DEFAULT_PROXY_OPTIONS: ProxyOptions = Object.freeze({
+  timeouts: Object.freeze({ connect: "5s", client: "60s", server: "60s", httpRequest: "10s", tunnel: "1h" }),
+  maxconn: null,
+  sslMinVersion: "TLSv1.2",
+  sslCiphers: null,
+  sslCiphersuites: null,
+  http2: true,
+  accessLog: "json",
+  accessLogSample: 100,
+  defaultCertificate: null,
+}) as ProxyOptions;
+
+/** HAProxy time: a whole number with a unit (the range is the parser's: annotations/values.ts `duration`). */
+export const TIME = /^[1-9][0-9]{0,9}(?:ms|s|m|h|d)$/;
+export const SSL_VERSION = /^TLSv1\.[0-3]$/;
+/** OpenSSL cipher list / TLS 1.3 suites: names, `:`, `!`, `+`, `-`, `@STRENGTH`-style words. */
+export const CIPHERS = /^[A-Za-z0-9_+!@=.-]+(?::[A-Za-z0-9_+!@=.-]+){0,127}$/;
+
+/**
+ * JSON lines: every string field is either a HAProxy token that cannot hold `"` or `\` (method,
+ * proxy and server names, IPs, TLS version) or passed through the `json` converter (host, path),
+ * which escapes quotes, backslashes and every non-ASCII or control byte.
+ */
+const JSON_FIELDS = [
+  `"time":"%trg"`,
+  `"ts":%Ts.%ms`,
+  `"client_ip":"%ci"`,
+  `"client_port":%cp`,
+  `"frontend":"%f"`,
+  `"method":"%HM"`,
+  `"host":"%[var(txn.host),json(utf8s)]"`,
+  `"path":"%[var(txn.path),json(utf8s)]"`,
+  `"status":%ST`,
+  `"bytes":%B`,
+  `"backend":"%b"`,
+  `"server":"%s"`,
+  `"tq":%Tq`,
+  `"tw":%Tw`,
+  `"tc":%Tc`,
+  `"tr":%Tr`,
+  `"ta":%Ta`,
+  `"tls":"%sslv"`,
+  `"termination":"%tsc"`,
+];
+export const JSON_LOG_FORMAT = `{${JSON_FIELDS.join(",")}}`;
+/** One line, space-separated; host and path JSON-escaped inside quotes, `-` for an absent TLS version. */
+export const TEXT_LOG_FORMAT =
+  `%trg %ci:%cp %f %HM "%[var(txn.host),json(utf8s)]" "%[var(txn.path),json(utf8s)]" %ST %B %b/%s ` +
+  `%Tq/%Tw/%Tc/%Tr/%Ta %sslv %tsc`;
+
+/**
+ * An access log line of either format (JSON starts with its `time` field, text with the date);
+ * HAProxy's own messages on the same target ("Proxy http stopped", "Server … is DOWN") never do.
+ */
+export const ACCESS_LOG_LINE = /^(?:\{"time":"|\d\d\/[A-Z][a-z]{2}\/\d{4}:)/;
+
+/** A log-format string as a double-quoted HAProxy argument. */
+function quoted(format: string): string {
+  return `"${format.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+/** The lines the templates place, every value checked for its spot. */
+export interface ProxyView {
+  timeouts: { connect: string; client: string; server: string; httpRequest: string; tunnel: string };
+  maxconn: number | null;
+  /** `ssl-default-bind-options` arguments. */
+  sslBindOptions: string;
+  sslCiphers: string | null;
+  sslCiphersuites: string | null;
+  alpn: string;
+  /** `log` line of the global section; null: no access log. */
+  logTarget: string | null;
+  /** Quoted `log-format` argument; null: no access log. */
+  logFormat: string | null;
+}
+
+/** Reduces `n` of 100 to the smallest `a-b:c` HAProxy `sample` ranges: `1:4` for 25. */
+export function sampleRatio(percent: number): string {
+  const gcd = (a: number, b: number): number => b === 0 ? a : gcd(b, a % b);
+  const g = gcd(percent, 100);
+  const n = percent / g, of = 100 / g;
+  return n === 1 ? `1:${of}` : `1-${n}:${of}`;
+}
+
+function check(ok: boolean, what: string, value: unknown): void {
+  if (!ok) throw new Error(`bug: unchecked proxy setting ${what} ${JSON.stringify(value)}`);
+}
+
+export function proxyView(o: ProxyOptions): ProxyView {
+  for (const [k, t] of Object.entries(o.timeouts)) check(TIME.test(t), `timeout ${k}`, t);
+  check(
+    o.maxconn === null || (Number.isInteger(o.maxconn) && o.maxconn >= 1 && o.maxconn <= 10_000_000),
+    "maxconn",
+    o.maxconn,
+  );
+  check(SSL_VERSION.test(o.sslMinVersion), "ssl-min-version", o.sslMinVersion);
+  for (const c of [o.sslCiphers, o.sslCiphersuites]) check(c === null || CIPHERS.test(c), "ciphers", c);
+  check(["json", "text", "off"].includes(o.accessLog), "access-log", o.accessLog);
+  const sample = o.accessLogSample;
+  check(Number.isInteger(sample) && sample >= 1 && sample <= 100, "access-log-sample", sample);
+  check(
+    o.defaultCertificate === null || PEM_FILE.test(o.defaultCertificate.file),
+    "default certificate",
+    o.defaultCertificate,
+  );
+  const logging = o.accessLog !== "off";
+  return {
+    timeouts: { ...o.timeouts },
+    maxconn: o.maxconn,
+    sslBindOptions: `ssl-min-ver ${o.sslMinVersion} no-tls-tickets`,
+    sslCiphers: o.sslCiphers,
+    sslCiphersuites: o.sslCiphersuites,
+    alpn: o.http2 ? "h2,http/1.1" : "http/1.1",
+    logTarget: logging ? `stdout format raw ${sample < 100 ? `sample ${sampleRatio(sample)} ` : ""}local0 info` : null,
+    logFormat: logging ? quoted(o.accessLog === "json" ? JSON_LOG_FORMAT : TEXT_LOG_FORMAT) : null,
+  };
+}

@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { defaultGlobalSettings, isSettingKey, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
+import { parseClassParams } from "../../lib/controller/class_params.ts";
+
+const parse = (data: Record<string, string>) => parseGlobalSettings(data, defaultGlobalSettings, "global", "ops");
+
+Deno.test("global settings: every key parsed", () => {
+  const { settings, problems } = parse({
+    "timeout-connect": "3s",
+    "timeout-client": "2m",
+    "timeout-server": "45s",
+    "timeout-http-request": "5s",
+    "timeout-tunnel": "2h",
+    "max-connections": "20000",
+    "ssl-min-version": "TLSv1.3",
+    "ssl-ciphers": "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
+    "ssl-ciphersuites": "TLS_AES_128_GCM_SHA256",
+    "http2": "false",
+    "access-log": "text",
+    "access-log-sample": "25",
+    "default-certificate": "other/wildcard",
+    "nginx-compat": "true",
+    "annotation-risk-limit": "high",
+    "load-balance": "leastconn",
+  });
+  assert.deepEqual(problems, []);
+  assert.deepEqual(settings, {
+    proxy: {
+      timeouts: { connect: "3s", client: "2m", server: "45s", httpRequest: "5s", tunnel: "2h" },
+      maxconn: 20000,
+      sslMinVersion: "TLSv1.3",
+      sslCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
+      sslCiphersuites: "TLS_AES_128_GCM_SHA256",
+      http2: false,
+      accessLog: "text",
+      accessLogSample: 25,
+    },
+    defaultCertificateRef: "other/wildcard",
+    nginxCompat: true,
+    annotationRiskLimit: "high",
+    // Timeouts are also the global layer of the annotations of the same name.
+    annotations: {
+      "load-balance": "leastconn",
+      "timeout-client": "2m",
+      "timeout-connect": "3s",
+      "timeout-http-request": "5s",
+      "timeout-server": "45s",
+      "timeout-tunnel": "2h",
+    },
+  });
+  assert.equal(parse({ "default-certificate": "tls" }).settings.defaultCertificateRef, "ops/tls");
+});
+
+Deno.test("global settings: a bad value keeps that key's default and is reported; the others apply", () => {
+  const hostile = {
+    "timeout-server": "5s\n    http-request deny",
+    "max-connections": "0",
+    "ssl-min-version": "SSLv3",
+    "ssl-ciphers": "ALL\n    bind :1",
+    "http2": "yes",
+    "access-log": '"%[src]"',
+    "access-log-sample": "0",
+    "default-certificate": "a/b/c",
+    "annotation-risk-limit": "extreme",
+    "hsts": "maybe",
+    "no-such-key": "1",
+  };
+  const { settings, problems } = parse({ ...hostile, "timeout-client": "30s" });
+  assert.deepEqual(problems.map((p) => p.key).sort(), Object.keys(hostile).sort());
+  for (const p of problems) assert.doesNotMatch(p.message, /\n/, "one line");
+  assert.match(problems.find((p) => p.key === "max-connections")!.message, /^max-connections: "0" .*default applies/);
+  assert.deepEqual(settings.proxy, {
+    ...defaultGlobalSettings.proxy,
+    timeouts: { ...defaultGlobalSettings.proxy.timeouts, client: "30s" },
+  });
+  assert.equal(settings.defaultCertificateRef, null);
+  assert.equal(settings.annotationRiskLimit, null);
+  assert.deepEqual(settings.annotations, { "timeout-client": "30s" });
+});
+
+Deno.test("class parameters override the global values for the same keys; the rest stays global", () => {
+  const global = parse({ "max-connections": "100", "access-log": "json", "ssl-min-version": "TLSv1.3" }).settings;
+  const { settings, problems } = parseGlobalSettings(
+    {
+      "max-connections": "200",
+      "access-log": "off",
+      "annotation-risk-limit": "low",
+      "replicas": "2",
+      "access-log-sample": "x",
+    },
+    global,
+    "class",
+    "ops",
+  );
+  assert.equal(settings.proxy.maxconn, 200);
+  assert.equal(settings.proxy.accessLog, "off");
+  assert.equal(settings.proxy.sslMinVersion, "TLSv1.3");
+  assert.equal(settings.proxy.accessLogSample, 100);
+  // Global-only key refused in a class; the class's other keys (replicas) are class_params.ts's.
+  assert.deepEqual(problems.map((p) => p.key), ["access-log-sample", "annotation-risk-limit"]);
+  assert.match(problems[0].message, /global value applies/);
+  assert.deepEqual(parseClassParams({ "replicas": "2", "access-log": "off", "hsts": "true" }).problems, []);
+  assert.ok(isSettingKey("access-log") && isSettingKey("hsts") && !isSettingKey("replicas"));
+});
