@@ -57,6 +57,7 @@ import {
   DEFAULT_SETTINGS,
   isDefaultSettings,
   resolveBackendSettings,
+  type ResolveContext,
   settingsHash,
 } from "./settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
@@ -248,6 +249,8 @@ function sliceProblem(ctx: Context, ns: string, slice: V1EndpointSlice, message:
 interface Context {
   lookup: ClusterLookup;
   allowLoopbackEndpoints: boolean;
+  /** The global and class layers and the risk cut-off the settings are resolved with. */
+  resolve: ResolveContext;
   problems: Problem[];
   backends: Map<string, Backend>;
   services: Set<string>;
@@ -259,6 +262,7 @@ export function buildModel(input: ModelInput): BuildResult {
   const ctx: Context = {
     lookup: input.lookup,
     allowLoopbackEndpoints: input.allowLoopbackEndpoints === true,
+    resolve: { layers: input.layers ?? {}, disableRiskAtOrAbove: input.disableRiskAtOrAbove ?? null },
     problems: [],
     backends: new Map(),
     services: new Set(),
@@ -599,7 +603,7 @@ function resolveBackend(
   }
   ctx.services.add(`${ns}/${svc.name}`);
   const serviceAnnotations = ctx.lookup.service(ns, svc.name)?.metadata?.annotations ?? {};
-  const settings = resolveBackendSettings(annotations, serviceAnnotations, path, problem);
+  const settings = resolveBackendSettings(annotations, serviceAnnotations, path, problem, ctx.resolve);
   const plain = isDefaultSettings(settings);
   const base = `be_${ns}_${svc.name}_${portRef}`;
   const name = plain ? base : `${base}_${settingsHash(settings)}`;

@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { resolveSetting } from "../annotations/resolve.ts";
+import type { Risk } from "../annotations/table.ts";
 import type { Cidr, HeaderLine, Origin } from "../annotations/values.ts";
 
 export type Balance = "roundrobin" | "leastconn" | "source";
@@ -86,6 +87,12 @@ export type SettingReport = (reason: string, message: string) => void;
 
 type Ann = Readonly<Record<string, string>>;
 
+/** The layers below the Ingress (global, per class: bare keys) and the risk cut-off of the annotations. */
+export interface ResolveContext {
+  layers: { global?: Ann; class?: Ann };
+  disableRiskAtOrAbove: Risk | null;
+}
+
 /**
  * The settings of a route of `ingress` (its annotations) to a Service (its annotations), for the
  * route's `path` (`null`: the default backend). Invalid values are reported and ignored.
@@ -95,15 +102,18 @@ export function resolveBackendSettings(
   service: Ann,
   path: { path: string; match: "exact" | "prefix" } | null,
   report: SettingReport,
+  context: ResolveContext = { layers: {}, disableRiskAtOrAbove: null },
 ): BackendSettings {
+  const layers = { ...context.layers, ingress, service };
+  const risk = { disableRiskAtOrAbove: context.disableRiskAtOrAbove };
   const get = <T>(key: string): T | null => {
-    const r = resolveSetting<T>(key, { ingress, service });
+    const r = resolveSetting<T>(key, layers, risk);
     for (const p of r.problems) report("InvalidAnnotation", `${p.message}; ignored`);
     return r.value;
   };
   /** Only a value some layer set (the default leaves the defaults section in charge). */
   const set = <T>(key: string): T | null => {
-    const r = resolveSetting<T>(key, { ingress, service });
+    const r = resolveSetting<T>(key, layers, risk);
     for (const p of r.problems) report("InvalidAnnotation", `${p.message}; ignored`);
     return r.source === "default" ? null : r.value;
   };

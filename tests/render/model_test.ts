@@ -382,3 +382,38 @@ Deno.test("a TLS host claimed by two Secrets keeps the older ingress's Secret", 
   assert.deepEqual(tlsProblems.map((p) => [p.object, p.reason]), [["default/newer", "TLSHostConflict"]]);
   assert.match(tlsProblems[0].message, /default\/one of ingress default\/older/);
 });
+
+Deno.test("global and class layers reach the backend settings; the Ingress wins; a risk cut-off disables its key", () => {
+  const ing = (annotations?: Record<string, string>) =>
+    ingress({
+      name: "site",
+      annotations,
+      rules: [{ host: "a.example", paths: [{ path: "/", service: "api", port: 8080 }] }],
+    });
+  const backendOf = (r: ReturnType<typeof buildModel>) => r.model.backends.find((b) => b.service === "api")!;
+  const settingsOf = (r: ReturnType<typeof buildModel>) => backendOf(r).settings;
+  const plain = buildModel({ ingresses: [ing()], lookup });
+  assert.equal(settingsOf(plain)?.timeouts.server ?? null, null);
+
+  const global = buildModel({ ingresses: [ing()], lookup, layers: { global: { "timeout-server": "40s" } } });
+  assert.equal(settingsOf(global)?.timeouts.server, "40s");
+  const byClass = buildModel({
+    ingresses: [ing()],
+    lookup,
+    layers: { global: { "timeout-server": "40s" }, class: { "timeout-server": "50s" } },
+  });
+  assert.equal(settingsOf(byClass)?.timeouts.server, "50s");
+  const own = buildModel({
+    ingresses: [ing({ "ingress-controller.io/timeout-server": "70s" })],
+    lookup,
+    layers: { global: { "timeout-server": "40s" }, class: { "timeout-server": "50s" } },
+  });
+  assert.equal(settingsOf(own)?.timeouts.server, "70s");
+
+  const cors = { "ingress-controller.io/cors-enable": "true" };
+  const allowed = buildModel({ ingresses: [ing(cors)], lookup });
+  assert.ok(settingsOf(allowed)?.cors, "CORS set by the Ingress");
+  const cut = buildModel({ ingresses: [ing(cors)], lookup, disableRiskAtOrAbove: "low" });
+  assert.equal(settingsOf(cut)?.cors ?? null, null);
+  assert.ok(cut.problems.some((p) => /disabled \(risk/.test(p.message)), JSON.stringify(cut.problems));
+});
