@@ -72,7 +72,33 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "canary-by-header": same("canary-header"),
   "canary-by-header-value": same("canary-header-value"),
   "canary-by-cookie": same("canary-cookie"),
+  // A share of canary-weight-total (default 100), as a percentage.
+  "canary-weight": (raw, ctx): Record<string, string> => {
+    const total = Number(nginx(ctx, "canary-weight-total") ?? "100");
+    const weight = Number(raw);
+    if (!Number.isInteger(weight) || !Number.isInteger(total) || total <= 0) return {};
+    return { "canary-weight": String(Math.round((Math.min(weight, total) * 100) / total)) };
+  },
+  "limit-rps": same("rate-limit-rps"),
+  "limit-rpm": same("rate-limit-rpm"),
+  "limit-connections": same("rate-limit-connections"),
+  // Both become request headers; one request-headers-set value carries every line.
+  "upstream-vhost": (raw, ctx) => ({ "request-headers-set": headerSet(ctx, { Host: raw }) }),
+  "x-forwarded-prefix": (raw, ctx) => ({ "request-headers-set": headerSet(ctx, { "X-Forwarded-Prefix": raw }) }),
+  // Read by the permanent-/temporal-redirect converters above.
+  "permanent-redirect-code": () => ({}),
+  "temporal-redirect-code": () => ({}),
 };
+
+/** The request headers upstream-vhost and x-forwarded-prefix set together, as `Name: value` lines. */
+function headerSet(ctx: IngressContext, mine: Record<string, string>): string {
+  const all: Record<string, string> = {};
+  const vhost = nginx(ctx, "upstream-vhost");
+  const prefix = nginx(ctx, "x-forwarded-prefix");
+  if (vhost !== undefined) all.Host = vhost;
+  if (prefix !== undefined) all["X-Forwarded-Prefix"] = prefix;
+  return Object.entries({ ...all, ...mine }).map(([k, v]) => `${k}: ${v}`).join("\n");
+}
 
 function maxSeconds(a: string, b: string | undefined): number {
   const n = (s: string | undefined) => /^[1-9][0-9]{0,5}$/.test(s ?? "") ? Number(s) : 0;
