@@ -6,7 +6,14 @@
 import assert from "node:assert/strict";
 import { leaseName, leases } from "../../lib/controller/leader.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
-import { Cluster, controller, dedicatedIngressObj, eventually, resources, serviceObj } from "../../lib/localenv/harness.ts";
+import {
+  Cluster,
+  controller,
+  dedicatedIngressObj,
+  eventually,
+  resources,
+  serviceObj,
+} from "../../lib/localenv/harness.ts";
 
 const quick = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 500, validateProxyConfig: false };
 
