@@ -168,6 +168,13 @@ export async function reviewIngress(
         .map((p) => p.message),
     ]),
   ];
+  // Field errors first, then one line per annotation in key order (whichever check found it).
+  const keyOf = (r: string) => /^annotation "?([^\s":]+)/.exec(r)?.[1] ?? null;
+  reasons.sort((a, b) => {
+    const [ka, kb] = [keyOf(a), keyOf(b)];
+    if (ka === null || kb === null) return (ka === null ? 0 : 1) - (kb === null ? 0 : 1);
+    return ka.localeCompare(kb);
+  });
   if (reasons.length > 0) return deny(uid, denialMessage(reasons));
   if (!o.xray) return allow(uid, warnings);
 
