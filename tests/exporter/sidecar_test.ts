@@ -4,6 +4,7 @@
  * stats listener of a configuration rendered by lib/render and applied by the proxy's Applier to a
  * real HAProxy, exporting the server slots of the rendered backend.
  */
+import type { MapFile } from "../../lib/render/maps.ts";
 import assert from "node:assert/strict";
 import { desiredObjects, exporterPort, statsPort } from "../../lib/controller/objects.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
@@ -63,7 +64,12 @@ Deno.test("sidecar: the controller's exporter container scrapes the stats listen
     });
     assert.deepEqual(problems, []);
     const r = render(model, templates);
-    const applied = await p.applier.apply({ config: r.config, crtList: r.crtList, pems: new Map() });
+    const applied = await p.applier.apply({
+      config: r.config,
+      crtList: r.crtList,
+      pems: new Map(),
+      maps: new Map(Object.entries(r.maps)) as Map<MapFile, string>,
+    });
     assert.ok(applied.ok, applied.error ?? "");
     for (let i = 0; i < 3; i++) assert.equal((await get(`${p.url}/x`, "site.example")).name, "web");
 

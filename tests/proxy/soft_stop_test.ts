@@ -4,6 +4,7 @@
  * keep-alive connection is not closed under it — its next request is answered, with
  * `Connection: close`, so the client moves to a new connection without a failed request.
  */
+import type { MapFile } from "../../lib/render/maps.ts";
 import assert from "node:assert/strict";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
@@ -44,7 +45,12 @@ Deno.test("rendered config: on a soft stop an idle keep-alive connection gets on
     });
     assert.deepEqual(problems, []);
     const r = render(model, await loadTemplates(null));
-    const applied = await p.applier.apply({ config: r.config, crtList: r.crtList, pems: new Map() });
+    const applied = await p.applier.apply({
+      config: r.config,
+      crtList: r.crtList,
+      pems: new Map(),
+      maps: new Map(Object.entries(r.maps)) as Map<MapFile, string>,
+    });
     assert.ok(applied.ok, applied.error ?? "");
 
     const conn = await Deno.connect({ hostname: p.bind, port: p.httpPort });
