@@ -251,6 +251,8 @@ interface Context {
   allowLoopbackEndpoints: boolean;
   /** The global and class layers and the risk cut-off the settings are resolved with. */
   resolve: ResolveContext;
+  /** The settings of a route without annotations of its own (computed once). */
+  baseline?: BackendSettings;
   problems: Problem[];
   backends: Map<string, Backend>;
   services: Set<string>;
@@ -604,7 +606,12 @@ function resolveBackend(
   ctx.services.add(`${ns}/${svc.name}`);
   const serviceAnnotations = ctx.lookup.service(ns, svc.name)?.metadata?.annotations ?? {};
   const settings = resolveBackendSettings(annotations, serviceAnnotations, path, problem, ctx.resolve);
-  const plain = isDefaultSettings(settings);
+  // What every route gets without annotations of its own (the global and class layers): such
+  // routes share the plain backend, which then carries those settings; only a route that sets
+  // something else gets a variant.
+  ctx.baseline ??= resolveBackendSettings({}, {}, null, () => {}, ctx.resolve);
+  const plain = JSON.stringify(settings) === JSON.stringify(ctx.baseline);
+  const carries = !plain || !isDefaultSettings(settings);
   const base = `be_${ns}_${svc.name}_${portRef}`;
   const name = plain ? base : `${base}_${settingsHash(settings)}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
@@ -619,7 +626,7 @@ function resolveBackend(
     slots: slotCount(servers.length),
     balance: settings.balance,
     timeoutServer: settings.timeouts.server,
-    ...(plain ? {} : { settings }),
+    ...(carries ? { settings } : {}),
   });
   return name;
 }
