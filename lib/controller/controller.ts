@@ -545,7 +545,8 @@ class Controller {
   }
 
   cached(r: ResourceType): KubeObject[] {
-    return this.#informers.find((i) => i.resource === r)?.store.list() ?? [];
+    // Every informer of that resource (ConfigMaps: the owned ones, the global settings, class parameters).
+    return this.#informers.filter((i) => i.resource === r).flatMap((i) => i.store.list());
   }
 
   async #work(): Promise<void> {

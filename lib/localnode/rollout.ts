@@ -15,6 +15,7 @@
  */
 import { startController } from "../controller/controller.ts";
 import { proxyName } from "../controller/objects.ts";
+import { dedicatedValue, proxyModeAnnotation } from "../controller/groups.ts";
 import { eventually } from "../localenv/harness.ts";
 import { echoDeployment } from "./echo.ts";
 import { type Cluster, requestsInside } from "./mod.ts";
@@ -205,8 +206,9 @@ export async function proxiedEcho(cluster: Cluster, ns: string): Promise<Proxied
   });
   const ctl = await startController({ kubeconfig: cluster.kubeconfig, rbac: true, resyncPeriodMs: 600_000 });
   try {
+    // A dedicated proxy: its objects live in `ns`, named after the Ingress (docs/proxy-groups.md).
     await api("POST", `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
-      metadata: { name: "web", namespace: ns },
+      metadata: { name: "web", namespace: ns, annotations: { [proxyModeAnnotation]: dedicatedValue } },
       spec: {
         rules: [{
           host: "web.example",

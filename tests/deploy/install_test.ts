@@ -157,9 +157,23 @@ Deno.test(
         }, 120_000);
         assert.deepEqual([...seen].sort(), three.map((p) => p.metadata.name).sort());
         assert.equal(await workerStart(c, proxy.status!.podIP!), before, "HAProxy reloaded for an endpoint change");
-        // The measure can see a reload: a new host is a configuration change.
-        await addHost("reload.example");
-        assert.notEqual(await workerStart(c, proxy.status!.podIP!), before, "an Ingress change reloads HAProxy");
+        // A new host alone is a route change (map files, Runtime API: no reload either). The measure
+        // can see a reload: an Ingress whose annotation gives its route a backend of its own is a
+        // structural change.
+        await addHost("route.example");
+        assert.equal(await workerStart(c, proxy.status!.podIP!), before, "HAProxy reloaded for a new host");
+        const plain = ingress("shop-slow", ["slow.example"]);
+        const own = {
+          ...plain,
+          metadata: { ...plain.metadata, annotations: { "ingress-controller.io/timeout-server": "31s" } },
+        };
+        await api(c, "POST", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses`, own);
+        await eventually(
+          "answers for slow.example",
+          async () => (await answering(c, svc.spec.clusterIP, "slow.example", 1)).size === 1 || undefined,
+          120_000,
+        );
+        assert.notEqual(await workerStart(c, proxy.status!.podIP!), before, "a new backend reloads HAProxy");
       });
 
       await t.step("a killed proxy pod is replaced and traffic is served again", async () => {
@@ -196,6 +210,7 @@ Deno.test(
 
       await t.step("after the ingresses are deleted, helm uninstall leaves nothing of ours", async () => {
         await api(c, "DELETE", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses/shop`);
+        await api(c, "DELETE", `/apis/networking.k8s.io/v1/namespaces/${APP_NS}/ingresses/shop-slow`);
         const managed = encodeURIComponent("app.kubernetes.io/managed-by=ingress-controller");
         const kinds = [
           "/api/v1/pods",
