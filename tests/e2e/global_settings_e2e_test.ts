@@ -6,7 +6,7 @@
  * (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
@@ -30,21 +30,8 @@ const NGINX = "nginx.ingress.kubernetes.io/";
 
 if (!inPrivateNetwork()) {
   Deno.test("global settings end-to-end tests (run in a private network namespace)", async () => {
-    const self = new URL(import.meta.url).pathname;
-    await prepareOutside(self);
-    const out = await privateNetworkCommand([
-      Deno.execPath(),
-      "test",
-      "-A",
-      "--sanitize-ops",
-      "--sanitize-resources",
-      self,
-    ]).output();
-    assert.equal(
-      out.code,
-      0,
-      "the end-to-end tests failed inside the private network namespace: see their output above",
-    );
+    const code = await testInPrivateNetwork(new URL(import.meta.url).pathname);
+    assert.equal(code, 0, "the end-to-end tests failed inside the private network namespace: see their output above");
   });
 } else {
   Deno.test("global ConfigMap, class parameters, access logs and ingress-nginx compatibility end to end", async (t) => {
