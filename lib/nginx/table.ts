@@ -2,8 +2,8 @@
  * @module nginx/table
  * The ingress-nginx translation table: for each `nginx.ingress.kubernetes.io/<key>` annotation, the
  * keys of ours (lib/annotations/table.ts) it becomes, its verdict and what differs, following
- * ingress-nginx's documented semantics (user-guide/nginx-configuration/annotations.md and its risk
- * table). `check` reads the value (and, where ingress-nginx does, the Ingress's other annotations):
+ * ingress-nginx's documented semantics (its annotations reference and annotation risk table,
+ * https://kubernetes.github.io/ingress-nginx/user-guide/nginx-configuration/annotations/). `check` reads the value (and, where ingress-nginx does, the Ingress's other annotations):
  * a value ingress-nginx would refuse or that cannot be translated safely returns `bad`.
  * Verdicts here describe the translation; annotations/… `status` decides whether it is served
  * today (nginx/translate.ts), so a key not rendered yet is never reported `supported`.
