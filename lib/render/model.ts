@@ -251,8 +251,8 @@ interface Context {
   allowLoopbackEndpoints: boolean;
   /** The global and class layers and the risk cut-off the settings are resolved with. */
   resolve: ResolveContext;
-  /** The settings of a route without annotations of its own (computed once). */
-  baseline?: BackendSettings;
+  /** The settings of a route without annotations of its own, as JSON (computed once per model). */
+  baseline?: string;
   problems: Problem[];
   backends: Map<string, Backend>;
   services: Set<string>;
@@ -609,8 +609,8 @@ function resolveBackend(
   // What every route gets without annotations of its own (the global and class layers): such
   // routes share the plain backend, which then carries those settings; only a route that sets
   // something else gets a variant.
-  ctx.baseline ??= resolveBackendSettings({}, {}, null, () => {}, ctx.resolve);
-  const plain = JSON.stringify(settings) === JSON.stringify(ctx.baseline);
+  ctx.baseline ??= JSON.stringify(resolveBackendSettings({}, {}, null, () => {}, ctx.resolve));
+  const plain = JSON.stringify(settings) === ctx.baseline;
   const carries = !plain || !isDefaultSettings(settings);
   const base = `be_${ns}_${svc.name}_${portRef}`;
   const name = plain ? base : `${base}_${settingsHash(settings)}`;

@@ -5,7 +5,7 @@
  * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows).
  */
 import { forEachLimit } from "../concurrency.ts";
-import { assembleConfig, type PartRef, partRefs, sha256Hex } from "./parts.ts";
+import { assembleConfig, type PartRef, partRefs, type ReadPart, readPart } from "./parts.ts";
 
 /** Reads one part ConfigMap's content; null when it does not exist. */
 export type FetchPart = (name: string) => Promise<string | null>;
@@ -18,8 +18,8 @@ const CONCURRENCY = 8;
 export class PartCache {
   readonly #proxy: string;
   readonly #fetch: FetchPart;
-  /** name → content, only parts the last head named. */
-  #parts = new Map<string, string>();
+  /** name → content and digest, only parts the last head named. */
+  #parts = new Map<string, ReadPart>();
   #fetched = 0;
 
   constructor(proxy: string, fetchPart: FetchPart) {
@@ -37,15 +37,12 @@ export class PartCache {
     const refs = [...partRefs(this.#proxy, head).values()].flat();
     const wanted = new Map(refs.map((r) => [r.name, r.sha256]));
     for (const name of [...this.#parts.keys()]) if (!wanted.has(name)) this.#parts.delete(name);
-    const stale = [...wanted].filter(([name, sha]) => {
-      const have = this.#parts.get(name);
-      return have === undefined || sha256Hex(have) !== sha;
-    });
+    const stale = [...wanted].filter(([name, sha]) => this.#parts.get(name)?.sha256 !== sha);
     await forEachLimit(stale, CONCURRENCY, async ([name]) => {
       const content = await this.#fetch(name);
       this.#fetched++;
       if (content === null) this.#parts.delete(name);
-      else this.#parts.set(name, content);
+      else this.#parts.set(name, readPart(content));
     });
     return assembleConfig(this.#proxy, head, this.#parts);
   }

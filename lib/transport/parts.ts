@@ -228,6 +228,17 @@ export function partRefs(proxy: string, head: Readonly<Record<string, string>>):
   return out;
 }
 
+/** A part as read: its content and the sha256 of that content, computed once when it was read. */
+export interface ReadPart {
+  content: string;
+  sha256: string;
+}
+
+/** A part as read from `content` (its digest computed here). */
+export function readPart(content: string): ReadPart {
+  return { content, sha256: sha256Hex(content) };
+}
+
 /**
  * The files of a head with their parts joined back, or the list of parts still missing (absent
  * from `parts`, or holding other content than the head names: a newer write is on its way).
@@ -235,7 +246,7 @@ export function partRefs(proxy: string, head: Readonly<Record<string, string>>):
 export function assembleConfig(
   proxy: string,
   head: Readonly<Record<string, string>>,
-  parts: ReadonlyMap<string, string>,
+  parts: ReadonlyMap<string, ReadPart>,
 ): { files: Record<string, string> } | { missing: PartRef[] } {
   const refs = partRefs(proxy, head);
   const files: Record<string, string> = {};
@@ -244,9 +255,9 @@ export function assembleConfig(
   for (const [file, list] of refs) {
     let text = "";
     for (const r of list) {
-      const content = parts.get(r.name);
-      if (content === undefined || sha256Hex(content) !== r.sha256) missing.push(r);
-      else text += content;
+      const part = parts.get(r.name);
+      if (part === undefined || part.sha256 !== r.sha256) missing.push(r);
+      else text += part.content;
     }
     files[file] = text;
   }

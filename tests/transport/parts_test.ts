@@ -6,6 +6,8 @@ import {
   MAX_PART_BYTES,
   partRefs,
   PARTS_KEY,
+  type ReadPart,
+  readPart,
   splitConfig,
   type SplitResult,
   units,
@@ -31,8 +33,8 @@ function previousOf(r: SplitResult): Map<string, string> {
   return new Map(r.parts.map((p) => [p.name, p.sha256]));
 }
 
-function partsMap(r: SplitResult): Map<string, string> {
-  return new Map(r.parts.map((p) => [p.name, p.content]));
+function partsMap(r: SplitResult): Map<string, ReadPart> {
+  return new Map(r.parts.map((p) => [p.name, readPart(p.content)]));
 }
 
 Deno.test("units and chunks keep every byte", () => {
@@ -90,7 +92,7 @@ Deno.test("a missing part or a part holding newer content is reported, never joi
   const parts = partsMap(r);
   const [first, second] = r.parts;
   parts.delete(first.name);
-  parts.set(second.name, second.content + "# newer\n");
+  parts.set(second.name, readPart(second.content + "# newer\n"));
   const out = assembleConfig("p", r.head, parts);
   assert.ok("missing" in out);
   assert.deepEqual(out.missing.map((m) => m.name).sort(), [first.name, second.name].sort());
