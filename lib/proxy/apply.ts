@@ -142,9 +142,10 @@ export class Applier {
         return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: `bad PEM file name ${file}` };
       }
     }
-    const lines = mapFileLines(next);
-    if (typeof lines === "string") return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: lines };
     const last = this.#last;
+    // Map files equal to the running ones were checked when they were applied.
+    const lines = mapFileLines(next, last && this.#h.running ? { state: last, lines: this.#lastLines } : null);
+    if (typeof lines === "string") return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: lines };
     if (last && this.#h.running) {
       if (sameState(last, next)) return { kind: "none", ok: true, serversChanged: 0 };
       const plan = runtimePlan(last, next);
@@ -159,8 +160,11 @@ export class Applier {
             await writeFileAtomic(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600, ...fast });
           }
           for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file), fast);
-          await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList, fast);
-          await writeFileAtomic(this.#h.configPath, next.config, fast);
+          // Unchanged files are not even read back (a 10,000-ingress haproxy.cfg is about 2 MB).
+          if (next.crtList !== last.crtList) {
+            await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList, fast);
+          }
+          if (next.config !== last.config) await writeFileAtomic(this.#h.configPath, next.config, fast);
           [this.#last, this.#lastLines] = [next, lines];
           if (certs.removed.length > 0) await this.#removeStalePems(next);
           const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
@@ -335,13 +339,25 @@ function mapOf(s: DesiredState, file: MapFile): string {
 
 type MapFileLines = ReadonlyMap<MapFile, readonly string[]>;
 
-/** The checked lines of each map file of `s`, or why one cannot be used (lib/render/maps.ts's MAP_LINE). */
-function mapFileLines(s: DesiredState): MapFileLines | string {
+/**
+ * The checked lines of each map file of `s`, or why one cannot be used (lib/render/maps.ts's
+ * MAP_LINE). A file with the same text as in `known.state` reuses its checked lines.
+ */
+function mapFileLines(
+  s: DesiredState,
+  known: { state: DesiredState; lines: MapFileLines } | null,
+): MapFileLines | string {
   for (const file of s.maps?.keys() ?? []) {
     if (!(MAP_FILES as readonly string[]).includes(file)) return `unknown map ${file}`;
   }
+  const lines = (file: MapFile) => {
+    const before = known?.lines.get(file);
+    if (!known || !before) return mapLines(file, mapOf(s, file));
+    // Unchanged: as checked before. Changed: only the lines that were not there are checked.
+    return mapOf(known.state, file) === mapOf(s, file) ? before : mapLines(file, mapOf(s, file), new Set(before));
+  };
   try {
-    return new Map(MAP_FILES.map((file) => [file, mapLines(file, mapOf(s, file))]));
+    return new Map(MAP_FILES.map((file) => [file, lines(file)]));
   } catch (err) {
     return oneLine(err);
   }
@@ -401,13 +417,18 @@ function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknow
  * needs a reload (the structure differs, a crt-list of another shape, or a slot is not runtime-safe).
  */
 export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan | null {
-  if (skeleton(last.config) !== skeleton(next.config)) return null;
+  // The same haproxy.cfg (a route-only or certificate change): no slot to compare.
+  const sameConfig = last.config === next.config;
+  if (!sameConfig && skeleton(last.config) !== skeleton(next.config)) return null;
   const certs = certChanges(last, next);
   if (!certs) return null;
-  const from = parseSlots(last.config);
-  const to = parseSlots(next.config);
-  if (!from || !to) return null;
-  const slots = slotCommands(from, to);
+  let slots: SlotPlan | null = { commands: [], changed: 0 };
+  if (!sameConfig) {
+    const from = parseSlots(last.config);
+    const to = parseSlots(next.config);
+    if (!from || !to) return null;
+    slots = slotCommands(from, to);
+  }
   if (!slots) return null;
   return {
     slots,
