@@ -25,3 +25,15 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return sleep(ms, signal).catch(() => undefined);
 }
+
+/** Wall time of consecutive phases (`lap(name)` ends the current one), in whole milliseconds, for logs. */
+export class PhaseTimer {
+  readonly laps: Record<string, number> = {};
+  #last = performance.now();
+
+  lap(name: string): void {
+    const now = performance.now();
+    this.laps[name] = Math.round(now - this.#last);
+    this.#last = now;
+  }
+}

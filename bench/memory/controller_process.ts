@@ -8,7 +8,7 @@
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
 
-log.configure({ level: "warn" });
+log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn" });
 const kubeconfig = Deno.args[0];
 const overrides = Deno.args[1] ? JSON.parse(Deno.args[1]) : {};
 const ctl = await startController({

@@ -66,13 +66,13 @@ import {
   proxyObjects,
   type ProxyTarget,
   sharedTarget,
-  shortHash,
 } from "./objects.ts";
 import { conflictMessage, ownedBy } from "./ownership.ts";
 import { type Platform, preparePlatform } from "./platform.ts";
 import { existingParts } from "./transport.ts";
 import { applyOwned, createOwned, deleteOwned } from "./publish.ts";
 import { WorkQueue } from "./queue.ts";
+import { PhaseTimer } from "../timers.ts";
 import { refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 import { type LoadBalancerIngress, loadBalancerOf, statusMatches } from "./status.ts";
@@ -247,8 +247,8 @@ class Controller {
   #applied = new Map<string, string>();
   /** Per group, the owned objects written or found ours (path → uid); the caches may lag behind. */
   #publishedBy = new Map<string, Map<string, string>>();
-  /** Hashes of the configurations validated (per group, and per ingress alone when isolating a failure). */
-  #validated = new Map<string, string>();
+  /** The configurations validated (per group, and per ingress alone when isolating a failure). */
+  #validated = new Map<string, { config: string; crtList: string; files: string }>();
   /**
    * Groups blocked by a foreign object, looked at again after a backoff: foreign objects are
    * not watched (the caches hold ours only). Kept out of the queue so `idle()` still means "no
@@ -676,7 +676,9 @@ class Controller {
     const restrictTo = this.settings.restrictToOperatorNamespace ? this.settings.operatorNamespace : null;
     let ingresses = [...members, ...leaving];
     const build = (list: readonly KubeObject[]) => this.#build(list, gs, restrictTo);
+    const phases = new PhaseTimer();
     let built = build(ingresses);
+    phases.lap("modelMs");
     this.#report(built.problems, ingresses);
     if (!built.servable) {
       for (const ing of ingresses) {
@@ -693,6 +695,7 @@ class Controller {
     let data = configMapData(rendered);
     this.#counts.renders++;
     renders.inc();
+    phases.lap("renderMs");
     if (this.validate) {
       const checked = await this.#validateGroup(group, ingresses, built, rendered, build, gs.proxy);
       if (!checked) return "invalid";
@@ -702,12 +705,14 @@ class Controller {
         rendered = checked.rendered;
         data = configMapData(rendered);
       }
+      phases.lap("validateMs");
     }
     const target = this.#target(group, ingresses[0]);
     const secrets = rendered.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
     // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
     const parts = existingParts(target.name, this.#cache(resources.configMaps).store.byIndex(byGroup, group));
     const desired = proxyObjects(target, data, secrets, this.settings, this.platform, gs.params, parts);
+    phases.lap("objectsMs");
     // Whose is each object? While one of them is someone else's, nothing is written.
     const found: (KubeObject | null)[] = [];
     for (const d of desired) found.push(await this.#current(d.resource, d.object));
@@ -731,18 +736,21 @@ class Controller {
     }
     // Objects this group no longer needs (e.g. a Role for Secrets of a namespace it left).
     await this.#remove(group, new Set(desired.map((d) => objKey(d.resource, d.object))));
+    phases.lap("writeMs");
     const served = new Set(ingresses.map(keyOf));
     this.#release(group, [...served]);
     // Status writes are independent: a few at a time, so a class of thousands of ingresses
     // gets its addresses in seconds and the next change is not queued behind them.
     const settling = ingresses.filter((ing) => this.#groups.groupOf(keyOf(ing)) === group);
     await forEachLimit(settling, STATUS_WRITES_IN_FLIGHT, (ing) => this.#settle(group, target, ing, proxyService));
+    phases.lap("statusMs");
     if (changed > 0) {
       log.info("published proxy configuration", {
         group,
         ingresses: served.size,
         objectsWritten: changed,
         config: `${target.namespace}/${target.name}`,
+        ...phases.laps,
       });
     }
     return changed > 0 ? "published" : "unchanged";
@@ -807,11 +815,15 @@ class Controller {
     proxy: ProxyOptions,
   ): Promise<{ ingresses: KubeObject[]; built: BuildResult; rendered: Rendered } | null> {
     const check = async (id: string, r: Rendered): Promise<string | null> => {
-      const hash = shortHash(JSON.stringify(configMapData(r)), 32);
-      if (this.#validated.get(id) === hash) return null;
+      // What `haproxy -c` can refuse: haproxy.cfg, the crt-list and the certificate files it names.
+      // Map lines were checked when rendered, so a route-only change (same haproxy.cfg) skips the
+      // check without hashing 2 MB of configuration; compared as strings, which is a memcmp.
+      const seen = this.#validated.get(id);
+      const files = r.secrets.map((s) => s.file).join(" ");
+      if (seen && seen.config === r.config && seen.crtList === r.crtList && seen.files === files) return null;
       this.#counts.validations++;
       const problem = await this.validate!(r);
-      if (problem === null) this.#validated.set(id, hash);
+      if (problem === null) this.#validated.set(id, { config: r.config, crtList: r.crtList, files });
       else validationFailures.inc();
       return problem;
     };
