@@ -52,15 +52,9 @@ import {
 import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
 import { slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
-import {
-  type BackendSettings,
-  DEFAULT_SETTINGS,
-  isDefaultSettings,
-  resolveBackendSettings,
-  type ResolveContext,
-  settingsHash,
-} from "./settings.ts";
+import { type BackendSettings, DEFAULT_SETTINGS, type ResolveContext, settingsHash } from "./settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
+import { hasTableAnnotations, memoBackendSettings } from "./settings_memo.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
 export type { Balance } from "./settings.ts";
@@ -253,6 +247,9 @@ interface Context {
   resolve: ResolveContext;
   /** The settings of a route without annotations of its own, as JSON (computed once per model). */
   baseline?: string;
+  /** JSON of `resolve` and of DEFAULT_SETTINGS (computed once per model). */
+  resolveKey?: string;
+  defaultJson?: string;
   problems: Problem[];
   backends: Map<string, Backend>;
   services: Set<string>;
@@ -302,10 +299,14 @@ export function buildModel(input: ModelInput): BuildResult {
     }
     accepted.push(id);
     const annotations = ing.metadata?.annotations ?? {};
-    const sslRedirect = boolAnnotation(annotations, "ssl-redirect", true, problem);
-    const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
-    const canary = canarySettings(annotations, problem);
-    const www = boolAnnotation(annotations, "www-redirect", false, problem);
+    // Most Ingresses set none of the table's keys: their defaults need no reading.
+    const own = hasTableAnnotations(annotations);
+    const sslRedirect = !own || boolAnnotation(annotations, "ssl-redirect", true, problem);
+    const redirectCode = own
+      ? annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308"
+      : "308";
+    const canary = own ? canarySettings(annotations, problem) : null;
+    const www = own && boolAnnotation(annotations, "www-redirect", false, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -605,18 +606,22 @@ function resolveBackend(
   }
   ctx.services.add(`${ns}/${svc.name}`);
   const serviceAnnotations = ctx.lookup.service(ns, svc.name)?.metadata?.annotations ?? {};
-  const settings = resolveBackendSettings(annotations, serviceAnnotations, path, problem, ctx.resolve);
+  ctx.resolveKey ??= JSON.stringify(ctx.resolve);
+  const resolved = memoBackendSettings(ctx.resolveKey, ctx.resolve, annotations, serviceAnnotations, path);
+  for (const [reason, message] of resolved.problems) problem(reason, message);
+  const settings = resolved.settings;
   // What every route gets without annotations of its own (the global and class layers): such
   // routes share the plain backend, which then carries those settings; only a route that sets
   // something else gets a variant.
-  ctx.baseline ??= JSON.stringify(resolveBackendSettings({}, {}, null, () => {}, ctx.resolve));
-  const plain = JSON.stringify(settings) === ctx.baseline;
-  const carries = !plain || !isDefaultSettings(settings);
+  ctx.baseline ??= memoBackendSettings(ctx.resolveKey, ctx.resolve, {}, {}, null).json;
+  const plain = resolved.json === ctx.baseline;
+  ctx.defaultJson ??= JSON.stringify(DEFAULT_SETTINGS);
+  const carries = !plain || resolved.json !== ctx.defaultJson;
   const base = `be_${ns}_${svc.name}_${portRef}`;
-  const name = plain ? base : `${base}_${settingsHash(settings)}`;
+  const name = plain ? base : `${base}_${resolved.hash()}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
   if (ctx.backends.has(name)) return name;
-  const servers = resolveServers(ctx, ns, svc.name, portRef, where, problem);
+  const servers = memoServers(ctx, ns, svc.name, portRef, where, problem);
   ctx.backends.set(name, {
     name,
     namespace: ns,
@@ -629,6 +634,59 @@ function resolveBackend(
     ...(carries ? { settings } : {}),
   });
   return name;
+}
+
+/** What resolveServers found for a Service object, a port and the slices it was given. */
+interface ServersSeen {
+  slices: readonly V1EndpointSlice[];
+  loopback: boolean;
+  servers: Server[];
+  sliceProblems: Problem[];
+}
+
+/**
+ * The caches hand out the same object until it changes, so a Service's servers are computed again
+ * only when the Service or one of its EndpointSlices was replaced: at 10,000 ingresses this was a
+ * fifth of the model's time. Only results without a problem of the route's own are kept (those
+ * messages name the route).
+ */
+const serversSeen = new WeakMap<V1Service, Map<number | string, ServersSeen>>();
+
+function memoServers(
+  ctx: Context,
+  ns: string,
+  service: string,
+  portRef: number | string,
+  where: string,
+  problem: Report,
+): Server[] {
+  const svc = ctx.lookup.service(ns, service);
+  const slices = ctx.lookup.endpointSlices(ns, service);
+  const seen = svc ? serversSeen.get(svc)?.get(portRef) : undefined;
+  if (
+    seen && seen.loopback === ctx.allowLoopbackEndpoints && seen.slices.length === slices.length &&
+    seen.slices.every((s, i) => s === slices[i])
+  ) {
+    ctx.problems.push(...seen.sliceProblems);
+    return seen.servers;
+  }
+  let own = false;
+  const before = ctx.problems.length;
+  const servers = resolveServers(ctx, ns, service, portRef, where, (reason, message) => {
+    own = true;
+    problem(reason, message);
+  });
+  if (svc && !own) {
+    let byPort = serversSeen.get(svc);
+    if (!byPort) serversSeen.set(svc, byPort = new Map());
+    byPort.set(portRef, {
+      slices: [...slices],
+      loopback: ctx.allowLoopbackEndpoints,
+      servers,
+      sliceProblems: ctx.problems.slice(before),
+    });
+  }
+  return servers;
 }
 
 /** Service port (by number or name) → its name/targetPort → the ready endpoints of the matching EndpointSlice port. */
