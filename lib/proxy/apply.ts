@@ -232,23 +232,11 @@ export class Applier {
   async #reload(next: DesiredState, lines: MapFileLines): Promise<Omit<ApplyResult, "durationMs">> {
     const kind: ApplyKind = this.#h.running ? "reload" : "start";
     // 1. Stage and check: nothing the running HAProxy could read is touched before the check passes.
-    const staging = join(this.#workDir, "staging");
-    const stagedCerts = join(staging, "certs");
-    await Deno.remove(staging, { recursive: true }).catch(() => {});
-    await Deno.mkdir(stagedCerts, { recursive: true, mode: 0o700 });
-    try {
-      for (const [file, pem] of next.pems) await writeFileAtomic(join(stagedCerts, file), pem, { mode: 0o600 });
-      await writeFileAtomic(join(stagedCerts, "crt-list"), next.crtList);
-      for (const file of MAP_FILES) await writeFileAtomic(join(stagedCerts, file), mapOf(next, file));
-      const stagedConfig = join(staging, "haproxy.cfg");
-      await writeFileAtomic(stagedConfig, next.config);
-      const check = await this.#h.check(stagedConfig, { IC_CERT_DIR: stagedCerts });
-      if (!check.ok) {
-        const error = check.output.split("\n").filter((l) => /ALERT|error/i.test(l)).join(" | ") || check.output;
-        return { kind, ok: false, serversChanged: 0, stage: "check", error: error.replaceAll(staging, "<staged>") };
-      }
-    } finally {
-      await Deno.remove(staging, { recursive: true }).catch(() => {});
+    // A first start has nothing running to protect, and starting parses the configuration anyway
+    // (a 10,000-backend configuration takes seconds to parse): it is checked only if it fails.
+    if (kind === "reload") {
+      const refused = await this.#stageAndCheck(next, kind);
+      if (refused) return refused;
     }
 
     // 2. Certificates before the crt-list and the config that reference them.
@@ -269,7 +257,9 @@ export class Applier {
       try {
         await this.#h.start();
       } catch (err) {
-        return { kind, ok: false, serversChanged: 0, stage: "start", error: oneLine(err) };
+        // Refused input waits for a change (stage check); anything else is retried (stage start).
+        return await this.#stageAndCheck(next, kind) ??
+          { kind, ok: false, serversChanged: 0, stage: "start", error: oneLine(err) };
       }
     } else {
       const r = await this.#h.reload();
@@ -282,6 +272,29 @@ export class Applier {
     this.#lastLines = lines;
     await this.#removeStalePems(next);
     return { kind, ok: true, serversChanged: 0 };
+  }
+
+  /** `haproxy -c` of `next` written to a staging directory; the refusal, or null when it passes. */
+  async #stageAndCheck(next: DesiredState, kind: ApplyKind): Promise<Omit<ApplyResult, "durationMs"> | null> {
+    const staging = join(this.#workDir, "staging");
+    const stagedCerts = join(staging, "certs");
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+    await Deno.mkdir(stagedCerts, { recursive: true, mode: 0o700 });
+    try {
+      for (const [file, pem] of next.pems) await writeFileAtomic(join(stagedCerts, file), pem, { mode: 0o600 });
+      await writeFileAtomic(join(stagedCerts, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFileAtomic(join(stagedCerts, file), mapOf(next, file));
+      const stagedConfig = join(staging, "haproxy.cfg");
+      await writeFileAtomic(stagedConfig, next.config);
+      const check = await this.#h.check(stagedConfig, { IC_CERT_DIR: stagedCerts });
+      if (!check.ok) {
+        const error = check.output.split("\n").filter((l) => /ALERT|error/i.test(l)).join(" | ") || check.output;
+        return { kind, ok: false, serversChanged: 0, stage: "check", error: error.replaceAll(staging, "<staged>") };
+      }
+    } finally {
+      await Deno.remove(staging, { recursive: true }).catch(() => {});
+    }
+    return null;
   }
 
   /** The files a failed reload must put back: config, crt-list and the PEMs `next` would overwrite. */
