@@ -20,7 +20,6 @@
  */
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
-import { forEachLimit } from "../concurrency.ts";
 import { Backoff } from "../cluster/backoff.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { dropManagedFields, Informer, type InformerOptions } from "../cluster/informer.ts";
@@ -72,6 +71,8 @@ import { type Platform, preparePlatform } from "./platform.ts";
 import { existingParts } from "./transport.ts";
 import { applyOwned, createOwned, deleteOwned } from "./publish.ts";
 import { WorkQueue } from "./queue.ts";
+import { StatusLane } from "./status_lane.ts";
+import { oneLine } from "../errors.ts";
 import { PhaseTimer } from "../timers.ts";
 import { refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
@@ -260,6 +261,18 @@ class Controller {
   #workers: Promise<void>[] = [];
   #stopped = false;
   #idleWaiters: (() => void)[] = [];
+  /** Status writes, a few at a time, outside the group's reconcile. */
+  #statusLane = new StatusLane({
+    limit: STATUS_WRITES_IN_FLIGHT,
+    onIdle: () => this.#notifyIdle(),
+    onFailure: (key, err) => {
+      const group = this.#groups.groupOf(key);
+      if (this.#stopped || !this.leadership.leading || group === null) return;
+      // The group's next look writes it again (with its back-off).
+      const retryInMs = Math.round(this.#queue.retry(group));
+      log.warn("cannot write the status of an ingress; will retry", { ingress: key, error: oneLine(err), retryInMs });
+    },
+  });
   #counts = { reconciles: 0, renders: 0, writes: 0, validations: 0 };
   /** The kinds of owned objects, in the order they are deleted. */
   #ownedKinds: ResourceType[];
@@ -512,8 +525,10 @@ class Controller {
     for (const t of this.#graceTimers.values()) clearTimeout(t);
     this.#graceTimers.clear();
     this.#queue.shutdown();
+    this.#statusLane.clear();
     await Promise.all(this.#informers.map((i) => i.stop()));
     await Promise.all(this.#workers);
+    await this.#statusLane.drained();
     for (const w of this.#idleWaiters.splice(0)) w();
   }
 
@@ -526,6 +541,7 @@ class Controller {
 
   #notifyIdle(): void {
     if (this.#workers.length === 0 || this.#queue.length > 0 || this.#queue.processing > 0) return;
+    if (!this.#statusLane.idle) return;
     for (const w of this.#idleWaiters.splice(0)) w();
   }
 
@@ -742,7 +758,15 @@ class Controller {
     // Status writes are independent: a few at a time, so a class of thousands of ingresses
     // gets its addresses in seconds and the next change is not queued behind them.
     const settling = ingresses.filter((ing) => this.#groups.groupOf(keyOf(ing)) === group);
-    await forEachLimit(settling, STATUS_WRITES_IN_FLIGHT, (ing) => this.#settle(group, target, ing, proxyService));
+    for (const ing of settling) {
+      const key = keyOf(ing);
+      this.#statusLane.add(key, () => {
+        // Written later: the ingress as it is then, if this group still serves it.
+        const now = this.#ingresses.store.get(key);
+        if (!now || this.#groups.groupOf(key) !== group) return Promise.resolve();
+        return this.#settle(group, target, now, proxyService);
+      });
+    }
     phases.lap("statusMs");
     if (changed > 0) {
       log.info("published proxy configuration", {

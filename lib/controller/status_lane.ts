@@ -1,0 +1,68 @@
+/**
+ * @module controller/status_lane
+ * Ingress status writes, off the reconcile of their group. A class of 10,000 ingresses needs 10,000
+ * status PATCHes after its first publish; written inside the reconcile they held the group for
+ * tens of seconds, and the next route change waited behind them. Here each ingress has at most one
+ * pending write (the latest wins), a few run at a time, and never two for the same ingress.
+ */
+
+export type StatusJob = () => Promise<void>;
+
+export class StatusLane {
+  readonly #limit: number;
+  readonly #onFailure: (key: string, err: unknown) => void;
+  readonly #onIdle: () => void;
+  #pending = new Map<string, StatusJob>();
+  #running = new Set<string>();
+  #drained: (() => void)[] = [];
+
+  constructor(opts: { limit: number; onFailure: (key: string, err: unknown) => void; onIdle: () => void }) {
+    this.#limit = opts.limit;
+    this.#onFailure = opts.onFailure;
+    this.#onIdle = opts.onIdle;
+  }
+
+  /** Nothing pending or running. */
+  get idle(): boolean {
+    return this.#pending.size === 0 && this.#running.size === 0;
+  }
+
+  /** Writes after those pending; replaces a pending (not yet started) write of the same key. */
+  add(key: string, job: StatusJob): void {
+    this.#pending.delete(key); // re-inserted last: the order of arrival is kept
+    this.#pending.set(key, job);
+    this.#pump();
+  }
+
+  /** Drops what has not started (the controller stops, or lost its lease). */
+  clear(): void {
+    this.#pending.clear();
+    this.#settle();
+  }
+
+  /** Resolves once nothing is pending or running. */
+  drained(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  #pump(): void {
+    for (const [key, job] of this.#pending) {
+      if (this.#running.size >= this.#limit) break;
+      if (this.#running.has(key)) continue; // its next write waits for this one
+      this.#pending.delete(key);
+      this.#running.add(key);
+      job().catch((err) => this.#onFailure(key, err)).finally(() => {
+        this.#running.delete(key);
+        this.#pump();
+        this.#settle();
+      });
+    }
+  }
+
+  #settle(): void {
+    if (!this.idle) return;
+    for (const d of this.#drained.splice(0)) d();
+    this.#onIdle();
+  }
+}
