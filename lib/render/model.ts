@@ -26,7 +26,10 @@
  * Matching (what the rendered ACLs do):
  * - Exact: the request path equals `path`. Prefix: element-wise, `/foo` matches `/foo` and
  *   `/foo/bar` but not `/foobar`; a trailing slash in `path` is ignored. ImplementationSpecific:
- *   treated exactly like Prefix.
+ *   treated exactly like Prefix, except with the Ingress annotation `path-regex`: then `path` is
+ *   a regular expression matched case-insensitively from the start of the path (values.ts's
+ *   pathRegex; an invalid one drops the path), after the host's Exact paths and before its
+ *   prefixes, the longest regex first (lib/render/maps.ts, docs/routing-maps.md).
  * - Host: compared with the Host header without its port, lower-cased. `*.example.com` matches
  *   exactly one label (`a.example.com`, not `example.com` nor `a.b.example.com`).
  * - Order: rules of exact hosts first, then wildcard hosts, then rules without host; within each,
@@ -50,6 +53,7 @@ import {
   refusedEndpointRange,
 } from "./patterns.ts";
 import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
+import { pathRegex, type ServiceRef } from "../annotations/values.ts";
 import { slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
 import {
@@ -63,6 +67,7 @@ import {
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
+export type Match = "exact" | "prefix" | "regex";
 export type { Balance } from "./settings.ts";
 import type { Balance } from "./settings.ts";
 
@@ -71,7 +76,8 @@ export interface Route {
   host: string;
   path: string;
   pathType: PathType;
-  match: "exact" | "prefix";
+  /** `regex`: `path` is a path regex (ImplementationSpecific with `path-regex`). */
+  match: Match;
   backend: string;
   /** `namespace/name` of the ingress the route comes from. */
   ingress: string;
@@ -102,6 +108,8 @@ export interface Backend {
   timeoutServer: string | null;
   /** Everything the annotations set (lib/render/settings.ts); absent: none. */
   settings?: BackendSettings;
+  /** `default-backend`: the backend that answers while this one has no usable server. */
+  fallback?: string;
 }
 
 /** One TLS certificate: a kubernetes.io/tls Secret written by the proxy as `file` in its cert dir. */
@@ -306,6 +314,7 @@ export function buildModel(input: ModelInput): BuildResult {
     const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
     const canary = canarySettings(annotations, problem);
     const www = boolAnnotation(annotations, "www-redirect", false, problem);
+    const regexPaths = boolAnnotation(annotations, "path-regex", false, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -368,15 +377,22 @@ export function buildModel(input: ModelInput): BuildResult {
           continue;
         }
         const raw = hp.path ?? (pathType === "ImplementationSpecific" ? "/" : undefined);
-        if (!isPath(raw)) {
+        const regex = regexPaths && pathType === "ImplementationSpecific";
+        if (regex) {
+          const parsed = pathRegex.parse(raw ?? "");
+          if (!parsed.ok) {
+            problem("InvalidPath", `${where}.path: ${show(raw)} ${parsed.reason} (a path-regex path); path ignored`);
+            continue;
+          }
+        } else if (!isPath(raw)) {
           problem(
             "InvalidPath",
             `${where}.path: ${show(raw)} is not an absolute path of letters, digits and -._~!*+,;=:@/%XX; path ignored`,
           );
           continue;
         }
-        const match = pathType === "Exact" ? "exact" : "prefix";
-        const path = match === "prefix" ? normalizePrefix(raw) : raw;
+        const match: Match = regex ? "regex" : pathType === "Exact" ? "exact" : "prefix";
+        const path = match === "prefix" ? normalizePrefix(raw!) : raw!;
         const key = `${host} ${path} ${pathType}`;
         if (canary) {
           const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
@@ -508,6 +524,10 @@ function usedBackends(
   const used = new Set([...routes.values()].map((r) => r.backend));
   for (const c of canaries) used.add(c.canary);
   if (defaultBackend) used.add(defaultBackend.name);
+  for (const name of [...used]) {
+    const fallback = ctx.backends.get(name)?.fallback;
+    if (fallback) used.add(fallback);
+  }
   return [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));
 }
 
@@ -583,7 +603,7 @@ function resolveBackend(
   backend: V1IngressBackend | undefined,
   where: string,
   annotations: Record<string, string>,
-  path: { path: string; match: "exact" | "prefix" } | null,
+  path: { path: string; match: Match } | null,
   problem: Report,
 ): string | null {
   const svc = backend?.service;
@@ -617,6 +637,7 @@ function resolveBackend(
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
   if (ctx.backends.has(name)) return name;
   const servers = resolveServers(ctx, ns, svc.name, portRef, where, problem);
+  const fallback = settings.defaultBackend ? fallbackBackend(ctx, ns, settings.defaultBackend, problem) : null;
   ctx.backends.set(name, {
     name,
     namespace: ns,
@@ -627,8 +648,25 @@ function resolveBackend(
     balance: settings.balance,
     timeoutServer: settings.timeouts.server,
     ...(carries ? { settings } : {}),
+    ...(fallback ? { fallback } : {}),
   });
   return name;
+}
+
+/**
+ * The plain backend of a `default-backend` Service (its first port when none is given, as
+ * ingress-nginx); null (with a problem) when it cannot be resolved. The Ingress's annotations do
+ * not apply to it, as in ingress-nginx.
+ */
+function fallbackBackend(ctx: Context, ns: string, ref: ServiceRef, problem: Report): string | null {
+  const where = "annotation ingress-controller.io/default-backend";
+  const port = ref.port ?? ctx.lookup.service(ns, ref.service)?.spec?.ports?.[0]?.port;
+  if (port === undefined) {
+    problem("ServiceNotFound", `${where}: Service ${ns}/${ref.service} not found; ignored`);
+    return null;
+  }
+  const backend = typeof port === "number" ? { number: port } : { name: port };
+  return resolveBackend(ctx, ns, { service: { name: ref.service, port: backend } }, where, {}, null, problem);
 }
 
 /** Service port (by number or name) → its name/targetPort → the ready endpoints of the matching EndpointSlice port. */
