@@ -349,16 +349,24 @@ function seconds(d: string): number {
  */
 function rewriteLine(r: NonNullable<BackendSettings["rewrite"]>): string {
   if ("regex" in r) {
-    const target = r.target.replaceAll("%", "%%").replace(/\$([1-9])/g, "\\$1");
+    const target = formatLiteral(r.target).replace(/\$([1-9])/g, "\\$1");
     return `http-request replace-path ${quoted(`^(?i:${r.regex})`)} ${quoted(target)}`;
   }
   return prefixRewriteLine(r);
 }
 
+/**
+ * A path placed in a log-format argument (replace-path's target): `%` doubled, so a target's `%XX`
+ * escape stays an escape instead of making HAProxy refuse the whole configuration.
+ */
+function formatLiteral(path: string): string {
+  return path.replaceAll("%", "%%");
+}
+
 /** `/prefix` + target: `/prefix` → target, `/prefix/rest` → target joined with `/rest`. */
 function prefixRewriteLine(r: { prefix: string; target: string }): string {
   const prefix = r.prefix === "/" ? "" : regexEscape(r.prefix);
-  const target = r.target.replace(/\/$/, "");
+  const target = formatLiteral(r.target.replace(/\/$/, ""));
   // `\1` is the rest after the prefix, starting with `/` or empty; an empty result becomes `/`.
   return target === ""
     ? `http-request replace-path ${quoted(`^${prefix}/?(.*)$`)} ${quoted("/\\1")}`
