@@ -52,7 +52,7 @@ import {
   REFUSED_ENDPOINT_RANGES,
   refusedEndpointRange,
 } from "./patterns.ts";
-import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
+import { readAnnotation, resolveSetting, valueMessage } from "../annotations/resolve.ts";
 import { pathRegex, type ServiceRef } from "../annotations/values.ts";
 import { slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
@@ -314,7 +314,7 @@ export function buildModel(input: ModelInput): BuildResult {
     const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
     const canary = canarySettings(annotations, problem);
     const www = boolAnnotation(annotations, "www-redirect", false, problem);
-    const regexPaths = boolAnnotation(annotations, "path-regex", false, problem);
+    const regexPaths = pathRegexOn(ctx, annotations, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -558,6 +558,15 @@ function annotationValue<T>(
   if (parsed.ok) return parsed.value;
   problem("InvalidAnnotation", valueMessage(read.name, read.raw, parsed.reason) + tail);
   return undefined;
+}
+
+/** `path-regex` through the precedence and risk limit of the backend settings (lib/render/settings.ts). */
+function pathRegexOn(ctx: Context, annotations: Record<string, string>, problem: Report): boolean {
+  const r = resolveSetting<boolean>("path-regex", { ...ctx.resolve.layers, ingress: annotations }, {
+    disableRiskAtOrAbove: ctx.resolve.disableRiskAtOrAbove,
+  });
+  for (const p of r.problems) problem("InvalidAnnotation", `${p.message}; ignored`);
+  return r.value === true;
 }
 
 function boolAnnotation(annotations: Record<string, string>, key: string, dflt: boolean, problem: Report): boolean {
