@@ -4,7 +4,7 @@
  * of real test backends on loopback, and curl shows which backend answered and the path it got.
  */
 import assert from "node:assert/strict";
-import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
+import { lookupFromLists } from "../../lib/render/model.ts";
 import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
 import { endpointSlice, ingress, type PathSpec, service } from "./fixtures.ts";
 import { curl, withProxy } from "./live.ts";
