@@ -213,7 +213,8 @@ export function resolveBackendSettings(
       );
     } else s.rewrite = { prefix: path.path, target: rewrite.target };
   }
-  s.defaultBackend = set<ServiceRef>("default-backend");
+  // a route's fallback (the frontends key it on the route's backend): nothing for spec.defaultBackend itself
+  if (path) s.defaultBackend = set<ServiceRef>("default-backend");
   return s;
 }
 
