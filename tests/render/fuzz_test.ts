@@ -476,6 +476,8 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
   const baseSni = new Set(baseCrt.flatMap((w) => w.slice(1)));
   const baseMaps = new Map(MAP_FILES.map((f) => [f, new Set(unvariant(base.rendered.maps[f]).split("\n"))]));
   assert.ok(baseMaps.get("routes-prefix.map")!.size > 2 && baseMaps.get("redirect-hosts.map")!.size > 1);
+  assert.ok(baseMaps.get("routes-regex.map")!.size > 3, "the baseline has regex routes");
+  assert.match(base.rendered.config, /!{ nbsrv\(be_/, "and a default-backend fallback");
   // lines a rejected value may fall back to
   const fallbacks = new Set(["    balance roundrobin", "    default_backend ic_default_404"]);
 
