@@ -312,12 +312,13 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
   ...inGroup({ group: "Paths and redirects" }, [
     {
       key: "path-regex",
-      status: VALIDATED,
+      status: SERVED,
       scope: "path",
       risk: "low",
       value: v.bool,
       default: "false",
-      docs: "The Ingress's `ImplementationSpecific` paths are regular expressions matched from the start of the path.",
+      docs:
+        "The Ingress's `ImplementationSpecific` paths are regular expressions matched from the start of the path, case-insensitively (as ingress-nginx's `use-regex`), after the host's Exact paths and before its prefixes, the longest regex first. Syntax: literals of a path, `.`, `[…]`, `(…)`, `(?:…)`, `|`, `* + ?`, `{m,n}` after a single item, `\\d \\w \\s`-style escapes, `$` only before `)`, `|` or the end; at most 256 characters. An invalid regex drops that path with a Warning.",
       example: "true",
     },
     {
@@ -328,7 +329,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       value: v.rewriteTarget,
       default: null,
       docs:
-        "Rewrite the path sent to the backend. Without `$n`: the matched prefix is replaced (`/api` + `/`: `/api/users` → `/users`). With `path-regex`: the whole path becomes the target, `$1`…`$9` filled from the path's captures (not served yet: a target with `$n` gets a Warning and is ignored).",
+        "Rewrite the path sent to the backend (the query string is kept). Prefix and Exact paths: the matched prefix is replaced (`/api` + `/`: `/api/users` → `/users`). Regex paths (`path-regex`): the whole path becomes the target, `$1`…`$9` filled from the regex's captures (`/something(/|$)(.*)` + `/$2`: `/something/foo` → `/foo`); on other paths a target with `$n` gets a Warning and is ignored.",
       example: "/$2",
     },
     {
@@ -700,15 +701,16 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       key: "error-codes",
       status: VALIDATED,
       value: v.errorCodes,
-      docs: "Responses with these codes are replaced by the answer of `default-backend` for the same request.",
+      docs:
+        "Responses with these codes are replaced by the answer of `default-backend` for the same request. Not served: HAProxy 2.6 cannot send a request again to another backend once a response has come (see docs/annotations-rendering.md).",
       example: "404,503",
     },
     {
       key: "default-backend",
-      status: VALIDATED,
+      status: SERVED,
       value: v.serviceRef,
       docs:
-        "A Service of the Ingress's namespace that answers when the path's Service has no ready endpoint, and for `error-codes` (first port when none is given).",
+        "A Service of the Ingress's namespace (first port when none is given) that answers the Ingress's requests while the path's Service has no ready endpoint (instead of 503); the Ingress's other annotations do not apply to it.",
       example: "error-pages:80",
     },
   ]),

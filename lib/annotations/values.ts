@@ -329,3 +329,120 @@ function compiles(pattern: string): boolean {
     return false;
   }
 }
+
+/** The longest path regex (`path-regex`): a bound on HAProxy's per-request matching work and its line. */
+export const MAX_PATH_REGEX_LENGTH = 256;
+/** Literal characters of a path regex: those of a path (without `%`), as everywhere in the program. */
+const REGEX_LITERAL = /^[A-Za-z0-9._~!,;=:@/-]$/;
+/** What may follow `\`: classes and escaped punctuation (never digits: no back-references). */
+const REGEX_ESCAPE = /^[dDwWsSbB.\\/()[\]{}*+?|^~!,;=:@-]$/;
+/** A brace quantifier; counts of at most 255 (PCRE2's limit is 65535, JavaScript has none). */
+const REGEX_BRACES = /^\{([0-9]{1,3})(?:(,)([0-9]{1,3})?)?\}/;
+
+/**
+ * Why `re` is not a path regex this program places in HAProxy, or null. The accepted language is
+ * the subset PCRE2 (HAProxy's `map_reg`, `replace-path`) and JavaScript read alike and that cannot
+ * break a configuration line or a map file: literals of a path, `.`, classes `[…]` of literals and
+ * escapes (ranges between two literals), groups `(…)` and `(?:…)` (no other `(?`), `|`, `^`, `$`
+ * only before `)`, `|` or the end, quantifiers `* + ?` (lazy `?` allowed, not possessive) and
+ * `{m}`, `{m,}`, `{m,n}` after a single item (never after a group: PCRE2 copies a repeated group
+ * into the compiled pattern, so nested counts could exceed its size limit), escapes from
+ * REGEX_ESCAPE. No space, quote, `#`, `%`, `$` elsewhere, `&`, `'`, `"` or control character.
+ */
+export function pathRegexProblem(re: string): string | null {
+  if (re.length > MAX_PATH_REGEX_LENGTH) return `is longer than ${MAX_PATH_REGEX_LENGTH} characters`;
+  if (!re.startsWith("/")) return "does not start with /";
+  /** What the previous token was: a quantifier needs an item before it. */
+  let prev: "none" | "item" | "group" | "quantifier" | "lazy" = "none";
+  let depth = 0;
+  for (let i = 0; i < re.length;) {
+    const c = re[i];
+    if (c === "\\") {
+      if (!REGEX_ESCAPE.test(re[i + 1] ?? "")) {
+        return `has the escape \\${re[i + 1] ?? ""} at ${i}, which is not allowed`;
+      }
+      [i, prev] = [i + 2, "item"];
+    } else if (c === "[") {
+      const end = classEnd(re, i);
+      if (typeof end === "string") return end;
+      [i, prev] = [end, "item"];
+    } else if (c === "(") {
+      if (re[i + 1] === "?" && re[i + 2] !== ":") return `has "(?" at ${i}; only (?:…) groups are allowed`;
+      depth++;
+      [i, prev] = [re[i + 1] === "?" ? i + 3 : i + 1, "none"];
+    } else if (c === ")") {
+      if (--depth < 0) return `has an unbalanced ) at ${i}`;
+      [i, prev] = [i + 1, "group"];
+    } else if (c === "*" || c === "+" || c === "?") {
+      if (c === "?" && prev === "quantifier") [i, prev] = [i + 1, "lazy"];
+      else if (prev === "item" || prev === "group") [i, prev] = [i + 1, "quantifier"];
+      else return `has ${c} at ${i} without an item to repeat`;
+    } else if (c === "{") {
+      const m = REGEX_BRACES.exec(re.slice(i));
+      if (!m) return `has { at ${i} that is not a quantifier {m}, {m,} or {m,n} (write \\{ for the character)`;
+      if (prev !== "item") {
+        return `has the quantifier ${m[0]} at ${i} after a group or nothing; repeat single items only`;
+      }
+      const [min, max] = [Number(m[1]), m[3] === undefined ? null : Number(m[3])];
+      if (min > 255 || (max !== null && (max > 255 || max < min))) {
+        return `has the quantifier ${m[0]} at ${i}: counts 0–255, m ≤ n`;
+      }
+      [i, prev] = [i + m[0].length, "quantifier"];
+    } else if (c === "|" || c === "^") {
+      [i, prev] = [i + 1, "none"];
+    } else if (c === "$") {
+      if (i + 1 < re.length && re[i + 1] !== ")" && re[i + 1] !== "|") {
+        return `has $ at ${i}, allowed only before ), | or the end`;
+      }
+      [i, prev] = [i + 1, "none"];
+    } else if (c === "." || REGEX_LITERAL.test(c)) {
+      [i, prev] = [i + 1, "item"];
+    } else return `has the character ${JSON.stringify(c)} at ${i}, which is not allowed`;
+  }
+  if (depth !== 0) return "has an unbalanced (";
+  return compiles(re) ? null : "does not compile";
+}
+
+/** The index after the class starting at `start` (`[`), or why it is refused. */
+function classEnd(re: string, start: number): number | string {
+  let i = start + 1;
+  if (re[i] === "^") i++;
+  /** The previous member when it is a literal (a range may start there). */
+  let literal: string | null = null;
+  let members = 0;
+  for (; i < re.length && re[i] !== "]"; members++) {
+    const c = re[i];
+    if (c === "\\") {
+      // \b and \B mean other things inside a class (PCRE2 refuses \B there)
+      if (!REGEX_ESCAPE.test(re[i + 1] ?? "") || /[bB]/.test(re[i + 1])) {
+        return `has the escape \\${re[i + 1] ?? ""} at ${i}, which is not allowed in a class`;
+      }
+      [i, literal] = [i + 2, null];
+    } else if (c === "-" && members > 0 && re[i + 1] !== "]") {
+      // a range; PCRE2 refuses one that starts or ends at an escape such as \d
+      const to = re[i + 1];
+      if (literal === null || !/^[A-Za-z0-9]$/.test(literal) || !/^[A-Za-z0-9]$/.test(to) || to < literal) {
+        return `has a range at ${i} that is not between two letters or digits in order (write - first or last)`;
+      }
+      [i, literal] = [i + 2, null];
+    } else if (REGEX_LITERAL.test(c) || "*+?.(){}|^".includes(c)) {
+      [i, literal] = [i + 1, c];
+    } else return `has the character ${JSON.stringify(c)} at ${i}, which is not allowed`;
+  }
+  if (i >= re.length) return `has an unclosed [ at ${start}`;
+  if (members === 0) return `has an empty class at ${start}`;
+  return i + 1;
+}
+
+/**
+ * A path regex (pathType `ImplementationSpecific` with `path-regex`): see pathRegexProblem. It is
+ * matched from the start of the path, case-insensitively (ingress-nginx's `~*` locations).
+ */
+export const pathRegex: ValueKind<string> = kind(
+  "regular expression starting with `/`: `/api/v[0-9]+/(.*)`",
+  (raw) => {
+    const problem = pathRegexProblem(raw);
+    return problem === null ? ok(raw) : bad(problem);
+  },
+  MAX_PATH_REGEX_LENGTH,
+);

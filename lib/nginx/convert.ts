@@ -28,6 +28,10 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "force-ssl-redirect": bool("force-ssl-redirect"),
   "ssl-passthrough": bool("ssl-passthrough"),
   "app-root": same("app-root"),
+  "use-regex": bool("path-regex"),
+  // ingress-nginx turns the paths into regexes when rewrite-target is set
+  "rewrite-target": (raw) => ({ "rewrite-target": raw, "path-regex": "true" }),
+  "default-backend": same("default-backend"),
   "permanent-redirect": (raw, ctx) => ({
     "redirect-to": raw,
     "redirect-code": nginx(ctx, "permanent-redirect-code") ?? "301",

@@ -116,22 +116,26 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "use-regex": translated(
     "path-regex",
     boolCheck,
-    "paths are matched as regular expressions from the start of the path, case-sensitively " +
-      "(ingress-nginx matches case-insensitively and on every path of the host, whatever Ingress it is on)",
+    "the Ingress's ImplementationSpecific paths are regular expressions matched from the start of the path, " +
+      "case-insensitively, longest first, after Exact and before Prefix paths; ingress-nginx also turns the " +
+      "Prefix paths into regexes, and those of every Ingress of the same host",
   ),
   "rewrite-target": {
     to: ["rewrite-target", "path-regex"],
     verdict: "translated",
-    note: "the whole path is replaced by the target, $n from the regex captures of the path; case-sensitive",
+    note: "the whole path of an ImplementationSpecific path is replaced by the target, $n from its regex captures",
     check: (raw, ctx) => {
       const p = v.rewriteTarget.parse(raw);
       if (!p.ok) return { bad: p.reason };
       const regex = isTrue(nginx(ctx, "use-regex") ?? "false");
       return {
         note: (p.value.captures ? "$n are filled from the path's regex captures" : "the whole path is replaced") +
-          " as in ingress-nginx (served as a regex path" +
-          (regex ? "" : ": ingress-nginx turns every path into a regex when rewrite-target is set") +
-          "); matching is case-sensitive, ingress-nginx's is not",
+          " as in ingress-nginx for ImplementationSpecific paths, which become regexes (path-regex" +
+          (regex ? "" : ", as ingress-nginx does when rewrite-target is set") +
+          "); Prefix and Exact paths keep prefix matching: " +
+          (p.value.captures
+            ? "a target with $n is ignored there (Warning)"
+            : "only their matched prefix is replaced, ingress-nginx replaces the whole path"),
       };
     },
   },
@@ -439,15 +443,26 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "custom-http-errors": {
     to: ["error-codes"],
     verdict: "translated",
-    note:
-      "the error backend gets the original request; ingress-nginx's X-Code, X-Format, X-Original-URI headers are not added",
+    note: "HAProxy 2.6 cannot send a request again to another backend once a response has come (this needs a Lua " +
+      "action): until then default-backend answers only while the Service has no ready endpoint; ingress-nginx's " +
+      "X-Code, X-Format and X-Original-URI headers are not sent",
     check: valueOf(v.errorCodes),
   },
-  "default-backend": supported(
-    "default-backend",
-    valueOf(v.serviceRef),
-    "first port of the Service, as in ingress-nginx",
-  ),
+  "default-backend": {
+    to: ["default-backend"],
+    verdict: "supported",
+    note: "first port of the Service, as in ingress-nginx; it answers while the path's Service has no ready endpoint",
+    check: (raw, ctx) => {
+      const p = v.serviceRef.parse(raw);
+      if (!p.ok) return { bad: p.reason };
+      if (nginx(ctx, "custom-http-errors") === undefined) return undefined;
+      return {
+        verdict: "translated",
+        note: "first port of the Service, as in ingress-nginx; it answers while the path's Service has no ready " +
+          "endpoint, but not for custom-http-errors (see there)",
+      };
+    },
+  },
   // snippets: refused
   "configuration-snippet": snippet("the request-headers-*/response-headers-* annotations, or ask for a typed key"),
   "server-snippet": snippet("typed annotations (redirects, headers, access lists); or ask for a typed key"),

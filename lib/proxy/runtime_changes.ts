@@ -10,12 +10,17 @@
  *   `add map @<v>` fills it (payloads of at most MAP_CHUNK_BYTES, which fit HAProxy's 16 kB CLI
  *   buffer), and `commit map @<v>` switches every lookup to it at once and drops the old version
  *   (its cost grows with the map: 10,000 routes are about 50 payloads);
+ * - a map whose line order is its lookup order (`routes-regex.map`, read by `map_reg`) is always
+ *   replaced as a new version: `add map` appends, so an entry added in place could land behind
+ *   entries it must precede; and only a payload keeps a key's `\` (the command line unescapes it);
  * - a certificate whose PEM changed (same file, same crt-list line) is replaced by `set ssl cert`
  *   and `commit ssl cert` (`abort ssl cert` when the commit fails): new handshakes use it.
  * Names are those HAProxy knows the files by: `<cert dir>/<file>` (the config refers to maps as
  * `${IC_CERT_DIR}/<file>` and `crt-base` is the cert dir).
  */
+import { basename } from "node:path";
 import { cliCommand } from "../haproxy/cli_socket.ts";
+import { ORDERED_MAP_FILES } from "../render/maps.ts";
 
 /** The largest `add map` payload (and `;`-joined command line) sent at once. */
 export const MAP_CHUNK_BYTES = 8 * 1024;
@@ -66,8 +71,9 @@ export function mapEdits(path: string, from: readonly string[], to: readonly str
 
 /**
  * Turns the map HAProxy loaded from `path`, whose entries are `from`, into `to` (`<key> <value>`
- * lines): in place when few entries change and no key holds a `;` (which separates CLI commands),
- * else as a new version committed at once. Returns how: "edit" or "replace".
+ * lines): in place when few entries change, no key holds a `;` (which separates CLI commands) and
+ * the map's order does not matter, else as a new version committed at once. Returns how: "edit"
+ * or "replace".
  */
 export async function updateMap(
   socket: string,
@@ -77,7 +83,7 @@ export async function updateMap(
 ): Promise<"edit" | "replace"> {
   const name = checkPath(path);
   const edits = mapEdits(name, from, to);
-  if (edits.length > MAP_EDIT_LIMIT || edits.some((e) => e.includes(";"))) {
+  if (edits.length > MAP_EDIT_LIMIT || edits.some((e) => e.includes(";")) || ORDERED_MAP_FILES.has(basename(name))) {
     await replaceMap(socket, name, to);
     return "replace";
   }

@@ -14,13 +14,20 @@
  *   `<host part><path>/`, so `/foo` matches `/foo` and `/foo/bar` but not `/foobar`.
  * - `redirect-hosts.map` (`map_str`): the hosts whose plain HTTP requests are redirected to
  *   HTTPS, by host part, value `1` (308) or the redirect's status code (`ssl-redirect-code`).
+ * - `routes-regex.map` (`map_reg`, first match in file order): regex paths (`path-regex`), key
+ *   `^<host part as regex>(?=/)(?i:<regex>)`, in the routes' match order (longest regex first).
+ *   It is the one map whose order matters, so it is never sorted, and the proxy replaces it as a
+ *   whole (runtime_changes.ts): `add map` would append an entry at the end of the list.
  * This module imports only name patterns, so the proxy can check received map files with it.
  */
 import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
+import { pathRegexProblem } from "../annotations/values.ts";
 
 /** The map files: ConfigMap keys (contracts.md §4) and file names in the proxy's cert dir. */
-export const MAP_FILES = ["routes-exact.map", "routes-prefix.map", "redirect-hosts.map"] as const;
+export const MAP_FILES = ["routes-exact.map", "routes-prefix.map", "redirect-hosts.map", "routes-regex.map"] as const;
 export type MapFile = typeof MAP_FILES[number];
+/** The maps whose line order is their lookup order (`map_reg` walks its list and stops at the first match). */
+export const ORDERED_MAP_FILES: ReadonlySet<string> = new Set<MapFile>(["routes-regex.map"]);
 export type RouteMaps = Record<MapFile, string>;
 
 /**
@@ -41,13 +48,26 @@ export function hostKey(host: string): string {
 export interface MapRoute {
   host: string;
   path: string;
-  match: "exact" | "prefix";
+  match: "exact" | "prefix" | "regex";
   backend: string;
 }
 
 /**
+ * The `routes-regex.map` key of a regex route: anchored at the host part (dots as `[.]`, so no
+ * backslash), `(?=/)` so that the host part ends exactly there (a host has no `/`; the path starts
+ * with one), and the path regex case-insensitive (ingress-nginx's `~*`) in a non-capturing group,
+ * so a top-level `|` of the regex cannot reach outside it.
+ */
+export function regexKey(host: string, regex: string): string {
+  const problem = pathRegexProblem(regex);
+  if (problem !== null) throw new Error(`bug: unvalidated path regex ${JSON.stringify(regex)}: ${problem}`);
+  return `^${hostKey(host).replaceAll(".", "[.]")}(?=/)(?i:${regex})`;
+}
+
+/**
  * The map files of `routes` (in match order) and `redirectHosts`. The first route of a key wins
- * (Prefix before ImplementationSpecific for the same path, as the model orders them).
+ * (Prefix before ImplementationSpecific for the same path, as the model orders them); regex
+ * routes keep that order in their map.
  */
 export function routeMaps(
   routes: readonly MapRoute[],
@@ -56,9 +76,15 @@ export function routeMaps(
 ): RouteMaps {
   const exact = new Map<string, string>();
   const prefix = new Map<string, string>();
+  const regex = new Map<string, string>();
   for (const r of routes) {
-    if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
     if (!isProxyName(r.backend)) throw new Error(`bug: unsafe backend name ${JSON.stringify(r.backend)} in model`);
+    if (r.match === "regex") {
+      const key = regexKey(r.host, r.path);
+      if (!regex.has(key)) regex.set(key, r.backend);
+      continue;
+    }
+    if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
     const path = canonicalPath(r.path);
     const host = hostKey(r.host);
     const [table, key] = r.match === "exact"
@@ -73,11 +99,13 @@ export function routeMaps(
     "routes-exact.map": mapText(exact),
     "routes-prefix.map": mapText(prefix),
     "redirect-hosts.map": mapText(redirect),
+    "routes-regex.map": mapText(regex, false),
   };
 }
 
-function mapText(entries: Map<string, string>): string {
-  const lines = [...entries].map(([k, v]) => `${k} ${v}`).sort();
+function mapText(entries: Map<string, string>, sort = true): string {
+  const lines = [...entries].map(([k, v]) => `${k} ${v}`);
+  if (sort) lines.sort();
   for (const l of lines) if (!MAP_LINE.test(l)) throw new Error(`bug: unsafe map line ${JSON.stringify(l)}`);
   return lines.map((l) => `${l}\n`).join("");
 }

@@ -26,7 +26,10 @@
  * Matching (what the rendered ACLs do):
  * - Exact: the request path equals `path`. Prefix: element-wise, `/foo` matches `/foo` and
  *   `/foo/bar` but not `/foobar`; a trailing slash in `path` is ignored. ImplementationSpecific:
- *   treated exactly like Prefix.
+ *   treated exactly like Prefix, except with the Ingress annotation `path-regex`: then `path` is
+ *   a regular expression matched case-insensitively from the start of the path (values.ts's
+ *   pathRegex; an invalid one drops the path), after the host's Exact paths and before its
+ *   prefixes, the longest regex first (lib/render/maps.ts, docs/routing-maps.md).
  * - Host: compared with the Host header without its port, lower-cased. `*.example.com` matches
  *   exactly one label (`a.example.com`, not `example.com` nor `a.b.example.com`).
  * - Order: rules of exact hosts first, then wildcard hosts, then rules without host; within each,
@@ -49,7 +52,8 @@ import {
   REFUSED_ENDPOINT_RANGES,
   refusedEndpointRange,
 } from "./patterns.ts";
-import { readAnnotation, valueMessage } from "../annotations/resolve.ts";
+import { readAnnotation, resolveSetting, valueMessage } from "../annotations/resolve.ts";
+import { pathRegex, type ServiceRef } from "../annotations/values.ts";
 import { slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
 import { type BackendSettings, DEFAULT_SETTINGS, type ResolveContext, settingsHash } from "./settings.ts";
@@ -57,6 +61,7 @@ import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 import { hasTableAnnotations, memoBackendSettings } from "./settings_memo.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
+export type Match = "exact" | "prefix" | "regex";
 export type { Balance } from "./settings.ts";
 import type { Balance } from "./settings.ts";
 
@@ -65,7 +70,8 @@ export interface Route {
   host: string;
   path: string;
   pathType: PathType;
-  match: "exact" | "prefix";
+  /** `regex`: `path` is a path regex (ImplementationSpecific with `path-regex`). */
+  match: Match;
   backend: string;
   /** `namespace/name` of the ingress the route comes from. */
   ingress: string;
@@ -96,6 +102,8 @@ export interface Backend {
   timeoutServer: string | null;
   /** Everything the annotations set (lib/render/settings.ts); absent: none. */
   settings?: BackendSettings;
+  /** `default-backend`: the backend that answers while this one has no usable server. */
+  fallback?: string;
 }
 
 /** One TLS certificate: a kubernetes.io/tls Secret written by the proxy as `file` in its cert dir. */
@@ -250,6 +258,8 @@ interface Context {
   /** JSON of `resolve` and of DEFAULT_SETTINGS (computed once per model). */
   resolveKey?: string;
   defaultJson?: string;
+  /** `path-regex` of an Ingress without annotations of the table (the global and class layers). */
+  regexByDefault?: boolean;
   problems: Problem[];
   backends: Map<string, Backend>;
   services: Set<string>;
@@ -307,6 +317,9 @@ export function buildModel(input: ModelInput): BuildResult {
       : "308";
     const canary = own ? canarySettings(annotations, problem) : null;
     const www = own && boolAnnotation(annotations, "www-redirect", false, problem);
+    const regexPaths = own
+      ? pathRegexOn(ctx, annotations, problem)
+      : (ctx.regexByDefault ??= pathRegexOn(ctx, {}, () => {}));
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -369,15 +382,22 @@ export function buildModel(input: ModelInput): BuildResult {
           continue;
         }
         const raw = hp.path ?? (pathType === "ImplementationSpecific" ? "/" : undefined);
-        if (!isPath(raw)) {
+        const regex = regexPaths && pathType === "ImplementationSpecific";
+        if (regex) {
+          const parsed = pathRegex.parse(raw ?? "");
+          if (!parsed.ok) {
+            problem("InvalidPath", `${where}.path: ${show(raw)} ${parsed.reason} (a path-regex path); path ignored`);
+            continue;
+          }
+        } else if (!isPath(raw)) {
           problem(
             "InvalidPath",
             `${where}.path: ${show(raw)} is not an absolute path of letters, digits and -._~!*+,;=:@/%XX; path ignored`,
           );
           continue;
         }
-        const match = pathType === "Exact" ? "exact" : "prefix";
-        const path = match === "prefix" ? normalizePrefix(raw) : raw;
+        const match: Match = regex ? "regex" : pathType === "Exact" ? "exact" : "prefix";
+        const path = match === "prefix" ? normalizePrefix(raw!) : raw!;
         const key = `${host} ${path} ${pathType}`;
         if (canary) {
           const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
@@ -509,6 +529,10 @@ function usedBackends(
   const used = new Set([...routes.values()].map((r) => r.backend));
   for (const c of canaries) used.add(c.canary);
   if (defaultBackend) used.add(defaultBackend.name);
+  for (const name of [...used]) {
+    const fallback = ctx.backends.get(name)?.fallback;
+    if (fallback) used.add(fallback);
+  }
   return [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));
 }
 
@@ -539,6 +563,15 @@ function annotationValue<T>(
   if (parsed.ok) return parsed.value;
   problem("InvalidAnnotation", valueMessage(read.name, read.raw, parsed.reason) + tail);
   return undefined;
+}
+
+/** `path-regex` through the precedence and risk limit of the backend settings (lib/render/settings.ts). */
+function pathRegexOn(ctx: Context, annotations: Record<string, string>, problem: Report): boolean {
+  const r = resolveSetting<boolean>("path-regex", { ...ctx.resolve.layers, ingress: annotations }, {
+    disableRiskAtOrAbove: ctx.resolve.disableRiskAtOrAbove,
+  });
+  for (const p of r.problems) problem("InvalidAnnotation", `${p.message}; ignored`);
+  return r.value === true;
 }
 
 function boolAnnotation(annotations: Record<string, string>, key: string, dflt: boolean, problem: Report): boolean {
@@ -584,7 +617,7 @@ function resolveBackend(
   backend: V1IngressBackend | undefined,
   where: string,
   annotations: Record<string, string>,
-  path: { path: string; match: "exact" | "prefix" } | null,
+  path: { path: string; match: Match } | null,
   problem: Report,
 ): string | null {
   const svc = backend?.service;
@@ -622,6 +655,7 @@ function resolveBackend(
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
   if (ctx.backends.has(name)) return name;
   const servers = memoServers(ctx, ns, svc.name, portRef, where, problem);
+  const fallback = settings.defaultBackend ? fallbackBackend(ctx, ns, settings.defaultBackend, problem) : null;
   ctx.backends.set(name, {
     name,
     namespace: ns,
@@ -632,6 +666,7 @@ function resolveBackend(
     balance: settings.balance,
     timeoutServer: settings.timeouts.server,
     ...(carries ? { settings } : {}),
+    ...(fallback ? { fallback } : {}),
   });
   return name;
 }
@@ -687,6 +722,22 @@ function memoServers(
     });
   }
   return servers;
+}
+
+/**
+ * The plain backend of a `default-backend` Service (its first port when none is given, as
+ * ingress-nginx); null (with a problem) when it cannot be resolved. The Ingress's annotations do
+ * not apply to it, as in ingress-nginx.
+ */
+function fallbackBackend(ctx: Context, ns: string, ref: ServiceRef, problem: Report): string | null {
+  const where = "annotation ingress-controller.io/default-backend";
+  const port = ref.port ?? ctx.lookup.service(ns, ref.service)?.spec?.ports?.[0]?.port;
+  if (port === undefined) {
+    problem("ServiceNotFound", `${where}: Service ${ns}/${ref.service} not found; ignored`);
+    return null;
+  }
+  const backend = typeof port === "number" ? { number: port } : { name: port };
+  return resolveBackend(ctx, ns, { service: { name: ref.service, port: backend } }, where, {}, null, problem);
 }
 
 /** Service port (by number or name) → its name/targetPort → the ready endpoints of the matching EndpointSlice port. */

@@ -45,6 +45,10 @@ export interface View {
   redirectCodes: string[];
   /** The frontends' canary rules (lib/render/canary.ts), without indentation. */
   canaryLines: string[];
+  /** Some route is a regex path: the frontends look up `routes-regex.map` too. */
+  hasRegex: boolean;
+  /** `default-backend`: a route's backend without usable server hands its requests to its fallback. */
+  fallbackLines: string[];
   /** Name of the backend for requests that match no route. */
   defaultBackend: string;
   builtinDefaultBackend: string;
@@ -84,6 +88,12 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
       main: checkName(c.main),
       canary: checkName(c.canary),
     }))),
+    hasRegex: model.routes.some((r) => r.match === "regex"),
+    fallbackLines: model.backends.filter((b) => b.fallback).map((b) =>
+      `use_backend ${checkName(b.fallback!)} if { var(txn.route) -m str ${
+        checkName(b.name)
+      } } !{ nbsrv(${b.name}) gt 0 }`
+    ),
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
@@ -147,10 +157,18 @@ export function sampleModel(): Model {
       { host: "a.example.com", path: "/x", pathType: "Exact", match: "exact", backend: "be_sample_a_80", ingress: "" },
       { host: "*.example.com", path: "/", pathType: "Prefix", match: "prefix", backend: "be_sample_b_80", ingress: "" },
       { host: "", path: "/api", pathType: "Prefix", match: "prefix", backend: "be_sample_a_80", ingress: "" },
+      {
+        host: "",
+        path: "/v[0-9]+/(.*)",
+        pathType: "ImplementationSpecific",
+        match: "regex",
+        backend: "be_sample_b_80",
+        ingress: "",
+      },
     ],
     backends: [
       be("be_sample_a_80", [{ address: "10.0.0.1", port: 8080 }]),
-      be("be_sample_b_80", [{ address: "[fd00::1]", port: 8080 }]),
+      { ...be("be_sample_b_80", [{ address: "[fd00::1]", port: 8080 }]), fallback: "be_sample_a_80" },
     ],
     defaultBackend: null,
     tls: [{ file: "sample_tls.pem", namespace: "sample", name: "tls", hosts: ["a.example.com"] }],

@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { resolveSetting } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
-import type { Cidr, HeaderLine, Origin } from "../annotations/values.ts";
+import type { Cidr, HeaderLine, Origin, ServiceRef } from "../annotations/values.ts";
 
 export type Balance = "roundrobin" | "leastconn" | "source";
 
@@ -57,8 +57,13 @@ export interface BackendSettings {
   backendTls: { sni: string | null; verify: boolean } | null;
   /** A `www-redirect` twin host's backend: every request goes to this host, same scheme, path and query (308). */
   wwwRedirectTo: string | null;
-  /** Prefix rewrite: the route's path prefix and what replaces it. */
-  rewrite: { prefix: string; target: string } | null;
+  /**
+   * Prefix rewrite: the route's path prefix and what replaces it; regex rewrite (a regex path): the
+   * route's regex and the path that replaces the whole path, `$1`…`$9` from its captures.
+   */
+  rewrite: { prefix: string; target: string } | { regex: string; target: string } | null;
+  /** `default-backend`: the Service answering while the route's Service has no ready endpoint. */
+  defaultBackend: ServiceRef | null;
 }
 
 export const DEFAULT_SETTINGS: BackendSettings = {
@@ -80,6 +85,7 @@ export const DEFAULT_SETTINGS: BackendSettings = {
   backendTls: null,
   rewrite: null,
   wwwRedirectTo: null,
+  defaultBackend: null,
 };
 
 /** A refused value: the annotation and its one-line message. */
@@ -100,7 +106,7 @@ export interface ResolveContext {
 export function resolveBackendSettings(
   ingress: Ann,
   service: Ann,
-  path: { path: string; match: "exact" | "prefix" } | null,
+  path: { path: string; match: "exact" | "prefix" | "regex" } | null,
   report: SettingReport,
   context: ResolveContext = { layers: {}, disableRiskAtOrAbove: null },
 ): BackendSettings {
@@ -198,13 +204,17 @@ export function resolveBackendSettings(
   }
   const rewrite = set<{ target: string; captures: boolean }>("rewrite-target");
   if (rewrite && path) {
-    if (rewrite.captures) {
+    if (path.match === "regex") s.rewrite = { regex: path.path, target: rewrite.target };
+    else if (rewrite.captures) {
       report(
         "InvalidAnnotation",
-        "annotation ingress-controller.io/rewrite-target: $1…$9 need regex paths (path-regex), which are not served yet; ignored",
+        `annotation ingress-controller.io/rewrite-target: $1…$9 need a regex path (path-regex and pathType ` +
+          `ImplementationSpecific); ignored for path ${path.path}`,
       );
-    } else s.rewrite = { prefix: path.match === "exact" ? path.path : path.path, target: rewrite.target };
+    } else s.rewrite = { prefix: path.path, target: rewrite.target };
   }
+  // a route's fallback (the frontends key it on the route's backend): nothing for spec.defaultBackend itself
+  if (path) s.defaultBackend = set<ServiceRef>("default-backend");
   return s;
 }
 
@@ -333,10 +343,31 @@ function seconds(d: string): number {
   return Math.max(1, Math.floor(Number(m[1]) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[m[2]]!));
 }
 
+/**
+ * A regex path's rewrite: the whole path becomes the target (the query string is kept), `$n` the
+ * regex's captures, as ingress-nginx's `rewrite (?i)<regex> <target> break`. The target is a
+ * log-format string in HAProxy: `%` is doubled; the regex is the route's (case-insensitive too).
+ */
+function rewriteLine(r: NonNullable<BackendSettings["rewrite"]>): string {
+  if ("regex" in r) {
+    const target = formatLiteral(r.target).replace(/\$([1-9])/g, "\\$1");
+    return `http-request replace-path ${quoted(`^(?i:${r.regex})`)} ${quoted(target)}`;
+  }
+  return prefixRewriteLine(r);
+}
+
+/**
+ * A path placed in a log-format argument (replace-path's target): `%` doubled, so a target's `%XX`
+ * escape stays an escape instead of making HAProxy refuse the whole configuration.
+ */
+function formatLiteral(path: string): string {
+  return path.replaceAll("%", "%%");
+}
+
 /** `/prefix` + target: `/prefix` → target, `/prefix/rest` → target joined with `/rest`. */
-function rewriteLine(r: { prefix: string; target: string }): string {
+function prefixRewriteLine(r: { prefix: string; target: string }): string {
   const prefix = r.prefix === "/" ? "" : regexEscape(r.prefix);
-  const target = r.target.replace(/\/$/, "");
+  const target = formatLiteral(r.target.replace(/\/$/, ""));
   // `\1` is the rest after the prefix, starting with `/` or empty; an empty result becomes `/`.
   return target === ""
     ? `http-request replace-path ${quoted(`^${prefix}/?(.*)$`)} ${quoted("/\\1")}`

@@ -45,7 +45,7 @@ export function memoBackendSettings(
   context: ResolveContext,
   ingress: Readonly<Record<string, string>>,
   service: Readonly<Record<string, string>>,
-  path: { path: string; match: "exact" | "prefix" } | null,
+  path: Parameters<typeof resolveBackendSettings>[2],
 ): MemoSettings {
   let byKey = memo.get(contextKey);
   if (!byKey) {

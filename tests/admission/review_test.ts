@@ -283,3 +283,27 @@ Deno.test("annotation table: a key the model reads is named once (ours or its le
     assert.equal(res.status!.message, `annotation ${key}: "fastest" is not one of roundrobin,leastconn,source`);
   }
 });
+
+Deno.test("regex paths: a valid one passes the xray (haproxy compiles it); an invalid one is denied naming the path", async () => {
+  const regex = (path: string) =>
+    requestFor(ingress({
+      name: "re",
+      annotations: {
+        "ingress-controller.io/path-regex": "true",
+        "ingress-controller.io/rewrite-target": "/$2",
+        "ingress-controller.io/default-backend": "pages",
+      },
+      rules: [{
+        host: "a.example.com",
+        paths: [{ path, pathType: "ImplementationSpecific", service: "web", port: 80 }],
+      }],
+    }));
+  const ok = await reviewIngress(regex("/something(/|$)(.*)"), { ...base, xray });
+  assert.equal(ok.allowed, true, JSON.stringify(ok));
+  const bad = await reviewIngress(regex("/x(?{code})"), { ...base, xray });
+  assert.equal(bad.allowed, false);
+  assert.match(
+    bad.status!.message,
+    /^spec\.rules\[0\]\.http\.paths\[0\]\.path: "\/x\(\?\{code\}\)" has "\(\?" at 2; only \(\?:…\) groups are allowed/,
+  );
+});

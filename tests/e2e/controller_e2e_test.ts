@@ -58,6 +58,7 @@ if (!inPrivateNetwork()) {
               "redirect-hosts.map",
               "routes-exact.map",
               "routes-prefix.map",
+              "routes-regex.map",
               "secrets.json",
             ]);
             for (const r of [resources.configMaps, resources.deployments, resources.services]) {

@@ -42,3 +42,20 @@ Deno.test("compatibility: every converter writes keys of ours that its rule name
     }
   }
 });
+
+Deno.test("compatibility: use-regex and rewrite-target make regex paths; default-backend is written as ours", () => {
+  assert.deepEqual(translateIngress(ing({ [`${N}use-regex`]: "true" })).annotations, {
+    "ingress-controller.io/path-regex": "true",
+  });
+  // ingress-nginx turns the paths into regexes when rewrite-target is set, with or without use-regex
+  assert.deepEqual(translateIngress(ing({ [`${N}rewrite-target`]: "/$2" })).annotations, {
+    "ingress-controller.io/path-regex": "true",
+    "ingress-controller.io/rewrite-target": "/$2",
+  });
+  assert.deepEqual(
+    translateIngress(ing({ [`${N}default-backend`]: "error-pages", [`${N}custom-http-errors`]: "404,503" }))
+      .annotations,
+    { "ingress-controller.io/default-backend": "error-pages" },
+    "custom-http-errors is not applied: error-codes is not served",
+  );
+});

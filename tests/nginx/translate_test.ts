@@ -55,12 +55,22 @@ Deno.test("a key that becomes one not rendered yet is never reported supported o
     auth.note,
     "becomes ingress-controller.io/auth-basic-secret, which is validated but not rendered yet; once rendered: supported (htpasswd in key auth)",
   );
+  const errors = verdictOf("legacy", "custom-http-errors")!;
+  assert.equal(errors.verdict, "unsupported");
+  assert.match(errors.note, /error-codes, which is validated but not rendered yet; .*cannot send a request again/);
+});
+
+Deno.test("regex paths, capture rewrites and the default backend are translated with their differences", () => {
   const rewrite = verdictOf("shop-api", "rewrite-target")!;
-  assert.equal(rewrite.verdict, "unsupported");
-  assert.match(
-    rewrite.note,
-    /which (is|are) validated but not rendered yet; once rendered: translated \(\$n are filled/,
-  );
+  assert.equal(rewrite.verdict, "translated");
+  assert.match(rewrite.note, /^\$n are filled from the path's regex captures .*a target with \$n is ignored there/);
+  const regex = verdictOf("shop-api", "use-regex")!;
+  assert.equal(regex.verdict, "translated");
+  assert.match(regex.note, /case-insensitively, longest first.*every Ingress of the same host/);
+  assert.equal(once("default-backend", "error-pages").verdict, "supported");
+  assert.equal(once("default-backend", "other/pages").verdict, "refused", "another namespace's Service");
+  const both = verdictOf("legacy", "default-backend")!;
+  assert.deepEqual([both.verdict, /not for custom-http-errors/.test(both.note)], ["translated", true]);
 });
 
 Deno.test("snippets, other namespaces' Secrets and bad values are refused; unknown keys unsupported", () => {
@@ -112,7 +122,7 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   assert.equal(once("proxy-read-timeout", "60s").verdict, "refused", "unitless seconds only");
   assert.match(
     once("rewrite-target", "/").note,
-    /the whole path is replaced .*ingress-nginx turns every path into a regex/,
+    /the whole path is replaced .*as ingress-nginx does when rewrite-target is set.*ingress-nginx replaces the whole path/,
   );
   assert.equal(once("auth-signin", "https://$host/oauth2/start?rd=$escaped_request_uri").verdict, "unsupported");
   assert.match(once("auth-signin", "https://$host/x?foo=$arg_x").note, /nginx variables other than/);

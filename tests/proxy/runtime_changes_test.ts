@@ -159,6 +159,46 @@ Deno.test("route-only changes are applied through the Runtime API: no reload, th
   }
 });
 
+Deno.test("regex routes change through the Runtime API in their order, with their backslashes, without reload", async () => {
+  const s = await site(["web", "api", "other"]);
+  await using p = await proxyUnderTest();
+  try {
+    const ing = (regexes: [string, string][]) => [ingress({
+      name: "re",
+      annotations: { "ingress-controller.io/path-regex": "true" },
+      rules: [{
+        host: "a.example",
+        paths: [
+          ...paths(["/", "api"]),
+          ...paths(...regexes.map(([re, svc]) => [re, svc, "ImplementationSpecific"] as [string, string, string])),
+        ],
+      }],
+    })];
+    const start = await p.applier.apply(s.desired(ing([["/v[0-9]+/.*", "web"], ["/o", "other"]])));
+    assert.deepEqual([start.kind, start.ok], ["start", true], start.error ?? "");
+    const pid = await workerPid(p.haproxy);
+    const before = await reloads(p);
+    assert.equal((await get(`${p.url}/v2/items/x`, "a.example")).name, "web");
+
+    // a longer regex that also matches: it must come first in the map_reg list, and keep its \d
+    const r = await p.applier.apply(s.desired(ing([["/v[0-9]+/.*", "web"], ["/v\\d+/items/.*", "other"]])));
+    assert.deepEqual([r.kind, r.ok], ["runtime", true], r.error ?? "");
+    assert.equal((await get(`${p.url}/v2/items/x`, "a.example")).name, "other");
+    assert.equal((await get(`${p.url}/V2/ITEMS/x`, "a.example")).name, "other", "case-insensitive as ingress-nginx");
+    assert.equal((await get(`${p.url}/v2/other`, "a.example")).name, "web");
+    assert.equal((await get(`${p.url}/o`, "a.example")).name, "api", "the removed regex is gone");
+    assert.deepEqual(await reloads(p), before, "no reload");
+    assert.equal(await workerPid(p.haproxy), pid);
+    assert.equal(
+      await Deno.readTextFile(join(p.certDir, "routes-regex.map")),
+      "^a[.]example(?=/)(?i:/v\\d+/items/.*) be_default_other_80\n^a[.]example(?=/)(?i:/v[0-9]+/.*) be_default_web_80\n",
+    );
+  } finally {
+    await p.close();
+    await Promise.all(s.backends.map((b) => b.close()));
+  }
+});
+
 Deno.test("a certificate change is applied through the Runtime API: no reload, SNI serves the new certificate", async () => {
   const s = await site(["web"]);
   await using p = await proxyUnderTest();

@@ -14,11 +14,13 @@ import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts
 import { validateConfig } from "../../lib/render/validate.ts";
 import { MAP_FILES, MAP_LINE } from "../../lib/render/maps.ts";
 import { ANNOTATIONS, PREFIX, specOf } from "../../lib/annotations/mod.ts";
+import { pathRegex } from "../../lib/annotations/values.ts";
 import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 0x5eed);
 const ITERATIONS = Math.min(Number(Deno.env.get("FUZZ_ITERATIONS") ?? 600), 20_000);
 const HAPROXY_CHECKS = 6;
+const HAPROXY_REGEX_CHECKS = 8;
 
 /** mulberry32: small, fast, good enough to pick mutations reproducibly. */
 function prng(seed: number): () => number {
@@ -58,6 +60,40 @@ const FRAGMENTS = [
   "\n    use_backend evil if TRUE\n",
   " if TRUE",
   "\\n",
+];
+
+/** Regex syntax a path regex must not pass into HAProxy (or may, when it is harmless): inserted into a valid one. */
+const REGEX_FRAGMENTS = [
+  "(?i)",
+  "(?#x)",
+  "(?{1})",
+  "(*ACCEPT)",
+  "(?=",
+  "\\Q",
+  "\\E",
+  "\\1",
+  "\\x41",
+  "$",
+  "$)",
+  "|",
+  "|.*",
+  "(",
+  ")",
+  "[",
+  "]",
+  "[z-a]",
+  "[\\d-z]",
+  "{",
+  "{99999}",
+  "{2,1}",
+  "){9}",
+  "*",
+  "*+",
+  "?",
+  "[[:alpha:]]",
+  "%[path]",
+  "' '",
+  "\\",
 ];
 
 interface State {
@@ -124,10 +160,26 @@ function baseline(): State {
         },
         rules: [{ host: "baz.example.com", paths: [{ path: "/", pathType: "Prefix", service: "web", port: 80 }] }],
       }),
+      ingress({
+        name: "regex",
+        created: "2026-04-01T00:00:00Z",
+        annotations: { [PREFIX + "path-regex"]: "true", [PREFIX + "rewrite-target"]: "/$2" },
+        rules: [
+          {
+            host: "re.example.com",
+            paths: [
+              { path: "/re(/|$)(.*)", pathType: "ImplementationSpecific", service: "web", port: 80 },
+              { path: "/v[0-9]+/\\d+(.*)", pathType: "ImplementationSpecific", service: "api", port: 8080 },
+            ],
+          },
+          { paths: [{ path: "/any[a-z]*/(.*)", pathType: "ImplementationSpecific", service: "web", port: 80 }] },
+        ],
+      }),
     ],
     services: [
       service("web", [{ name: "http", port: 80, targetPort: "web" }]),
       service("api", [{ name: "main", port: 8080, targetPort: 9090 }]),
+      service("error-pages", [{ port: 80 }]),
     ],
     slices: [
       endpointSlice("web", [{ name: "http", port: 8080 }], [{ address: "10.0.0.1" }, { address: "10.0.0.2" }]),
@@ -151,6 +203,7 @@ const BASELINE_VALUES: Record<string, string | null> = {
   "backend-protocol": "h2-tls", // with backend-sni
   canary: null, // the baseline's third Ingress is the canary
   "redirect-to": null, // would hide every other request rule behind the redirect (still rendered; kept simple)
+  "path-regex": null, // the Ingress "regex" has regex paths
 };
 
 function servedAnnotations(): Record<string, string> {
@@ -173,6 +226,8 @@ interface Field {
   set: (s: State, v: any) => void;
   /** An annotation of the table: a hostile value its parser accepts may render different (valid) lines. */
   annotation?: string;
+  /** A regex path: hostile regex syntax is inserted; an accepted value may add its own routes-regex.map line. */
+  regex?: boolean;
 }
 
 const ing = (s: State) => s.ingresses[0];
@@ -285,6 +340,25 @@ function fields(): Field[] {
       });
     }
   }
+  const regexPath = (s: State, r: number, p: number) => s.ingresses[3].spec!.rules![r].http!.paths[p];
+  f.push(
+    { name: "regex path", kind: "string", problem: false, regex: true, set: (s, v) => regexPath(s, 0, 0).path = v },
+    { name: "regex path 2", kind: "string", problem: false, regex: true, set: (s, v) => regexPath(s, 0, 1).path = v },
+    {
+      name: "host-less regex path",
+      kind: "string",
+      problem: false,
+      regex: true,
+      set: (s, v) => regexPath(s, 1, 0).path = v,
+    },
+    {
+      name: "regex Ingress rewrite-target",
+      kind: "string",
+      problem: false,
+      annotation: "rewrite-target",
+      set: (s, v) => s.ingresses[3].metadata!.annotations![PREFIX + "rewrite-target"] = v,
+    },
+  );
   for (const key of ["canary", "canary-weight", "canary-header", "canary-header-value", "canary-cookie"]) {
     f.push({
       name: `canary Ingress annotation ${key}`,
@@ -328,9 +402,17 @@ function fields(): Field[] {
 const BENIGN = ["foo.example.com", "/path", "web", "http", "10.0.0.9", "true", "30s", "default", "*.example.com"];
 const BAD_NUMBERS = [0, -1, 65536, 1.5, NaN, Infinity, 1e20, "80", "80\n", null, { n: 1 }];
 
-function hostile(rand: () => number, kind: Kind): unknown {
+function hostile(rand: () => number, kind: Kind, regex = false): unknown {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
   if (kind === "number") return pick(BAD_NUMBERS);
+  if (regex && rand() < 0.7) {
+    let s = pick(["/re(/|$)(.*)", "/v[0-9]+/\\d+(.*)", "/a.b"]);
+    for (let i = 0, n = 1 + Math.floor(rand() * 3); i < n; i++) {
+      const at = 1 + Math.floor(rand() * s.length);
+      s = s.slice(0, at) + pick(rand() < 0.7 ? REGEX_FRAGMENTS : FRAGMENTS) + s.slice(at);
+    }
+    return s;
+  }
   const style = rand();
   if (style < 0.1) return pick(BENIGN).repeat(300 + Math.floor(rand() * 700)) + pick(FRAGMENTS);
   if (style < 0.15) return "a".repeat(5000 + Math.floor(rand() * 5000));
@@ -394,12 +476,15 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
   const baseSni = new Set(baseCrt.flatMap((w) => w.slice(1)));
   const baseMaps = new Map(MAP_FILES.map((f) => [f, new Set(unvariant(base.rendered.maps[f]).split("\n"))]));
   assert.ok(baseMaps.get("routes-prefix.map")!.size > 2 && baseMaps.get("redirect-hosts.map")!.size > 1);
+  assert.ok(baseMaps.get("routes-regex.map")!.size > 3, "the baseline has regex routes");
+  assert.match(base.rendered.config, /!{ nbsrv\(be_/, "and a default-backend fallback");
   // lines a rejected value may fall back to
   const fallbacks = new Set(["    balance roundrobin", "    default_backend ic_default_404"]);
 
   const rand = prng(SEED);
   const all = fields();
   const toCheck: Rendered[] = [];
+  let regexChecks = 0;
   for (let i = 0; i < ITERATIONS; i++) {
     const state = baseline();
     const chosen = Array.from(
@@ -410,9 +495,17 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
     /** A hostile value an annotation's parser accepts is a valid setting: its lines may differ, not its structure. */
     let validSetting = false;
     let refusedSetting = false;
+    /** A hostile regex path the parser accepted: a new regex route, with its own map key. */
+    let acceptedRegex = false;
     for (const field of chosen) {
-      const value = hostile(rand, field.kind);
+      const value = hostile(rand, field.kind, field.regex);
       field.set(state, value);
+      if (field.regex) {
+        const ok = pathRegex.parse(value as string).ok;
+        acceptedRegex ||= ok;
+        validSetting ||= ok; // its rewrite line changes with it
+        refusedSetting ||= !ok;
+      }
       if (field.annotation) {
         const ok = specOf(field.annotation)!.value.parse(value as string).ok;
         validSetting ||= ok;
@@ -456,7 +549,8 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
         // a setting may change a value (a variant, a redirect code), never add a key
         const key = line.split(" ")[0];
         const known = base.has(unvariant(line)) ||
-          ((validSetting || refusedSetting) && [...base].some((l) => l.split(" ")[0] === key));
+          ((validSetting || refusedSetting) && [...base].some((l) => l.split(" ")[0] === key)) ||
+          (acceptedRegex && file === "routes-regex.map");
         assert.ok(known, `${where}: new ${file} line ${JSON.stringify(line)}`);
       }
     }
@@ -466,6 +560,8 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
     }
     for (const p of problems) assert.doesNotMatch(p.message, /[\r\n\u2028]/, `${where}: multi-line message`);
     if (i % Math.ceil(ITERATIONS / HAPROXY_CHECKS) === 0) toCheck.push(rendered);
+    // accepted hostile regexes are compiled by haproxy itself (map_reg entries, replace-path)
+    else if (acceptedRegex && regexChecks++ < HAPROXY_REGEX_CHECKS) toCheck.push(rendered);
   }
   for (const [n, rendered] of toCheck.entries()) {
     const check = await validateConfig(rendered, { timeoutMs: 20_000 });

@@ -1,0 +1,138 @@
+/**
+ * @module bench/regex_routes_bench
+ * The cost of regex paths (`path-regex`, routes-regex.map, docs/routing-maps.md) with a real
+ * HAProxy 2.6: the time `Applier.apply` takes for a one-regex change (routes-regex.map is always
+ * replaced as a new version, so this grows with the map), and requests/s through the routing for a
+ * Prefix route that misses every regex (the worst case: it walks the whole `map_reg` list) and for
+ * a regex route, with 0 and BENCH_REGEX_ROUTES (default 1,000) host-less regex routes.
+ * Prints a JSON array of {name, unit, value} as its last stdout line.
+ */
+import http from "node:http";
+import { join } from "node:path";
+import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/render/mod.ts";
+import type { MapFile } from "../lib/render/maps.ts";
+import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
+import { HAProxy } from "../lib/proxy/haproxy.ts";
+import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
+import { freePorts } from "../lib/localenv/ports.ts";
+import { startBackend } from "../lib/localenv/backend.ts";
+import { log } from "../lib/log/logger.ts";
+
+const ROUTES = Number(Deno.env.get("BENCH_REGEX_ROUTES") ?? 1000);
+const CHANGES = 20;
+log.configure({ level: "warn" });
+
+const figures: { name: string; unit: string; value: number }[] = [];
+const fig = (name: string, unit: string, value: number) => {
+  figures.push({ name, unit, value: Math.round(value * 1000) / 1000 });
+  console.error(`bench: ${name} = ${value.toFixed(3)} ${unit}`);
+};
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1];
+
+const templates = await loadTemplates(null);
+const web = await startBackend({ name: "web", host: "127.0.0.1" });
+const lookup = lookupFromLists({
+  services: [{ metadata: { namespace: "default", name: "web" }, spec: { ports: [{ port: 80 }] } }],
+  endpointSlices: [{
+    metadata: { namespace: "default", name: "web-a", labels: { "kubernetes.io/service-name": "web" } },
+    addressType: "IPv4",
+    ports: [{ name: "", port: web.port }],
+    endpoints: [{ addresses: ["127.0.0.1"] }],
+  }],
+});
+const backend = { service: { name: "web", port: { number: 80 } } };
+/** `regexes` host-less regex routes plus one that changes with `change`, and a Prefix route on a.example. */
+const desired = (change: number, regexes: number): DesiredState => {
+  const paths = [{ path: `/changing${change}/(.*)`, pathType: "ImplementationSpecific", backend }];
+  for (let i = 0; i < regexes; i++) {
+    paths.push({ path: `/r${i}/v[0-9]+/(.*)`, pathType: "ImplementationSpecific", backend });
+  }
+  const { model, problems } = buildModel({
+    ingresses: [
+      {
+        metadata: { namespace: "default", name: "regex", annotations: { "ingress-controller.io/path-regex": "true" } },
+        spec: { rules: [{ http: { paths } }] },
+      },
+      {
+        metadata: { namespace: "default", name: "prefix" },
+        spec: { rules: [{ host: "a.example", http: { paths: [{ path: "/p", pathType: "Prefix", backend }] } }] },
+      },
+    ],
+    lookup,
+    allowLoopbackEndpoints: true,
+  });
+  if (problems.length > 0) throw new Error(JSON.stringify(problems[0]));
+  const r = render(model, templates);
+  return {
+    config: r.config,
+    crtList: r.crtList,
+    pems: new Map(),
+    maps: new Map(Object.entries(r.maps)) as Map<MapFile, string>,
+  };
+};
+
+function get(port: number, host: string, path: string, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, path, headers: { host }, agent }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Requests/s for `path` on `host`, 4 keep-alive clients for 2 s (each request a distinct path: no LRU cache hit). */
+async function rate(port: number, host: string, path: (i: number) => string): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  let done = 0;
+  const until = performance.now() + 2000;
+  await Promise.all(Array.from({ length: 4 }, async (_, c) => {
+    for (let i = c; performance.now() < until; i += 4) {
+      const status = await get(port, host, path(i), agent);
+      if (status !== 200) throw new Error(`${host}${path(i)}: ${status}`);
+      done++;
+    }
+  }));
+  agent.destroy();
+  return done / 2;
+}
+
+const workDir = await Deno.makeTempDir({ prefix: "ic-bench-regex-" });
+const [httpPort, httpsPort, statsPort] = freePorts(3);
+const haproxy = new HAProxy({
+  binary: await ensureHaproxy(),
+  workDir,
+  bindAddress: "127.0.0.1",
+  httpPort,
+  httpsPort,
+  statsPort,
+  runtimeSocket: join(workDir, "runtime.sock"),
+  certDir: join(workDir, "certs"),
+});
+const applier = new Applier({ haproxy, workDir, certDir: join(workDir, "certs") });
+try {
+  for (const regexes of [0, ROUTES]) {
+    const label = `${regexes + 1}_regex_routes`;
+    const first = await applier.apply(desired(0, regexes));
+    if (!first.ok) throw new Error(`first apply: ${first.error}`);
+    const runtime: number[] = [];
+    for (let i = 1; i <= CHANGES; i++) {
+      const r = await applier.apply(desired(i, regexes));
+      if (r.kind !== "runtime" || !r.ok) throw new Error(`expected a runtime change, got ${r.kind} ${r.error ?? ""}`);
+      runtime.push(r.durationMs);
+    }
+    fig(`regex_routes.runtime_apply_ms_p50.${label}`, "ms", pct(runtime, 50));
+    fig(`regex_routes.prefix_requests_per_s.${label}`, "req/s", await rate(httpPort, "a.example", (i) => `/p/${i}`));
+    fig(
+      `regex_routes.regex_requests_per_s.${label}`,
+      "req/s",
+      await rate(httpPort, "b.example", (i) => `/changing${CHANGES}/${i}`),
+    );
+  }
+} finally {
+  await haproxy.stop();
+  await web.close();
+  await Deno.remove(workDir, { recursive: true }).catch(() => {});
+}
+console.log(JSON.stringify(figures));
