@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { resolveSetting } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
 import type { Cidr, HeaderLine, Origin } from "../annotations/values.ts";
+import { type ExtAuth, extAuthLines, resolveExtAuth } from "./ext_auth.ts";
 
 export type Balance = "roundrobin" | "leastconn" | "source";
 
@@ -59,6 +60,8 @@ export interface BackendSettings {
   wwwRedirectTo: string | null;
   /** Prefix rewrite: the route's path prefix and what replaces it. */
   rewrite: { prefix: string; target: string } | null;
+  /** External authentication (lib/render/ext_auth.ts). */
+  extAuth: ExtAuth | null;
 }
 
 export const DEFAULT_SETTINGS: BackendSettings = {
@@ -80,6 +83,7 @@ export const DEFAULT_SETTINGS: BackendSettings = {
   backendTls: null,
   rewrite: null,
   wwwRedirectTo: null,
+  extAuth: null,
 };
 
 /** A refused value: the annotation and its one-line message. */
@@ -196,6 +200,7 @@ export function resolveBackendSettings(
       );
     }
   }
+  s.extAuth = resolveExtAuth(set, report);
   const rewrite = set<{ target: string; captures: boolean }>("rewrite-target");
   if (rewrite && path) {
     if (rewrite.captures) {
@@ -292,6 +297,9 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
   if (s.redirectTo) l.push(`http-request redirect location ${literal(s.redirectTo.url)} code ${s.redirectTo.code}`);
   if (s.appRoot) l.push(`http-request redirect location ${literal(s.appRoot)} code 302 if { path / }`);
   if (s.cors) l.push(...corsLines(s.cors));
+  // After the answers that need no authentication (redirects, CORS preflights: as ingress-nginx's
+  // rewrite phase comes before its access phase), before the request's own header edits.
+  if (s.extAuth) l.push(...extAuthLines(s.extAuth));
   for (const h of s.request.del) l.push(`http-request del-header ${h}`);
   for (const h of s.request.set) l.push(`http-request set-header ${headerValue(h)}`);
   for (const h of s.request.add) l.push(`http-request add-header ${headerValue(h)}`);
