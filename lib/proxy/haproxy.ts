@@ -122,6 +122,9 @@ export interface ReloadResult {
 const EXPECTED_WARNING =
   /Proxy \S+ stopped|exited with code 0|Stopping |Exiting Master|All workers exited|leaving forced maintenance|is going DOWN for maintenance|is UP\/READY|(Paused|Resumed) frontend/;
 
+/** A log line of HAProxy's httpclient (its `option httplog` format, proxy `<HTTPCLIENT>`). */
+const HTTPCLIENT_LOG_LINE = /^\S+ \[[^\]]+\] <HTTPCLIENT> /;
+
 /** How many of HAProxy's own output lines are kept for error reports. */
 const KEEP_LINES = 200;
 
@@ -366,6 +369,9 @@ export class HAProxy {
     });
     const take = async (line: string) => {
       if (!line) return;
+      // The auth subrequests of ext auth (templates/ic_ext_auth.lua) are logged by HAProxy's httpclient,
+      // which copies the global loggers: one line per request, already told by the request's own line.
+      if (HTTPCLIENT_LOG_LINE.test(line)) return log.debug("haproxy httpclient", { line });
       if (!ACCESS_LOG_LINE.test(line)) return log.info("haproxy", { line });
       try {
         await sink(line);
