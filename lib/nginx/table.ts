@@ -347,7 +347,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     verdict: "translated",
     note: "the auth request is always a GET with the original headers (not the body) and ends in a 500 after about " +
       "5 s; a host name is resolved through the proxy's resolv.conf name servers without search domains (write the " +
-      "full name, e.g. oauth2-proxy.auth.svc.cluster.local); an https auth URL is verified against the system CAs",
+      "full name, e.g. oauth2-proxy.auth.svc.cluster.local)",
     check: (raw) =>
       /\$/.test(raw)
         ? { verdict: "unsupported", to: [], note: "nginx variables are not available: give the auth service's own URL" }

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { lookupFromLists } from "../../lib/render/model.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { freePort } from "../../lib/localenv/ports.ts";
+import { createCA } from "../../lib/pki/certs.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
 import { curl, withProxy } from "./live.ts";
 
@@ -25,9 +26,9 @@ interface Seen {
 }
 
 /** The auth service: its answers follow the `session` cookie (`status=NNN` answers NNN); it records each request. */
-function startAuth() {
+function startAuth(tls?: { cert: string; key: string }) {
   const seen: Seen[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {}, ...tls }, async (req) => {
     const url = new URL(req.url);
     seen.push({
       method: req.method,
@@ -45,7 +46,7 @@ function startAuth() {
     return new Response("who are you", { status: 401, headers: { "WWW-Authenticate": 'Bearer realm="test"' } });
   });
   return {
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: `${tls ? "https" : "http"}://127.0.0.1:${server.addr.port}`,
     seen,
     [Symbol.asyncDispose]: () => server.shutdown(),
   };
@@ -187,4 +188,21 @@ Deno.test("auth-url fails closed: an auth service that is down, hangs or answers
     await accepting.catch(() => {});
     for (const c of held) c.close();
   }
+});
+
+Deno.test("an https auth URL is not verified (as ingress-nginx's auth-url): a self-signed auth service works", async () => {
+  await using web = await startBackend({ name: "web" });
+  const self = await createCA({ commonName: "auth.example.com" });
+  await using auth = startAuth({ cert: self.certPem, key: self.keyPem });
+  const objs = objects(web.port, {
+    "tls.example.com": { [`${A}auth-url`]: `${auth.url}/check`, [`${A}auth-response-headers`]: "X-Auth-Request-User" },
+  });
+  await withProxy(objs, {}, async ({ http }) => {
+    const get = (cookie: string) => curl(["-H", "Host: tls.example.com", "-b", cookie, `http://127.0.0.1:${http}/`]);
+    const ok = await get("session=ok");
+    assert.equal(ok.status, 200);
+    assert.equal(received(ok.body)["x-auth-request-user"], "alice");
+    assert.equal((await get("session=none")).status, 401);
+    assert.equal(auth.seen.length, 2);
+  });
 });
