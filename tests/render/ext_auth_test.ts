@@ -31,7 +31,8 @@ function rendered(annotations: Record<string, string>) {
 }
 
 const configOf = async (model: ReturnType<typeof rendered>["model"]) => render(model, await loadTemplates(null));
-const authLines = (config: string) => config.split("\n").filter((l) => /ic_auth|lua-load|^\s*httpclient\./.test(l)).map((l) => l.trim());
+const authLines = (config: string) =>
+  config.split("\n").filter((l) => /ic_auth|lua-load|^\s*httpclient\./.test(l)).map((l) => l.trim());
 
 Deno.test("auth-url renders the Lua action with quoted arguments, the fail-closed deny and the lua-load line", async () => {
   const url = "https://auth.example.com:8443/oauth2/auth;v=1?app=shop&x=%41,*!+@:";
