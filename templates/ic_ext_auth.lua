@@ -10,7 +10,9 @@
 -- removed first), 401 and 403 are returned to the client (401 becomes a 302 to the signin URL with
 -- the original URL in `rd` when one is given), anything else (the auth service down, a time-out, a
 -- redirect, a 5xx) is a 500. Success is recorded in txn.ic_auth: the line after this action denies
--- with 500 whatever did not set it, so an error in this file fails closed, never open.
+-- with 500 whatever did not set it, so an error in this file fails closed, never open. The auth
+-- answer's Set-Cookie headers are added to the response by `http-response lua.ic_auth_cookies` when
+-- its status is one nginx's `add_header` applies to (ingress-nginx's default; session refreshes).
 
 -- A timed-out or failed attempt is retried by HAProxy 2.6's httpclient (3 retries, not configurable
 -- in 2.6): 4 attempts of 1.25 s bound a hanging auth service to about 5 s.
@@ -47,6 +49,10 @@ end
 local function escape(s, keep)
   return (s:gsub("[^" .. keep .. "]", function(c) return string.format("%%%02X", c:byte()) end))
 end
+
+-- The statuses nginx's add_header (without `always`) adds headers to.
+local COOKIE_STATUSES = { [200] = true, [201] = true, [204] = true, [206] = true, [301] = true, [302] = true,
+  [303] = true, [304] = true, [307] = true, [308] = true }
 
 local function split(list)
   local out = {}
@@ -93,6 +99,8 @@ local function authenticate(txn, url, signin, names)
       http:req_del_header(name)
       for _, value in ipairs(values(got[name:lower()])) do http:req_add_header(name, value) end
     end
+    local cookies = values(got["set-cookie"])
+    if #cookies > 0 then txn:set_priv(cookies) end
     txn:set_var("txn.ic_auth", "ok")
     return
   end
@@ -113,4 +121,11 @@ local function authenticate(txn, url, signin, names)
   end
 end
 
+local function cookies(txn)
+  local list = txn:get_priv()
+  if type(list) ~= "table" or not COOKIE_STATUSES[tonumber(txn.f:status())] then return end
+  for _, cookie in ipairs(list) do txn.http:res_add_header("set-cookie", cookie) end
+end
+
 core.register_action("ic_auth_request", { "http-req" }, authenticate, 3)
+core.register_action("ic_auth_cookies", { "http-res" }, cookies, 0)

@@ -376,7 +376,9 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-proxy-set-headers": unsupported("extra headers to the auth service are not available"),
   "auth-request-redirect": unsupported("X-Auth-Request-Redirect is always the request's path and query"),
   "auth-signin-redirect-param": unsupported("the original URL is always passed as rd"),
-  "auth-always-set-cookie": unsupported("cookies of the auth answer are not copied"),
+  "auth-always-set-cookie": unsupported(
+    "the auth answer's Set-Cookie headers are added to 2xx and redirect answers only (ingress-nginx's default)",
+  ),
   "enable-global-auth": unsupported("there is no global external authentication"),
   // client certificates
   "auth-tls-secret": supported("client-cert-ca-secret", secretRef, "its ca.crt; per host, as in ingress-nginx"),

@@ -7,7 +7,7 @@
  * passed as the action's arguments have passed their anchored parsers and are single-quoted (no
  * expansion, no escapes in HAProxy); `-` stands for "none", which no valid value can be. The line
  * after the action denies with 500 every request the action did not mark as authenticated, so a
- * failing action fails closed.
+ * failing action fails closed. A response action adds the auth answer's Set-Cookie headers.
  */
 import { quoted } from "./settings.ts";
 
@@ -47,5 +47,7 @@ export function extAuthLines(a: ExtAuth): string[] {
   return [
     `http-request lua.ic_auth_request ${quoted(a.url)} ${quoted(a.signin ?? "-")} ${quoted(names)}`,
     "http-request deny deny_status 500 if !{ var(txn.ic_auth) -m str ok }",
+    // the auth answer's Set-Cookie headers (session refreshes), as ingress-nginx adds them
+    "http-response lua.ic_auth_cookies",
   ];
 }

@@ -48,6 +48,7 @@ Deno.test("auth-url renders the Lua action with quoted arguments, the fail-close
     "httpclient.ssl.verify none",
     `http-request lua.ic_auth_request '${url}' 'https://auth.example.com/start?rd=https://a.example.com/' 'X-Auth-Request-User,Authorization'`,
     "http-request deny deny_status 500 if !{ var(txn.ic_auth) -m str ok }",
+    "http-response lua.ic_auth_cookies",
   ]);
   const check = await validateConfig(out, { timeoutMs: 20_000 });
   assert.deepEqual(check.errors, []);

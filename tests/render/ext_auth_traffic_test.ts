@@ -5,7 +5,7 @@
  * challenge otherwise; a test backend echoes what it received. Shown: 401 and 403 reach the client
  * and the backend sees nothing; with `auth-signin` a 401 is a 302 with the original URL in `rd`; a
  * 2xx lets the request through with the listed headers copied from the auth answer (a client's own
- * copies removed); the auth request is a GET with the original headers, no body, and the
+ * copies removed) and the answer's Set-Cookie headers added to the response; the auth request is a GET with the original headers, no body, and the
  * X-Original-* headers; an auth service that is down, hangs or answers anything else is a 500.
  */
 import assert from "node:assert/strict";
@@ -38,7 +38,10 @@ function startAuth(tls?: { cert: string; key: string }) {
     });
     const cookie = req.headers.get("cookie") ?? "";
     if (cookie.includes("session=ok")) {
-      return new Response(null, { status: 202, headers: { "X-Auth-Request-User": "alice", "X-Other": "not copied" } });
+      const headers = new Headers({ "X-Auth-Request-User": "alice", "X-Other": "not copied" });
+      headers.append("Set-Cookie", "_session=refreshed; Path=/; HttpOnly");
+      headers.append("Set-Cookie", "_csrf=x; Path=/");
+      return new Response(null, { status: 202, headers });
     }
     if (cookie.includes("session=banned")) return new Response("banned", { status: 403 });
     const status = /status=([0-9]{3})/.exec(cookie)?.[1];
@@ -129,6 +132,14 @@ Deno.test("auth-url: 401 and 403 reach the client, 2xx lets the request through 
     assert.equal(got["x-auth-request-email"], undefined, "a listed header the answer lacks is removed");
     assert.equal(got["x-other"], undefined, "headers not listed are not copied");
     assert.equal(got.cookie, "session=ok");
+    const answer = await curl([
+      ...["-o", "/dev/null", "-D", "-", "-b", "session=ok", "-H", "Host: signin.example.com", `${base}/`],
+    ]);
+    assert.deepEqual(
+      answer.body.split("\r\n").filter((l) => /^set-cookie:/i.test(l)),
+      ["set-cookie: _session=refreshed; Path=/; HttpOnly", "set-cookie: _csrf=x; Path=/"],
+      "the auth answer's cookies reach the client (session refresh)",
+    );
 
     // The auth request: a GET to the auth URL with the original headers, no body, and the X-Original-* headers.
     const before = auth.seen.length;
