@@ -3,9 +3,11 @@
  * The cost of annotations on requests: requests/s through a real HAProxy 2.6 to the same test
  * backend for a host whose Ingress sets 20 annotations (HSTS, header edits, CORS, allow/deny lists,
  * rate limits, body limit, timeouts, load balancing, sticky cookie: its backend variant holds ~30
- * rules) against a host whose Ingress sets none, in the same run, alternating rounds. 4 keep-alive
- * clients, BENCH_SECONDS (default 2) per round, 3 rounds each. Prints a JSON array of
- * {name, unit, value} as its last stdout line.
+ * rules) against a host whose Ingress sets none, in the same run, alternating rounds; and a host
+ * with external authentication (`auth-url`: one auth request per request, through our Lua action
+ * and HAProxy's httpclient, to a loopback auth service that answers 200). 4 keep-alive clients,
+ * BENCH_SECONDS (default 2) per round, 3 rounds each. Prints a JSON array of {name, unit, value} as
+ * its last stdout line.
  */
 import http from "node:http";
 import { join } from "node:path";
@@ -13,6 +15,7 @@ import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/rende
 import { startHaproxy } from "../lib/localenv/haproxy.ts";
 import { freePorts } from "../lib/localenv/ports.ts";
 import { startBackend } from "../lib/localenv/backend.ts";
+import { luaDirOf, writeLuaFiles } from "../lib/render/lua.ts";
 
 const SECONDS = Math.min(Number(Deno.env.get("BENCH_SECONDS") ?? 2), 30);
 const ROUNDS = 3;
@@ -50,6 +53,11 @@ const fig = (name: string, unit: string, value: number) => {
 };
 
 const web = await startBackend({ name: "web" });
+let authRequests = 0;
+const auth = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+  authRequests++;
+  return new Response(null, { status: 200, headers: { "X-Auth-Request-User": "bench" } });
+});
 const ingress = (name: string, host: string, annotations: Record<string, string>) => ({
   metadata: { namespace: "default", name, annotations },
   spec: {
@@ -60,7 +68,14 @@ const ingress = (name: string, host: string, annotations: Record<string, string>
   },
 });
 const { model, problems } = buildModel({
-  ingresses: [ingress("plain", "plain.example", {}), ingress("tuned", "tuned.example", TWENTY)],
+  ingresses: [
+    ingress("plain", "plain.example", {}),
+    ingress("tuned", "tuned.example", TWENTY),
+    ingress("authed", "authed.example", {
+      [`${A}auth-url`]: `http://127.0.0.1:${auth.addr.port}/auth`,
+      [`${A}auth-response-headers`]: "X-Auth-Request-User",
+    }),
+  ],
   lookup: lookupFromLists({
     services: [{ metadata: { namespace: "default", name: "web" }, spec: { ports: [{ port: 80 }] } }],
     endpointSlices: [{
@@ -80,6 +95,7 @@ await Deno.mkdir(certDir);
 await Deno.writeTextFile(join(dir, "haproxy.cfg"), rendered.config);
 await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
 for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
+await writeLuaFiles(luaDirOf(dir));
 const [httpPort, httpsPort, statsPort] = freePorts(3);
 const proxy = await startHaproxy(join(dir, "haproxy.cfg"), {
   env: {
@@ -89,6 +105,7 @@ const proxy = await startHaproxy(join(dir, "haproxy.cfg"), {
     IC_STATS_PORT: String(statsPort),
     IC_RUNTIME_SOCKET: join(dir, "runtime.sock"),
     IC_CERT_DIR: certDir,
+    IC_LUA_DIR: luaDirOf(dir),
   },
 });
 
@@ -131,18 +148,27 @@ try {
   if ((await get("plain.example", new http.Agent())).headers["x-frame-options"] !== undefined) {
     throw new Error("the plain host got the tuned host's settings");
   }
-  const plain: number[] = [], tuned: number[] = [];
+  // every request of the auth host is authenticated first
+  const authProbe = await get("authed.example", new http.Agent());
+  if (authProbe.statusCode !== 200 || authRequests !== 1) {
+    throw new Error(`the auth host answered ${authProbe.statusCode} after ${authRequests} auth requests`);
+  }
+  const plain: number[] = [], tuned: number[] = [], authed: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     plain.push(await round("plain.example"));
     tuned.push(await round("tuned.example"));
+    authed.push(await round("authed.example"));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   fig("annotations.requests_per_s.none", "req/s", median(plain));
   fig("annotations.requests_per_s.twenty", "req/s", median(tuned));
   fig("annotations.throughput_ratio.twenty_vs_none", "ratio", median(tuned) / median(plain));
+  fig("annotations.requests_per_s.ext_auth", "req/s", median(authed));
+  fig("annotations.throughput_ratio.ext_auth_vs_none", "ratio", median(authed) / median(plain));
 } finally {
   await proxy.stop();
   await web.close();
+  await auth.shutdown();
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
 console.log(JSON.stringify(figures));

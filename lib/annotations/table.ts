@@ -462,17 +462,17 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "auth-url",
-      status: VALIDATED,
+      status: SERVED,
       risk: "high",
       value: v.url,
       default: null,
       docs:
-        "External authentication: each request is first sent (headers only) to this URL; 2xx lets it through, 401/403 are returned to the client.",
+        "External authentication: each request is first sent to this URL (a GET with the original headers, no body); 2xx lets it through, 401/403 are returned to the client, anything else (the service down, 5 s without an answer) is a 500.",
       example: "http://oauth2-proxy.auth.svc.cluster.local/oauth2/auth",
     },
     {
       key: "auth-signin",
-      status: VALIDATED,
+      status: SERVED,
       risk: "high",
       value: v.urlOrPath,
       default: null,
@@ -482,7 +482,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "auth-response-headers",
-      status: VALIDATED,
+      status: SERVED,
       risk: "medium",
       value: v.headerNames,
       default: null,

@@ -9,7 +9,7 @@
  */
 import { readAnnotation } from "../annotations/resolve.ts";
 import { annotationName, specOf } from "../annotations/table.ts";
-import { type IngressContext, NGINX_PREFIX } from "./table.ts";
+import { type IngressContext, NGINX_PREFIX, signinWithoutVariables } from "./table.ts";
 
 type Converter = (raw: string, ctx: IngressContext) => Readonly<Record<string, string>>;
 
@@ -70,6 +70,8 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "cors-max-age": same("cors-max-age"),
   "auth-secret": secretName("auth-basic-secret"),
   "auth-realm": same("auth-basic-realm"),
+  "auth-url": same("auth-url"),
+  "auth-signin": (raw) => ({ "auth-signin": signinWithoutVariables(raw) }),
   "auth-response-headers": same("auth-response-headers"),
   "auth-tls-secret": secretName("client-cert-ca-secret"),
   "canary": bool("canary"),

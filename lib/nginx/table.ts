@@ -73,6 +73,18 @@ function secretRef(raw: string, ctx: IngressContext): Outcome | undefined {
   return valueOf(v.secretName)(m[2]);
 }
 
+/**
+ * `auth-signin` without the nginx variables of the oauth2-proxy pattern
+ * (`https://$host/oauth2/start?rd=$escaped_request_uri`): a path on the request's own host, to
+ * which the proxy adds `rd` itself. Other variables stay (and make the value unsupported).
+ */
+export function signinWithoutVariables(raw: string): string {
+  return raw.replace(/^https?:\/\/\$(?:host|http_host|server_name)(?=\/)/, "").replace(
+    /\?rd=(?:\$scheme:\/\/\$(?:host|http_host))?\$(?:escaped_request_uri|request_uri)$/,
+    "",
+  );
+}
+
 /** Snippets: never executed. */
 function snippet(instead: string): NginxRule {
   return {
@@ -336,8 +348,10 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-realm": supported("auth-basic-realm", valueOf(v.realm)),
   "auth-url": {
     to: ["auth-url"],
-    verdict: "supported",
-    note: "the auth request carries the original headers, not the body",
+    verdict: "translated",
+    note: "the auth request is always a GET with the original headers (not the body) and ends in a 500 after about " +
+      "5 s; a host name is resolved through the proxy's resolv.conf name servers without search domains (write the " +
+      "full name, e.g. oauth2-proxy.auth.svc.cluster.local)",
     check: (raw) =>
       /\$/.test(raw)
         ? { verdict: "unsupported", to: [], note: "nginx variables are not available: give the auth service's own URL" }
@@ -348,11 +362,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     verdict: "translated",
     note: "the original URL is passed in rd, as with ?rd=$escaped_request_uri",
     check: (raw) => {
-      // The oauth2-proxy pattern: https://$host/oauth2/start?rd=$escaped_request_uri
-      const stripped = raw.replace(/^https?:\/\/\$(?:host|http_host|server_name)(?=\/)/, "").replace(
-        /\?rd=(?:\$scheme:\/\/\$(?:host|http_host))?\$(?:escaped_request_uri|request_uri)$/,
-        "",
-      );
+      const stripped = signinWithoutVariables(raw);
       if (/\$/.test(stripped)) {
         return {
           verdict: "unsupported",
@@ -364,13 +374,15 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     },
   },
   "auth-response-headers": supported("auth-response-headers", valueOf(v.headerNames)),
-  "auth-method": unsupported("the auth request uses the original method"),
+  "auth-method": unsupported("the auth request is always a GET; X-Original-Method carries the request's method"),
   "auth-cache-key": unsupported("auth answers are not cached"),
   "auth-cache-duration": unsupported("auth answers are not cached"),
   "auth-proxy-set-headers": unsupported("extra headers to the auth service are not available"),
-  "auth-request-redirect": unsupported("X-Auth-Request-Redirect is not set"),
+  "auth-request-redirect": unsupported("X-Auth-Request-Redirect is always the request's path and query"),
   "auth-signin-redirect-param": unsupported("the original URL is always passed as rd"),
-  "auth-always-set-cookie": unsupported("cookies of the auth answer are not copied"),
+  "auth-always-set-cookie": unsupported(
+    "the auth answer's Set-Cookie headers are added to 2xx and redirect answers only (ingress-nginx's default)",
+  ),
   "enable-global-auth": unsupported("there is no global external authentication"),
   // client certificates
   "auth-tls-secret": supported("client-cert-ca-secret", secretRef, "its ca.crt; per host, as in ingress-nginx"),

@@ -12,6 +12,8 @@ import { cliCommand, type CliOptions } from "../haproxy/cli_socket.ts";
 import { log } from "../log/logger.ts";
 import { sleep } from "../timers.ts";
 import { ACCESS_LOG_LINE } from "../render/proxy_options.ts";
+// lib/render/lua.ts imports nothing of the renderer: the proxy ships the Lua files of its own image.
+import { luaDirOf, writeLuaFiles } from "../render/lua.ts";
 
 /** Where HAProxy listens and finds its files; becomes the `IC_*` environment. */
 export interface HAProxyEnvSettings {
@@ -120,6 +122,9 @@ export interface ReloadResult {
 const EXPECTED_WARNING =
   /Proxy \S+ stopped|exited with code 0|Stopping |Exiting Master|All workers exited|leaving forced maintenance|is going DOWN for maintenance|is UP\/READY|(Paused|Resumed) frontend/;
 
+/** A log line of HAProxy's httpclient (its `option httplog` format, proxy `<HTTPCLIENT>`). */
+const HTTPCLIENT_LOG_LINE = /^\S+ \[[^\]]+\] <HTTPCLIENT> /;
+
 /** How many of HAProxy's own output lines are kept for error reports. */
 const KEEP_LINES = 200;
 
@@ -141,7 +146,8 @@ export class HAProxy {
     this.#opts = opts;
     this.masterSocket = join(opts.workDir, "master.sock");
     this.configPath = opts.configPath ?? join(opts.workDir, "haproxy.cfg");
-    this.env = haproxyEnv(opts);
+    // The Lua files a configuration may load live in the (writable) work dir: IC_LUA_DIR.
+    this.env = { ...haproxyEnv(opts), IC_LUA_DIR: luaDirOf(opts.workDir) };
   }
 
   get runtimeSocket(): string {
@@ -163,6 +169,7 @@ export class HAProxy {
    * staging cert dir). Killed after the timeout.
    */
   async check(configPath: string, env: Record<string, string> = {}): Promise<CheckResult> {
+    await writeLuaFiles(this.env.IC_LUA_DIR);
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.#opts.timeoutMs ?? 30_000);
     try {
@@ -187,6 +194,7 @@ export class HAProxy {
   async start(): Promise<void> {
     if (this.running) throw new Error("haproxy is already running");
     await this.#stopLeftover();
+    await writeLuaFiles(this.env.IC_LUA_DIR);
     await Deno.remove(this.masterSocket).catch(() => {});
     const child = new Deno.Command(this.#opts.binary, {
       // -W master-worker, -db foreground (never daemonize: the master is our child), -S master CLI.
@@ -278,6 +286,7 @@ export class HAProxy {
    */
   async reload(): Promise<ReloadResult> {
     if (!this.running) throw new Error("haproxy is not running");
+    await writeLuaFiles(this.env.IC_LUA_DIR);
     const before = await this.showProc();
     const mark = this.#seq;
     // The master re-executes itself on `reload` and drops the connection (2.6 sends no status).
@@ -360,6 +369,9 @@ export class HAProxy {
     });
     const take = async (line: string) => {
       if (!line) return;
+      // The auth subrequests of ext auth (templates/ic_ext_auth.lua) are logged by HAProxy's httpclient,
+      // which copies the global loggers: one line per request, already told by the request's own line.
+      if (HTTPCLIENT_LOG_LINE.test(line)) return log.debug("haproxy httpclient", { line });
       if (!ACCESS_LOG_LINE.test(line)) return log.info("haproxy", { line });
       try {
         await sink(line);

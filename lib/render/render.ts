@@ -12,6 +12,7 @@ import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
 import { settingsLines } from "./settings.ts";
 import { canaryLines } from "./canary.ts";
+import { EXT_AUTH_LUA } from "./lua.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "./proxy_options.ts";
 
@@ -56,6 +57,8 @@ export interface View {
   crtList: string[];
   /** Proxy-wide settings (lib/render/proxy_options.ts). */
   proxy: ProxyView;
+  /** Lua files `global` loads from `${IC_LUA_DIR}` (lib/render/lua.ts): only those some backend uses. */
+  luaFiles: string[];
 }
 
 function checkName(name: string): string {
@@ -99,6 +102,7 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
     proxy: proxyView(proxy),
+    luaFiles: model.backends.some((b) => b.settings?.extAuth) ? [EXT_AUTH_LUA] : [],
   };
 }
 

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { resolveSetting } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
 import type { Cidr, HeaderLine, Origin, ServiceRef } from "../annotations/values.ts";
+import { type ExtAuth, extAuthLines, resolveExtAuth } from "./ext_auth.ts";
 
 export type Balance = "roundrobin" | "leastconn" | "source";
 
@@ -64,6 +65,8 @@ export interface BackendSettings {
   rewrite: { prefix: string; target: string } | { regex: string; target: string } | null;
   /** `default-backend`: the Service answering while the route's Service has no ready endpoint. */
   defaultBackend: ServiceRef | null;
+  /** External authentication (lib/render/ext_auth.ts). */
+  extAuth: ExtAuth | null;
 }
 
 export const DEFAULT_SETTINGS: BackendSettings = {
@@ -86,6 +89,7 @@ export const DEFAULT_SETTINGS: BackendSettings = {
   rewrite: null,
   wwwRedirectTo: null,
   defaultBackend: null,
+  extAuth: null,
 };
 
 /** A refused value: the annotation and its one-line message. */
@@ -202,6 +206,7 @@ export function resolveBackendSettings(
       );
     }
   }
+  s.extAuth = resolveExtAuth(set, report);
   const rewrite = set<{ target: string; captures: boolean }>("rewrite-target");
   if (rewrite && path) {
     if (path.match === "regex") s.rewrite = { regex: path.path, target: rewrite.target };
@@ -302,6 +307,9 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
   if (s.redirectTo) l.push(`http-request redirect location ${literal(s.redirectTo.url)} code ${s.redirectTo.code}`);
   if (s.appRoot) l.push(`http-request redirect location ${literal(s.appRoot)} code 302 if { path / }`);
   if (s.cors) l.push(...corsLines(s.cors));
+  // After the answers that need no authentication (redirects, CORS preflights: as ingress-nginx's
+  // rewrite phase comes before its access phase), before the request's own header edits.
+  if (s.extAuth) l.push(...extAuthLines(s.extAuth));
   for (const h of s.request.del) l.push(`http-request del-header ${h}`);
   for (const h of s.request.set) l.push(`http-request set-header ${headerValue(h)}`);
   for (const h of s.request.add) l.push(`http-request add-header ${headerValue(h)}`);

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
 import { skeleton } from "./slots.ts";
+import { luaDirOf, writeLuaFiles } from "./lua.ts";
 
 export interface ValidateOptions {
   /** The haproxy binary (`--haproxy` of the proxy command; default `haproxy`). */
@@ -81,6 +82,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
     await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
     for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
     for (const f of files) await Deno.writeTextFile(join(certDir, f), pem, { mode: 0o600 });
+    await writeLuaFiles(luaDirOf(dir));
 
     const child = new Deno.Command(opts.haproxy ?? "haproxy", {
       args: ["-c", "-f", cfg],
@@ -94,6 +96,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
         IC_STATS_PORT: "56789",
         IC_RUNTIME_SOCKET: join(dir, "runtime.sock"),
         IC_CERT_DIR: certDir,
+        IC_LUA_DIR: luaDirOf(dir),
       },
       stdin: "null",
       stdout: "piped",

@@ -23,6 +23,26 @@ Deno.test("compatibility: served keys are written as ours, Go booleans normalise
   assert.equal(rows.find((r) => r.annotation === `${N}configuration-snippet`)?.verdict, "refused");
 });
 
+Deno.test("compatibility: the oauth2-proxy pattern becomes auth-url, auth-signin and auth-response-headers", () => {
+  const { annotations, rows } = translateIngress(ing({
+    [`${N}auth-url`]: "http://oauth2-proxy.auth.svc.cluster.local/oauth2/auth",
+    [`${N}auth-signin`]: "https://$host/oauth2/start?rd=$escaped_request_uri",
+    [`${N}auth-response-headers`]: "X-Auth-Request-User, X-Auth-Request-Email",
+  }));
+  assert.deepEqual(annotations, {
+    "ingress-controller.io/auth-url": "http://oauth2-proxy.auth.svc.cluster.local/oauth2/auth",
+    "ingress-controller.io/auth-signin": "/oauth2/start",
+    "ingress-controller.io/auth-response-headers": "X-Auth-Request-User, X-Auth-Request-Email",
+  });
+  assert.deepEqual(rows.map((r) => [r.annotation.slice(N.length), r.verdict]), [
+    ["auth-response-headers", "supported"],
+    ["auth-signin", "translated"],
+    ["auth-url", "translated"],
+  ]);
+  const vars = translateIngress(ing({ [`${N}auth-url`]: "https://$host/oauth2/auth" }));
+  assert.deepEqual([vars.annotations, vars.rows[0].verdict], [{}, "unsupported"], "nginx variables are not applied");
+});
+
 Deno.test("compatibility: the Ingress's own key (or its legacy alias) wins; bad values are not applied", () => {
   assert.deepEqual(
     translateIngress(ing({ [`${N}ssl-redirect`]: "false", "ingress.kubernetes.io/ssl-redirect": "true" })).annotations,

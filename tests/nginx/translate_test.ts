@@ -93,7 +93,12 @@ Deno.test("snippets, other namespaces' Secrets and bad values are refused; unkno
   );
   assert.equal(verdictOf("dashboard", "auth-url")?.verdict, "unsupported");
   assert.match(verdictOf("dashboard", "auth-url")!.note, /nginx variables are not available/);
-  assert.match(verdictOf("dashboard", "auth-signin")!.note, /once rendered: translated/, "$host pattern translated");
+  const signin = verdictOf("dashboard", "auth-signin")!;
+  assert.deepEqual([signin.verdict, signin.note], [
+    "translated",
+    "the original URL is passed in rd, as with ?rd=$escaped_request_uri",
+  ], "$host pattern translated");
+  assert.equal(verdictOf("dashboard", "auth-response-headers")!.verdict, "supported");
 });
 
 const ctx = (annotations: Record<string, string> = {}) => ({ namespace: "web", annotations });
@@ -124,7 +129,10 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
     once("rewrite-target", "/").note,
     /the whole path is replaced .*as ingress-nginx does when rewrite-target is set.*ingress-nginx replaces the whole path/,
   );
-  assert.equal(once("auth-signin", "https://$host/oauth2/start?rd=$escaped_request_uri").verdict, "unsupported");
+  assert.equal(once("auth-signin", "https://$host/oauth2/start?rd=$escaped_request_uri").verdict, "translated");
+  const url = once("auth-url", "http://oauth2-proxy.auth.svc.cluster.local/oauth2/auth");
+  assert.equal(url.verdict, "translated");
+  assert.match(url.note, /always a GET .*about 5 s.*without search domains/);
   assert.match(once("auth-signin", "https://$host/x?foo=$arg_x").note, /nginx variables other than/);
 });
 

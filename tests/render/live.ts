@@ -10,6 +10,7 @@ import { buildModel, type ModelInput } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";
 import { startHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
+import { luaDirOf, writeLuaFiles } from "../../lib/render/lua.ts";
 
 export interface Answer {
   status: number;
@@ -67,6 +68,7 @@ export async function withProxy(
     await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
     for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
     for (const s of rendered.secrets) await Deno.writeTextFile(join(certDir, s.file), pems[s.file]);
+    await writeLuaFiles(luaDirOf(dir));
     const [http, https, stats] = freePorts(3);
     const env = {
       IC_BIND_ADDR: "127.0.0.1",
@@ -75,6 +77,7 @@ export async function withProxy(
       IC_STATS_PORT: String(stats),
       IC_RUNTIME_SOCKET: join(dir, "runtime.sock"),
       IC_CERT_DIR: certDir,
+      IC_LUA_DIR: luaDirOf(dir),
     };
     const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env });
     try {
