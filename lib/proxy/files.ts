@@ -179,7 +179,7 @@ const KEY_BLOCK =
  * (`tls.crt`) then the key (`tls.key`). Throws an Error naming the Secret when it is not of that
  * type or does not hold PEM data.
  */
-export function tlsSecretPem(ref: SecretRef, secret: TlsSecretLike): string {
+export function tlsSecretPem(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): string {
   const what = `Secret ${ref.namespace}/${ref.name}`;
   if (secret.type !== "kubernetes.io/tls") {
     throw new Error(`${what} has type ${JSON.stringify(secret.type ?? "")}, not kubernetes.io/tls`);
@@ -192,7 +192,7 @@ export function tlsSecretPem(ref: SecretRef, secret: TlsSecretLike): string {
 }
 
 /** The CA bundle (`ca.crt`) of a Secret of any type; throws an Error naming the Secret when it is not PEM certificates only. */
-export function caSecretPem(ref: SecretRef, secret: TlsSecretLike): string {
+export function caSecretPem(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): string {
   const what = `Secret ${ref.namespace}/${ref.name}`;
   const ca = decodeField(secret, "ca.crt", what);
   if (!isCaBundle(ca)) throw new Error(`${what}: ca.crt holds something else than PEM certificates`);
@@ -200,7 +200,7 @@ export function caSecretPem(ref: SecretRef, secret: TlsSecretLike): string {
 }
 
 /** The users of an htpasswd Secret (key `auth`); an Error naming the Secret when it has no such key. */
-export function htpasswdOf(ref: SecretRef, secret: TlsSecretLike): Htpasswd {
+export function htpasswdOf(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): Htpasswd {
   return parseHtpasswd(decodeField(secret, "auth", `Secret ${ref.namespace}/${ref.name}`));
 }
 
