@@ -491,8 +491,10 @@ class ProxyRuntime {
         fieldSelector: `metadata.name=${ref.name}`,
       });
       const kick = () => this.#kick();
-      // onSync: a missing htpasswd Secret is known to be missing once listed (its userlist stays empty)
-      informer.on({ onAdd: kick, onUpdate: kick, onDelete: kick, onSync: kick });
+      // A missing htpasswd Secret is known to be missing once listed (its userlist stays empty): no
+      // add event tells, so an empty list does.
+      const onSync = () => informer.store.size === 0 && kick();
+      informer.on({ onAdd: kick, onUpdate: kick, onDelete: kick, onSync });
       this.#secrets.set(key, informer.start());
     }
   }
