@@ -231,3 +231,107 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("runProxy turns an htpasswd Secret into a userlist: missing denies everyone, created and changed reload", async () => {
+  const haproxyBinary = await ensureHaproxy();
+  await using cp = await startControlPlane();
+  const web = await startBackend({ name: "web", host: loopbackAddress() });
+  const workDir = await Deno.makeTempDir({ prefix: "ic-proxy-auth-" });
+  const stop = new AbortController();
+  let running: Promise<void> | null = null;
+  const ns = "proxy-auth";
+  const hash = async (pw: string) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("openssl", { args: ["passwd", "-6", pw], stdout: "piped" }).output()).stdout,
+    ).trim();
+  const users = async (line: string) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "users", namespace: ns },
+    type: "Opaque",
+    data: { auth: btoa(`${line}\n`) },
+  });
+  try {
+    await api(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
+    // the backend `web` asks for the userlist of the Secret, as the renderer writes it
+    const config = buildConfig({ backends: [{ name: "web", endpoints: [{ address: web.address, port: web.port }] }] })
+      .replace(
+        "backend web\n",
+        "backend web\n    http-request auth realm 'Staff' unless { http_auth(ul_proxy-auth_users) }\n",
+      );
+    await api(cp, "POST", `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: CM, namespace: ns },
+      data: {
+        "haproxy.cfg": config,
+        "secrets.json": JSON.stringify([{ kind: "htpasswd", namespace: ns, name: "users" }]),
+      },
+    });
+    const kubeconfig = await proxyReader(cp, ns, { configmap: CM, secrets: ["users"] });
+    const bind = loopbackAddress();
+    const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
+    const results: ApplyResult[] = [];
+    running = runProxy(
+      {
+        kubeconfig,
+        namespace: ns,
+        configmap: CM,
+        haproxy: haproxyBinary,
+        workDir,
+        bindAddress: bind,
+        httpPort,
+        httpsPort,
+        statsPort,
+      },
+      stop.signal,
+      { onApply: (r) => results.push(r) },
+    );
+    running.catch(() => {});
+    // curl: fetch does not let a caller set Host
+    const status = async (user?: string) => {
+      const args = [
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-H",
+        "Host: web.test",
+        ...(user ? ["-u", user] : []),
+      ];
+      const out = await new Deno.Command("curl", { args: [...args, `http://${bind}:${httpPort}/`], stdout: "piped" })
+        .output();
+      return Number(new TextDecoder().decode(out.stdout));
+    };
+
+    // 1. The Secret does not exist: HAProxy starts anyway, and the route is closed, not open.
+    await eventually("the first start", () => Promise.resolve(results.find((r) => r.kind === "start" && r.ok)));
+    assert.equal(await status(), 401);
+    assert.equal(await status("alice:pw1"), 401);
+    assert.equal(await Deno.readTextFile(join(workDir, "userlists.cfg")), "userlist ul_proxy-auth_users\n");
+    assert.equal((await Deno.stat(join(workDir, "userlists.cfg"))).mode! & 0o777, 0o600);
+
+    // 2. The Secret is created: its user gets in (a reload), a wrong password does not.
+    await api(cp, "POST", `/api/v1/namespaces/${ns}/secrets`, await users(`alice:${await hash("pw1")}`));
+    await eventually("alice's access", async () => (await status("alice:pw1")) === 200 || undefined);
+    assert.equal(await status("alice:pw2"), 401);
+    await eventually("the reload result", () => Promise.resolve(results.find((r) => r.kind === "reload" && r.ok)));
+
+    // 3. A new password: the old one stops working.
+    await api(cp, "PUT", `/api/v1/namespaces/${ns}/secrets/users`, await users(`alice:${await hash("pw2")}`));
+    await eventually("the new password", async () => (await status("alice:pw2")) === 200 || undefined);
+    assert.equal(await status("alice:pw1"), 401);
+    assert.ok(
+      !(await Deno.readTextFile(join(workDir, "haproxy.cfg"))).includes("alice"),
+      "users stay out of haproxy.cfg",
+    );
+
+    stop.abort();
+    await running;
+    running = null;
+  } finally {
+    stop.abort();
+    await running?.catch(() => {});
+    await web.close();
+    await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  }
+});
