@@ -187,7 +187,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: null,
       status: SERVED,
       docs:
-        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`, PEM certificates); while the Secret is missing or has no usable `ca.crt`, the system CAs only (fails closed) with a Warning.",
+        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`, PEM certificates); while the Secret is missing or has no usable `ca.crt`, every request gets 503 (fails closed) with a Warning.",
       example: "backend-ca",
     },
     {
