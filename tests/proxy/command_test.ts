@@ -244,7 +244,7 @@ Deno.test("runProxy turns an htpasswd Secret into a userlist: missing denies eve
     new TextDecoder().decode(
       (await new Deno.Command("openssl", { args: ["passwd", "-6", pw], stdout: "piped" }).output()).stdout,
     ).trim();
-  const users = async (line: string) => ({
+  const users = (line: string) => ({
     apiVersion: "v1",
     kind: "Secret",
     metadata: { name: "users", namespace: ns },
@@ -311,13 +311,13 @@ Deno.test("runProxy turns an htpasswd Secret into a userlist: missing denies eve
     assert.equal((await Deno.stat(join(workDir, "userlists.cfg"))).mode! & 0o777, 0o600);
 
     // 2. The Secret is created: its user gets in (a reload), a wrong password does not.
-    await api(cp, "POST", `/api/v1/namespaces/${ns}/secrets`, await users(`alice:${await hash("pw1")}`));
+    await api(cp, "POST", `/api/v1/namespaces/${ns}/secrets`, users(`alice:${await hash("pw1")}`));
     await eventually("alice's access", async () => (await status("alice:pw1")) === 200 || undefined);
     assert.equal(await status("alice:pw2"), 401);
     await eventually("the reload result", () => Promise.resolve(results.find((r) => r.kind === "reload" && r.ok)));
 
     // 3. A new password: the old one stops working.
-    await api(cp, "PUT", `/api/v1/namespaces/${ns}/secrets/users`, await users(`alice:${await hash("pw2")}`));
+    await api(cp, "PUT", `/api/v1/namespaces/${ns}/secrets/users`, users(`alice:${await hash("pw2")}`));
     await eventually("the new password", async () => (await status("alice:pw2")) === 200 || undefined);
     assert.equal(await status("alice:pw1"), 401);
     assert.ok(
