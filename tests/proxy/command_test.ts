@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ApplyResult } from "../../lib/proxy/apply.ts";
-import { runProxy } from "../../lib/proxy/command.ts";
+import { type ProxySettings, runProxy } from "../../lib/proxy/command.ts";
 import type { HAProxy } from "../../lib/proxy/haproxy.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
@@ -62,6 +62,18 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
   }
 }
 
+/** The proxy's settings of these tests: its ConfigMap CM, listeners on `bind`. */
+function proxySettings(
+  kubeconfig: string,
+  namespace: string,
+  haproxy: string,
+  workDir: string,
+  bindAddress: string,
+  [httpPort, httpsPort, statsPort]: number[],
+): ProxySettings {
+  return { kubeconfig, namespace, configmap: CM, haproxy, workDir, bindAddress, httpPort, httpsPort, statsPort };
+}
+
 function tlsSecret(cert: { certPem: string; keyPem: string }) {
   return {
     apiVersion: "v1",
@@ -105,17 +117,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     const problems: string[] = [];
     let haproxy: HAProxy | null = null;
     running = runProxy(
-      {
-        kubeconfig,
-        namespace: NS,
-        configmap: CM,
-        haproxy: haproxyBinary,
-        workDir,
-        bindAddress: bind,
-        httpPort,
-        httpsPort,
-        statsPort,
-      },
+      proxySettings(kubeconfig, NS, haproxyBinary, workDir, bind, [httpPort, httpsPort, statsPort]),
       stop.signal,
       {
         onApply: (r) => results.push(r),
@@ -271,17 +273,7 @@ Deno.test("runProxy turns an htpasswd Secret into a userlist: missing denies eve
     const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
     const results: ApplyResult[] = [];
     running = runProxy(
-      {
-        kubeconfig,
-        namespace: ns,
-        configmap: CM,
-        haproxy: haproxyBinary,
-        workDir,
-        bindAddress: bind,
-        httpPort,
-        httpsPort,
-        statsPort,
-      },
+      proxySettings(kubeconfig, ns, haproxyBinary, workDir, bind, [httpPort, httpsPort, statsPort]),
       stop.signal,
       { onApply: (r) => results.push(r) },
     );
