@@ -318,6 +318,7 @@ export function buildModel(input: ModelInput): BuildResult {
     const canary = canarySettings(annotations, problem);
     const www = boolAnnotation(annotations, "www-redirect", false, problem);
     const clientCert = clientCertCheck(ctx, ns, annotations, problem);
+    let tlsHosts = 0;
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -342,6 +343,7 @@ export function buildModel(input: ModelInput): BuildResult {
           );
         }
       }
+      tlsHosts += served.length;
       const existing = certs.get(cert.file);
       const merged = new Set([...(existing?.hosts ?? []), ...served]);
       certs.set(cert.file, { ...cert, hosts: [...merged].sort() });
@@ -350,8 +352,11 @@ export function buildModel(input: ModelInput): BuildResult {
       }
       for (const h of clientCert ? served : []) {
         const owner = clientCerts.get(h);
-        if (!owner) clientCerts.set(h, { ...clientCert!, ingress: id });
-        else if (owner.ingress !== id) {
+        const same = owner && owner.namespace === ns && owner.name === clientCert!.name &&
+          owner.verify === clientCert!.verify;
+        if (!owner || same) {
+          if (!owner) clientCerts.set(h, { ...clientCert!, ingress: id });
+        } else {
           problem(
             "ClientCertConflict",
             `spec.tls[${t}]: host ${h} already checks client certificates as ingress ${owner.ingress} says, ` +
@@ -359,6 +364,14 @@ export function buildModel(input: ModelInput): BuildResult {
           );
         }
       }
+    }
+
+    if (clientCert && tlsHosts === 0) {
+      problem(
+        "ClientCertWithoutTLS",
+        "annotation ingress-controller.io/client-cert-ca-secret: the Ingress serves no TLS host (spec.tls), so no " +
+          `client certificate is asked for${clientCert.verify === "required" ? " and every request gets 403" : ""}`,
+      );
     }
 
     // default backend

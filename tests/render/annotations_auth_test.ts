@@ -324,3 +324,40 @@ Deno.test("client-cert-*: required refuses TLS without a certificate of the CA, 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("client-cert-*: the oldest Ingress's check of a host wins; an Ingress without TLS hosts is warned", () => {
+  const secrets = [
+    secret("tls", { "tls.crt": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" }, "kubernetes.io/tls"),
+    secret("ca", { "ca.crt": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" }),
+  ];
+  secrets[0].data!["tls.key"] = btoa("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n");
+  const check = (verify: string) => ({ [`${A}client-cert-ca-secret`]: "ca", [`${A}client-cert-verify`]: verify });
+  const withTls = (name: string, annotations: Record<string, string>, created: string) =>
+    ingress({
+      name,
+      created,
+      annotations,
+      tls: [{ hosts: ["a.example.com"], secretName: "tls" }],
+      rules: [{ host: "a.example.com", paths: [{ path: `/${name}`, service: "web", port: 80 }] }],
+    });
+  const lookup = objects(1, {}, secrets).lookup;
+  const { model, problems } = buildModel({
+    ingresses: [
+      withTls("old", check("optional"), "2026-01-01T00:00:00Z"),
+      withTls("same", check("optional"), "2026-02-01T00:00:00Z"),
+      withTls("other", check("required"), "2026-03-01T00:00:00Z"),
+      ingress({
+        name: "plain",
+        annotations: check("required"),
+        rules: [{ host: "b.example.com", paths: [{ path: "/", service: "web", port: 80 }] }],
+      }),
+    ],
+    lookup,
+    allowLoopbackEndpoints: true,
+  });
+  assert.deepEqual(model.clientCerts, { "a.example.com": { namespace: "default", name: "ca", verify: "optional" } });
+  assert.deepEqual(problems.map((p) => `${p.object} ${p.reason}`).sort(), [
+    "default/other ClientCertConflict",
+    "default/plain ClientCertWithoutTLS",
+  ]);
+});
