@@ -122,6 +122,8 @@ export interface ResolveContext {
 /**
  * The settings of a route of `ingress` (its annotations) to a Service (its annotations), for the
  * route's `path` (`null`: the default backend). Invalid values are reported and ignored.
+ * `secrets`: the Ingress's namespace and Secrets, which the keys naming a Secret need (without
+ * them, as for the baseline of a route without annotations, those keys render nothing).
  */
 export function resolveBackendSettings(
   ingress: Ann,
@@ -216,7 +218,7 @@ export function resolveBackendSettings(
     // which fails closed (503) while that Secret is unusable
     s.backendTls = { sni: set<string>("backend-sni"), verify: ca !== null };
     if (ca !== null) {
-      const usable = secretProblem(
+      const usable = usableSecret(
         "backend-ca-secret",
         ca,
         secrets,
@@ -230,7 +232,7 @@ export function resolveBackendSettings(
   const htpasswd = set<string>("auth-basic-secret");
   if (htpasswd !== null && secrets) {
     // a missing or bad Secret still renders the check: its userlist is empty and denies everyone
-    secretProblem("auth-basic-secret", htpasswd, secrets, "htpasswd", report, "every request gets 401");
+    usableSecret("auth-basic-secret", htpasswd, secrets, "htpasswd", report, "every request gets 401");
     s.basicAuth = { secret: { namespace: secrets.namespace, name: htpasswd }, realm: get<string>("auth-basic-realm")! };
   }
   const clientCa = set<string>("client-cert-ca-secret");
@@ -259,7 +261,7 @@ export function resolveBackendSettings(
  * Checks the Secret `name` an annotation names for `kind` (summary verdicts only) and reports why it
  * is unusable (`fallback`: what happens then); the Secret when usable, else null.
  */
-function secretProblem(
+function usableSecret(
   key: string,
   name: string,
   secrets: SecretScope | null,
