@@ -135,18 +135,18 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
   ...inGroup({ group: "Client certificates" }, [
     {
       key: "client-cert-ca-secret",
-      status: VALIDATED,
+      status: SERVED,
       scope: "host",
       risk: "medium",
       value: v.secretName,
       default: null,
       docs:
-        "Ask TLS clients of the Ingress's hosts for a certificate signed by the CA in this Secret (key `ca.crt`, same namespace).",
+        "Ask TLS clients of the Ingress's TLS hosts for a certificate signed by the CA in this Secret (key `ca.crt`, same namespace). A request whose TLS name (SNI) is not its Host gets 421.",
       example: "clients-ca",
     },
     {
       key: "client-cert-verify",
-      status: VALIDATED,
+      status: SERVED,
       scope: "host",
       risk: "medium",
       value: v.oneOf(["required", "optional"] as const),
@@ -157,12 +157,13 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     {
       key: "client-cert-header",
-      status: VALIDATED,
+      status: SERVED,
       scope: "path",
       risk: "low",
       value: v.headerName,
       default: null,
-      docs: "Pass the verified client certificate (base64 DER) to the backend in this request header.",
+      docs:
+        "Pass the verified client certificate (base64 DER) to the backend in this request header; a header of that name sent by the client is always removed.",
       example: "X-SSL-Client-Cert",
     },
   ]),
@@ -184,9 +185,9 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "medium",
       value: v.secretName,
       default: null,
-      status: VALIDATED,
+      status: SERVED,
       docs:
-        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`). Not read by the proxy yet: setting it makes the proxy verify against the system CAs only (fails closed) with a Warning.",
+        "With a TLS backend protocol: verify the backend's certificate against the CA in this Secret (key `ca.crt`, PEM certificates); while the Secret is missing or has no usable `ca.crt`, every request gets 503 (fails closed) with a Warning.",
       example: "backend-ca",
     },
     {
@@ -443,17 +444,17 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
   ...inGroup({ group: "Authentication", scope: "path" }, [
     {
       key: "auth-basic-secret",
-      status: VALIDATED,
+      status: SERVED,
       risk: "medium",
       value: v.secretName,
       default: null,
       docs:
-        "Require HTTP basic authentication against the htpasswd file in this Secret (key `auth`; bcrypt, SHA-crypt or MD5-crypt lines as the proxy's crypt(3) reads them).",
+        "Require HTTP basic authentication against the htpasswd file in this Secret (key `auth`; bcrypt, SHA-crypt or MD5-crypt lines as the proxy's crypt(3) reads them; `$apr1$` lines are refused: regenerate them with `htpasswd -B`). A missing or unusable Secret denies every request (401).",
       example: "web-users",
     },
     {
       key: "auth-basic-realm",
-      status: VALIDATED,
+      status: SERVED,
       risk: "medium",
       value: v.realm,
       default: "Authentication Required",

@@ -245,6 +245,8 @@ class Controller {
   #services: Informer;
   #slices: Informer;
   #secrets: Informer;
+  /** Opaque Secrets: CA bundles and htpasswd files of annotations (summaries too). */
+  #opaqueSecrets: Informer;
   #owned = new Map<ResourceType, Informer>();
   #informers: Informer[] = [];
   /** Hash last applied per owned object (`plural/ns/name`), to skip our own watch echoes. */
@@ -315,6 +317,10 @@ class Controller {
     this.#slices = inf(resources.endpointSlices);
     // Verdict and content hash only: the proxies read their Secrets themselves.
     this.#secrets = inf(resources.secrets, { fieldSelector: "type=kubernetes.io/tls", transform: summarizedSecret });
+    // `ca.crt` and htpasswd Secrets of annotations (backend-ca-secret, client-cert-ca-secret,
+    // auth-basic-secret) are Opaque as `kubectl create secret generic` makes them; other types
+    // (service-account tokens, Helm releases) are never listed.
+    this.#opaqueSecrets = inf(resources.secrets, { fieldSelector: "type=Opaque", transform: summarizedSecret });
     for (const r of this.#ownedKinds) {
       if (r === resources.services) continue; // the Service informer above also sees owned Services
       // Only the metadata of owned objects is read (hash annotation, owner): keep nothing else.
@@ -387,12 +393,14 @@ class Controller {
       onUpdate: (old, o) => JSON.stringify(old.data ?? {}) !== JSON.stringify(o.data ?? {}) && this.#requeueAll(),
       onDelete: () => this.#requeueAll(),
     });
-    this.#secrets.on({
-      onAdd: onSecret,
-      // Nothing to render when neither content nor verdict changed (metadata updates, relists).
-      onUpdate: (old, o) => old.tlsSummary?.sha256 !== o.tlsSummary?.sha256 && onSecret(o),
-      onDelete: onSecret,
-    });
+    for (const informer of [this.#secrets, this.#opaqueSecrets]) {
+      informer.on({
+        onAdd: onSecret,
+        // Nothing to render when neither content nor verdict changed (metadata updates, relists).
+        onUpdate: (old, o) => old.tlsSummary?.sha256 !== o.tlsSummary?.sha256 && onSecret(o),
+        onDelete: onSecret,
+      });
+    }
     for (const [r, i] of this.#owned) {
       const drift = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
         const owner = this.#ownerKey(o);
@@ -513,7 +521,7 @@ class Controller {
         ingresses: this.#ingresses.store.size,
         services: this.#services.store.size,
         endpointSlices: this.#slices.store.size,
-        secrets: this.#secrets.store.size,
+        secrets: this.#secrets.store.size + this.#opaqueSecrets.store.size,
       });
       for (let n = 0; n < Math.max(1, this.settings.workers); n++) this.#workers.push(this.#work());
       this.#notifyIdle();
@@ -627,7 +635,8 @@ class Controller {
   #lookup: ClusterLookup = {
     service: (ns, name) => this.#services.store.get(`${ns}/${name}`) as any,
     endpointSlices: (ns, svc) => this.#slices.store.byIndex("service", serviceRef(ns, svc)) as any,
-    secret: (ns, name) => this.#secrets.store.get(`${ns}/${name}`) as any,
+    secret: (ns, name) =>
+      (this.#secrets.store.get(`${ns}/${name}`) ?? this.#opaqueSecrets.store.get(`${ns}/${name}`)) as any,
   };
 
   #defaultClass(): string | null {

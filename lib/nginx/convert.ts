@@ -68,12 +68,31 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "cors-expose-headers": same("cors-expose-headers"),
   "cors-allow-credentials": bool("cors-allow-credentials"),
   "cors-max-age": same("cors-max-age"),
-  "auth-secret": secretName("auth-basic-secret"),
+  // As ingress-nginx: basic auth needs auth-type basic, and only the htpasswd-file form is read.
+  "auth-secret": (raw, ctx) => basicAuth(ctx) ? secretName("auth-basic-secret")(raw, ctx) : {},
+  "auth-type": () => ({}),
+  "auth-secret-type": () => ({}),
   "auth-realm": same("auth-basic-realm"),
   "auth-url": same("auth-url"),
   "auth-signin": (raw) => ({ "auth-signin": signinWithoutVariables(raw) }),
   "auth-response-headers": same("auth-response-headers"),
-  "auth-tls-secret": secretName("client-cert-ca-secret"),
+  // off: no certificate is asked for; optional_no_ca (not translated): neither
+  "auth-tls-secret": (raw, ctx) =>
+    /^(?:on|optional)$/.test(nginx(ctx, "auth-tls-verify-client") ?? "on")
+      ? secretName("client-cert-ca-secret")(raw, ctx)
+      : {},
+  "auth-tls-verify-client": (raw): Record<string, string> =>
+    raw === "on"
+      ? { "client-cert-verify": "required" }
+      : raw === "optional"
+      ? { "client-cert-verify": "optional" }
+      : {},
+  "auth-tls-pass-certificate-to-upstream": (raw): Record<string, string> =>
+    isTrue(raw) ? { "client-cert-header": "ssl-client-cert" } : {},
+  // ingress-nginx verifies the backend only with proxy-ssl-verify on (default off)
+  "proxy-ssl-secret": (raw, ctx) =>
+    nginx(ctx, "proxy-ssl-verify") === "on" ? secretName("backend-ca-secret")(raw, ctx) : {},
+  "proxy-ssl-verify": () => ({}),
   "canary": bool("canary"),
   "canary-by-header": same("canary-header"),
   "canary-by-header-value": same("canary-header-value"),
@@ -95,6 +114,11 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "permanent-redirect-code": () => ({}),
   "temporal-redirect-code": () => ({}),
 };
+
+/** ingress-nginx's basic auth is on: auth-type basic, the htpasswd-file form of the Secret. */
+function basicAuth(ctx: IngressContext): boolean {
+  return nginx(ctx, "auth-type") === "basic" && (nginx(ctx, "auth-secret-type") ?? "auth-file") === "auth-file";
+}
 
 /** The request headers upstream-vhost and x-forwarded-prefix set together, as `Name: value` lines. */
 function headerSet(ctx: IngressContext, mine: Record<string, string>): string {

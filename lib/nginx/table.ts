@@ -264,13 +264,20 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   ),
   "proxy-ssl-secret": translated(
     "backend-ca-secret",
-    secretRef,
-    "its ca.crt verifies the backend; its tls.crt/tls.key client certificate is not presented to the backend",
+    (raw, ctx) =>
+      secretRef(raw, ctx) ?? (nginx(ctx, "proxy-ssl-verify") === "on" ? undefined : {
+        verdict: "unsupported",
+        to: [],
+        note: "with proxy-ssl-verify off (its default) ingress-nginx only presents the Secret's client " +
+          "certificate to the backend, which this proxy does not",
+      }),
+    "its ca.crt verifies the backend (proxy-ssl-verify on); its tls.crt/tls.key client certificate is not " +
+      "presented to the backend",
   ),
   "proxy-ssl-verify": {
     to: ["backend-ca-secret"],
     verdict: "translated",
-    note: "the backend is verified whenever backend-ca-secret is set (from proxy-ssl-secret)",
+    note: "on: the backend is verified against backend-ca-secret (from proxy-ssl-secret); off: not verified",
     check: (raw) => (/^(?:on|off)$/.test(raw) ? undefined : { bad: "is not on or off" }),
   },
   "proxy-ssl-name": supported("backend-sni", valueOf(v.hostName)),
@@ -333,7 +340,15 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       return { bad: "is not basic or digest" };
     },
   },
-  "auth-secret": supported("auth-basic-secret", secretRef, "htpasswd in key auth"),
+  "auth-secret": supported(
+    "auth-basic-secret",
+    (raw, ctx) =>
+      secretRef(raw, ctx) ?? (nginx(ctx, "auth-type") === "basic" ? undefined : {
+        to: [],
+        note: "no effect without auth-type: basic (as in ingress-nginx)",
+      }),
+    "htpasswd in key auth",
+  ),
   "auth-secret-type": {
     to: ["auth-basic-secret"],
     verdict: "supported",

@@ -14,7 +14,7 @@
  */
 import { join } from "node:path";
 import { log } from "../log/logger.ts";
-import { PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
+import { CA_FILE, isSecretFile, PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
 import type { HAProxy } from "./haproxy.ts";
 import {
   applies,
@@ -43,8 +43,10 @@ import { oneLine } from "../errors.ts";
 export interface DesiredState {
   readonly config: string;
   readonly crtList: string;
-  /** PEM content by file name (names already checked against {@link PEM_FILE}). */
+  /** PEM content by file name: certificates ({@link PEM_FILE}) and CA bundles ({@link CA_FILE}). */
   readonly pems: ReadonlyMap<string, string>;
+  /** `userlists.cfg` (the userlists of htpasswd Secrets), HAProxy's second `-f` file; absent: empty. */
+  readonly userlists?: string;
   /** The routing map files (lib/render/maps.ts) by name; a missing one is empty. */
   readonly maps?: ReadonlyMap<MapFile, string>;
 }
@@ -138,7 +140,7 @@ export class Applier {
 
   async #decideAndApply(next: DesiredState): Promise<Omit<ApplyResult, "durationMs">> {
     for (const file of next.pems.keys()) {
-      if (!PEM_FILE.test(file)) {
+      if (!isSecretFile(file)) {
         return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: `bad PEM file name ${file}` };
       }
     }
@@ -246,6 +248,7 @@ export class Applier {
       for (const [file, pem] of next.pems) await writeFileAtomic(join(this.#certDir, file), pem, { mode: 0o600 });
       await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
       for (const file of MAP_FILES) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
+      if (this.#h.userlistsPath) await writeFileAtomic(this.#h.userlistsPath, next.userlists ?? "", { mode: 0o600 });
       await writeFileAtomic(this.#h.configPath, next.config);
     } catch (err) {
       await this.#restore(previous);
@@ -286,7 +289,13 @@ export class Applier {
       for (const file of MAP_FILES) await writeFileAtomic(join(stagedCerts, file), mapOf(next, file));
       const stagedConfig = join(staging, "haproxy.cfg");
       await writeFileAtomic(stagedConfig, next.config);
-      const check = await this.#h.check(stagedConfig, { IC_CERT_DIR: stagedCerts });
+      const stagedUserlists = join(staging, "userlists.cfg");
+      if (this.#h.userlistsPath) await writeFileAtomic(stagedUserlists, next.userlists ?? "", { mode: 0o600 });
+      const check = await this.#h.check(
+        stagedConfig,
+        { IC_CERT_DIR: stagedCerts },
+        this.#h.userlistsPath ? stagedUserlists : undefined,
+      );
       if (!check.ok) {
         const error = check.output.split("\n").filter((l) => /ALERT|error/i.test(l)).join(" | ") || check.output;
         return { kind, ok: false, serversChanged: 0, stage: "check", error: error.replaceAll(staging, "<staged>") };
@@ -301,6 +310,8 @@ export class Applier {
   async #snapshot(next: DesiredState): Promise<Map<string, { text: string | null; mode: number }>> {
     const snap = new Map<string, { text: string | null; mode: number }>();
     snap.set(this.#h.configPath, { text: await readTextOrNull(this.#h.configPath), mode: 0o644 });
+    const userlists = this.#h.userlistsPath;
+    if (userlists) snap.set(userlists, { text: await readTextOrNull(userlists), mode: 0o600 });
     const crtList = join(this.#certDir, "crt-list");
     snap.set(crtList, { text: await readTextOrNull(crtList), mode: 0o644 });
     for (const file of MAP_FILES) {
@@ -329,7 +340,7 @@ export class Applier {
   async #removeStalePems(next: DesiredState): Promise<void> {
     try {
       for await (const entry of Deno.readDir(this.#certDir)) {
-        if (entry.isFile && PEM_FILE.test(entry.name) && !next.pems.has(entry.name)) {
+        if (entry.isFile && isSecretFile(entry.name) && !next.pems.has(entry.name)) {
           await Deno.remove(join(this.#certDir, entry.name));
           log.info("removed a certificate no longer used", { file: entry.name });
         }
@@ -343,6 +354,7 @@ export class Applier {
 /** True when `a` and `b` ask for the same files. */
 export function sameState(a: DesiredState, b: DesiredState): boolean {
   return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems) &&
+    (a.userlists ?? "") === (b.userlists ?? "") &&
     MAP_FILES.every((f) => mapOf(a, f) === mapOf(b, f));
 }
 
@@ -402,17 +414,25 @@ export interface CertChanges {
   resni: CrtListEntry[];
 }
 
-/** The certificate changes from `last` to `next`, or null when they need a reload (a crt-list of another shape). */
+/**
+ * The certificate changes from `last` to `next`, or null when they need a reload: a crt-list of
+ * another shape (per-host options such as client certificate checks), or a CA bundle added,
+ * removed or changed (HAProxy reads `ca-file`s when it loads its configuration).
+ */
 export function certChanges(last: DesiredState, next: DesiredState): CertChanges | null {
-  const changed = (files: Iterable<string>) => [...files].filter((f) => last.pems.get(f) !== next.pems.get(f));
+  const cas = (s: DesiredState) => [...s.pems].filter(([f]) => CA_FILE.test(f));
+  if (JSON.stringify(cas(last)) !== JSON.stringify(cas(next))) return null;
+  const certs = (s: DesiredState) => new Map([...s.pems].filter(([f]) => PEM_FILE.test(f)));
+  const [lastPems, nextPems] = [certs(last), certs(next)];
+  const changed = (files: Iterable<string>) => [...files].filter((f) => lastPems.get(f) !== nextPems.get(f));
   if (last.crtList === next.crtList) {
-    if (last.pems.size !== next.pems.size || [...next.pems.keys()].some((f) => !last.pems.has(f))) return null;
-    return { changed: changed(next.pems.keys()), added: [], removed: [], resni: [] };
+    if (lastPems.size !== nextPems.size || [...nextPems.keys()].some((f) => !lastPems.has(f))) return null;
+    return { changed: changed(nextPems.keys()), added: [], removed: [], resni: [] };
   }
   const from = parseCrtList(last.crtList, (f) => PEM_FILE.test(f), isHost);
   const to = parseCrtList(next.crtList, (f) => PEM_FILE.test(f), isHost);
   // every PEM is listed exactly once (what the renderer writes); anything else is left to a reload
-  if (!from || !to || !sameKeys(from, last.pems) || !sameKeys(to, next.pems)) return null;
+  if (!from || !to || !sameKeys(from, lastPems) || !sameKeys(to, nextPems)) return null;
   return {
     changed: changed([...to.keys()].filter((f) => from.has(f))),
     added: [...to.values()].filter((e) => !from.has(e.file)),
@@ -433,6 +453,8 @@ export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan
   // The same haproxy.cfg (a route-only or certificate change): no slot to compare.
   const sameConfig = last.config === next.config;
   if (!sameConfig && skeleton(last.config) !== skeleton(next.config)) return null;
+  // users are read with the configuration: a changed htpasswd Secret is a reload
+  if ((last.userlists ?? "") !== (next.userlists ?? "")) return null;
   const certs = certChanges(last, next);
   if (!certs) return null;
   let slots: SlotPlan | null = { commands: [], changed: 0 };

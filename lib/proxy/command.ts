@@ -2,7 +2,8 @@
  * @module proxy/command
  * `ingress-controller proxy`: runs in the proxy pod beside HAProxy (or, outside a cluster,
  * beside a local HAProxy on loopback). It watches its ConfigMap (`haproxy.cfg`, `crt-list`, the map files,
- * `secrets.json`, contracts.md §4) and the TLS Secrets that lists, and applies every change
+ * `secrets.json`, contracts.md §4) and the Secrets that lists (TLS certificates, CA bundles,
+ * htpasswd files for `userlists.cfg`), and applies every change
  * through {@link Applier}: nothing, Runtime API, or a verified hitless reload. HAProxy starts
  * with the first complete configuration (every listed Secret present) and is stopped cleanly
  * when `signal` aborts.
@@ -38,7 +39,7 @@ import { type KubeObject, objectPath, resources } from "../cluster/resources.ts"
 import { PartCache } from "../transport/part_cache.ts";
 import { PART_DATA_KEY, PARTS_KEY } from "../transport/parts.ts";
 import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
-import { parseSecretRefs, type SecretRef, tlsSecretPem } from "./files.ts";
+import { parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { MAP_FILES, type MapFile } from "../render/maps.ts";
 import { HAProxy } from "./haproxy.ts";
@@ -186,6 +187,8 @@ class ProxyRuntime {
   #configMap: Informer;
   #parts: PartCache;
   #secrets = new Map<string, Informer>();
+  /** htpasswd refusals already logged (bounded: cleared when it grows). */
+  #warned = new Set<string>();
   #dirty = false;
   #loop: Promise<void> | null = null;
   #stopped = false;
@@ -217,6 +220,7 @@ class ProxyRuntime {
       statsPort: settings.statsPort,
       runtimeSocket: join(workDir, "runtime.sock"),
       certDir,
+      userlistsPath: join(workDir, "userlists.cfg"),
       onUnexpectedExit: () => this.#scheduleRetry("haproxy exited"),
       accessLog: hooks.accessLog,
     });
@@ -429,27 +433,34 @@ class ProxyRuntime {
       }, true);
     }
     this.#syncSecretWatches(refs);
-    const pems = new Map<string, string>();
-    for (const ref of refs) {
-      const informer = this.#secrets.get(`${ref.namespace}/${ref.name}`)!;
-      const secret = informer.store.get(`${ref.namespace}/${ref.name}`);
-      if (!secret) {
-        const key = `no secret ${ref.namespace}/${ref.name}`;
-        if (this.#lastProblem !== key) log.info("waiting for a TLS Secret before applying", { secret: key.slice(10) });
-        this.#lastProblem = key;
-        this.#waiting = `waiting for the TLS Secret ${ref.namespace}/${ref.name}`;
-        return null;
-      }
-      try {
-        pems.set(ref.file, tlsSecretPem(ref, secret));
-      } catch (err) {
-        return this.#problem("TLS Secret is unusable; keeping the current configuration", {
-          ...where,
-          error: (err as Error).message,
-        }, true);
-      }
+    let contents: ReturnType<typeof secretContents>;
+    try {
+      contents = secretContents(refs, (ref) => {
+        const informer = this.#secrets.get(`${ref.namespace}/${ref.name}`)!;
+        return informer.store.get(`${ref.namespace}/${ref.name}`) ?? (informer.hasSynced ? null : undefined);
+      }, (secret, reason) => {
+        // once per change of the Secret's content, not per reconcile
+        const key = `${secret} ${reason}`;
+        if (this.#warned.has(key)) return;
+        if (this.#warned.size > 1000) this.#warned.clear();
+        this.#warned.add(key);
+        log.warn("htpasswd Secret: line or Secret refused", { secret, reason });
+      });
+    } catch (err) {
+      return this.#problem("Secret is unusable; keeping the current configuration", {
+        ...where,
+        error: (err as Error).message,
+      }, true);
     }
-    return { config, crtList, pems, maps };
+    if ("waiting" in contents) {
+      const ref = contents.waiting;
+      const key = `no secret ${ref.namespace}/${ref.name}`;
+      if (this.#lastProblem !== key) log.info("waiting for a Secret before applying", { secret: key.slice(10) });
+      this.#lastProblem = key;
+      this.#waiting = `waiting for the ${ref.kind} Secret ${ref.namespace}/${ref.name}`;
+      return null;
+    }
+    return { config, crtList, maps, ...contents };
   }
 
   /** The content of a part ConfigMap; null when it is absent or not (yet) readable. */
@@ -480,7 +491,10 @@ class ProxyRuntime {
         fieldSelector: `metadata.name=${ref.name}`,
       });
       const kick = () => this.#kick();
-      informer.on({ onAdd: kick, onUpdate: kick, onDelete: kick });
+      // A missing htpasswd Secret is known to be missing once listed (its userlist stays empty): no
+      // add event tells, so an empty list does.
+      const onSync = () => informer.store.size === 0 && kick();
+      informer.on({ onAdd: kick, onUpdate: kick, onDelete: kick, onSync });
       this.#secrets.set(key, informer.start());
     }
   }

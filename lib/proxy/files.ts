@@ -2,22 +2,43 @@
  * @module proxy/files
  * The files the proxy hands to HAProxy: written atomically (temporary file in the same directory,
  * fsync, rename, fsync of the directory) so HAProxy never reads half a file, with mode 0600 for
- * key material; and the checks on `secrets.json` entries and TLS Secrets (contracts.md §4) that
- * decide which PEM files may be written and under which name.
+ * key material; and the checks on `secrets.json` entries and their Secrets (contracts.md §4) that
+ * decide which files may be written and under which name: TLS certificates, CA bundles and the
+ * `userlist` sections of htpasswd Secrets (written together to `userlists.cfg`, a second `-f`).
  */
 import { basename, dirname, join } from "node:path";
 // lib/render/patterns.ts imports nothing, so the proxy loads no renderer with its name patterns.
-import { isDns1123Label, isDns1123Subdomain, PEM_FILE } from "../render/patterns.ts";
+import { CA_FILE, isDns1123Label, isDns1123Subdomain, PEM_FILE } from "../render/patterns.ts";
+import { type Htpasswd, isCaBundle, parseHtpasswd, userlistName, userlistSection } from "../render/secret_content.ts";
 
-/** A `secrets.json` entry: the kubernetes.io/tls Secret `namespace/name` is written to `<certDir>/<file>`. */
+/** What a listed Secret becomes: a certificate + key PEM, a CA bundle, or a `userlist` section. */
+export type SecretKind = "tls" | "ca" | "htpasswd";
+export const SECRET_KINDS: readonly SecretKind[] = ["tls", "ca", "htpasswd"];
+
+/**
+ * A `secrets.json` entry: the Secret `namespace/name` is written to `<certDir>/<file>` (`tls`:
+ * `<ns>_<name>.pem`, `ca`: `<ns>_<name>_ca.pem`) or, for `htpasswd`, as the userlist
+ * `ul_<ns>_<name>` of `userlists.cfg` (`file` is then `null`).
+ */
 export interface SecretRef {
-  readonly file: string;
+  readonly kind: SecretKind;
+  readonly file: string | null;
   readonly namespace: string;
   readonly name: string;
 }
 
 /** The only file names a PEM may get: `<namespace>_<name>.pem` of DNS-1123 names. */
-export { PEM_FILE };
+export { CA_FILE, PEM_FILE };
+
+/** A file of the cert dir the proxy writes from a Secret: a TLS certificate or a CA bundle. */
+export function isSecretFile(file: string): boolean {
+  return PEM_FILE.test(file) || CA_FILE.test(file);
+}
+
+/** The file a Secret of this kind gets (null: `htpasswd`, which goes into `userlists.cfg`). */
+export function secretFile(kind: SecretKind, namespace: string, name: string): string | null {
+  return kind === "tls" ? `${namespace}_${name}.pem` : kind === "ca" ? `${namespace}_${name}_ca.pem` : null;
+}
 
 /**
  * Writes `data` to `path` atomically: readers see the old or the new content, never a mix, also
@@ -93,8 +114,9 @@ export async function readTextOrNull(path: string): Promise<string | null> {
 }
 
 /**
- * Parses and checks `secrets.json`: an array of `{file, namespace, name}` with DNS-1123 names,
- * `file` exactly `<namespace>_<name>.pem` and matching {@link PEM_FILE}, sorted by file, no
+ * Parses and checks `secrets.json`: an array of `{kind?, file?, namespace, name}` with DNS-1123
+ * names, `kind` one of {@link SECRET_KINDS} (default `tls`), `file` exactly what
+ * {@link secretFile} gives (absent for `htpasswd`), sorted by kind, then file or name, no
  * duplicates. Throws an Error naming the bad entry.
  */
 export function parseSecretRefs(text: string): SecretRef[] {
@@ -109,20 +131,36 @@ export function parseSecretRefs(text: string): SecretRef[] {
   for (const [i, entry] of parsed.entries()) {
     const e = entry as Record<string, unknown> | null;
     if (typeof e !== "object" || e === null) throw new Error(`secrets.json[${i}] is not an object`);
-    const { file, namespace, name } = e;
+    const { namespace, name } = e;
+    const kind = e.kind ?? "tls";
+    if (!SECRET_KINDS.includes(kind as SecretKind)) {
+      throw new Error(`secrets.json[${i}]: kind ${JSON.stringify(kind)} is not one of ${SECRET_KINDS.join(", ")}`);
+    }
     if (!isDns1123Label(namespace)) {
       throw new Error(`secrets.json[${i}]: namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`);
     }
     if (!isDns1123Subdomain(name)) {
       throw new Error(`secrets.json[${i}]: name ${JSON.stringify(name)} is not a DNS-1123 subdomain`);
     }
-    if (typeof file !== "string" || !PEM_FILE.test(file) || file !== `${namespace}_${name}.pem`) {
-      throw new Error(`secrets.json[${i}]: file ${JSON.stringify(file)} must be "${namespace}_${name}.pem"`);
+    const want = secretFile(kind as SecretKind, namespace, name);
+    const file = e.file ?? null;
+    if (file !== want || (want !== null && !isSecretFile(want))) {
+      throw new Error(
+        `secrets.json[${i}]: file ${JSON.stringify(file)} must be ` +
+          (want === null ? `absent for kind ${kind}` : JSON.stringify(want)),
+      );
     }
-    if (refs.some((r) => r.file === file)) throw new Error(`secrets.json: ${file} is listed twice`);
-    refs.push(Object.freeze({ file, namespace, name }));
+    const ref: SecretRef = Object.freeze({ kind: kind as SecretKind, file: want, namespace, name });
+    if (refs.some((r) => refKey(r) === refKey(ref))) {
+      throw new Error(`secrets.json: ${kind} Secret ${namespace}/${name} is listed twice`);
+    }
+    refs.push(ref);
   }
-  return refs.sort((a, b) => a.file < b.file ? -1 : a.file > b.file ? 1 : 0);
+  return refs.sort((a, b) => refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0);
+}
+
+function refKey(r: SecretRef): string {
+  return `${r.kind} ${r.file ?? ""} ${r.namespace}/${r.name}`;
 }
 
 /** The fields of a Secret this module reads. */
@@ -141,7 +179,7 @@ const KEY_BLOCK =
  * (`tls.crt`) then the key (`tls.key`). Throws an Error naming the Secret when it is not of that
  * type or does not hold PEM data.
  */
-export function tlsSecretPem(ref: SecretRef, secret: TlsSecretLike): string {
+export function tlsSecretPem(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): string {
   const what = `Secret ${ref.namespace}/${ref.name}`;
   if (secret.type !== "kubernetes.io/tls") {
     throw new Error(`${what} has type ${JSON.stringify(secret.type ?? "")}, not kubernetes.io/tls`);
@@ -151,6 +189,66 @@ export function tlsSecretPem(ref: SecretRef, secret: TlsSecretLike): string {
   if (!CERT_BLOCK.test(crt)) throw new Error(`${what}: tls.crt holds no PEM certificate`);
   if (!KEY_BLOCK.test(key)) throw new Error(`${what}: tls.key holds no PEM private key`);
   return `${crt.trimEnd()}\n${key.trimEnd()}\n`;
+}
+
+/** The CA bundle (`ca.crt`) of a Secret of any type; throws an Error naming the Secret when it is not PEM certificates only. */
+export function caSecretPem(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): string {
+  const what = `Secret ${ref.namespace}/${ref.name}`;
+  const ca = decodeField(secret, "ca.crt", what);
+  if (!isCaBundle(ca)) throw new Error(`${what}: ca.crt holds something else than PEM certificates`);
+  return `${ca.trim()}\n`;
+}
+
+/** The users of an htpasswd Secret (key `auth`); an Error naming the Secret when it has no such key. */
+export function htpasswdOf(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): Htpasswd {
+  return parseHtpasswd(decodeField(secret, "auth", `Secret ${ref.namespace}/${ref.name}`));
+}
+
+/** A listed Secret as the proxy knows it: the object, `null` when it is known not to exist, `undefined` when not known yet. */
+export type SecretLookup = (ref: SecretRef) => TlsSecretLike | null | undefined;
+
+/** The files of the listed Secrets: PEMs by file name and `userlists.cfg`. */
+export interface SecretContents {
+  pems: Map<string, string>;
+  userlists: string;
+}
+
+/**
+ * What the listed Secrets become (contracts.md §4). A TLS or CA Secret not there (yet) is waited
+ * for (`waiting`), and one with unusable content throws an Error naming it: the last good
+ * configuration keeps serving. An htpasswd Secret known to be missing or without a usable `auth`
+ * gives an empty `userlist ul_<ns>_<name>` (every request on its routes gets 401, never open) and
+ * blocks nothing else; each refused line is passed to `warn`.
+ */
+export function secretContents(
+  refs: readonly SecretRef[],
+  lookup: SecretLookup,
+  warn: (secret: string, reason: string) => void,
+): SecretContents | { waiting: SecretRef } {
+  const pems = new Map<string, string>();
+  const userlists: string[] = [];
+  for (const ref of refs) {
+    const secret = lookup(ref);
+    if (secret === undefined || (secret === null && ref.kind !== "htpasswd")) return { waiting: ref };
+    if (ref.kind !== "htpasswd") {
+      pems.set(ref.file!, ref.kind === "ca" ? caSecretPem(ref, secret!) : tlsSecretPem(ref, secret!));
+      continue;
+    }
+    const id = `${ref.namespace}/${ref.name}`;
+    let users: Htpasswd["users"] = [];
+    if (secret === null) warn(id, "the Secret does not exist: its userlist denies everyone");
+    else {
+      try {
+        const parsed = htpasswdOf(ref, secret);
+        for (const reason of parsed.refused) warn(id, reason);
+        users = parsed.users;
+      } catch (err) {
+        warn(id, `${(err as Error).message}: its userlist denies everyone`);
+      }
+    }
+    userlists.push(userlistSection(userlistName(ref.namespace, ref.name), users));
+  }
+  return { pems, userlists: userlists.join("") };
 }
 
 function decodeField(secret: TlsSecretLike, field: string, what: string): string {

@@ -1,7 +1,7 @@
 /**
  * @module proxy/haproxy
  * One HAProxy 2.6 in master-worker mode, run in the foreground as our child:
- * `haproxy -W -db -S <workDir>/master.sock -f <workDir>/haproxy.cfg` with the `IC_*` environment of
+ * `haproxy -W -db -S <workDir>/master.sock -f <workDir>/haproxy.cfg [-f <workDir>/userlists.cfg]` with the `IC_*` environment of
  * contracts.md §4. The master CLI (`reload`, `show proc`) reloads it hitlessly — in master-worker
  * mode the re-executed master takes the listening sockets over from the running worker
  * (`-x sockpair@…`, automatic since 2.2), and old workers finish their connections — and the
@@ -92,6 +92,12 @@ export interface HAProxyOptions extends HAProxyEnvSettings {
   workDir: string;
   /** The configuration file haproxy reads; default `<workDir>/haproxy.cfg`. */
   configPath?: string;
+  /**
+   * A second configuration file with the `userlist` sections of htpasswd Secrets (HAProxy 2.6
+   * has no directive that loads users from a file, but reads several `-f` files in order, also
+   * on every reload); it must exist before start. Default: none.
+   */
+  userlistsPath?: string;
   /** How long start and reload may take; default 30 s. */
   timeoutMs?: number;
   /** Called when the master exits without stop() having been asked (a crash). */
@@ -131,6 +137,7 @@ const KEEP_LINES = 200;
 export class HAProxy {
   readonly masterSocket: string;
   readonly configPath: string;
+  readonly userlistsPath: string | null;
   readonly env: Record<string, string>;
   #opts: HAProxyOptions;
   #child: Deno.ChildProcess | null = null;
@@ -146,6 +153,7 @@ export class HAProxy {
     this.#opts = opts;
     this.masterSocket = join(opts.workDir, "master.sock");
     this.configPath = opts.configPath ?? join(opts.workDir, "haproxy.cfg");
+    this.userlistsPath = opts.userlistsPath ?? null;
     // The Lua files a configuration may load live in the (writable) work dir: IC_LUA_DIR.
     this.env = { ...haproxyEnv(opts), IC_LUA_DIR: luaDirOf(opts.workDir) };
   }
@@ -165,16 +173,16 @@ export class HAProxy {
   }
 
   /**
-   * `haproxy -c` on a configuration file with the real environment (or `env` overrides, e.g. a
-   * staging cert dir). Killed after the timeout.
+   * `haproxy -c` on a configuration file (and `userlists`, the staged twin of {@link userlistsPath})
+   * with the real environment (or `env` overrides, e.g. a staging cert dir). Killed after the timeout.
    */
-  async check(configPath: string, env: Record<string, string> = {}): Promise<CheckResult> {
+  async check(configPath: string, env: Record<string, string> = {}, userlists?: string): Promise<CheckResult> {
     await writeLuaFiles(this.env.IC_LUA_DIR);
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.#opts.timeoutMs ?? 30_000);
     try {
       const out = await new Deno.Command(this.#opts.binary, {
-        args: ["-c", "-f", configPath],
+        args: ["-c", "-f", configPath, ...(userlists ? ["-f", userlists] : [])],
         env: { ...this.env, ...env },
         stdin: "null",
         stdout: "piped",
@@ -198,7 +206,15 @@ export class HAProxy {
     await Deno.remove(this.masterSocket).catch(() => {});
     const child = new Deno.Command(this.#opts.binary, {
       // -W master-worker, -db foreground (never daemonize: the master is our child), -S master CLI.
-      args: ["-W", "-db", "-S", `${this.masterSocket},mode,600`, "-f", this.configPath],
+      args: [
+        "-W",
+        "-db",
+        "-S",
+        `${this.masterSocket},mode,600`,
+        "-f",
+        this.configPath,
+        ...(this.userlistsPath ? ["-f", this.userlistsPath] : []),
+      ],
       env: this.env,
       stdin: "null",
       stdout: "piped",

@@ -115,6 +115,13 @@ export interface TlsCert {
   hosts: string[];
 }
 
+/** A host's client certificate check (`client-cert-*`), rendered on its crt-list line. */
+export interface ClientCertCheck {
+  namespace: string;
+  name: string;
+  verify: "required" | "optional";
+}
+
 export interface Model {
   /** `namespace/name` of the ingresses merged into this model, oldest first. */
   ingresses: string[];
@@ -132,6 +139,8 @@ export interface Model {
   redirectCodes?: Record<string, string>;
   /** Canary rules (lib/render/canary.ts), sorted by main backend. */
   canaries?: CanaryRule[];
+  /** TLS hosts that ask for client certificates: the CA Secret (its `_ca.pem` file) and the check. */
+  clientCerts?: Record<string, ClientCertCheck>;
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
   refs: { services: string[]; secrets: string[] };
 }
@@ -284,6 +293,8 @@ export function buildModel(input: ModelInput): BuildResult {
   /** SNI host → the certificate file serving it (the first, i.e. oldest, ingress wins). */
   const sniOwner = new Map<string, { file: string; secret: string; ingress: string }>();
   const redirect = new Map<string, string>();
+  /** Host → its client certificate check and the Ingress that set it (the oldest wins). */
+  const clientCerts = new Map<string, ClientCertCheck & { ingress: string }>();
   let defaultBackend: { name: string; ingress: string } | null = null;
   /** Paths of canary Ingresses, joined to their main routes once every Ingress is read. */
   const canaryPaths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[] = [];
@@ -320,6 +331,8 @@ export function buildModel(input: ModelInput): BuildResult {
     const regexPaths = own
       ? pathRegexOn(ctx, annotations, problem)
       : (ctx.regexByDefault ??= pathRegexOn(ctx, {}, () => {}));
+    const clientCert = own ? clientCertCheck(ctx, ns, annotations, problem) : null;
+    let tlsHosts = 0;
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -344,12 +357,35 @@ export function buildModel(input: ModelInput): BuildResult {
           );
         }
       }
+      tlsHosts += served.length;
       const existing = certs.get(cert.file);
       const merged = new Set([...(existing?.hosts ?? []), ...served]);
       certs.set(cert.file, { ...cert, hosts: [...merged].sort() });
       if (sslRedirect) {
         for (const h of served) if (!redirect.has(h)) redirect.set(h, redirectCode);
       }
+      for (const h of clientCert ? served : []) {
+        const owner = clientCerts.get(h);
+        const same = owner && owner.namespace === ns && owner.name === clientCert!.name &&
+          owner.verify === clientCert!.verify;
+        if (!owner || same) {
+          if (!owner) clientCerts.set(h, { ...clientCert!, ingress: id });
+        } else {
+          problem(
+            "ClientCertConflict",
+            `spec.tls[${t}]: host ${h} already checks client certificates as ingress ${owner.ingress} says, ` +
+              "which is older; client-cert annotations ignored for this host",
+          );
+        }
+      }
+    }
+
+    if (clientCert && tlsHosts === 0) {
+      problem(
+        "ClientCertWithoutTLS",
+        "annotation ingress-controller.io/client-cert-ca-secret: the Ingress serves no TLS host (spec.tls), so no " +
+          `client certificate is asked for${clientCert.verify === "required" ? " and every request gets 403" : ""}`,
+      );
     }
 
     // default backend
@@ -431,6 +467,17 @@ export function buildModel(input: ModelInput): BuildResult {
     tls: [...certs.values()].sort((a, b) => cmp(a.file, b.file)),
     redirectHosts: [...redirect.keys()].sort(),
     redirectCodes: Object.fromEntries([...redirect].filter(([, c]) => c !== "308").sort()),
+    ...(clientCerts.size > 0
+      ? {
+        clientCerts: Object.fromEntries(
+          [...clientCerts].sort(([a], [b]) => cmp(a, b)).map(([h, { namespace, name, verify }]) => [h, {
+            namespace,
+            name,
+            verify,
+          }]),
+        ),
+      }
+      : {}),
     refs: { services: [...ctx.services].sort(), secrets: [...ctx.secrets].sort() },
   };
   const servable = model.routes.length > 0 || model.defaultBackend !== null;
@@ -578,6 +625,35 @@ function boolAnnotation(annotations: Record<string, string>, key: string, dflt: 
   return annotationValue<boolean>(annotations, key, problem, `; using ${dflt}`) ?? dflt;
 }
 
+/**
+ * The client certificate check an Ingress asks for (`client-cert-ca-secret`, `client-cert-verify`),
+ * or null: none, or its CA Secret is unusable (reported; then no certificate is asked for, and the
+ * routes' `required` check refuses every request: fail closed).
+ */
+function clientCertCheck(
+  ctx: Context,
+  ns: string,
+  annotations: Record<string, string>,
+  problem: Report,
+): ClientCertCheck | null {
+  const name = annotationValue<string>(annotations, "client-cert-ca-secret", problem, "; ignored");
+  if (name === undefined) return null;
+  const verify = annotationValue<"required" | "optional">(annotations, "client-cert-verify", problem, "; ignored") ??
+    "required";
+  ctx.secrets.add(`${ns}/${name}`);
+  const secret = ctx.lookup.secret(ns, name);
+  if (!secret || !tlsSummaryOf(secret).ca) {
+    problem(
+      "InvalidSecret",
+      `annotation ingress-controller.io/client-cert-ca-secret: Secret ${ns}/${name} ` +
+        `${secret ? "has no ca.crt of PEM certificates" : "not found"}; no client certificate is asked for` +
+        (verify === "required" ? " and every request gets 403" : ""),
+    );
+    return null;
+  }
+  return { namespace: ns, name, verify };
+}
+
 function tlsCert(
   ctx: Context,
   ns: string,
@@ -640,7 +716,13 @@ function resolveBackend(
   ctx.services.add(`${ns}/${svc.name}`);
   const serviceAnnotations = ctx.lookup.service(ns, svc.name)?.metadata?.annotations ?? {};
   ctx.resolveKey ??= JSON.stringify(ctx.resolve);
-  const resolved = memoBackendSettings(ctx.resolveKey, ctx.resolve, annotations, serviceAnnotations, path);
+  const resolved = memoBackendSettings(ctx.resolveKey, ctx.resolve, annotations, serviceAnnotations, path, {
+    namespace: ns,
+    secret: (name) => {
+      ctx.secrets.add(`${ns}/${name}`);
+      return ctx.lookup.secret(ns, name);
+    },
+  });
   for (const [reason, message] of resolved.problems) problem(reason, message);
   const settings = resolved.settings;
   // What every route gets without annotations of its own (the global and class layers): such

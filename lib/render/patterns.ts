@@ -23,6 +23,11 @@ const HOST = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*$`);
  * (a label, `_`, a subdomain; neither can contain `_`, so the split is unambiguous).
  */
 export const PEM_FILE = new RegExp(`^${LABEL}_${SUBDOMAIN}\\.pem$`);
+/**
+ * The file of a CA Secret (`ca.crt`) in the proxy's certificate directory: `<namespace>_<name>_ca.pem`
+ * (`_` cannot occur in a name, so it never meets a TLS Secret's file, whatever the Secret's name).
+ */
+export const CA_FILE = new RegExp(`^${LABEL}_${SUBDOMAIN}_ca\\.pem$`);
 /** IANA service name (named Service and EndpointSlice ports). */
 const PORT_NAME = /^[a-z0-9](?:[-a-z0-9]{0,13}[a-z0-9])?$/;
 /**

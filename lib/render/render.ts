@@ -10,7 +10,7 @@ import type { Model } from "./model.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
-import { settingsLines } from "./settings.ts";
+import { caFile, type SecretId, settingsLines } from "./settings.ts";
 import { canaryLines } from "./canary.ts";
 import { EXT_AUTH_LUA } from "./lua.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
@@ -19,8 +19,10 @@ import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } f
 /** The name of the built-in backend that answers 404 when no route and no default backend match. */
 export const BUILTIN_DEFAULT_BACKEND = "ic_default_404";
 
+/** A `secrets.json` entry (contracts.md §4): `kind` absent is `tls`; an `htpasswd` entry has no file. */
 export interface SecretFile {
-  file: string;
+  kind?: "ca" | "htpasswd";
+  file?: string;
   namespace: string;
   name: string;
 }
@@ -67,10 +69,18 @@ function checkName(name: string): string {
 }
 
 export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTIONS): View {
-  const crtList = model.tls.map((c) => {
+  const crtList = model.tls.flatMap((c) => {
     if (!PEM_FILE.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
     for (const h of c.hosts) if (!isHost(h)) throw new Error(`bug: unvalidated host ${JSON.stringify(h)}`);
-    return [c.file, ...c.hosts].join(" ");
+    // hosts asking for client certificates get lines of their own: the options of a line apply to all its names
+    const byCheck = new Map<string, string[]>();
+    for (const h of c.hosts) {
+      const check = model.clientCerts?.[h];
+      const options = check ? `[ca-file ${caFile(check)} verify ${check.verify}]` : "";
+      byCheck.set(options, [...(byCheck.get(options) ?? []), h]);
+    }
+    if (c.hosts.length === 0) byCheck.set("", []);
+    return [...byCheck].map(([options, hosts]) => [c.file, ...(options ? [options] : []), ...hosts].join(" "));
   });
   // HAProxy serves the first certificate of the crt-list when no SNI filter matches.
   if (proxy.defaultCertificate) crtList.unshift(`${proxy.defaultCertificate.file} !*`);
@@ -114,12 +124,26 @@ export function render(model: Model, templates: Templates, proxy: ProxyOptions =
   return {
     config,
     crtList,
-    secrets: [...(proxy.defaultCertificate ? [proxy.defaultCertificate] : []), ...model.tls]
-      .map((c) => ({ file: c.file, namespace: c.namespace, name: c.name }))
-      .filter((c, i, all) => all.findIndex((d) => d.file === c.file) === i)
-      .sort((a, b) => a.file.localeCompare(b.file)),
+    secrets: secretList(model, proxy),
     maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : [], model.redirectCodes),
   };
+}
+
+/** Every Secret the proxy writes: certificates, CA bundles (backend and client checks), htpasswd files. */
+function secretList(model: Model, proxy: ProxyOptions): SecretFile[] {
+  const tls: SecretFile[] = [...(proxy.defaultCertificate ? [proxy.defaultCertificate] : []), ...model.tls]
+    .map((c) => ({ file: c.file, namespace: c.namespace, name: c.name }));
+  const ca = (id: SecretId): SecretFile => ({ kind: "ca", file: caFile(id), namespace: id.namespace, name: id.name });
+  const others: SecretFile[] = Object.values(model.clientCerts ?? {}).map(ca);
+  for (const b of model.backends) {
+    if (b.settings?.backendTls?.ca) others.push(ca(b.settings.backendTls.ca));
+    const auth = b.settings?.basicAuth?.secret;
+    if (auth) others.push({ kind: "htpasswd", namespace: auth.namespace, name: auth.name });
+  }
+  const key = (s: SecretFile) => `${s.kind ?? "tls"} ${s.file ?? ""} ${s.namespace}/${s.name}`;
+  return [...tls, ...others]
+    .filter((c, i, all) => all.findIndex((d) => key(d) === key(c)) === i)
+    .sort((a, b) => key(a).localeCompare(key(b)));
 }
 
 function renderRoot(templates: Templates, name: string, view: View): string {

@@ -12,6 +12,9 @@ import { resolveSetting } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
 import type { Cidr, HeaderLine, Origin, ServiceRef } from "../annotations/values.ts";
 import { type ExtAuth, extAuthLines, resolveExtAuth } from "./ext_auth.ts";
+import { userlistName } from "./secret_content.ts";
+import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
+import { CA_FILE } from "./patterns.ts";
 
 export type Balance = "roundrobin" | "leastconn" | "source";
 
@@ -54,8 +57,19 @@ export interface BackendSettings {
   sticky: { name: string; maxAge: string | null; secure: boolean; sameSite: string | null } | null;
   proxyProtocol: "v1" | "v2" | null;
   protocol: "h1" | "h2" | "h1-tls" | "h2-tls";
-  /** With a TLS protocol: the SNI sent and checked; `verify`: the backend certificate is checked. */
-  backendTls: { sni: string | null; verify: boolean } | null;
+  /**
+   * With a TLS protocol: the SNI sent and checked; `verify`: the backend certificate is checked,
+   * against the CA bundle of the Secret `ca` (written by the proxy); without a usable `ca` the
+   * backend is not reached at all (503: fails closed, never unverified).
+   */
+  backendTls: { sni: string | null; verify: boolean; ca?: SecretId | null } | null;
+  /** HTTP basic authentication against the htpasswd Secret's userlist (written by the proxy). */
+  basicAuth?: { secret: SecretId; realm: string } | null;
+  /**
+   * The Ingress asks its TLS hosts for client certificates (the crt-list checks them): `required`
+   * refuses requests without a verified certificate for this host; `header` carries it to the backend.
+   */
+  clientCert?: { verify: "required" | "optional"; header: string | null } | null;
   /** A `www-redirect` twin host's backend: every request goes to this host, same scheme, path and query (308). */
   wwwRedirectTo: string | null;
   /**
@@ -92,6 +106,18 @@ export const DEFAULT_SETTINGS: BackendSettings = {
   extAuth: null,
 };
 
+/** A Secret of the Ingress's namespace that the proxy writes (contracts.md §4). */
+export interface SecretId {
+  namespace: string;
+  name: string;
+}
+
+/** The Ingress's namespace and its Secrets (as the controller caches them: summaries, no data). */
+export interface SecretScope {
+  namespace: string;
+  secret(name: string): SecretLike | undefined;
+}
+
 /** A refused value: the annotation and its one-line message. */
 export type SettingReport = (reason: string, message: string) => void;
 
@@ -106,6 +132,8 @@ export interface ResolveContext {
 /**
  * The settings of a route of `ingress` (its annotations) to a Service (its annotations), for the
  * route's `path` (`null`: the default backend). Invalid values are reported and ignored.
+ * `secrets`: the Ingress's namespace and Secrets, which the keys naming a Secret need (without
+ * them, as for the baseline of a route without annotations, those keys render nothing).
  */
 export function resolveBackendSettings(
   ingress: Ann,
@@ -113,6 +141,7 @@ export function resolveBackendSettings(
   path: { path: string; match: "exact" | "prefix" | "regex" } | null,
   report: SettingReport,
   context: ResolveContext = { layers: {}, disableRiskAtOrAbove: null },
+  secrets: SecretScope | null = null,
 ): BackendSettings {
   const layers = { ...context.layers, ingress, service };
   const risk = { disableRiskAtOrAbove: context.disableRiskAtOrAbove };
@@ -196,17 +225,37 @@ export function resolveBackendSettings(
   const ca = set<string>("backend-ca-secret");
   if (protocol === "h1-tls" || protocol === "h2-tls") {
     // ingress-nginx does not verify TLS backends by default either; a CA Secret asks for verification,
-    // which fails closed (the system CAs) until the proxy reads the Secret (docs/annotations-rendering.md)
+    // which fails closed (503) while that Secret is unusable
     s.backendTls = { sni: set<string>("backend-sni"), verify: ca !== null };
     if (ca !== null) {
-      report(
-        "InvalidAnnotation",
-        `annotation ingress-controller.io/backend-ca-secret: ${ca} is not read by the proxy yet; the backend is ` +
-          "verified against the system CAs only",
+      const usable = usableSecret(
+        "backend-ca-secret",
+        ca,
+        secrets,
+        "ca",
+        report,
+        "every request gets 503 (the backend is never reached unverified)",
       );
+      if (usable) s.backendTls.ca = usable;
     }
   }
   s.extAuth = resolveExtAuth(set, report);
+  const htpasswd = set<string>("auth-basic-secret");
+  if (htpasswd !== null && secrets) {
+    // a missing or bad Secret still renders the check: its userlist is empty and denies everyone
+    usableSecret("auth-basic-secret", htpasswd, secrets, "htpasswd", report, "every request gets 401");
+    s.basicAuth = { secret: { namespace: secrets.namespace, name: htpasswd }, realm: get<string>("auth-basic-realm")! };
+  }
+  const clientCa = set<string>("client-cert-ca-secret");
+  const header = set<string>("client-cert-header");
+  if (clientCa !== null) {
+    s.clientCert = { verify: get<"required" | "optional">("client-cert-verify") ?? "required", header };
+  } else if (header !== null) {
+    report(
+      "InvalidAnnotation",
+      "annotation ingress-controller.io/client-cert-header needs client-cert-ca-secret; ignored",
+    );
+  }
   const rewrite = set<{ target: string; captures: boolean }>("rewrite-target");
   if (rewrite && path) {
     if (path.match === "regex") s.rewrite = { regex: path.path, target: rewrite.target };
@@ -221,6 +270,34 @@ export function resolveBackendSettings(
   // a route's fallback (the frontends key it on the route's backend): nothing for spec.defaultBackend itself
   if (path) s.defaultBackend = set<ServiceRef>("default-backend");
   return s;
+}
+
+/**
+ * Checks the Secret `name` an annotation names for `kind` (summary verdicts only) and reports why it
+ * is unusable (`fallback`: what happens then); the Secret when usable, else null.
+ */
+function usableSecret(
+  key: string,
+  name: string,
+  secrets: SecretScope | null,
+  kind: "ca" | "htpasswd",
+  report: SettingReport,
+  fallback: string,
+): SecretId | null {
+  if (!secrets) return null;
+  const where = `annotation ingress-controller.io/${key}: Secret ${secrets.namespace}/${name}`;
+  const secret = secrets.secret(name);
+  const summary = secret && tlsSummaryOf(secret);
+  let why: string | null = null;
+  if (!summary) why = "not found";
+  else if (kind === "ca" && !summary.ca) why = "has no ca.crt of PEM certificates";
+  else if (kind === "htpasswd" && !summary.htpasswd) why = "has no auth key (htpasswd file)";
+  else if (kind === "htpasswd" && summary.htpasswd!.refused.length > 0) {
+    report("InvalidSecret", `${where}: ${summary.htpasswd!.refused.join("; ")}; those lines are ignored`);
+  }
+  if (why === null) return { namespace: secrets.namespace, name };
+  report("InvalidSecret", `${where} ${why}; ${fallback}`);
+  return null;
 }
 
 /** Whether a route with these settings can use the plain backend `be_<ns>_<svc>_<port>`. */
@@ -296,6 +373,14 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
       l.push(`http-request deny deny_status 429 if { sc_conn_cur(0) gt ${s.rate.connections} }`);
     }
   }
+  if (s.clientCert) l.push(...clientCertLines(s.clientCert));
+  if (s.basicAuth) {
+    // as ingress-nginx, the Authorization header is passed on to the backend
+    const ul = userlistName(s.basicAuth.secret.namespace, s.basicAuth.secret.name);
+    l.push(`http-request auth realm ${quoted(s.basicAuth.realm)} unless { http_auth(${ul}) }`);
+  }
+  const unverifiable = s.backendTls?.verify === true && !s.backendTls.ca;
+  if (unverifiable) l.push("http-request deny deny_status 503");
   if (s.maxBody !== null) {
     l.push(`http-request deny deny_status 413 if { req.hdr_val(content-length) gt ${s.maxBody} }`);
   }
@@ -336,13 +421,44 @@ export function settingsLines(s: BackendSettings, backend: string): { lines: str
   const params: string[] = [];
   if (s.proxyProtocol) params.push(s.proxyProtocol === "v2" ? "send-proxy-v2" : "send-proxy");
   if (s.protocol === "h2") params.push("proto h2");
-  if (s.backendTls) {
-    params.push("ssl", s.backendTls.verify ? "verify required ca-file @system-ca" : "verify none");
+  if (s.backendTls && !unverifiable) {
+    params.push("ssl", s.backendTls.ca ? `verify required ca-file ${caFile(s.backendTls.ca)}` : "verify none");
     if (s.backendTls.sni) params.push(`sni str(${s.backendTls.sni})`);
     if (s.backendTls.sni && s.backendTls.verify) params.push(`verifyhost ${s.backendTls.sni}`);
     params.push(s.protocol === "h2-tls" ? "alpn h2" : "alpn http/1.1");
   }
   return { lines: l, serverParams: params.join(" ") };
+}
+
+/** The proxy's file of a CA Secret (contracts.md §4), relative to `ca-base` (the cert dir). */
+export function caFile(id: SecretId): string {
+  const file = `${id.namespace}_${id.name}_ca.pem`;
+  if (!CA_FILE.test(file)) throw new Error(`bug: unsafe CA file ${file}`);
+  return file;
+}
+
+/**
+ * The client certificate was checked by the crt-list line of the SNI name the connection asked
+ * for: it vouches for this host only if that name is the request's host (a client could send
+ * another SNI, one without a check or with another CA, then this Host). The incoming header is
+ * always removed, so a client can never set it itself.
+ */
+function clientCertLines(c: NonNullable<BackendSettings["clientCert"]>): string[] {
+  const l = [
+    "acl ic_cert_sni ssl_fc_sni,lower,strcmp(txn.host) eq 0",
+    "acl ic_cert_used ssl_c_used",
+    "acl ic_cert_valid ssl_c_verify 0",
+  ];
+  if (c.verify === "required") {
+    // 421: the connection was made for another host; a browser retries on a new connection
+    l.push("http-request deny deny_status 421 if { ssl_fc } !ic_cert_sni");
+    l.push("http-request deny deny_status 403 unless ic_cert_sni ic_cert_used ic_cert_valid");
+  }
+  if (c.header) {
+    l.push(`http-request del-header ${c.header}`);
+    l.push(`http-request set-header ${c.header} %[ssl_c_der,base64] if ic_cert_sni ic_cert_used ic_cert_valid`);
+  }
+  return l;
 }
 
 function seconds(d: string): number {

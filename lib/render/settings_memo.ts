@@ -5,10 +5,17 @@
  * depends only on the resolve context (global and class layers, risk cut-off), the table's
  * annotations of the Ingress and of the Service, and the route's path, so it is kept per those and
  * shared by every route with the same inputs (most routes set nothing). Problems found while
- * resolving are kept too and reported again, to whichever Ingress asks.
+ * resolving are kept too and reported again, to whichever Ingress asks. Settings that looked at a
+ * Secret are never kept (they depend on its state and namespace).
  */
 import { ANNOTATIONS, PREFIX } from "../annotations/table.ts";
-import { type BackendSettings, resolveBackendSettings, type ResolveContext, settingsHash } from "./settings.ts";
+import {
+  type BackendSettings,
+  resolveBackendSettings,
+  type ResolveContext,
+  type SecretScope,
+  settingsHash,
+} from "./settings.ts";
 
 export interface MemoSettings {
   readonly settings: BackendSettings;
@@ -46,6 +53,7 @@ export function memoBackendSettings(
   ingress: Readonly<Record<string, string>>,
   service: Readonly<Record<string, string>>,
   path: Parameters<typeof resolveBackendSettings>[2],
+  secrets: SecretScope | null = null,
 ): MemoSettings {
   let byKey = memo.get(contextKey);
   if (!byKey) {
@@ -55,11 +63,24 @@ export function memoBackendSettings(
   const key = `${tableAnnotations(ingress)}\0${tableAnnotations(service)}\0${path ? `${path.match} ${path.path}` : ""}`;
   const hit = byKey.get(key);
   if (hit) return hit;
+  // Settings naming a Secret depend on its state and namespace too: those are not kept.
+  let touched = false;
+  const scope: SecretScope | null = secrets && {
+    get namespace() {
+      touched = true;
+      return secrets.namespace;
+    },
+    secret: (name) => {
+      touched = true;
+      return secrets.secret(name);
+    },
+  };
   const problems: [string, string][] = [];
-  const settings = resolveBackendSettings(ingress, service, path, (r, m) => problems.push([r, m]), context);
+  const settings = resolveBackendSettings(ingress, service, path, (r, m) => problems.push([r, m]), context, scope);
   const json = JSON.stringify(settings);
   let hash: string | null = null;
   const entry: MemoSettings = { settings, json, hash: () => hash ??= settingsHash(settings), problems };
+  if (touched) return entry;
   if (byKey.size >= MAX_ENTRIES) byKey.clear();
   byKey.set(key, entry);
   return entry;

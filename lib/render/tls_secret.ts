@@ -1,13 +1,16 @@
 /**
  * @module render/tls_secret
- * What the controller keeps of a TLS Secret: a verdict and a content hash, never the key. The
+ * What the controller keeps of a Secret: verdicts and a content hash, never the key or a hash of a
+ * password. The
  * proxies read their Secrets themselves (lib/proxy/command.ts, by name from `secrets.json`), so
- * the renderer only needs to know whether a Secret can serve TLS. `summarizedSecret` is the
+ * the renderer only needs to know whether a Secret can serve TLS, holds a CA bundle (`ca.crt`) or
+ * an htpasswd file (`auth`, lib/render/secret_content.ts). `summarizedSecret` is the
  * transform of the controller's Secret informer: `data` (with `tls.key`) and the annotations
  * (`kubectl apply` copies the whole Secret into one) are gone before the object is stored.
  */
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../cluster/resources.ts";
+import { isCaBundle, parseHtpasswd } from "./secret_content.ts";
 
 export const TLS_SECRET_TYPE = "kubernetes.io/tls";
 
@@ -17,6 +20,10 @@ export interface TlsSecretSummary {
   readonly valid: boolean;
   /** sha256 (hex) over the type and every data entry: changes whenever the content does. */
   readonly sha256: string;
+  /** `ca.crt` holds PEM certificates only (a CA bundle the proxy may write). */
+  readonly ca?: boolean;
+  /** With an `auth` key: how many htpasswd lines are usable, and why the others are refused (no hashes). */
+  readonly htpasswd?: { readonly users: number; readonly refused: readonly string[] } | null;
 }
 
 /** The fields read here: a full Secret (V1Secret, plain JSON) or one reduced by `summarizedSecret`. */
@@ -45,7 +52,15 @@ export function summarizeTlsSecret(secret: SecretLike): TlsSecretSummary {
     !!key?.includes("PRIVATE KEY-----");
   const h = createHash("sha256").update(secret.type ?? "");
   for (const k of Object.keys(secret.data ?? {}).sort()) h.update(`\0${k}\0${secret.data![k]}`);
-  return { valid, sha256: h.digest("hex") };
+  const ca = decodedText(secret.data, "ca.crt");
+  const auth = decodedText(secret.data, "auth");
+  const parsed = auth === null ? null : parseHtpasswd(auth);
+  return {
+    valid,
+    sha256: h.digest("hex"),
+    ca: ca !== null && isCaBundle(ca),
+    htpasswd: parsed && { users: parsed.users.length, refused: parsed.refused },
+  };
 }
 
 /** The summary a Secret carries (cache objects), else one made from its data (lists, admission). */

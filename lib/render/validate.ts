@@ -3,7 +3,9 @@
  * `--validate-proxy-config`: checks a rendered configuration with `haproxy -c` before it is
  * published. The check runs in a fresh temporary directory that plays the proxy's work dir: the
  * IC_* variables point into it, and every certificate file the crt-list names is a throwaway
- * self-signed PEM (made once per process), so no real secret is ever read or written. The child
+ * self-signed PEM (made once per process; its certificate alone for CA bundles), and each htpasswd
+ * Secret gets an empty `userlist` in a second `-f` file, as the proxy's `userlists.cfg`, so no real
+ * secret is ever read or written. The child
  * is killed when the timeout expires and the directory is always removed.
  *
  * A configuration whose structure already passed (same skeleton, crt-list and certificate files,
@@ -17,6 +19,7 @@ import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
 import { skeleton } from "./slots.ts";
 import { luaDirOf, writeLuaFiles } from "./lua.ts";
+import { userlistName, userlistSection } from "./secret_content.ts";
 
 export interface ValidateOptions {
   /** The haproxy binary (`--haproxy` of the proxy command; default `haproxy`). */
@@ -64,13 +67,19 @@ export function crtListFiles(crtList: string): string[] {
 export async function validateConfig(rendered: Rendered, opts: ValidateOptions = {}): Promise<ValidationResult> {
   const started = performance.now();
   const result = (ok: boolean, errors: string[]) => ({ ok, errors, ms: performance.now() - started });
-  const files = new Set([...crtListFiles(rendered.crtList), ...rendered.secrets.map((s) => s.file)]);
+  const files = new Set([
+    ...crtListFiles(rendered.crtList),
+    ...rendered.secrets.flatMap((s) => s.file === undefined ? [] : [s.file]),
+  ]);
+  const userlists = rendered.secrets.filter((s) => s.kind === "htpasswd").map((s) =>
+    userlistSection(userlistName(s.namespace, s.name), [])
+  ).join("");
   for (const f of files) {
     if (!SAFE_FILE.test(f)) return result(false, [`crt-list names an unsafe file ${JSON.stringify(f)}`]);
   }
   const structure = JSON.stringify([opts.haproxy ?? "haproxy", skeleton(rendered.config), rendered.crtList, [
     ...files,
-  ]]);
+  ], userlists]);
   if (opts.reuse !== false && passed.has(structure)) return result(true, []);
   const pem = files.size > 0 ? await throwawayPem() : "";
   const dir = await Deno.makeTempDir({ prefix: "ic-validate-", dir: opts.tmpDir });
@@ -81,11 +90,16 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
     await Deno.writeTextFile(cfg, rendered.config);
     await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
     for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
-    for (const f of files) await Deno.writeTextFile(join(certDir, f), pem, { mode: 0o600 });
+    const caOnly = pem.slice(0, pem.indexOf("-----END CERTIFICATE-----") + 26);
+    for (const f of files) {
+      await Deno.writeTextFile(join(certDir, f), f.endsWith("_ca.pem") ? caOnly : pem, { mode: 0o600 });
+    }
+    const userlistsFile = join(dir, "userlists.cfg");
+    await Deno.writeTextFile(userlistsFile, userlists);
     await writeLuaFiles(luaDirOf(dir));
 
     const child = new Deno.Command(opts.haproxy ?? "haproxy", {
-      args: ["-c", "-f", cfg],
+      args: ["-c", "-f", cfg, "-f", userlistsFile],
       cwd: dir,
       clearEnv: true,
       env: {

@@ -28,7 +28,7 @@ Deno.test("one row per key with its status, scope, risk and example; legacy alia
     ref,
     /^\| `ingress-controller\.io\/ssl-redirect` \(legacy: `ingress\.kubernetes\.io\/ssl-redirect`\) \| served \|/m,
   );
-  assert.match(ref, /^\| `ingress-controller\.io\/auth-basic-secret` \| validated \|/m);
+  assert.match(ref, /^\| `ingress-controller\.io\/auth-basic-secret` \| served \|/m);
   const nginx = nginxReference();
   for (const key of Object.keys(NGINX_RULES)) assert.match(nginx, new RegExp("^\\| `" + key + "` \\|", "m"));
   assert.match(nginx, /^\| `configuration-snippet` \| — \| refused \|/m);

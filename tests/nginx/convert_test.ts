@@ -79,3 +79,43 @@ Deno.test("compatibility: use-regex and rewrite-target make regex paths; default
     "custom-http-errors is not applied: error-codes is not served",
   );
 });
+
+Deno.test("compatibility: basic auth, client certificates and backend verification as ingress-nginx applies them", () => {
+  const A = "ingress-controller.io/";
+  const basic = translateIngress(ing({
+    [`${N}auth-type`]: "basic",
+    [`${N}auth-secret`]: "shop/users",
+    [`${N}auth-realm`]: "Staff",
+  }));
+  assert.deepEqual(basic.annotations, { [`${A}auth-basic-secret`]: "users", [`${A}auth-basic-realm`]: "Staff" });
+  // without auth-type basic, or with the auth-map form, ingress-nginx asks for no password: neither does the translation
+  assert.deepEqual(translateIngress(ing({ [`${N}auth-secret`]: "users" })).annotations, {});
+  const map = translateIngress(ing({
+    [`${N}auth-type`]: "basic",
+    [`${N}auth-secret`]: "users",
+    [`${N}auth-secret-type`]: "auth-map",
+  }));
+  assert.equal(map.annotations[`${A}auth-basic-secret`], undefined);
+
+  const tls = translateIngress(ing({
+    [`${N}auth-tls-secret`]: "shop/clients-ca",
+    [`${N}auth-tls-verify-client`]: "optional",
+    [`${N}auth-tls-pass-certificate-to-upstream`]: "true",
+  }));
+  assert.deepEqual(tls.annotations, {
+    [`${A}client-cert-ca-secret`]: "clients-ca",
+    [`${A}client-cert-verify`]: "optional",
+    [`${A}client-cert-header`]: "ssl-client-cert",
+  });
+  const off = translateIngress(ing({ [`${N}auth-tls-secret`]: "clients-ca", [`${N}auth-tls-verify-client`]: "off" }));
+  assert.deepEqual(off.annotations, {});
+  assert.deepEqual(
+    translateIngress(ing({ [`${N}auth-tls-secret`]: "clients-ca" })).annotations,
+    { [`${A}client-cert-ca-secret`]: "clients-ca" },
+    "on by default: client-cert-verify's default is required",
+  );
+
+  const verify = translateIngress(ing({ [`${N}proxy-ssl-secret`]: "shop/ca", [`${N}proxy-ssl-verify`]: "on" }));
+  assert.deepEqual(verify.annotations, { [`${A}backend-ca-secret`]: "ca" });
+  assert.deepEqual(translateIngress(ing({ [`${N}proxy-ssl-secret`]: "shop/ca" })).annotations, {}, "verify off");
+});

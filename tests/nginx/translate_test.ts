@@ -49,12 +49,8 @@ Deno.test("a key that becomes one not rendered yet is never reported supported o
   }
   assert.equal(verdictOf("shop-api", "enable-cors")!.verdict, "supported", "cors-enable is served");
   assert.equal(verdictOf("greeter-canary", "canary")!.verdict, "supported", "canary is served");
-  const auth = once("auth-secret", "users");
-  assert.equal(auth.verdict, "unsupported");
-  assert.equal(
-    auth.note,
-    "becomes ingress-controller.io/auth-basic-secret, which is validated but not rendered yet; once rendered: supported (htpasswd in key auth)",
-  );
+  const auth = once("auth-secret", "users", { "nginx.ingress.kubernetes.io/auth-type": "basic" });
+  assert.deepEqual([auth.verdict, auth.note], ["supported", "htpasswd in key auth"], "auth-basic-secret is served");
   const errors = verdictOf("legacy", "custom-http-errors")!;
   assert.equal(errors.verdict, "unsupported");
   assert.match(errors.note, /error-codes, which is validated but not rendered yet; .*cannot send a request again/);
@@ -78,7 +74,7 @@ Deno.test("snippets, other namespaces' Secrets and bad values are refused; unkno
   assert.equal(snippet.verdict, "refused");
   assert.match(snippet.note, /never executed .*use the request-headers-\*\/response-headers-\* annotations/);
   assert.equal(verdictOf("grafana", "server-snippet")?.verdict, "refused");
-  assert.equal(verdictOf("grafana", "auth-secret")?.verdict, "unsupported", "monitoring/… is its own namespace");
+  assert.equal(verdictOf("grafana", "auth-secret")?.verdict, "supported", "monitoring/… is its own namespace");
   const foreign = verdictOf("dashboard", "auth-secret")!;
   assert.equal(foreign.verdict, "refused");
   assert.match(foreign.note, /Secret of namespace kube-system/);
@@ -112,9 +108,26 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   assert.equal(once("backend-protocol", "SPDY").verdict, "refused");
   assert.equal(once("auth-type", "digest").note, "digest authentication is not available");
   assert.match(once("auth-type", "basic").note, /\$apr1\$/);
-  assert.equal(once("auth-secret", "web/users").verdict, "unsupported", "own namespace: becomes auth-basic-secret");
-  assert.equal(once("auth-secret", "other/users").verdict, "refused");
+  const basic = { "nginx.ingress.kubernetes.io/auth-type": "basic" };
+  assert.equal(
+    once("auth-secret", "web/users", basic).verdict,
+    "supported",
+    "own namespace: becomes auth-basic-secret",
+  );
+  assert.deepEqual(
+    [once("auth-secret", "users").verdict, once("auth-secret", "users").note],
+    ["supported", "no effect without auth-type: basic (as in ingress-nginx)"],
+  );
+  assert.equal(once("auth-secret", "other/users", basic).verdict, "refused");
+  assert.equal(once("auth-secret-type", "auth-map").verdict, "unsupported");
+  assert.equal(once("auth-tls-secret", "web/clients-ca").verdict, "supported");
+  assert.equal(once("auth-tls-secret", "other/clients-ca").verdict, "refused");
   assert.equal(once("auth-tls-verify-client", "optional_no_ca").verdict, "unsupported");
+  assert.equal(once("auth-tls-verify-client", "on").verdict, "translated");
+  assert.match(once("auth-tls-pass-certificate-to-upstream", "true").note, /base64 DER .*URL-encoded PEM/);
+  const ssl = once("proxy-ssl-secret", "web/backend-ca", { "nginx.ingress.kubernetes.io/proxy-ssl-verify": "on" });
+  assert.deepEqual([ssl.verdict, ssl.note.slice(0, 36)], ["translated", "its ca.crt verifies the backend (pro"]);
+  assert.equal(once("proxy-ssl-secret", "web/backend-ca").verdict, "unsupported", "verify off: a client cert only");
   assert.equal(once("load-balance", "round_robin").verdict, "supported");
   assert.equal(once("load-balance", "random").verdict, "refused");
   assert.equal(once("canary-weight", "150").verdict, "refused");

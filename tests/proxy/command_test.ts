@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ApplyResult } from "../../lib/proxy/apply.ts";
-import { runProxy } from "../../lib/proxy/command.ts";
+import { type ProxySettings, runProxy } from "../../lib/proxy/command.ts";
 import type { HAProxy } from "../../lib/proxy/haproxy.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
@@ -62,6 +62,18 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
   }
 }
 
+/** The proxy's settings of these tests: its ConfigMap CM, listeners on `bind`. */
+function proxySettings(
+  kubeconfig: string,
+  namespace: string,
+  haproxy: string,
+  workDir: string,
+  bindAddress: string,
+  [httpPort, httpsPort, statsPort]: number[],
+): ProxySettings {
+  return { kubeconfig, namespace, configmap: CM, haproxy, workDir, bindAddress, httpPort, httpsPort, statsPort };
+}
+
 function tlsSecret(cert: { certPem: string; keyPem: string }) {
   return {
     apiVersion: "v1",
@@ -105,17 +117,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     const problems: string[] = [];
     let haproxy: HAProxy | null = null;
     running = runProxy(
-      {
-        kubeconfig,
-        namespace: NS,
-        configmap: CM,
-        haproxy: haproxyBinary,
-        workDir,
-        bindAddress: bind,
-        httpPort,
-        httpsPort,
-        statsPort,
-      },
+      proxySettings(kubeconfig, NS, haproxyBinary, workDir, bind, [httpPort, httpsPort, statsPort]),
       stop.signal,
       {
         onApply: (r) => results.push(r),
@@ -228,6 +230,100 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     stop.abort();
     await running?.catch(() => {});
     await Promise.all([one.close(), two.close(), apiBackend.close()]);
+    await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("runProxy turns an htpasswd Secret into a userlist: missing denies everyone, created and changed reload", async () => {
+  const haproxyBinary = await ensureHaproxy();
+  await using cp = await startControlPlane();
+  const web = await startBackend({ name: "web", host: loopbackAddress() });
+  const workDir = await Deno.makeTempDir({ prefix: "ic-proxy-auth-" });
+  const stop = new AbortController();
+  let running: Promise<void> | null = null;
+  const ns = "proxy-auth";
+  const hash = async (pw: string) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("openssl", { args: ["passwd", "-6", pw], stdout: "piped" }).output()).stdout,
+    ).trim();
+  const users = (line: string) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "users", namespace: ns },
+    type: "Opaque",
+    data: { auth: btoa(`${line}\n`) },
+  });
+  try {
+    await api(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
+    // the backend `web` asks for the userlist of the Secret, as the renderer writes it
+    const config = buildConfig({ backends: [{ name: "web", endpoints: [{ address: web.address, port: web.port }] }] })
+      .replace(
+        "backend web\n",
+        "backend web\n    http-request auth realm 'Staff' unless { http_auth(ul_proxy-auth_users) }\n",
+      );
+    await api(cp, "POST", `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: CM, namespace: ns },
+      data: {
+        "haproxy.cfg": config,
+        "secrets.json": JSON.stringify([{ kind: "htpasswd", namespace: ns, name: "users" }]),
+      },
+    });
+    const kubeconfig = await proxyReader(cp, ns, { configmap: CM, secrets: ["users"] });
+    const bind = loopbackAddress();
+    const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
+    const results: ApplyResult[] = [];
+    running = runProxy(
+      proxySettings(kubeconfig, ns, haproxyBinary, workDir, bind, [httpPort, httpsPort, statsPort]),
+      stop.signal,
+      { onApply: (r) => results.push(r) },
+    );
+    running.catch(() => {});
+    // curl: fetch does not let a caller set Host
+    const status = async (user?: string) => {
+      const args = [
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-H",
+        "Host: web.test",
+        ...(user ? ["-u", user] : []),
+      ];
+      const out = await new Deno.Command("curl", { args: [...args, `http://${bind}:${httpPort}/`], stdout: "piped" })
+        .output();
+      return Number(new TextDecoder().decode(out.stdout));
+    };
+
+    // 1. The Secret does not exist: HAProxy starts anyway, and the route is closed, not open.
+    await eventually("the first start", () => Promise.resolve(results.find((r) => r.kind === "start" && r.ok)));
+    assert.equal(await status(), 401);
+    assert.equal(await status("alice:pw1"), 401);
+    assert.equal(await Deno.readTextFile(join(workDir, "userlists.cfg")), "userlist ul_proxy-auth_users\n");
+    assert.equal((await Deno.stat(join(workDir, "userlists.cfg"))).mode! & 0o777, 0o600);
+
+    // 2. The Secret is created: its user gets in (a reload), a wrong password does not.
+    await api(cp, "POST", `/api/v1/namespaces/${ns}/secrets`, users(`alice:${await hash("pw1")}`));
+    await eventually("alice's access", async () => (await status("alice:pw1")) === 200 || undefined);
+    assert.equal(await status("alice:pw2"), 401);
+    await eventually("the reload result", () => Promise.resolve(results.find((r) => r.kind === "reload" && r.ok)));
+
+    // 3. A new password: the old one stops working.
+    await api(cp, "PUT", `/api/v1/namespaces/${ns}/secrets/users`, users(`alice:${await hash("pw2")}`));
+    await eventually("the new password", async () => (await status("alice:pw2")) === 200 || undefined);
+    assert.equal(await status("alice:pw1"), 401);
+    assert.ok(
+      !(await Deno.readTextFile(join(workDir, "haproxy.cfg"))).includes("alice"),
+      "users stay out of haproxy.cfg",
+    );
+
+    stop.abort();
+    await running;
+    running = null;
+  } finally {
+    stop.abort();
+    await running?.catch(() => {});
+    await web.close();
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
 });

@@ -1,6 +1,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parseSecretRefs, PEM_FILE, readTextOrNull, tlsSecretPem, writeFileAtomic } from "../../lib/proxy/files.ts";
+import {
+  CA_FILE,
+  caSecretPem,
+  parseSecretRefs,
+  PEM_FILE,
+  readTextOrNull,
+  secretContents,
+  type SecretRef,
+  tlsSecretPem,
+  writeFileAtomic,
+} from "../../lib/proxy/files.ts";
+import { parseHtpasswd } from "../../lib/render/secret_content.ts";
 import { testCertificate } from "./fixtures.ts";
 
 Deno.test("writeFileAtomic writes, replaces, keeps the mode and leaves no temporary file", async () => {
@@ -74,11 +85,109 @@ Deno.test("parseSecretRefs accepts the contract's shape and refuses unsafe entri
     [{ file: "x_y.pem", namespace: "x", name: "y" }, { file: "x_y.pem", namespace: "x", name: "y" }],
     [null],
     ["x_y.pem"],
+    [{ kind: "ca", file: "x_y.pem", namespace: "x", name: "y" }],
+    [{ kind: "ca", file: "x_y.ca.pem", namespace: "x", name: "y" }],
+    [{ kind: "htpasswd", file: "x_y.pem", namespace: "x", name: "y" }],
+    [{ kind: "opaque", file: "x_y.pem", namespace: "x", name: "y" }],
+    [{ kind: "htpasswd", namespace: "x", name: "y" }, { kind: "htpasswd", namespace: "x", name: "y" }],
   ];
   for (const b of bad) {
     assert.throws(() => parseSecretRefs(JSON.stringify(b)), /^Error: secrets\.json/, JSON.stringify(b));
   }
   assert.throws(() => parseSecretRefs("{not json"), /not JSON/);
+});
+
+Deno.test("parseSecretRefs: kinds tls (default), ca and htpasswd; one Secret may be listed once per kind", () => {
+  const refs = parseSecretRefs(JSON.stringify([
+    { file: "ns_a.pem", namespace: "ns", name: "a" },
+    { kind: "ca", file: "ns_a_ca.pem", namespace: "ns", name: "a" },
+    { kind: "htpasswd", namespace: "ns", name: "a" },
+    { kind: "tls", file: "ns_a.ca.pem", namespace: "ns", name: "a.ca" },
+  ]));
+  assert.deepEqual(refs.map((r) => [r.kind, r.file]), [
+    ["ca", "ns_a_ca.pem"],
+    ["htpasswd", null],
+    ["tls", "ns_a.ca.pem"],
+    ["tls", "ns_a.pem"],
+  ]);
+  // a TLS Secret named `a.ca` and the CA Secret `a` never share a file
+  assert.ok(CA_FILE.test("ns_a_ca.pem") && !PEM_FILE.test("ns_a_ca.pem") && !CA_FILE.test("ns_a.ca.pem"));
+});
+
+const HASHES = {
+  bcrypt: "$2y$05$" + "a".repeat(53),
+  sha512: "$6$saltsalt$" + "b".repeat(86),
+  sha256: "$5$rounds=5000$salt$" + "c".repeat(43),
+  md5: "$1$salt$" + "d".repeat(22),
+};
+
+Deno.test("parseHtpasswd: crypt(3) hashes kept; $apr1$, other hashes, bad user names and a second line refused by name", () => {
+  const text = [
+    "# comment",
+    `alice:${HASHES.bcrypt}`,
+    `bob:${HASHES.sha512}\r`,
+    `carol:${HASHES.sha256}`,
+    `dave:${HASHES.md5}`,
+    "",
+    `eve:$apr1$salt$${"e".repeat(22)}`,
+    "frank:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=",
+    "grace:plain",
+    `alice:${HASHES.md5}`,
+    `bad user:${HASHES.md5}`,
+    `mallory:${HASHES.md5}' } || TRUE { '`,
+    `quote':${HASHES.md5}`,
+    "no-colon",
+  ].join("\n");
+  const { users, refused } = parseHtpasswd(text);
+  assert.deepEqual(users.map((u) => u.user), ["alice", "bob", "carol", "dave"]);
+  assert.equal(users[1].hash, HASHES.sha512);
+  assert.deepEqual(refused, [
+    "user eve: $apr1$ (Apache MD5) is not supported by the proxy's crypt(3); regenerate with htpasswd -B (bcrypt)",
+    "user frank: the hash is not bcrypt ($2y$), SHA-crypt ($5$, $6$) or MD5-crypt ($1$)",
+    "user grace: the hash is not bcrypt ($2y$), SHA-crypt ($5$, $6$) or MD5-crypt ($1$)",
+    "user alice: listed twice; the first line counts",
+    'line 11: not "user:hash" with a user name of letters, digits and ._@+-',
+    "user mallory: the hash is not bcrypt ($2y$), SHA-crypt ($5$, $6$) or MD5-crypt ($1$)",
+    'line 13: not "user:hash" with a user name of letters, digits and ._@+-',
+    'line 14: not "user:hash" with a user name of letters, digits and ._@+-',
+  ]);
+  for (const r of refused) assert.ok(!r.includes("$2y$05$") && !r.includes("eeee"), "no hash in a message");
+});
+
+Deno.test("secretContents: CA bundles and userlists; a missing htpasswd Secret gives an empty userlist, a missing CA waits", async () => {
+  const { certPem, keyPem } = await testCertificate("site.test");
+  const refs = parseSecretRefs(JSON.stringify([
+    { kind: "ca", file: "ns_ca_ca.pem", namespace: "ns", name: "ca" },
+    { kind: "htpasswd", namespace: "ns", name: "users" },
+    { kind: "htpasswd", namespace: "ns", name: "gone" },
+  ]));
+  const secrets: Record<string, { type: string; data: Record<string, string> }> = {
+    ca: { type: "Opaque", data: { "ca.crt": btoa(`${certPem}\n${certPem}`) } },
+    users: { type: "Opaque", data: { auth: btoa(`alice:${HASHES.bcrypt}\neve:$apr1$x$${"e".repeat(22)}\n`) } },
+  };
+  const warnings: string[] = [];
+  const out = secretContents(
+    refs,
+    (r: SecretRef) => secrets[r.name] ?? null,
+    (id, why) => warnings.push(`${id} ${why}`),
+  );
+  assert.ok(!("waiting" in out));
+  assert.equal(out.pems.get("ns_ca_ca.pem"), `${certPem.trim()}\n\n${certPem.trim()}\n`);
+  assert.equal(
+    out.userlists,
+    "userlist ul_ns_gone\n" + `userlist ul_ns_users\n    user alice password '${HASHES.bcrypt}'\n`,
+  );
+  assert.deepEqual(warnings.map((w) => w.slice(0, 30)), [
+    "ns/gone the Secret does not ex",
+    "ns/users user eve: $apr1$ (Apa",
+  ]);
+  // not known yet (the watch has not listed): wait, as for a missing CA Secret
+  assert.deepEqual(secretContents(refs, () => undefined, () => {}), { waiting: refs[0] });
+  assert.deepEqual(secretContents(refs, (r) => r.kind === "ca" ? null : secrets.users, () => {}), { waiting: refs[0] });
+  // a CA bundle must be certificates only
+  for (const bad of [`${certPem}${keyPem}`, "hello", ""]) {
+    assert.throws(() => caSecretPem(refs[0], { data: { "ca.crt": btoa(bad) } }), /^Error: Secret ns\/ca/);
+  }
 });
 
 Deno.test("PEM_FILE is the contract's anchored pattern", () => {

@@ -158,6 +158,7 @@ export async function proxyUnderTest(): Promise<ProxyUnderTest> {
     statsPort,
     runtimeSocket: join(workDir, "runtime.sock"),
     certDir,
+    userlistsPath: join(workDir, "userlists.cfg"), // as lib/proxy/command.ts
   });
   const applier = new Applier({ haproxy, workDir, certDir });
   let closing: Promise<void> | null = null;

@@ -672,9 +672,12 @@ Deno.test("backend-protocol h1-tls and h2-tls: TLS to the backend with SNI; a CA
       [`${A}backend-ca-secret`]: "backend-ca",
     });
     const { problems } = buildModel({ ...verified, allowLoopbackEndpoints: true });
-    assert.match(problems[0]?.message ?? "", /backend-ca-secret: backend-ca is not read by the proxy yet/);
+    assert.match(
+      problems[0]?.message ?? "",
+      /backend-ca-secret: Secret default\/backend-ca not found; every request gets 503/,
+    );
     await withProxy(verified, {}, async ({ http }) => {
-      // the backend's CA is not among the system CAs: the proxy refuses the backend (no silent downgrade)
+      // no CA to verify with: the proxy refuses the backend (no silent downgrade; tests/render/annotations_auth_test.ts)
       assert.equal((await request(["-H", "Host: v.example.com", `http://127.0.0.1:${http}/x`])).status, 503);
     }, { allowProblems: true });
   } finally {

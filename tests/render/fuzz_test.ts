@@ -189,8 +189,33 @@ function baseline(): State {
       }),
       endpointSlice("api", [{ name: "main", port: 9090 }], [{ address: "10.1.0.1" }, { address: "10.1.0.2" }]),
     ],
-    secrets: [tlsSecret("foo-tls"), tlsSecret("wild-tls")],
+    secrets: [tlsSecret("foo-tls"), tlsSecret("wild-tls"), caSecret("backend-ca"), caSecret("clients-ca"), {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { namespace: "default", name: "web-users" },
+      type: "Opaque",
+      data: { auth: btoa(`alice:$2y$05$${"a".repeat(53)}\n`) },
+    }],
   };
+}
+
+/** A Secret with a CA bundle (`ca.crt`) for the baseline's `backend-ca-secret` and `client-cert-ca-secret`. */
+function caSecret(name: string): V1Secret {
+  const crt = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { namespace: "default", name },
+    type: "Opaque",
+    data: { "ca.crt": btoa(crt) },
+  };
+}
+
+/** A crt-list line: its file, its options (`[…]`, HAProxy's per-line SSL options) and its SNI filters. */
+function crtLine(line: string): { file: string; options: string; sni: string[] } {
+  const m = /^(\S+)(?: (\[[^\]]*\]))?((?: \S+)*)$/.exec(line);
+  if (!m) throw new Error(`not a crt-list line: ${JSON.stringify(line)}`);
+  return { file: m[1], options: m[2] ?? "", sni: m[3].split(" ").filter((w) => w !== "") };
 }
 
 /** Values of the served keys that render cleanly together (their examples, where those do). */
@@ -471,9 +496,15 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
   const baseEndpoints = new Set(
     [...baseLines].map((l) => SLOT.exec(l)?.[2]).filter((a): a is string => a !== undefined),
   );
-  const baseCrt = base.rendered.crtList.split("\n").filter((l) => l !== "").map((l) => l.split(" "));
-  const baseFiles = new Set(baseCrt.map((w) => w[0]));
-  const baseSni = new Set(baseCrt.flatMap((w) => w.slice(1)));
+  const baseCrt = base.rendered.crtList.split("\n").filter((l) => l !== "").map(crtLine);
+  const baseFiles = new Set(baseCrt.map((c) => c.file));
+  // without options too: a refused client-cert value leaves the hosts without the check
+  const baseOptions = new Set(["", ...baseCrt.map((c) => c.options)]);
+  assert.ok(baseOptions.has("[ca-file default_clients-ca_ca.pem verify optional]"), "the baseline checks clients");
+  baseOptions.add("[ca-file default_clients-ca_ca.pem verify required]"); // the other value of client-cert-verify
+  const baseSni = new Set(baseCrt.flatMap((c) => c.sni));
+  const baseSecrets = new Set(base.rendered.secrets.map((s) => JSON.stringify(s)));
+  assert.deepEqual(base.rendered.secrets.map((s) => s.kind ?? "tls"), ["ca", "ca", "htpasswd", "tls", "tls"]);
   const baseMaps = new Map(MAP_FILES.map((f) => [f, new Set(unvariant(base.rendered.maps[f]).split("\n"))]));
   assert.ok(baseMaps.get("routes-prefix.map")!.size > 2 && baseMaps.get("redirect-hosts.map")!.size > 1);
   assert.ok(baseMaps.get("routes-regex.map")!.size > 3, "the baseline has regex routes");
@@ -535,10 +566,11 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
       }
     }
     for (const line of rendered.crtList.split("\n").filter((l) => l !== "")) {
-      const [file, ...sni] = line.split(" ");
-      assert.ok(baseFiles.has(file) && sni.every((h) => baseSni.has(h)), `${where}: crt-list ${line}`);
+      const { file, options, sni } = crtLine(line);
+      const known = baseFiles.has(file) && baseOptions.has(options) && sni.every((h) => baseSni.has(h));
+      assert.ok(known, `${where}: crt-list ${line}`);
     }
-    for (const s of rendered.secrets) assert.ok(baseFiles.has(s.file), `${where}: secret ${s.file}`);
+    for (const s of rendered.secrets) assert.ok(baseSecrets.has(JSON.stringify(s)), `${where}: secret ${s.name}`);
     assert.deepEqual(Object.keys(rendered.maps).sort(), [...MAP_FILES].sort(), `${where}: map files`);
     for (const file of MAP_FILES) {
       const text = rendered.maps[file];

@@ -67,7 +67,7 @@ export async function withProxy(
     await Deno.writeTextFile(join(dir, "haproxy.cfg"), rendered.config);
     await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
     for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
-    for (const s of rendered.secrets) await Deno.writeTextFile(join(certDir, s.file), pems[s.file]);
+    for (const s of rendered.secrets) if (s.file) await Deno.writeTextFile(join(certDir, s.file), pems[s.file]);
     await writeLuaFiles(luaDirOf(dir));
     const [http, https, stats] = freePorts(3);
     const env = {

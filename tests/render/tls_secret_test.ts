@@ -48,3 +48,17 @@ Deno.test("tls secret: the cached form keeps identity, type and summary, nothing
   assert.deepEqual(tlsSummaryOf(cached), summarizeTlsSecret(s), "a cached Secret is judged by its summary");
   assert.deepEqual(tlsSummaryOf(s), summarizeTlsSecret(s), "a full Secret is judged by its data");
 });
+
+Deno.test("secret summary: a CA bundle and an htpasswd file give verdicts, never a hash or a certificate", () => {
+  const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  const bcrypt = "$2y$05$" + "h".repeat(53);
+  const s = tlsSecret("a", "default", "Opaque");
+  s.data = { "ca.crt": btoa(pem + pem), auth: btoa(`alice:${bcrypt}\nbob:$apr1$xyz$${"q".repeat(22)}\n`) };
+  const summary = summarizeTlsSecret(s);
+  assert.deepEqual([summary.valid, summary.ca, summary.htpasswd?.users], [false, true, 1]);
+  assert.deepEqual(summary.htpasswd?.refused.map((r) => r.slice(0, 16)), ["user bob: $apr1$"]);
+  const cached = JSON.stringify(summarizedSecret(s as any));
+  assert.ok(!cached.includes("hhhh") && !cached.includes("qqqq") && !cached.includes("MIIB"), cached);
+  s.data = { "ca.crt": btoa(pem + "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n") };
+  assert.deepEqual([summarizeTlsSecret(s).ca, summarizeTlsSecret(s).htpasswd], [false, null], "a key is no CA bundle");
+});

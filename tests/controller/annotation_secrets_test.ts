@@ -1,0 +1,79 @@
+/**
+ * The controller and the Secrets annotations name (basic auth, backend CA), against the real
+ * kube-apiserver: such Secrets are usually Opaque, the controller sees them (as summaries) and
+ * lists them in `secrets.json` with their kind for the proxy, never their content; a missing one
+ * or an `$apr1$` line is a Warning on the Ingress, and creating the Secret re-renders.
+ */
+import assert from "node:assert/strict";
+import { proxyName } from "../../lib/controller/objects.ts";
+import {
+  Cluster,
+  controller,
+  dedicatedIngressObj as ingressObj,
+  eventually,
+  resources,
+  serviceObj,
+} from "../../lib/localenv/harness.ts";
+
+const A = "ingress-controller.io/";
+
+Deno.test("annotation Secrets: Opaque htpasswd and CA Secrets reach secrets.json by kind; problems are Warnings", async () => {
+  const cluster = await Cluster.start();
+  try {
+    const ns = await cluster.namespace("auth");
+    await cluster.apply(resources.services, serviceObj(ns, "svc"));
+    const opaque = (name: string, data: Record<string, string>) => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace: ns },
+      type: "Opaque",
+      data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, btoa(v)])),
+    });
+    const annotations = {
+      [`${A}auth-basic-secret`]: "users",
+      [`${A}backend-protocol`]: "h1-tls",
+      [`${A}backend-ca-secret`]: "backend-ca",
+    };
+    await cluster.apply(
+      resources.ingresses,
+      ingressObj(ns, "web", [{ host: "web.example", service: "svc" }], {
+        annotations,
+      }),
+    );
+    const ctl = await controller(cluster, { validateProxyConfig: true });
+    try {
+      const warnings = () => ctl.events.recent.filter((e) => e.object === `${ns}/web` && e.type === "Warning");
+      const cm = () => cluster.get(resources.configMaps, ns, proxyName("web"));
+      // Neither Secret exists yet: fail closed (401 and 503 rendered), with a Warning each.
+      await eventually("the Warnings", () => warnings().length >= 2 || undefined);
+      assert.match(warnings().map((e) => e.message).join("\n"), /auth-basic-secret: Secret auth\/users not found/);
+      assert.match(warnings().map((e) => e.message).join("\n"), /backend-ca-secret: Secret auth\/backend-ca not found/);
+      const first = await eventually("the ConfigMap", cm);
+      assert.deepEqual(JSON.parse(first.data["secrets.json"]), [{ kind: "htpasswd", namespace: ns, name: "users" }]);
+      assert.match(first.data["haproxy.cfg"], /http-request deny deny_status 503/);
+
+      // Both created (Opaque): the CA file joins secrets.json, the config verifies with it; an
+      // $apr1$ line is named in a Warning, its hash is in no object the controller writes.
+      const ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+      await cluster.apply(resources.secrets, opaque("backend-ca", { "ca.crt": ca }));
+      await cluster.apply(resources.secrets, opaque("users", { auth: "eve:$apr1$abcdefgh$0123456789012345678901\n" }));
+      const second = await eventually("the CA in the ConfigMap", async () => {
+        const c = await cm();
+        return c?.data["secrets.json"].includes('"kind":"ca"') ? c : undefined;
+      });
+      assert.deepEqual(JSON.parse(second.data["secrets.json"]), [
+        { kind: "ca", file: `${ns}_backend-ca_ca.pem`, namespace: ns, name: "backend-ca" },
+        { kind: "htpasswd", namespace: ns, name: "users" },
+      ]);
+      assert.match(second.data["haproxy.cfg"], new RegExp(`verify required ca-file ${ns}_backend-ca_ca\\.pem`));
+      await eventually("the $apr1$ Warning", () => warnings().find((e) => /user eve: \$apr1\$/.test(e.message)));
+      for (const text of Object.values(second.data as Record<string, string>)) {
+        assert.ok(!text.includes("0123456789012345678901") && !text.includes("MIIB"), "no Secret content");
+      }
+    } finally {
+      await ctl.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
