@@ -4,7 +4,7 @@
  * chart creates it) and the proxy keys of a class's parameters ConfigMap, which override the
  * global values for the same keys (README "Global settings"): timeouts, `max-connections`,
  * `ssl-min-version`, `ssl-ciphers`, `ssl-ciphersuites`, `http2`, `access-log`,
- * `access-log-sample`, `default-certificate`, `nginx-compat`; in the global ConfigMap only,
+ * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`; in the global ConfigMap only,
  * `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
  * annotation's value at the global or class layer (annotations/resolve.ts). Every value is parsed
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
@@ -73,6 +73,7 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "access-log",
   "access-log-sample",
   "default-certificate",
+  "accept-proxy-protocol",
   "nginx-compat",
   "annotation-risk-limit",
 ]);
@@ -128,6 +129,11 @@ export function parseGlobalSettings(
       const m = SECRET_REF.exec(value);
       if (m && isDns1123Subdomain(m[2])) defaultCertificateRef = `${m[1] ?? controllerNamespace}/${m[2]}`;
       else bad(key, value, `is not a Secret name or namespace/name; ${keeps}`);
+    } else if (key === "accept-proxy-protocol") {
+      // a frontend setting: the listeners are shared by every Ingress of the proxy (annotations/resolve.ts)
+      const p = v.cidrList.parse(value);
+      if (p.ok) proxy.acceptProxy = p.value;
+      else bad(key, value, `${p.reason}; ${keeps}`);
     } else if (key === "nginx-compat") {
       if (BOOL.test(value)) nginxCompat = value === "true";
       else bad(key, value, `is not "true" or "false"; ${keeps}`);
@@ -143,7 +149,7 @@ export function parseGlobalSettings(
     if (spec) {
       const p = spec.value.parse(value);
       if (p.ok) annotations[key] = value;
-      else if (!(key in TIMEOUT_KEYS)) bad(key, value, `${p.reason}; ${keeps}`);
+      else if (!(key in TIMEOUT_KEYS) && !PROXY_SETTING_KEYS.has(key)) bad(key, value, `${p.reason}; ${keeps}`);
     }
   }
   return { settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, annotations }, problems };

@@ -14,12 +14,14 @@
  *   `<host part><path>/`, so `/foo` matches `/foo` and `/foo/bar` but not `/foobar`.
  * - `redirect-hosts.map` (`map_str`): the hosts whose plain HTTP requests are redirected to
  *   HTTPS, by host part, value `1` (308) or the redirect's status code (`ssl-redirect-code`).
+ * - `passthrough.map` (`map_str`, by SNI): the `ssl-passthrough` hosts, by host part, value their
+ *   `mode tcp` backend (docs/ssl-passthrough.md).
  * This module imports only name patterns, so the proxy can check received map files with it.
  */
 import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
 
 /** The map files: ConfigMap keys (contracts.md §4) and file names in the proxy's cert dir. */
-export const MAP_FILES = ["routes-exact.map", "routes-prefix.map", "redirect-hosts.map"] as const;
+export const MAP_FILES = ["routes-exact.map", "routes-prefix.map", "redirect-hosts.map", "passthrough.map"] as const;
 export type MapFile = typeof MAP_FILES[number];
 export type RouteMaps = Record<MapFile, string>;
 
@@ -53,6 +55,7 @@ export function routeMaps(
   routes: readonly MapRoute[],
   redirectHosts: readonly string[],
   redirectCodes: Readonly<Record<string, string>> = {},
+  passthrough: readonly { host: string; backend: string }[] = [],
 ): RouteMaps {
   const exact = new Map<string, string>();
   const prefix = new Map<string, string>();
@@ -73,6 +76,7 @@ export function routeMaps(
     "routes-exact.map": mapText(exact),
     "routes-prefix.map": mapText(prefix),
     "redirect-hosts.map": mapText(redirect),
+    "passthrough.map": mapText(new Map(passthrough.map((p) => [hostKey(p.host), p.backend]))),
   };
 }
 

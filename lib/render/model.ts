@@ -102,6 +102,8 @@ export interface Backend {
   timeoutServer: string | null;
   /** Everything the annotations set (lib/render/settings.ts); absent: none. */
   settings?: BackendSettings;
+  /** `tcp`: an `ssl-passthrough` backend, `be_<ns>_<svc>_<port>_tcp`, which gets TLS connections as they come. */
+  mode?: "tcp";
 }
 
 /** One TLS certificate: a kubernetes.io/tls Secret written by the proxy as `file` in its cert dir. */
@@ -130,6 +132,8 @@ export interface Model {
   redirectCodes?: Record<string, string>;
   /** Canary rules (lib/render/canary.ts), sorted by main backend. */
   canaries?: CanaryRule[];
+  /** `ssl-passthrough` hosts and their `mode tcp` backend, sorted by host (docs/ssl-passthrough.md). */
+  passthrough?: { host: string; backend: string }[];
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
   refs: { services: string[]; secrets: string[] };
 }
@@ -282,6 +286,8 @@ export function buildModel(input: ModelInput): BuildResult {
   const canaryPaths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[] = [];
   /** Hosts of Ingresses with `www-redirect`: their twins (`www.` added or removed) redirect to them. */
   const wwwHosts: { host: string; ns: string; id: string }[] = [];
+  /** Hosts of Ingresses with `ssl-passthrough`, in Ingress order. */
+  const passHosts: { host: string; id: string; problem: Report }[] = [];
 
   for (const ing of ingresses) {
     const ns = ing.metadata?.namespace;
@@ -306,6 +312,7 @@ export function buildModel(input: ModelInput): BuildResult {
     const redirectCode = annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308";
     const canary = canarySettings(annotations, problem);
     const www = boolAnnotation(annotations, "www-redirect", false, problem);
+    const passthrough = boolAnnotation(annotations, "ssl-passthrough", false, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -360,6 +367,7 @@ export function buildModel(input: ModelInput): BuildResult {
         continue;
       }
       if (www && !canary && host !== "" && !host.startsWith("*.")) wwwHosts.push({ host, ns, id });
+      if (passthrough && !canary && host !== "") passHosts.push({ host, id, problem });
       for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
         const where = `spec.rules[${r}].http.paths[${p}]`;
         const pathType = hp.pathType as PathType;
@@ -401,15 +409,18 @@ export function buildModel(input: ModelInput): BuildResult {
 
   const canaries = joinCanaries(ctx, routes, canaryPaths);
   addWwwTwins(ctx, routes, wwwHosts);
+  const passthrough = passthroughBackends(ctx, routes, passHosts);
   const model: Model = {
     canaries,
     ingresses: accepted,
     routes: [...routes.values()].sort(compareRoutes),
-    backends: usedBackends(ctx, routes, canaries, defaultBackend),
+    backends: [...usedBackends(ctx, routes, canaries, defaultBackend), ...passthrough.backends]
+      .sort((a, b) => cmp(a.name, b.name)),
     defaultBackend: (defaultBackend as { name: string } | null)?.name ?? null,
     tls: [...certs.values()].sort((a, b) => cmp(a.file, b.file)),
     redirectHosts: [...redirect.keys()].sort(),
     redirectCodes: Object.fromEntries([...redirect].filter(([, c]) => c !== "308").sort()),
+    passthrough: passthrough.hosts,
     refs: { services: [...ctx.services].sort(), secrets: [...ctx.secrets].sort() },
   };
   const servable = model.routes.length > 0 || model.defaultBackend !== null;
@@ -496,6 +507,43 @@ function addWwwTwins(
       ingress: id,
     });
   }
+}
+
+/**
+ * `ssl-passthrough`: as ingress-nginx, a host's TLS connections go to the Service of its root path
+ * (`/`, Prefix or ImplementationSpecific) of the same Ingress, through a `mode tcp` copy of that
+ * Service's backend with its own server slots. A host without such a path keeps TLS termination.
+ */
+function passthroughBackends(
+  ctx: Context,
+  routes: Map<string, Route>,
+  hosts: { host: string; id: string; problem: Report }[],
+): { hosts: { host: string; backend: string }[]; backends: Backend[] } {
+  const out = new Map<string, string>();
+  const backends = new Map<string, Backend>();
+  for (const { host, id, problem } of hosts) {
+    if (out.has(host)) continue;
+    const root = [routes.get(`${host} / Prefix`), routes.get(`${host} / ImplementationSpecific`)]
+      .find((r) => r?.ingress === id);
+    const b = root && ctx.backends.get(root.backend);
+    if (!b) {
+      problem(
+        "InvalidAnnotation",
+        `annotation ingress-controller.io/ssl-passthrough: host ${host} has no root path (/) of this Ingress ` +
+          "to pass TLS connections to; its TLS connections are terminated by the proxy",
+      );
+      continue;
+    }
+    const name = `be_${b.namespace}_${b.service}_${b.port}_tcp`;
+    if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
+    const { settings: _, ...plain } = b;
+    backends.set(name, { ...plain, name, mode: "tcp", timeoutServer: null });
+    out.set(host, name);
+  }
+  return {
+    hosts: [...out].map(([host, backend]) => ({ host, backend })).sort((a, b) => cmp(a.host, b.host)),
+    backends: [...backends.values()],
+  };
 }
 
 /** The backends something routes to (a canary's main route leaves its former backend unused). */

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildModel, type ModelInput } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";
+import type { ProxyOptions } from "../../lib/render/proxy_options.ts";
 import { startHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
 
@@ -54,11 +55,11 @@ export async function withProxy(
   objects: Omit<ModelInput, "allowLoopbackEndpoints">,
   pems: Record<string, string>,
   fn: (ports: ProxyPorts) => Promise<void>,
-  opts: { allowProblems?: boolean } = {},
+  opts: { allowProblems?: boolean; proxy?: ProxyOptions } = {},
 ): Promise<void> {
   const { model, problems } = buildModel({ ...objects, allowLoopbackEndpoints: true });
   if (!opts.allowProblems) assert.deepEqual(problems, []);
-  const rendered = render(model, await loadTemplates(null));
+  const rendered = render(model, await loadTemplates(null), opts.proxy);
   const dir = await Deno.makeTempDir({ prefix: "ic-routing-test-" });
   try {
     const certDir = join(dir, "certs");

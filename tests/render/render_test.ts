@@ -78,6 +78,7 @@ Deno.test("the contract's directives: binds, stats socket, crt-base, stats page"
     "routes-exact.map",
     "routes-prefix.map",
     "redirect-hosts.map",
+    "passthrough.map",
   ]);
   assert.equal(data["redirect-hosts.map"], ".example.org 1\nfoo.example.com 1\n");
   assert.deepEqual(JSON.parse(data["secrets.json"]), secrets);

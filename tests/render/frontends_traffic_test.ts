@@ -1,0 +1,286 @@
+/**
+ * Frontend-level settings change real traffic through a real haproxy: `ssl-passthrough` (a TLS
+ * backend's own certificate reaches the client, other hosts keep the proxy's certificate and HTTP
+ * routing, with the client's address), `accept-proxy-protocol` (a PROXY v2 header is read from
+ * trusted sources only) and the class's `timeout-http-request` (a slow client gets 408).
+ */
+import assert from "node:assert/strict";
+import net from "node:net";
+import tls from "node:tls";
+import { Buffer } from "node:buffer";
+import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
+import { lookupFromLists } from "../../lib/render/model.ts";
+import { startBackend } from "../../lib/localenv/backend.ts";
+import { DEFAULT_PROXY_OPTIONS, type ProxyOptions } from "../../lib/render/proxy_options.ts";
+import { parseCidr } from "../../lib/annotations/values.ts";
+import { endpointSlice, ingress, service } from "./fixtures.ts";
+import { withProxy } from "./live.ts";
+
+const A = "ingress-controller.io/";
+
+/** A TLS server on loopback with its own certificate, answering every request with its name. */
+function startTlsBackend(name: string, cert: { certPem: string; keyPem: string }) {
+  const ac = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert: cert.certPem, key: cert.keyPem, signal: ac.signal, onListen: () => {} },
+    (req) => Response.json({ name, host: req.headers.get("host") }),
+  );
+  return {
+    port: server.addr.port,
+    async [Symbol.asyncDispose]() {
+      ac.abort();
+      await server.finished;
+    },
+  };
+}
+
+interface TlsAnswer {
+  /** The common name of the certificate the client was shown. */
+  peer: string;
+  alpn: string | false | null;
+  /** The HTTP answer: status line and body. */
+  status: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * One HTTP/1.1 request over TLS to 127.0.0.1:`port` with SNI `servername`, trusting `ca` only (so
+ * the handshake itself fails if another certificate is shown); `socket` is an already open
+ * connection (after a PROXY header) to run TLS on.
+ */
+function tlsGet(port: number, servername: string, ca: string, socket?: net.Socket): Promise<TlsAnswer> {
+  return new Promise((resolve, reject) => {
+    let peer: string | null = null;
+    const s = tls.connect({ host: "127.0.0.1", port, servername, ca, socket, ALPNProtocols: ["http/1.1"] }, () => {
+      peer = String(s.getPeerCertificate().subject?.CN);
+      s.write(`GET / HTTP/1.1\r\nHost: ${servername}\r\nConnection: close\r\n\r\n`);
+    });
+    const chunks: Buffer[] = [];
+    s.on("data", (c: Buffer) => chunks.push(c));
+    s.on("error", reject);
+    s.on("end", () => {
+      if (peer === null) {
+        reject(new Error("connection closed before the TLS handshake"));
+        s.destroy();
+        return;
+      }
+      const text = Buffer.concat(chunks).toString();
+      const cut = text.indexOf("\r\n\r\n");
+      const head = text.slice(0, cut);
+      let body = text.slice(cut + 4);
+      if (/transfer-encoding: chunked/i.test(head)) {
+        body = body.replace(/^[0-9a-f]+\r\n/, "").replace(/\r\n0\r\n\r\n$/, "");
+      }
+      resolve({
+        peer,
+        alpn: s.alpnProtocol,
+        status: head.split("\r\n")[0],
+        body: JSON.parse(body),
+      });
+      s.destroy();
+    });
+  });
+}
+
+/** A raw connection from `localAddress` to 127.0.0.1:`port`; resolves once connected. */
+function connectFrom(localAddress: string, port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host: "127.0.0.1", port, localAddress }, () => resolve(s));
+    s.on("error", reject);
+  });
+}
+
+/** Writes `data` (if any) and reads until the peer closes. */
+function exchange(s: net.Socket, data: string | Uint8Array | null): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    s.on("data", (c: Buffer) => chunks.push(c));
+    s.on("error", reject);
+    s.on("close", () => resolve(Buffer.concat(chunks).toString()));
+    if (data !== null) s.write(data);
+  });
+}
+
+/** A PROXY protocol v2 header (PROXY command, TCP over IPv4) claiming `src`:`srcPort` → `dst`:`dstPort`. */
+function proxyV2(src: string, srcPort: number, dst: string, dstPort: number): Uint8Array {
+  const sig = [0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a];
+  const ip = (a: string) => a.split(".").map(Number);
+  return new Uint8Array([
+    ...sig,
+    0x21, // version 2, PROXY
+    0x11, // AF_INET, STREAM
+    0x00,
+    12,
+    ...ip(src),
+    ...ip(dst),
+    srcPort >> 8,
+    srcPort & 0xff,
+    dstPort >> 8,
+    dstPort & 0xff,
+  ]);
+}
+
+/** The JSON answer of a test backend in an HTTP/1.1 response (Content-Length bodies). */
+function answerOf(response: string): { status: number; body: { name?: string; headers?: Record<string, string> } } {
+  const cut = response.indexOf("\r\n\r\n");
+  const status = Number(response.slice(0, cut).split(" ")[1]);
+  let body = {};
+  try {
+    body = JSON.parse(response.slice(cut + 4));
+  } catch { /* haproxy answered */ }
+  return { status, body };
+}
+
+function cidrs(...list: string[]) {
+  return list.map((c) => parseCidr(c)!);
+}
+
+Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client; other hosts keep the proxy's TLS and HTTP routing", async () => {
+  const backendCa = await createCA({ commonName: "backend-ca" });
+  const proxyCa = await createCA({ commonName: "proxy-ca" });
+  const backendLeaf = await issueCertificate(backendCa, {
+    commonName: "pass.example.com",
+    dnsNames: ["pass.example.com", "x.wild.example.com"],
+    usages: ["serverAuth"],
+  });
+  const proxyLeaf = await issueCertificate(proxyCa, {
+    commonName: "web.example.com",
+    dnsNames: ["web.example.com", "pass.example.com"],
+    usages: ["serverAuth"],
+  });
+  await using secure = startTlsBackend("secure", backendLeaf);
+  await using web = await startBackend({ name: "web" });
+  const secret = {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "kubernetes.io/tls",
+    metadata: { namespace: "default", name: "tls" },
+    data: { "tls.crt": btoa(proxyLeaf.certPem), "tls.key": btoa(proxyLeaf.keyPem) },
+  };
+  const objs = {
+    ingresses: [
+      ingress({
+        name: "pass",
+        annotations: { [`${A}ssl-passthrough`]: "true" },
+        rules: [
+          { host: "pass.example.com", paths: [{ path: "/", service: "secure", port: 443 }] },
+          { host: "*.wild.example.com", paths: [{ path: "/", service: "secure", port: 443 }] },
+        ],
+      }),
+      ingress({
+        name: "web",
+        tls: [{ hosts: ["web.example.com"], secretName: "tls" }],
+        rules: [{ host: "web.example.com", paths: [{ path: "/", service: "web", port: 80 }] }],
+      }),
+    ],
+    lookup: lookupFromLists({
+      services: [service("secure", [{ port: 443 }]), service("web", [{ port: 80 }])],
+      endpointSlices: [
+        endpointSlice("secure", [{ name: "", port: secure.port }], [{ address: "127.0.0.1" }]),
+        endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }]),
+      ],
+      // deno-lint-ignore no-explicit-any
+      secrets: [secret] as any,
+    }),
+  };
+  const pem = `${proxyLeaf.certPem.trimEnd()}\n${proxyLeaf.keyPem.trimEnd()}\n`;
+  await withProxy(objs, { "default_tls.pem": pem }, async ({ https }) => {
+    // the backend's certificate (trusting the backend's CA only), and its own HTTP answer
+    const pass = await tlsGet(https, "pass.example.com", backendCa.certPem);
+    assert.deepEqual([pass.peer, pass.status, pass.body.name], ["pass.example.com", "HTTP/1.1 200 OK", "secure"]);
+    const wild = await tlsGet(https, "x.wild.example.com", backendCa.certPem);
+    assert.equal(wild.body.name, "secure");
+    // the proxy's certificate would not do for a passthrough host
+    await assert.rejects(tlsGet(https, "pass.example.com", proxyCa.certPem), /certificate/i);
+    // another host: the proxy's certificate, HTTP routing, and the client's address in X-Forwarded-For
+    const other = await tlsGet(https, "web.example.com", proxyCa.certPem);
+    assert.deepEqual([other.peer, other.status, other.body.name], ["web.example.com", "HTTP/1.1 200 OK", "web"]);
+    assert.equal((other.body.headers as Record<string, string>)["x-forwarded-for"], "127.0.0.1");
+    assert.equal((other.body.headers as Record<string, string>)["x-forwarded-proto"], "https");
+  });
+});
+
+Deno.test("ssl-passthrough without any certificate of the proxy: passthrough hosts only, other TLS connections closed", async () => {
+  const backendCa = await createCA({ commonName: "backend-ca" });
+  const leaf = await issueCertificate(backendCa, {
+    commonName: "pass.example.com",
+    dnsNames: ["pass.example.com"],
+    usages: ["serverAuth"],
+  });
+  await using secure = startTlsBackend("secure", leaf);
+  const objs = {
+    ingresses: [ingress({
+      name: "pass",
+      annotations: { [`${A}ssl-passthrough`]: "true" },
+      rules: [{ host: "pass.example.com", paths: [{ path: "/", service: "secure", port: 443 }] }],
+    })],
+    lookup: lookupFromLists({
+      services: [service("secure", [{ port: 443 }])],
+      endpointSlices: [endpointSlice("secure", [{ name: "", port: secure.port }], [{ address: "127.0.0.1" }])],
+    }),
+  };
+  await withProxy(objs, {}, async ({ https }) => {
+    assert.equal((await tlsGet(https, "pass.example.com", backendCa.certPem)).body.name, "secure");
+    await assert.rejects(
+      tlsGet(https, "other.example.com", backendCa.certPem),
+      /before the TLS handshake|socket disconnected|ECONNRESET/,
+    );
+  });
+});
+
+Deno.test("accept-proxy-protocol: a PROXY v2 header from a trusted source sets the client address; from others it is not read", async () => {
+  await using web = await startBackend({ name: "web" });
+  const objs = {
+    ingresses: [
+      ingress({ name: "web", rules: [{ host: "web.example.com", paths: [{ path: "/", service: "web", port: 80 }] }] }),
+    ],
+    lookup: lookupFromLists({
+      services: [service("web", [{ port: 80 }])],
+      endpointSlices: [endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }])],
+    }),
+  };
+  const proxy: ProxyOptions = { ...DEFAULT_PROXY_OPTIONS, acceptProxy: cidrs("127.0.0.2/32", "10.0.0.0/8") };
+  const get = "GET / HTTP/1.1\r\nHost: web.example.com\r\nConnection: close\r\n\r\n";
+  await withProxy(objs, {}, async ({ http }) => {
+    const header = proxyV2("203.0.113.7", 40000, "127.0.0.1", http);
+    const withHeader = (from: string) =>
+      connectFrom(from, http).then((s) => exchange(s, new Uint8Array([...header, ...new TextEncoder().encode(get)])));
+    const trusted = answerOf(await withHeader("127.0.0.2"));
+    assert.equal(trusted.status, 200);
+    assert.equal(trusted.body.headers?.["x-forwarded-for"], "203.0.113.7");
+    // an untrusted source's header is not read: its bytes are a bad request
+    assert.equal(answerOf(await withHeader("127.0.0.3")).status, 400);
+    const plain = answerOf(await connectFrom("127.0.0.3", http).then((s) => exchange(s, get)));
+    assert.equal(plain.body.headers?.["x-forwarded-for"], "127.0.0.3");
+  }, { proxy });
+});
+
+Deno.test("timeout-http-request: a client slower than the class's timeout with its headers gets 408", async () => {
+  await using web = await startBackend({ name: "web" });
+  const objs = {
+    ingresses: [
+      ingress({ name: "web", rules: [{ host: "web.example.com", paths: [{ path: "/", service: "web", port: 80 }] }] }),
+    ],
+    lookup: lookupFromLists({
+      services: [service("web", [{ port: 80 }])],
+      endpointSlices: [endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }])],
+    }),
+  };
+  const proxy: ProxyOptions = {
+    ...DEFAULT_PROXY_OPTIONS,
+    timeouts: { ...DEFAULT_PROXY_OPTIONS.timeouts, httpRequest: "300ms" },
+  };
+  await withProxy(objs, {}, async ({ http }) => {
+    // the headers never end: haproxy answers when the request timeout fires
+    const slow = await connectFrom("127.0.0.1", http).then((s) =>
+      exchange(s, "GET / HTTP/1.1\r\nHost: web.example.com\r\n")
+    );
+    assert.match(slow, /^HTTP\/1\.[01] 408 /);
+    const complete = answerOf(
+      await connectFrom("127.0.0.1", http).then((s) =>
+        exchange(s, "GET / HTTP/1.1\r\nHost: web.example.com\r\nConnection: close\r\n\r\n")
+      ),
+    );
+    assert.equal(complete.body.name, "web");
+  }, { proxy });
+});
