@@ -102,3 +102,25 @@ Deno.test("class parameters override the global values for the same keys; the re
   assert.deepEqual(parseClassParams({ "replicas": "2", "access-log": "off", "hsts": "true" }).problems, []);
   assert.ok(isSettingKey("access-log") && isSettingKey("hsts") && !isSettingKey("replicas"));
 });
+
+Deno.test("accept-proxy-protocol: trusted sources from the global ConfigMap, replaced by a class's; a bad list is reported once and the lower layer applies", () => {
+  const global = parse({ "accept-proxy-protocol": "10.0.0.0/8, 2001:db8::/32" });
+  assert.deepEqual(global.problems, []);
+  assert.deepEqual(global.settings.proxy.acceptProxy, [
+    { family: 4, address: "10.0.0.0", bits: 8 },
+    { family: 6, address: "2001:db8::", bits: 32 },
+  ]);
+  const cls = parseGlobalSettings({ "accept-proxy-protocol": "192.0.2.10" }, global.settings, "class", "ops");
+  assert.deepEqual(cls.settings.proxy.acceptProxy, [{ family: 4, address: "192.0.2.10", bits: 32 }]);
+  const bad = parseGlobalSettings(
+    { "accept-proxy-protocol": "10.0.0.0/8 if TRUE\n    bind :1" },
+    global.settings,
+    "class",
+    "ops",
+  );
+  assert.equal(bad.problems.length, 1);
+  assert.match(bad.problems[0].message, /^accept-proxy-protocol: ".*" has .*; the global value applies$/);
+  assert.deepEqual(bad.settings.proxy.acceptProxy, global.settings.proxy.acceptProxy);
+  assert.ok(isSettingKey("accept-proxy-protocol"));
+  assert.deepEqual(parseClassParams({ "accept-proxy-protocol": "10.0.0.1" }).problems, [], "a class key, not unknown");
+});
