@@ -13,6 +13,7 @@ import { lookupFromLists } from "../../lib/render/model.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions } from "../../lib/render/proxy_options.ts";
 import { parseCidr } from "../../lib/annotations/values.ts";
+import { defaultGlobalSettings, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
 import { withProxy } from "./live.ts";
 
@@ -198,6 +199,20 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
     assert.equal((other.body.headers as Record<string, string>)["x-forwarded-for"], "127.0.0.1");
     assert.equal((other.body.headers as Record<string, string>)["x-forwarded-proto"], "https");
   });
+  // with accept-proxy-protocol, a load balancer's PROXY v2 header is read by the SNI frontend and the address it
+  // carries reaches the HTTPS frontend (through the local socket's own PROXY header) and the passthrough backend's route
+  const proxy: ProxyOptions = { ...DEFAULT_PROXY_OPTIONS, acceptProxy: cidrs("127.0.0.2") };
+  await withProxy(objs, { "default_tls.pem": pem }, async ({ https }) => {
+    const behindBalancer = async (servername: string, ca: string) => {
+      const socket = await connectFrom("127.0.0.2", https);
+      socket.write(proxyV2("198.51.100.9", 50000, "127.0.0.1", https));
+      return tlsGet(https, servername, ca, socket);
+    };
+    const other = await behindBalancer("web.example.com", proxyCa.certPem);
+    assert.equal((other.body.headers as Record<string, string>)["x-forwarded-for"], "198.51.100.9");
+    const pass = await behindBalancer("pass.example.com", backendCa.certPem);
+    assert.deepEqual([pass.peer, pass.body.name], ["pass.example.com", "secure"]);
+  }, { proxy });
 });
 
 Deno.test("ssl-passthrough without any certificate of the proxy: passthrough hosts only, other TLS connections closed", async () => {
@@ -266,10 +281,11 @@ Deno.test("timeout-http-request: a client slower than the class's timeout with i
       endpointSlices: [endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }])],
     }),
   };
-  const proxy: ProxyOptions = {
-    ...DEFAULT_PROXY_OPTIONS,
-    timeouts: { ...DEFAULT_PROXY_OPTIONS.timeouts, httpRequest: "300ms" },
-  };
+  // the class's parameters ConfigMap overrides the global one (lib/controller/global_settings.ts)
+  const global = parseGlobalSettings({ "timeout-http-request": "20s" }, defaultGlobalSettings, "global", "ops");
+  const cls = parseGlobalSettings({ "timeout-http-request": "300ms" }, global.settings, "class", "ops");
+  assert.deepEqual([...global.problems, ...cls.problems], []);
+  const proxy: ProxyOptions = { ...cls.settings.proxy, defaultCertificate: null };
   await withProxy(objs, {}, async ({ http }) => {
     // the headers never end: haproxy answers when the request timeout fires
     const slow = await connectFrom("127.0.0.1", http).then((s) =>
