@@ -185,7 +185,7 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
     }),
   };
   const pem = `${proxyLeaf.certPem.trimEnd()}\n${proxyLeaf.keyPem.trimEnd()}\n`;
-  await withProxy(objs, { "default_tls.pem": pem }, async ({ https }) => {
+  await withProxy(objs, { "default_tls.pem": pem }, async ({ https, reload }) => {
     // the backend's certificate (trusting the backend's CA only), and its own HTTP answer
     const pass = await tlsGet(https, "pass.example.com", backendCa.certPem);
     assert.deepEqual([pass.peer, pass.status, pass.body.name], ["pass.example.com", "HTTP/1.1 200 OK", "secure"]);
@@ -198,6 +198,10 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
     assert.deepEqual([other.peer, other.status, other.body.name], ["web.example.com", "HTTP/1.1 200 OK", "web"]);
     assert.equal((other.body.headers as Record<string, string>)["x-forwarded-for"], "127.0.0.1");
     assert.equal((other.body.headers as Record<string, string>)["x-forwarded-proto"], "https");
+    // a reload hands the port and the local socket over to the new worker
+    await reload();
+    assert.equal((await tlsGet(https, "pass.example.com", backendCa.certPem)).body.name, "secure");
+    assert.equal((await tlsGet(https, "web.example.com", proxyCa.certPem)).body.name, "web");
   });
   // with accept-proxy-protocol, a load balancer's PROXY v2 header is read by the SNI frontend and the address it
   // carries reaches the HTTPS frontend (through the local socket's own PROXY header) and the passthrough backend's route

@@ -45,6 +45,8 @@ export interface ProxyPorts {
   http: number;
   https: number;
   stats: number;
+  /** Reloads haproxy through its master CLI and resolves once the new worker is the only current one. */
+  reload: () => Promise<void>;
 }
 
 /**
@@ -79,7 +81,17 @@ export async function withProxy(
     };
     const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env });
     try {
-      await fn({ http, https, stats });
+      const reload = async () => {
+        const before = await proxy.workerPids();
+        await proxy.masterCommand("reload");
+        for (let i = 0; i < 200; i++) {
+          const now = await proxy.workerPids();
+          if (now.length === 1 && !before.includes(now[0])) return;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error("haproxy did not reload");
+      };
+      await fn({ http, https, stats, reload });
     } finally {
       await proxy.stop();
     }
