@@ -14,7 +14,7 @@ import { startBackend } from "../../lib/localenv/backend.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions } from "../../lib/render/proxy_options.ts";
 import { parseCidr } from "../../lib/annotations/values.ts";
 import { defaultGlobalSettings, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
+import { ingress, loopbackServices, pemFile, realTlsSecret } from "./fixtures.ts";
 import { withProxy } from "./live.ts";
 
 const A = "ingress-controller.io/";
@@ -132,6 +132,16 @@ function answerOf(response: string): { status: number; body: { name?: string; he
   return { status, body };
 }
 
+/** One Ingress routing web.example.com to Service `web`, whose one endpoint is 127.0.0.1:`port`. */
+function webOnly(port: number) {
+  return {
+    ingresses: [
+      ingress({ name: "web", rules: [{ host: "web.example.com", paths: [{ path: "/", service: "web", port: 80 }] }] }),
+    ],
+    lookup: lookupFromLists(loopbackServices([{ name: "web", servicePort: 80, port }])),
+  };
+}
+
 function cidrs(...list: string[]) {
   return list.map((c) => parseCidr(c)!);
 }
@@ -151,13 +161,6 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
   });
   await using secure = startTlsBackend("secure", backendLeaf);
   await using web = await startBackend({ name: "web" });
-  const secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    type: "kubernetes.io/tls",
-    metadata: { namespace: "default", name: "tls" },
-    data: { "tls.crt": btoa(proxyLeaf.certPem), "tls.key": btoa(proxyLeaf.keyPem) },
-  };
   const objs = {
     ingresses: [
       ingress({
@@ -175,16 +178,14 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
       }),
     ],
     lookup: lookupFromLists({
-      services: [service("secure", [{ port: 443 }]), service("web", [{ port: 80 }])],
-      endpointSlices: [
-        endpointSlice("secure", [{ name: "", port: secure.port }], [{ address: "127.0.0.1" }]),
-        endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }]),
-      ],
-      // deno-lint-ignore no-explicit-any
-      secrets: [secret] as any,
+      ...loopbackServices([
+        { name: "secure", servicePort: 443, port: secure.port },
+        { name: "web", servicePort: 80, port: web.port },
+      ]),
+      secrets: [realTlsSecret("tls", proxyLeaf)],
     }),
   };
-  const pem = `${proxyLeaf.certPem.trimEnd()}\n${proxyLeaf.keyPem.trimEnd()}\n`;
+  const pem = pemFile(proxyLeaf);
   await withProxy(objs, { "default_tls.pem": pem }, async ({ https, reload }) => {
     // the backend's certificate (trusting the backend's CA only), and its own HTTP answer
     const pass = await tlsGet(https, "pass.example.com", backendCa.certPem);
@@ -233,10 +234,7 @@ Deno.test("ssl-passthrough without any certificate of the proxy: passthrough hos
       annotations: { [`${A}ssl-passthrough`]: "true" },
       rules: [{ host: "pass.example.com", paths: [{ path: "/", service: "secure", port: 443 }] }],
     })],
-    lookup: lookupFromLists({
-      services: [service("secure", [{ port: 443 }])],
-      endpointSlices: [endpointSlice("secure", [{ name: "", port: secure.port }], [{ address: "127.0.0.1" }])],
-    }),
+    lookup: lookupFromLists(loopbackServices([{ name: "secure", servicePort: 443, port: secure.port }])),
   };
   await withProxy(objs, {}, async ({ https }) => {
     assert.equal((await tlsGet(https, "pass.example.com", backendCa.certPem)).body.name, "secure");
@@ -249,15 +247,7 @@ Deno.test("ssl-passthrough without any certificate of the proxy: passthrough hos
 
 Deno.test("accept-proxy-protocol: a PROXY v2 header from a trusted source sets the client address; from others it is not read", async () => {
   await using web = await startBackend({ name: "web" });
-  const objs = {
-    ingresses: [
-      ingress({ name: "web", rules: [{ host: "web.example.com", paths: [{ path: "/", service: "web", port: 80 }] }] }),
-    ],
-    lookup: lookupFromLists({
-      services: [service("web", [{ port: 80 }])],
-      endpointSlices: [endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }])],
-    }),
-  };
+  const objs = webOnly(web.port);
   const proxy: ProxyOptions = { ...DEFAULT_PROXY_OPTIONS, acceptProxy: cidrs("127.0.0.2/32", "10.0.0.0/8") };
   const get = "GET / HTTP/1.1\r\nHost: web.example.com\r\nConnection: close\r\n\r\n";
   await withProxy(objs, {}, async ({ http }) => {
@@ -276,15 +266,7 @@ Deno.test("accept-proxy-protocol: a PROXY v2 header from a trusted source sets t
 
 Deno.test("timeout-http-request: a client slower than the class's timeout with its headers gets 408", async () => {
   await using web = await startBackend({ name: "web" });
-  const objs = {
-    ingresses: [
-      ingress({ name: "web", rules: [{ host: "web.example.com", paths: [{ path: "/", service: "web", port: 80 }] }] }),
-    ],
-    lookup: lookupFromLists({
-      services: [service("web", [{ port: 80 }])],
-      endpointSlices: [endpointSlice("web", [{ name: "", port: web.port }], [{ address: "127.0.0.1" }])],
-    }),
-  };
+  const objs = webOnly(web.port);
   // the class's parameters ConfigMap overrides the global one (lib/controller/global_settings.ts)
   const global = parseGlobalSettings({ "timeout-http-request": "20s" }, defaultGlobalSettings, "global", "ops");
   const cls = parseGlobalSettings({ "timeout-http-request": "300ms" }, global.settings, "class", "ops");

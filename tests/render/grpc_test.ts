@@ -10,7 +10,7 @@ import http2 from "node:http2";
 import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { lookupFromLists } from "../../lib/render/model.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
+import { ingress, loopbackServices, pemFile, realTlsSecret } from "./fixtures.ts";
 import { withProxy } from "./live.ts";
 
 const A = "ingress-controller.io/";
@@ -133,13 +133,6 @@ Deno.test("gRPC: unary calls through haproxy to h2c and TLS gRPC servers, from T
   });
   await using plain = await startGrpcServer("plain");
   await using secure = await startGrpcServer("secure", backendLeaf);
-  const secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    type: "kubernetes.io/tls",
-    metadata: { namespace: "default", name: "tls" },
-    data: { "tls.crt": btoa(proxyLeaf.certPem), "tls.key": btoa(proxyLeaf.keyPem) },
-  };
   const objs = {
     ingresses: [
       ingress({
@@ -156,16 +149,14 @@ Deno.test("gRPC: unary calls through haproxy to h2c and TLS gRPC servers, from T
       }),
     ],
     lookup: lookupFromLists({
-      services: [service("greeter", [{ port: 50051 }]), service("greeter-tls", [{ port: 50052 }])],
-      endpointSlices: [
-        endpointSlice("greeter", [{ name: "", port: plain.port }], [{ address: "127.0.0.1" }]),
-        endpointSlice("greeter-tls", [{ name: "", port: secure.port }], [{ address: "127.0.0.1" }]),
-      ],
-      // deno-lint-ignore no-explicit-any
-      secrets: [secret] as any,
+      ...loopbackServices([
+        { name: "greeter", servicePort: 50051, port: plain.port },
+        { name: "greeter-tls", servicePort: 50052, port: secure.port },
+      ]),
+      secrets: [realTlsSecret("tls", proxyLeaf)],
     }),
   };
-  const pem = `${proxyLeaf.certPem.trimEnd()}\n${proxyLeaf.keyPem.trimEnd()}\n`;
+  const pem = pemFile(proxyLeaf);
   const dir = await Deno.makeTempDir({ prefix: "ic-grpc-test-" });
   try {
     await Deno.writeTextFile(join(dir, "ca.pem"), ca.certPem);
