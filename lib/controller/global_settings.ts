@@ -10,8 +10,8 @@
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
  * one bad key never affects another.
  */
-import { type Risk, RISKS, specOf } from "../annotations/table.ts";
-import { showValue } from "../annotations/resolve.ts";
+import { annotationName, ANNOTATIONS, type Risk, RISKS, specOf } from "../annotations/table.ts";
+import { riskDisabled, showValue } from "../annotations/resolve.ts";
 import * as v from "../annotations/values.ts";
 import { isDns1123Subdomain } from "../render/patterns.ts";
 import { CIPHERS, DEFAULT_PROXY_OPTIONS, type ProxyOptions, type SslVersion } from "../render/proxy_options.ts";
@@ -153,4 +153,29 @@ export function parseGlobalSettings(
     }
   }
   return { settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, annotations }, problems };
+}
+
+/**
+ * The frontend settings an Ingress with a proxy of its own (`proxy: dedicated`) sets by annotation
+ * (annotations/resolve.ts allows them there, and only there), as bare keys to read with
+ * `parseGlobalSettings(data, global, "class", …)` over the global settings; keys disabled by the
+ * global `annotation-risk-limit` are left out and reported.
+ */
+export function dedicatedFrontendData(
+  annotations: Readonly<Record<string, string>> | undefined,
+  riskLimit: Risk | null,
+): { data: Record<string, string>; problems: SettingsProblem[] } {
+  const data: Record<string, string> = {};
+  const problems: SettingsProblem[] = [];
+  for (const spec of ANNOTATIONS) {
+    const value = annotations?.[annotationName(spec)];
+    if (spec.scope !== "frontend" || !PROXY_SETTING_KEYS.has(spec.key) || value === undefined) continue;
+    if (riskDisabled(spec.risk, riskLimit)) {
+      problems.push({
+        key: spec.key,
+        message: `${spec.key} is disabled (risk ${spec.risk}) by the controller's annotation-risk-limit; ignored`,
+      });
+    } else data[spec.key] = value;
+  }
+  return { data, problems };
 }

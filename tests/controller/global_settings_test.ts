@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { defaultGlobalSettings, isSettingKey, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
+import {
+  dedicatedFrontendData,
+  defaultGlobalSettings,
+  isSettingKey,
+  parseGlobalSettings,
+} from "../../lib/controller/global_settings.ts";
 import { parseClassParams } from "../../lib/controller/class_params.ts";
 
 const parse = (data: Record<string, string>) => parseGlobalSettings(data, defaultGlobalSettings, "global", "ops");
@@ -123,4 +128,21 @@ Deno.test("accept-proxy-protocol: trusted sources from the global ConfigMap, rep
   assert.deepEqual(bad.settings.proxy.acceptProxy, global.settings.proxy.acceptProxy);
   assert.ok(isSettingKey("accept-proxy-protocol"));
   assert.deepEqual(parseClassParams({ "accept-proxy-protocol": "10.0.0.1" }).problems, [], "a class key, not unknown");
+});
+
+Deno.test("dedicated proxies: the Ingress's frontend annotations as settings, risk-limited; other keys are not settings", () => {
+  const annotations = {
+    "ingress-controller.io/timeout-client": "2m",
+    "ingress-controller.io/accept-proxy-protocol": "10.0.0.0/8",
+    "ingress-controller.io/hsts": "true",
+    "ingress-controller.io/proxy": "dedicated",
+  };
+  assert.deepEqual(dedicatedFrontendData(annotations, null), {
+    data: { "timeout-client": "2m", "accept-proxy-protocol": "10.0.0.0/8" },
+    problems: [],
+  });
+  const limited = dedicatedFrontendData(annotations, "high");
+  assert.deepEqual(limited.data, { "timeout-client": "2m" });
+  assert.deepEqual(limited.problems.map((p) => p.key), ["accept-proxy-protocol"]);
+  assert.match(limited.problems[0].message, /^accept-proxy-protocol is disabled \(risk high\)/);
 });
