@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
+import { Duplex } from "node:stream";
 import tls from "node:tls";
 import { Buffer } from "node:buffer";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
@@ -89,6 +90,32 @@ function connectFrom(localAddress: string, port: number): Promise<net.Socket> {
     const s = net.connect({ host: "127.0.0.1", port, localAddress }, () => resolve(s));
     s.on("error", reject);
   });
+}
+
+/**
+ * A connection to 127.0.0.1:`port` whose first write (a TLS ClientHello) reaches the peer in two
+ * TCP segments 100 ms apart, as a large hello over a real network does.
+ */
+async function splitHelloSocket(port: number): Promise<Duplex> {
+  const inner = await connectFrom("127.0.0.1", port);
+  inner.setNoDelay(true);
+  let first = true;
+  const outer = new Duplex({
+    write(chunk: Buffer, _encoding, done) {
+      if (!first) return inner.write(chunk, done);
+      first = false;
+      inner.write(chunk.subarray(0, 16));
+      setTimeout(() => inner.write(chunk.subarray(16), done), 100);
+    },
+    read() {},
+    final(done) {
+      inner.end(done);
+    },
+  });
+  inner.on("data", (c: Buffer) => outer.push(c));
+  inner.on("end", () => outer.push(null));
+  inner.on("error", (e) => outer.destroy(e));
+  return outer;
 }
 
 /** Writes `data` (if any) and reads until the peer closes. */
@@ -190,6 +217,14 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
     // the backend's certificate (trusting the backend's CA only), and its own HTTP answer
     const pass = await tlsGet(https, "pass.example.com", backendCa.certPem);
     assert.deepEqual([pass.peer, pass.status, pass.body.name], ["pass.example.com", "HTTP/1.1 200 OK", "secure"]);
+    // a ClientHello in two segments is read whole before the SNI is looked up
+    const split = await tlsGet(
+      https,
+      "pass.example.com",
+      backendCa.certPem,
+      await splitHelloSocket(https) as net.Socket,
+    );
+    assert.deepEqual([split.peer, split.body.name], ["pass.example.com", "secure"]);
     const wild = await tlsGet(https, "x.wild.example.com", backendCa.certPem);
     assert.equal(wild.body.name, "secure");
     // the proxy's certificate would not do for a passthrough host
