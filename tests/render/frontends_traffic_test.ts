@@ -17,6 +17,11 @@ import { parseCidr } from "../../lib/annotations/values.ts";
 import { defaultGlobalSettings, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
 import { ingress, loopbackServices, pemFile, realTlsSecret } from "./fixtures.ts";
 import { withProxy } from "./live.ts";
+import { buildModel } from "../../lib/render/model.ts";
+import { loadTemplates, render } from "../../lib/render/render.ts";
+import { MAP_FILES } from "../../lib/render/maps.ts";
+import type { DesiredState } from "../../lib/proxy/apply.ts";
+import { proxyUnderTest, workerPid } from "../proxy/fixtures.ts";
 
 const A = "ingress-controller.io/";
 
@@ -50,10 +55,16 @@ interface TlsAnswer {
  * the handshake itself fails if another certificate is shown); `socket` is an already open
  * connection (after a PROXY header) to run TLS on.
  */
-function tlsGet(port: number, servername: string, ca: string, socket?: net.Socket): Promise<TlsAnswer> {
+function tlsGet(
+  port: number,
+  servername: string,
+  ca: string,
+  socket?: net.Socket,
+  host = "127.0.0.1",
+): Promise<TlsAnswer> {
   return new Promise((resolve, reject) => {
     let peer: string | null = null;
-    const s = tls.connect({ host: "127.0.0.1", port, servername, ca, socket, ALPNProtocols: ["http/1.1"] }, () => {
+    const s = tls.connect({ host, port, servername, ca, socket, ALPNProtocols: ["http/1.1"] }, () => {
       peer = String(s.getPeerCertificate().subject?.CN);
       s.write(`GET / HTTP/1.1\r\nHost: ${servername}\r\nConnection: close\r\n\r\n`);
     });
@@ -320,4 +331,47 @@ Deno.test("timeout-http-request: a client slower than the class's timeout with i
     );
     assert.equal(complete.body.name, "web");
   }, { proxy });
+});
+
+Deno.test("ssl-passthrough through the proxy's applier: another host and an endpoint move are Runtime API changes", async () => {
+  const ca = await createCA({ commonName: "backend-ca" });
+  const leaf = (name: string) =>
+    issueCertificate(ca, { commonName: name, dnsNames: ["a.example.com", "b.example.com"], usages: ["serverAuth"] });
+  await using first = startTlsBackend("first", await leaf("first"));
+  await using second = startTlsBackend("second", await leaf("second"));
+  const templates = await loadTemplates(null);
+  const state = (hosts: string[], port: number): DesiredState => {
+    const { model, problems } = buildModel({
+      ingresses: [ingress({
+        name: "pass",
+        annotations: { [`${A}ssl-passthrough`]: "true" },
+        rules: hosts.map((host) => ({ host, paths: [{ path: "/", service: "secure", port: 443 }] })),
+      })],
+      lookup: lookupFromLists(loopbackServices([{ name: "secure", servicePort: 443, port }])),
+      allowLoopbackEndpoints: true,
+    });
+    assert.deepEqual(problems, []);
+    const r = render(model, templates);
+    return {
+      config: r.config,
+      crtList: r.crtList,
+      pems: new Map(),
+      maps: new Map(MAP_FILES.map((f) => [f, r.maps[f]])),
+    };
+  };
+  await using p = await proxyUnderTest();
+  const get = (host: string) => tlsGet(p.httpsPort, host, ca.certPem, undefined, p.bind);
+  const start = await p.applier.apply(state(["a.example.com"], first.port));
+  assert.ok(start.ok, start.error ?? "");
+  const pid = await workerPid(p.haproxy);
+  assert.deepEqual([(await get("a.example.com")).peer, (await get("a.example.com")).body.name], ["first", "first"]);
+  const more = await p.applier.apply(state(["a.example.com", "b.example.com"], first.port));
+  // passthrough.map, and routes-prefix.map for the HTTP route of the new host
+  assert.deepEqual([more.kind, more.ok, more.mapsChanged], ["runtime", true, 2], more.error ?? "");
+  assert.equal((await get("b.example.com")).body.name, "first");
+  const moved = await p.applier.apply(state(["a.example.com", "b.example.com"], second.port));
+  // one slot in the HTTP backend, one in its mode tcp copy
+  assert.deepEqual([moved.kind, moved.ok, moved.serversChanged], ["runtime", true, 2], moved.error ?? "");
+  assert.deepEqual([(await get("b.example.com")).peer, (await get("a.example.com")).body.name], ["second", "second"]);
+  assert.equal(await workerPid(p.haproxy), pid, "no reload");
 });
