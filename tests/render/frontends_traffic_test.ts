@@ -224,7 +224,7 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
     }),
   };
   const pem = pemFile(proxyLeaf);
-  await withProxy(objs, { "default_tls.pem": pem }, async ({ https, reload }) => {
+  await withProxy(objs, { "default_tls.pem": pem }, async ({ https, reload, output }) => {
     // the backend's certificate (trusting the backend's CA only), and its own HTTP answer
     const pass = await tlsGet(https, "pass.example.com", backendCa.certPem);
     assert.deepEqual([pass.peer, pass.status, pass.body.name], ["pass.example.com", "HTTP/1.1 200 OK", "secure"]);
@@ -245,6 +245,14 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
     assert.deepEqual([other.peer, other.status, other.body.name], ["web.example.com", "HTTP/1.1 200 OK", "web"]);
     assert.equal((other.body.headers as Record<string, string>)["x-forwarded-for"], "127.0.0.1");
     assert.equal((other.body.headers as Record<string, string>)["x-forwarded-proto"], "https");
+    // one access log line per passed-through connection, from the SNI frontend (the others' requests: https)
+    const logged = async () =>
+      (await output()).split("\n").filter((l) => l.includes(`"frontend":"https_sni"`)).map((l) => JSON.parse(l));
+    for (let i = 0; i < 100 && (await logged()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    const lines = await logged();
+    assert.ok(lines.every((l) => l.backend === "be_default_secure_443_tcp"), JSON.stringify(lines));
+    assert.deepEqual(lines.map((l) => l.sni).sort().slice(0, 2), ["pass.example.com", "pass.example.com"]);
+    assert.ok((await output()).includes(`"frontend":"https","method":"GET","host":"web.example.com"`));
     // a reload hands the port and the local socket over to the new worker
     await reload();
     assert.equal((await tlsGet(https, "pass.example.com", backendCa.certPem)).body.name, "secure");

@@ -47,6 +47,8 @@ export interface ProxyPorts {
   stats: number;
   /** Reloads haproxy through its master CLI and resolves once the new worker is the only current one. */
   reload: () => Promise<void>;
+  /** haproxy's output so far (its access log lines included). */
+  output: () => Promise<string>;
 }
 
 /**
@@ -91,7 +93,7 @@ export async function withProxy(
         }
         throw new Error("haproxy did not reload");
       };
-      await fn({ http, https, stats, reload });
+      await fn({ http, https, stats, reload, output: () => Deno.readTextFile(proxy.logPath) });
     } finally {
       await proxy.stop();
     }
