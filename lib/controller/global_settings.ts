@@ -4,8 +4,8 @@
  * chart creates it) and the proxy keys of a class's parameters ConfigMap, which override the
  * global values for the same keys (README "Global settings"): timeouts, `max-connections`,
  * `ssl-min-version`, `ssl-ciphers`, `ssl-ciphersuites`, `http2`, `access-log`,
- * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`; in the global ConfigMap only,
- * `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
+ * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`; in the
+ * global ConfigMap only, `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
  * annotation's value at the global or class layer (annotations/resolve.ts). Every value is parsed
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
  * one bad key never affects another.

@@ -3,8 +3,9 @@
  * The proxy-wide settings of one proxy group (global ConfigMap, overridden by the class's
  * parameters: lib/controller/global_settings.ts) as the templates place them: timeouts in the
  * `defaults` section, `maxconn`, TLS floor and ciphers, ALPN, the default certificate, the
- * sources whose PROXY protocol header the public listeners read, and the access log. The log formats are constants of this file: no cluster value ever reaches a
- * `log-format` string; the only variable parts are the format's name and a sampling ratio.
+ * sources whose PROXY protocol header the public listeners read, and the access log. The log
+ * formats are constants of this file: no cluster value ever reaches a `log-format` string; the
+ * only variable parts are the format's name and a sampling ratio.
  * Every value is checked again here with an anchored pattern, so a caller that skipped the
  * parser cannot put a raw string into the configuration.
  */

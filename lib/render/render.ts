@@ -39,7 +39,7 @@ export interface Rendered {
 export interface View {
   model: Model;
   hasTls: boolean;
-  /** Some host is `ssl-passthrough`: the HTTPS port is a `mode tcp` frontend routing by SNI (docs/ssl-passthrough.md). */
+  /** Some host is `ssl-passthrough`: the HTTPS port is a `mode tcp` frontend routing by SNI. */
   passthrough: boolean;
   /** `lines`: what the annotations set (lib/render/settings.ts), `timeout server` included. */
   backends: { name: string; balance: string; timeoutServer: string | null; lines: string[]; slots: string[] }[];
@@ -174,13 +174,6 @@ export function loadTemplates(customGlob: string | null): Promise<Templates> {
   const full = sampleModel();
   const plain: Model = { ...full, tls: [], redirectHosts: [], defaultBackend: "be_sample_a_80" };
   const passthrough: Model = { ...plain, passthrough: [{ host: "p.example.com", backend: "be_sample_a_80" }] };
-  return compileTemplates(customGlob, [
-    buildView(full),
-    buildView(plain),
-    buildView(passthrough),
-    buildView({
-      ...full,
-      passthrough: passthrough.passthrough,
-    }),
-  ]);
+  const both: Model = { ...full, passthrough: passthrough.passthrough };
+  return compileTemplates(customGlob, [full, plain, passthrough, both].map((m) => buildView(m)));
 }
