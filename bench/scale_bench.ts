@@ -169,6 +169,8 @@ try {
     const report = JSON.parse(line.trim());
     fig("scale.controller_rss_mb", "MB", report.rssBytes / 1e6);
     fig("scale.controller_heap_used_mb", "MB", report.heapUsed / 1e6);
+    fig("scale.controller_heap_total_mb", "MB", report.heapTotal / 1e6);
+    fig("scale.controller_external_mb", "MB", report.external / 1e6);
   } finally {
     await writer.close().catch(() => {});
     reader.releaseLock();

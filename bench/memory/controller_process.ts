@@ -30,7 +30,8 @@ for await (const chunk of lines) {
     // With --v8-flags=--expose-gc: collect first, so the figure is the live set, not garbage.
     (globalThis as { gc?: () => void }).gc?.();
     const s = ctl.stats();
-    console.log(JSON.stringify({ rssBytes: Deno.memoryUsage().rss, heapUsed: Deno.memoryUsage().heapUsed, ...s }));
+    const m = Deno.memoryUsage();
+    console.log(JSON.stringify({ rssBytes: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, ...s }));
   }
 }
 await ctl.stop();

@@ -40,12 +40,14 @@ import {
 } from "../render/mod.ts";
 import { defaultIngressClass, handlesIngress, ingressClassOf } from "./class.ts";
 import {
+  dedicatedFrontendData,
   defaultGlobalSettings,
   GLOBAL_CONFIGMAP,
   type GlobalSettings,
   parseGlobalSettings,
 } from "./global_settings.ts";
 import { translateIngress } from "../nginx/translate.ts";
+import { PREFIX } from "../annotations/table.ts";
 import type { ProxyOptions } from "../render/proxy_options.ts";
 import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
@@ -957,6 +959,16 @@ class Controller {
     const base = ic?.spec?.controller === NGINX_CONTROLLER
       ? { ...global.settings, nginxCompat: true }
       : global.settings;
+    if (cls === null) {
+      // A dedicated proxy's listeners are its Ingress's alone: its frontend annotations apply (docs/ssl-passthrough.md).
+      const ing = this.#ingresses.store.get(group);
+      const own = dedicatedFrontendData(ing?.metadata?.annotations, base.annotationRiskLimit);
+      const parsed = parseGlobalSettings(own.data, base, "class", this.settings.operatorNamespace);
+      for (const p of [...own.problems, ...parsed.problems]) {
+        if (ing) this.events.record(ing, "Warning", "InvalidAnnotation", `annotation ${PREFIX}${p.message}`);
+      }
+      return done(defaultClassParams, parsed.settings);
+    }
     if (!ic) return done(defaultClassParams, base);
     const { ref, problem } = parametersRef(ic, this.settings.operatorNamespace);
     if (problem) this.events.record(ic, "Warning", "InvalidParameters", problem);

@@ -4,14 +4,14 @@
  * chart creates it) and the proxy keys of a class's parameters ConfigMap, which override the
  * global values for the same keys (README "Global settings"): timeouts, `max-connections`,
  * `ssl-min-version`, `ssl-ciphers`, `ssl-ciphersuites`, `http2`, `access-log`,
- * `access-log-sample`, `default-certificate`, `nginx-compat`; in the global ConfigMap only,
- * `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
+ * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`; in the
+ * global ConfigMap only, `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
  * annotation's value at the global or class layer (annotations/resolve.ts). Every value is parsed
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
  * one bad key never affects another.
  */
-import { type Risk, RISKS, specOf } from "../annotations/table.ts";
-import { showValue } from "../annotations/resolve.ts";
+import { annotationName, ANNOTATIONS, type Risk, RISKS, specOf } from "../annotations/table.ts";
+import { riskDisabled, showValue } from "../annotations/resolve.ts";
 import * as v from "../annotations/values.ts";
 import { isDns1123Subdomain } from "../render/patterns.ts";
 import { CIPHERS, DEFAULT_PROXY_OPTIONS, type ProxyOptions, type SslVersion } from "../render/proxy_options.ts";
@@ -73,6 +73,7 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "access-log",
   "access-log-sample",
   "default-certificate",
+  "accept-proxy-protocol",
   "nginx-compat",
   "annotation-risk-limit",
 ]);
@@ -128,6 +129,11 @@ export function parseGlobalSettings(
       const m = SECRET_REF.exec(value);
       if (m && isDns1123Subdomain(m[2])) defaultCertificateRef = `${m[1] ?? controllerNamespace}/${m[2]}`;
       else bad(key, value, `is not a Secret name or namespace/name; ${keeps}`);
+    } else if (key === "accept-proxy-protocol") {
+      // a frontend setting: the listeners are shared by every Ingress of the proxy (annotations/resolve.ts)
+      const p = v.cidrList.parse(value);
+      if (p.ok) proxy.acceptProxy = p.value;
+      else bad(key, value, `${p.reason}; ${keeps}`);
     } else if (key === "nginx-compat") {
       if (BOOL.test(value)) nginxCompat = value === "true";
       else bad(key, value, `is not "true" or "false"; ${keeps}`);
@@ -143,8 +149,33 @@ export function parseGlobalSettings(
     if (spec) {
       const p = spec.value.parse(value);
       if (p.ok) annotations[key] = value;
-      else if (!(key in TIMEOUT_KEYS)) bad(key, value, `${p.reason}; ${keeps}`);
+      else if (!(key in TIMEOUT_KEYS) && !PROXY_SETTING_KEYS.has(key)) bad(key, value, `${p.reason}; ${keeps}`);
     }
   }
   return { settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, annotations }, problems };
+}
+
+/**
+ * The frontend settings an Ingress with a proxy of its own (`proxy: dedicated`) sets by annotation
+ * (annotations/resolve.ts allows them there, and only there), as bare keys to read with
+ * `parseGlobalSettings(data, global, "class", …)` over the global settings; keys disabled by the
+ * global `annotation-risk-limit` are left out and reported.
+ */
+export function dedicatedFrontendData(
+  annotations: Readonly<Record<string, string>> | undefined,
+  riskLimit: Risk | null,
+): { data: Record<string, string>; problems: SettingsProblem[] } {
+  const data: Record<string, string> = {};
+  const problems: SettingsProblem[] = [];
+  for (const spec of ANNOTATIONS) {
+    const value = annotations?.[annotationName(spec)];
+    if (spec.scope !== "frontend" || !PROXY_SETTING_KEYS.has(spec.key) || value === undefined) continue;
+    if (riskDisabled(spec.risk, riskLimit)) {
+      problems.push({
+        key: spec.key,
+        message: `${spec.key} is disabled (risk ${spec.risk}) by the controller's annotation-risk-limit; ignored`,
+      });
+    } else data[spec.key] = value;
+  }
+  return { data, problems };
 }

@@ -122,7 +122,8 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "ssl-passthrough": supported(
     "ssl-passthrough",
     boolCheck,
-    "no --enable-ssl-passthrough flag is needed; as in ingress-nginx, the other annotations do not apply",
+    "ingress-nginx needs --enable-ssl-passthrough, this proxy no flag; as there, TLS goes to the root path's Service " +
+      "and the other annotations do not apply to it",
   ),
   // paths, rewrites, redirects
   "use-regex": translated(

@@ -18,13 +18,21 @@
  *   `^<host part as regex>(?=/)(?i:<regex>)`, in the routes' match order (longest regex first).
  *   It is the one map whose order matters, so it is never sorted, and the proxy replaces it as a
  *   whole (runtime_changes.ts): `add map` would append an entry at the end of the list.
+ * - `passthrough.map` (`map_str`, by SNI): the `ssl-passthrough` hosts, by host part, value their
+ *   `mode tcp` backend (docs/ssl-passthrough.md).
  * This module imports only name patterns, so the proxy can check received map files with it.
  */
 import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
 import { pathRegexProblem } from "../annotations/values.ts";
 
 /** The map files: ConfigMap keys (contracts.md §4) and file names in the proxy's cert dir. */
-export const MAP_FILES = ["routes-exact.map", "routes-prefix.map", "redirect-hosts.map", "routes-regex.map"] as const;
+export const MAP_FILES = [
+  "routes-exact.map",
+  "routes-prefix.map",
+  "redirect-hosts.map",
+  "routes-regex.map",
+  "passthrough.map",
+] as const;
 export type MapFile = typeof MAP_FILES[number];
 /** The maps whose line order is their lookup order (`map_reg` walks its list and stops at the first match). */
 export const ORDERED_MAP_FILES: ReadonlySet<string> = new Set<MapFile>(["routes-regex.map"]);
@@ -73,6 +81,7 @@ export function routeMaps(
   routes: readonly MapRoute[],
   redirectHosts: readonly string[],
   redirectCodes: Readonly<Record<string, string>> = {},
+  passthrough: readonly { host: string; backend: string }[] = [],
 ): RouteMaps {
   const exact = new Map<string, string>();
   const prefix = new Map<string, string>();
@@ -100,6 +109,7 @@ export function routeMaps(
     "routes-prefix.map": mapText(prefix),
     "redirect-hosts.map": mapText(redirect),
     "routes-regex.map": mapText(regex, false),
+    "passthrough.map": mapText(new Map(passthrough.map((p) => [hostKey(p.host), p.backend]))),
   };
 }
 

@@ -104,6 +104,8 @@ export interface Backend {
   settings?: BackendSettings;
   /** `default-backend`: the backend that answers while this one has no usable server. */
   fallback?: string;
+  /** `tcp`: an `ssl-passthrough` backend, `be_<ns>_<svc>_<port>_tcp`, which gets TLS connections as they come. */
+  mode?: "tcp";
 }
 
 /** One TLS certificate: a kubernetes.io/tls Secret written by the proxy as `file` in its cert dir. */
@@ -141,6 +143,8 @@ export interface Model {
   canaries?: CanaryRule[];
   /** TLS hosts that ask for client certificates: the CA Secret (its `_ca.pem` file) and the check. */
   clientCerts?: Record<string, ClientCertCheck>;
+  /** `ssl-passthrough` hosts and their `mode tcp` backend, sorted by host (docs/ssl-passthrough.md). */
+  passthrough?: { host: string; backend: string }[];
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
   refs: { services: string[]; secrets: string[] };
 }
@@ -300,6 +304,8 @@ export function buildModel(input: ModelInput): BuildResult {
   const canaryPaths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[] = [];
   /** Hosts of Ingresses with `www-redirect`: their twins (`www.` added or removed) redirect to them. */
   const wwwHosts: { host: string; ns: string; id: string }[] = [];
+  /** Hosts of Ingresses with `ssl-passthrough`, in Ingress order. */
+  const passHosts: { host: string; id: string; problem: Report }[] = [];
 
   for (const ing of ingresses) {
     const ns = ing.metadata?.namespace;
@@ -333,6 +339,7 @@ export function buildModel(input: ModelInput): BuildResult {
       : (ctx.regexByDefault ??= pathRegexOn(ctx, {}, () => {}));
     const clientCert = own ? clientCertCheck(ctx, ns, annotations, problem) : null;
     let tlsHosts = 0;
+    const passthrough = own && boolAnnotation(annotations, "ssl-passthrough", false, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -410,6 +417,7 @@ export function buildModel(input: ModelInput): BuildResult {
         continue;
       }
       if (www && !canary && host !== "" && !host.startsWith("*.")) wwwHosts.push({ host, ns, id });
+      if (passthrough && !canary && host !== "") passHosts.push({ host, id, problem });
       for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
         const where = `spec.rules[${r}].http.paths[${p}]`;
         const pathType = hp.pathType as PathType;
@@ -458,11 +466,13 @@ export function buildModel(input: ModelInput): BuildResult {
 
   const canaries = joinCanaries(ctx, routes, canaryPaths);
   addWwwTwins(ctx, routes, wwwHosts);
+  const passthrough = passthroughBackends(ctx, routes, passHosts);
   const model: Model = {
     canaries,
     ingresses: accepted,
     routes: [...routes.values()].sort(compareRoutes),
-    backends: usedBackends(ctx, routes, canaries, defaultBackend),
+    backends: [...usedBackends(ctx, routes, canaries, defaultBackend), ...passthrough.backends]
+      .sort((a, b) => cmp(a.name, b.name)),
     defaultBackend: (defaultBackend as { name: string } | null)?.name ?? null,
     tls: [...certs.values()].sort((a, b) => cmp(a.file, b.file)),
     redirectHosts: [...redirect.keys()].sort(),
@@ -478,6 +488,7 @@ export function buildModel(input: ModelInput): BuildResult {
         ),
       }
       : {}),
+    passthrough: passthrough.hosts,
     refs: { services: [...ctx.services].sort(), secrets: [...ctx.secrets].sort() },
   };
   const servable = model.routes.length > 0 || model.defaultBackend !== null;
@@ -564,6 +575,43 @@ function addWwwTwins(
       ingress: id,
     });
   }
+}
+
+/**
+ * `ssl-passthrough`: as ingress-nginx, a host's TLS connections go to the Service of its root path
+ * (`/`, Prefix or ImplementationSpecific) of the same Ingress, through a `mode tcp` copy of that
+ * Service's backend with its own server slots. A host without such a path keeps TLS termination.
+ */
+function passthroughBackends(
+  ctx: Context,
+  routes: Map<string, Route>,
+  hosts: { host: string; id: string; problem: Report }[],
+): { hosts: { host: string; backend: string }[]; backends: Backend[] } {
+  const out = new Map<string, string>();
+  const backends = new Map<string, Backend>();
+  for (const { host, id, problem } of hosts) {
+    if (out.has(host)) continue;
+    const root = [routes.get(`${host} / Prefix`), routes.get(`${host} / ImplementationSpecific`)]
+      .find((r) => r?.ingress === id);
+    const b = root && ctx.backends.get(root.backend);
+    if (!b) {
+      problem(
+        "InvalidAnnotation",
+        `annotation ingress-controller.io/ssl-passthrough: host ${host} has no root path (/) of this Ingress ` +
+          "to pass TLS connections to; its TLS connections are terminated by the proxy",
+      );
+      continue;
+    }
+    const name = `be_${b.namespace}_${b.service}_${b.port}_tcp`;
+    if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
+    const { settings: _, ...plain } = b;
+    backends.set(name, { ...plain, name, mode: "tcp", timeoutServer: null });
+    out.set(host, name);
+  }
+  return {
+    hosts: [...out].map(([host, backend]) => ({ host, backend })).sort((a, b) => cmp(a.host, b.host)),
+    backends: [...backends.values()],
+  };
 }
 
 /** The backends something routes to (a canary's main route leaves its former backend unused). */

@@ -2,12 +2,14 @@
  * @module render/proxy_options
  * The proxy-wide settings of one proxy group (global ConfigMap, overridden by the class's
  * parameters: lib/controller/global_settings.ts) as the templates place them: timeouts in the
- * `defaults` section, `maxconn`, TLS floor and ciphers, ALPN, the default certificate and the
- * access log. The log formats are constants of this file: no cluster value ever reaches a
- * `log-format` string; the only variable parts are the format's name and a sampling ratio.
+ * `defaults` section, `maxconn`, TLS floor and ciphers, ALPN, the default certificate, the
+ * sources whose PROXY protocol header the public listeners read, and the access log. The log
+ * formats are constants of this file: no cluster value ever reaches a `log-format` string; the
+ * only variable parts are the format's name and a sampling ratio.
  * Every value is checked again here with an anchored pattern, so a caller that skipped the
  * parser cannot put a raw string into the configuration.
  */
+import type { Cidr } from "../annotations/values.ts";
 import { PEM_FILE } from "./patterns.ts";
 
 export type AccessLog = "json" | "text" | "off";
@@ -30,6 +32,12 @@ export interface ProxyOptions {
   accessLogSample: number;
   /** Served for TLS connections whose SNI matches no certificate; null: the first certificate. */
   defaultCertificate: { file: string; namespace: string; name: string } | null;
+  /**
+   * `accept-proxy-protocol`: connections from these sources must start with a PROXY protocol
+   * header (v1 or v2), whose address becomes the client's; others are read as sent. Absent or
+   * empty: no PROXY header is read.
+   */
+  acceptProxy?: readonly Cidr[] | null;
 }
 
 export const DEFAULT_PROXY_OPTIONS: ProxyOptions = Object.freeze({
@@ -83,6 +91,28 @@ export const TEXT_LOG_FORMAT =
   `%Tq/%Tw/%Tc/%Tr/%Ta %sslv %tsc`;
 
 /**
+ * The `ssl-passthrough` frontend's lines (one per TLS connection passed through, docs/ssl-passthrough.md):
+ * a TCP frontend has no HTTP fields, so `time` is the accept date and `sni` the server name the client sent.
+ */
+const TCP_JSON_FIELDS = [
+  `"time":"%t"`,
+  `"ts":%Ts.%ms`,
+  `"client_ip":"%ci"`,
+  `"client_port":%cp`,
+  `"frontend":"%f"`,
+  `"sni":"%[var(sess.ic_sni),json(utf8s)]"`,
+  `"bytes":%B`,
+  `"backend":"%b"`,
+  `"server":"%s"`,
+  `"tw":%Tw`,
+  `"tc":%Tc`,
+  `"tt":%Tt`,
+  `"termination":"%ts"`,
+];
+export const TCP_JSON_LOG_FORMAT = `{${TCP_JSON_FIELDS.join(",")}}`;
+export const TCP_TEXT_LOG_FORMAT = `%t %ci:%cp %f "%[var(sess.ic_sni),json(utf8s)]" %B %b/%s %Tw/%Tc/%Tt %ts`;
+
+/**
  * An access log line of either format (JSON starts with its `time` field, text with the date);
  * HAProxy's own messages on the same target ("Proxy http stopped", "Server … is DOWN") never do.
  */
@@ -106,6 +136,10 @@ export interface ProxyView {
   logTarget: string | null;
   /** Quoted `log-format` argument; null: no access log. */
   logFormat: string | null;
+  /** Quoted `log-format` argument of the `ssl-passthrough` TCP frontend; null: no access log. */
+  tcpLogFormat: string | null;
+  /** The public frontends' lines reading the PROXY header of trusted sources (without indentation); empty: none. */
+  acceptProxy: string[];
 }
 
 /** Reduces `n` of 100 to the smallest `a-b:c` HAProxy `sample` ranges: `1:4` for 25. */
@@ -138,6 +172,17 @@ export function proxyView(o: ProxyOptions): ProxyView {
     o.defaultCertificate,
   );
   const logging = o.accessLog !== "off";
+  const trusted = (o.acceptProxy ?? []).map((c) => {
+    const t = `${c.address}/${c.bits}`;
+    check(/^[0-9A-Fa-f:.]{2,45}\/[0-9]{1,3}$/.test(t), "accept-proxy-protocol", t);
+    return t;
+  });
+  // HAProxy reads at most 64 words a line: 32 sources an `acl` line (same-name ACLs are ORed)
+  const acceptProxy: string[] = [];
+  for (let i = 0; i < trusted.length; i += 32) {
+    acceptProxy.push(`acl ic_proxy_trusted src ${trusted.slice(i, i + 32).join(" ")}`);
+  }
+  if (acceptProxy.length > 0) acceptProxy.push("tcp-request connection expect-proxy layer4 if ic_proxy_trusted");
   return {
     timeouts: { ...o.timeouts },
     maxconn: o.maxconn,
@@ -147,5 +192,7 @@ export function proxyView(o: ProxyOptions): ProxyView {
     alpn: o.http2 ? "h2,http/1.1" : "http/1.1",
     logTarget: logging ? `stdout format raw ${sample < 100 ? `sample ${sampleRatio(sample)} ` : ""}local0 info` : null,
     logFormat: logging ? quoted(o.accessLog === "json" ? JSON_LOG_FORMAT : TEXT_LOG_FORMAT) : null,
+    tcpLogFormat: logging ? quoted(o.accessLog === "json" ? TCP_JSON_LOG_FORMAT : TCP_TEXT_LOG_FORMAT) : null,
+    acceptProxy,
   };
 }

@@ -42,6 +42,8 @@ export interface Rendered {
 export interface View {
   model: Model;
   hasTls: boolean;
+  /** Some host is `ssl-passthrough`: the HTTPS port is a `mode tcp` frontend routing by SNI. */
+  passthrough: boolean;
   /** `lines`: what the annotations set (lib/render/settings.ts), `timeout server` included. */
   backends: { name: string; balance: string; timeoutServer: string | null; lines: string[]; slots: string[] }[];
   /** The status codes of HTTPS redirects in use besides 308 (`ssl-redirect-code`), sorted. */
@@ -88,8 +90,13 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
   return {
     model,
     hasTls,
+    passthrough: (model.passthrough ?? []).length > 0,
     backends: model.backends.map((b) => {
       const name = checkName(b.name);
+      // a passthrough backend relays TLS as it comes: the HTTP settings cannot apply (as in ingress-nginx)
+      if (b.mode === "tcp") {
+        return { name, balance: b.balance, timeoutServer: null, lines: ["mode tcp"], slots: slotLines(b.servers) };
+      }
       const { lines, serverParams } = b.settings
         ? settingsLines(b.settings, name)
         : { lines: b.timeoutServer ? [`timeout server ${b.timeoutServer}`] : [], serverParams: "" };
@@ -125,7 +132,7 @@ export function render(model: Model, templates: Templates, proxy: ProxyOptions =
     config,
     crtList,
     secrets: secretList(model, proxy),
-    maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : [], model.redirectCodes),
+    maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : [], model.redirectCodes, model.passthrough),
   };
 }
 
@@ -212,5 +219,7 @@ export function sampleModel(): Model {
 export function loadTemplates(customGlob: string | null): Promise<Templates> {
   const full = sampleModel();
   const plain: Model = { ...full, tls: [], redirectHosts: [], defaultBackend: "be_sample_a_80" };
-  return compileTemplates(customGlob, [buildView(full), buildView(plain)]);
+  const passthrough: Model = { ...plain, passthrough: [{ host: "p.example.com", backend: "be_sample_a_80" }] };
+  const both: Model = { ...full, passthrough: passthrough.passthrough };
+  return compileTemplates(customGlob, [full, plain, passthrough, both].map((m) => buildView(m)));
 }

@@ -188,6 +188,41 @@ Deno.test("controller loop against a real API server", async (t) => {
         assert.deepEqual(back.spec.ports.map((p: Port) => p.port).sort(), [statsPort, exporterPort].sort());
       });
 
+      await t.step("a dedicated proxy takes its Ingress's frontend annotations; a bad one is a Warning", async () => {
+        const A = "ingress-controller.io/";
+        await cluster.apply(
+          resources.ingresses,
+          ingressObj(ns, "fe", [{ host: "fe.example", service: "svc-b" }], {
+            annotations: {
+              [`${A}timeout-http-request`]: "7s",
+              [`${A}accept-proxy-protocol`]: "10.0.0.0/8",
+              [`${A}timeout-client`]: "soon",
+            },
+          }),
+        );
+        const cm = await eventually("ConfigMap of fe", () => cluster.get(resources.configMaps, ns, proxyName("fe")));
+        const cfg: string = cm.data["haproxy.cfg"];
+        assert.match(cfg, /^ {4}timeout http-request 7s$/m);
+        assert.match(cfg, /^ {4}timeout client 60s$/m, "the bad value leaves the global one");
+        assert.match(cfg, /^ {4}acl ic_proxy_trusted src 10\.0\.0\.0\/8$/m);
+        const ev = await eventually(
+          "an InvalidAnnotation Event",
+          async () => (await cluster.events(ns, "fe")).find((e) => e.reason === "InvalidAnnotation"),
+        );
+        assert.match(
+          ev.message,
+          /^annotation ingress-controller\.io\/timeout-client: "soon" .*the global value applies$/,
+        );
+        const one = (await cluster.get(resources.configMaps, ns, proxyName("one")))!.data["haproxy.cfg"];
+        assert.doesNotMatch(one, /expect-proxy|timeout http-request 7s/, "another Ingress's proxy keeps its settings");
+        await cluster.remove(resources.ingresses, ns, "fe");
+        await eventually(
+          "the objects of fe removed",
+          async () => (await cluster.get(resources.configMaps, ns, proxyName("fe"))) === null,
+        );
+        await ctl.idle();
+      });
+
       await t.step("deleting the ingress removes its objects", async () => {
         await cluster.remove(resources.ingresses, ns, "two");
         for (const r of [resources.configMaps, resources.deployments, resources.services]) {

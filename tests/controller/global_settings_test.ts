@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { defaultGlobalSettings, isSettingKey, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
+import {
+  dedicatedFrontendData,
+  defaultGlobalSettings,
+  isSettingKey,
+  parseGlobalSettings,
+} from "../../lib/controller/global_settings.ts";
 import { parseClassParams } from "../../lib/controller/class_params.ts";
 
 const parse = (data: Record<string, string>) => parseGlobalSettings(data, defaultGlobalSettings, "global", "ops");
@@ -101,4 +106,43 @@ Deno.test("class parameters override the global values for the same keys; the re
   assert.match(problems[0].message, /global value applies/);
   assert.deepEqual(parseClassParams({ "replicas": "2", "access-log": "off", "hsts": "true" }).problems, []);
   assert.ok(isSettingKey("access-log") && isSettingKey("hsts") && !isSettingKey("replicas"));
+});
+
+Deno.test("accept-proxy-protocol: trusted sources from the global ConfigMap, replaced by a class's; a bad list is reported once and the lower layer applies", () => {
+  const global = parse({ "accept-proxy-protocol": "10.0.0.0/8, 2001:db8::/32" });
+  assert.deepEqual(global.problems, []);
+  assert.deepEqual(global.settings.proxy.acceptProxy, [
+    { family: 4, address: "10.0.0.0", bits: 8 },
+    { family: 6, address: "2001:db8::", bits: 32 },
+  ]);
+  const cls = parseGlobalSettings({ "accept-proxy-protocol": "192.0.2.10" }, global.settings, "class", "ops");
+  assert.deepEqual(cls.settings.proxy.acceptProxy, [{ family: 4, address: "192.0.2.10", bits: 32 }]);
+  const bad = parseGlobalSettings(
+    { "accept-proxy-protocol": "10.0.0.0/8 if TRUE\n    bind :1" },
+    global.settings,
+    "class",
+    "ops",
+  );
+  assert.equal(bad.problems.length, 1);
+  assert.match(bad.problems[0].message, /^accept-proxy-protocol: ".*" has .*; the global value applies$/);
+  assert.deepEqual(bad.settings.proxy.acceptProxy, global.settings.proxy.acceptProxy);
+  assert.ok(isSettingKey("accept-proxy-protocol"));
+  assert.deepEqual(parseClassParams({ "accept-proxy-protocol": "10.0.0.1" }).problems, [], "a class key, not unknown");
+});
+
+Deno.test("dedicated proxies: the Ingress's frontend annotations as settings, risk-limited; other keys are not settings", () => {
+  const annotations = {
+    "ingress-controller.io/timeout-client": "2m",
+    "ingress-controller.io/accept-proxy-protocol": "10.0.0.0/8",
+    "ingress-controller.io/hsts": "true",
+    "ingress-controller.io/proxy": "dedicated",
+  };
+  assert.deepEqual(dedicatedFrontendData(annotations, null), {
+    data: { "timeout-client": "2m", "accept-proxy-protocol": "10.0.0.0/8" },
+    problems: [],
+  });
+  const limited = dedicatedFrontendData(annotations, "high");
+  assert.deepEqual(limited.data, { "timeout-client": "2m" });
+  assert.deepEqual(limited.problems.map((p) => p.key), ["accept-proxy-protocol"]);
+  assert.match(limited.problems[0].message, /^accept-proxy-protocol is disabled \(risk high\)/);
 });

@@ -14,9 +14,11 @@ Deno.test("compatibility: served keys are written as ours, Go booleans normalise
     [`${N}proxy-read-timeout`]: "30",
     [`${N}proxy-send-timeout`]: "120",
     [`${N}configuration-snippet`]: "return 200;",
+    [`${N}ssl-passthrough`]: "True",
   }));
   assert.deepEqual(annotations, {
     "ingress-controller.io/ssl-redirect": "false",
+    "ingress-controller.io/ssl-passthrough": "true",
     "ingress-controller.io/load-balance": "leastconn",
     "ingress-controller.io/timeout-server": "120s",
   });

@@ -36,6 +36,9 @@ Deno.test("keys that map to served keys are supported or translated today", () =
   const read = verdictOf("shop-api", "proxy-read-timeout")!;
   assert.equal(read.verdict, "translated");
   assert.match(read.note, /one server inactivity timeout/);
+  const passthrough = verdictOf("legacy", "ssl-passthrough")!;
+  assert.equal(passthrough.verdict, "supported", "ssl-passthrough is served");
+  assert.match(passthrough.note, /needs --enable-ssl-passthrough/);
   const ewma = verdictOf("greeter-canary", "load-balance")!;
   assert.deepEqual([ewma.verdict, ewma.note], ["translated", "load-balance: leastconn (HAProxy has no EWMA)"]);
 });

@@ -99,3 +99,29 @@ export function tlsSecret(name: string, namespace = "default", type = "kubernete
     data: { "tls.crt": btoa(FAKE_PEM), "tls.key": btoa(FAKE_KEY) },
   };
 }
+
+/** A kubernetes.io/tls Secret `default/<name>` holding a real certificate and key. */
+export function realTlsSecret(name: string, cert: { certPem: string; keyPem: string }): V1Secret {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "kubernetes.io/tls",
+    metadata: { namespace: "default", name },
+    data: { "tls.crt": btoa(cert.certPem), "tls.key": btoa(cert.keyPem) },
+  };
+}
+
+/** The PEM file the proxy writes for a TLS Secret: certificate, then key. */
+export function pemFile(cert: { certPem: string; keyPem: string }): string {
+  return `${cert.certPem.trimEnd()}\n${cert.keyPem.trimEnd()}\n`;
+}
+
+/** Services (one port each) whose one endpoint is a test server on 127.0.0.1. */
+export function loopbackServices(
+  list: { name: string; servicePort: number; port: number }[],
+): { services: V1Service[]; endpointSlices: V1EndpointSlice[] } {
+  return {
+    services: list.map((s) => service(s.name, [{ port: s.servicePort }])),
+    endpointSlices: list.map((s) => endpointSlice(s.name, [{ name: "", port: s.port }], [{ address: "127.0.0.1" }])),
+  };
+}

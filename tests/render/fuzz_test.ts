@@ -16,6 +16,8 @@ import { MAP_FILES, MAP_LINE } from "../../lib/render/maps.ts";
 import { ANNOTATIONS, PREFIX, specOf } from "../../lib/annotations/mod.ts";
 import { pathRegex } from "../../lib/annotations/values.ts";
 import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
+import { defaultGlobalSettings, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
+import type { ProxyOptions } from "../../lib/render/proxy_options.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 0x5eed);
 const ITERATIONS = Math.min(Number(Deno.env.get("FUZZ_ITERATIONS") ?? 600), 20_000);
@@ -175,6 +177,12 @@ function baseline(): State {
           { paths: [{ path: "/any[a-z]*/(.*)", pathType: "ImplementationSpecific", service: "web", port: 80 }] },
         ],
       }),
+      ingress({
+        name: "pass",
+        created: "2026-05-01T00:00:00Z",
+        annotations: { [PREFIX + "ssl-passthrough"]: "true" },
+        rules: [{ host: "pass.example.com", paths: [{ path: "/", pathType: "Prefix", service: "api", port: 8080 }] }],
+      }),
     ],
     services: [
       service("web", [{ name: "http", port: 80, targetPort: "web" }]),
@@ -229,12 +237,14 @@ const BASELINE_VALUES: Record<string, string | null> = {
   canary: null, // the baseline's third Ingress is the canary
   "redirect-to": null, // would hide every other request rule behind the redirect (still rendered; kept simple)
   "path-regex": null, // the Ingress "regex" has regex paths
+  "ssl-passthrough": null, // the baseline's fourth Ingress passes its host through
 };
 
 function servedAnnotations(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const a of ANNOTATIONS) {
-    if (a.status !== "served") continue;
+    // frontend keys belong to the global and class settings (fuzzed below), not to an Ingress of a shared proxy
+    if (a.status !== "served" || a.scope === "frontend") continue;
     const v = a.key in BASELINE_VALUES ? BASELINE_VALUES[a.key] : a.example;
     if (v !== null) out[PREFIX + a.key] = v;
   }
@@ -347,7 +357,7 @@ function fields(): Field[] {
       set: (s, v) => s.slices[0].metadata!.labels!["kubernetes.io/service-name"] = v,
     },
   ];
-  for (const a of ANNOTATIONS.filter((a) => a.status === "served")) {
+  for (const a of ANNOTATIONS.filter((a) => a.status === "served" && a.scope !== "frontend")) {
     f.push({
       name: `annotation ${a.key}`,
       kind: "string",
@@ -510,7 +520,12 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
   assert.ok(baseMaps.get("routes-regex.map")!.size > 3, "the baseline has regex routes");
   assert.match(base.rendered.config, /!{ nbsrv\(be_/, "and a default-backend fallback");
   // lines a rejected value may fall back to
-  const fallbacks = new Set(["    balance roundrobin", "    default_backend ic_default_404"]);
+  const fallbacks = new Set([
+    "    balance roundrobin",
+    "    default_backend ic_default_404",
+    // no certificate left: the passthrough frontend closes other TLS connections
+    "    tcp-request content reject if !{ var(sess.ic_pass) -m found }",
+  ]);
 
   const rand = prng(SEED);
   const all = fields();
@@ -578,9 +593,12 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
       for (const line of text.split("\n").slice(0, -1)) {
         assert.match(line, MAP_LINE, `${where}: ${file} line ${JSON.stringify(line)}`);
         const base = baseMaps.get(file)!;
-        // a setting may change a value (a variant, a redirect code), never add a key
+        // a setting may change a value (a variant, a redirect code), never add a key; ssl-passthrough may pass
+        // a host the baseline routes
         const key = line.split(" ")[0];
-        const known = base.has(unvariant(line)) ||
+        const routed = file === "passthrough.map" && validSetting &&
+          [...baseMaps.get("routes-prefix.map")!].some((l) => l.startsWith(`${key}/ `));
+        const known = base.has(unvariant(line)) || routed ||
           ((validSetting || refusedSetting) && [...base].some((l) => l.split(" ")[0] === key)) ||
           (acceptedRegex && file === "routes-regex.map");
         assert.ok(known, `${where}: new ${file} line ${JSON.stringify(line)}`);
@@ -598,5 +616,56 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
   for (const [n, rendered] of toCheck.entries()) {
     const check = await validateConfig(rendered, { timeoutMs: 20_000 });
     assert.deepEqual(check.errors, [], `haproxy -c of sample ${n}`);
+  }
+});
+
+Deno.test("fuzz: hostile frontend settings (global and class ConfigMaps) never change the structure of the configuration", async () => {
+  const templates = await loadTemplates(null);
+  const keys = ANNOTATIONS.filter((a) => a.status === "served" && a.scope === "frontend").map((a) => a.key);
+  assert.ok(keys.includes("accept-proxy-protocol") && keys.includes("timeout-http-request"));
+  const model = buildModel({
+    ingresses: baseline().ingresses,
+    lookup: lookupFromLists({
+      services: baseline().services,
+      endpointSlices: baseline().slices,
+      secrets: baseline().secrets,
+    }),
+  }).model;
+  const options = (data: Record<string, string>, layer: "global" | "class") => {
+    const global = parseGlobalSettings(layer === "global" ? data : {}, defaultGlobalSettings, "global", "ops");
+    const parsed = layer === "global" ? global : parseGlobalSettings(data, global.settings, "class", "ops");
+    const proxy: ProxyOptions = { ...parsed.settings.proxy, defaultCertificate: null };
+    return { proxy, problems: parsed.problems };
+  };
+  const benign = Object.fromEntries(keys.map((k) => [k, specOf(k)!.example]));
+  const base = options(benign, "global");
+  assert.deepEqual(base.problems, []);
+  const baseConfig = render(model, templates, base.proxy).config;
+  assert.match(baseConfig, /expect-proxy layer4 if ic_proxy_trusted/);
+  const baseLines = new Set(baseConfig.split("\n"));
+  const baseHeads = new Set([...baseLines].map(head));
+  const baseStructure = structure(baseConfig);
+  const rand = prng(SEED ^ 0xf0);
+  for (let i = 0; i < Math.ceil(ITERATIONS / 4); i++) {
+    const key = keys[Math.floor(rand() * keys.length)];
+    const value = String(hostile(rand, "string"));
+    const layer = rand() < 0.5 ? "global" : "class";
+    const where = `seed ${SEED} iteration ${i}: ${layer} ${key}=${JSON.stringify(value).slice(0, 60)}`;
+    const { proxy, problems } = options({ ...benign, [key]: value }, layer);
+    const config = render(model, templates, proxy).config;
+    for (const [section, words] of structure(config)) {
+      const baseWords = baseStructure.get(section);
+      assert.ok(baseWords, `${where}: new section ${JSON.stringify(section)}`);
+      for (const w of words) assert.ok(baseWords.has(w), `${where}: new directive ${w} in ${section}`);
+    }
+    for (const line of config.split("\n")) {
+      assert.ok(baseLines.has(line) || baseHeads.has(head(line)), `${where}: new line ${JSON.stringify(line)}`);
+    }
+    if (!specOf(key)!.value.parse(value).ok) {
+      assert.ok(problems.some((p) => p.key === key), `${where}: refused without a problem`);
+      const { [key]: _, ...without } = benign;
+      const lower = render(model, templates, options(without, layer).proxy).config;
+      assert.equal(config, lower, `${where}: a refused value keeps the lower layer's`);
+    }
   }
 });

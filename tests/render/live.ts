@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildModel, type ModelInput } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";
+import type { ProxyOptions } from "../../lib/render/proxy_options.ts";
 import { startHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
 import { luaDirOf, writeLuaFiles } from "../../lib/render/lua.ts";
@@ -45,6 +46,10 @@ export interface ProxyPorts {
   http: number;
   https: number;
   stats: number;
+  /** Reloads haproxy through its master CLI and resolves once the new worker is the only current one. */
+  reload: () => Promise<void>;
+  /** haproxy's output so far (its access log lines included). */
+  output: () => Promise<string>;
 }
 
 /**
@@ -55,11 +60,11 @@ export async function withProxy(
   objects: Omit<ModelInput, "allowLoopbackEndpoints">,
   pems: Record<string, string>,
   fn: (ports: ProxyPorts) => Promise<void>,
-  opts: { allowProblems?: boolean } = {},
+  opts: { allowProblems?: boolean; proxy?: ProxyOptions } = {},
 ): Promise<void> {
   const { model, problems } = buildModel({ ...objects, allowLoopbackEndpoints: true });
   if (!opts.allowProblems) assert.deepEqual(problems, []);
-  const rendered = render(model, await loadTemplates(null));
+  const rendered = render(model, await loadTemplates(null), opts.proxy);
   const dir = await Deno.makeTempDir({ prefix: "ic-routing-test-" });
   try {
     const certDir = join(dir, "certs");
@@ -81,7 +86,17 @@ export async function withProxy(
     };
     const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env });
     try {
-      await fn({ http, https, stats });
+      const reload = async () => {
+        const before = await proxy.workerPids();
+        await proxy.masterCommand("reload");
+        for (let i = 0; i < 200; i++) {
+          const now = await proxy.workerPids();
+          if (now.length === 1 && !before.includes(now[0])) return;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error("haproxy did not reload");
+      };
+      await fn({ http, https, stats, reload, output: () => Deno.readTextFile(proxy.logPath) });
     } finally {
       await proxy.stop();
     }

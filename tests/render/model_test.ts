@@ -417,3 +417,44 @@ Deno.test("global and class layers reach the backend settings; the Ingress wins;
   assert.equal(settingsOf(cut)?.cors ?? null, null);
   assert.ok(cut.problems.some((p) => /disabled \(risk/.test(p.message)), JSON.stringify(cut.problems));
 });
+
+Deno.test("ssl-passthrough: each host's root path Service gets a mode tcp copy of its backend; no root path is a problem", () => {
+  const { model, problems } = buildModel({
+    lookup,
+    ingresses: [
+      ingress({
+        name: "pass",
+        annotations: {
+          "ingress-controller.io/ssl-passthrough": "true",
+          "ingress-controller.io/load-balance": "source",
+        },
+        rules: [
+          { host: "a.example.com", paths: [{ path: "/", service: "web", port: "http" }] },
+          {
+            host: "*.b.example.com",
+            paths: [{ path: "/", pathType: "ImplementationSpecific", service: "api", port: 8080 }],
+          },
+          { host: "c.example.com", paths: [{ path: "/c", service: "web", port: "http" }] },
+        ],
+      }),
+      ingress({
+        name: "plain",
+        rules: [{ host: "d.example.com", paths: [{ path: "/", service: "web", port: "http" }] }],
+      }),
+    ],
+  });
+  assert.deepEqual(model.passthrough, [
+    { host: "*.b.example.com", backend: "be_default_api_8080_tcp" },
+    { host: "a.example.com", backend: "be_default_web_http_tcp" },
+  ]);
+  const tcp = model.backends.find((b) => b.name === "be_default_web_http_tcp")!;
+  const http = model.backends.find((b) => b.name === "be_default_web_http")!;
+  assert.deepEqual(
+    [tcp.mode, tcp.servers, tcp.slots, tcp.balance, tcp.settings],
+    ["tcp", http.servers, http.slots, "source", undefined],
+  );
+  // the HTTP routes stay (plain HTTP and clients without SNI)
+  assert.ok(model.routes.some((r) => r.host === "a.example.com" && r.backend.startsWith("be_default_web_http_")));
+  assert.deepEqual(problems.map((p) => [p.object, p.reason]), [["default/pass", "InvalidAnnotation"]]);
+  assert.match(problems[0].message, /ssl-passthrough: host c\.example\.com has no root path/);
+});

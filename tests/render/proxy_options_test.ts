@@ -59,6 +59,22 @@ Deno.test("proxy options: haproxy -c accepts every combination rendered", async 
   }
 });
 
+Deno.test("accept-proxy-protocol: expect-proxy for trusted sources on both public frontends, 32 sources an acl line; haproxy -c accepts it", async () => {
+  const many = Array.from({ length: 33 }, (_, i) => ({ family: 4 as const, address: `10.0.${i}.0`, bits: 24 }));
+  const o = { ...all, acceptProxy: [...many, { family: 6 as const, address: "2001:db8::", bits: 32 }] };
+  const r = render(sampleModel(), templates, o);
+  const acls = r.config.split("\n").filter((l) => l.startsWith("    acl ic_proxy_trusted src "));
+  assert.deepEqual(acls.map((l) => l.split(" ").length - 7), [32, 2, 32, 2], "http and https, 34 sources each");
+  assert.equal(
+    r.config.split("\n").filter((l) => l === "    tcp-request connection expect-proxy layer4 if ic_proxy_trusted")
+      .length,
+    2,
+  );
+  assert.doesNotMatch(render(sampleModel(), templates, all).config, /expect-proxy/);
+  const check = await validateConfig(r, { timeoutMs: 20_000 });
+  assert.deepEqual(check.errors, []);
+});
+
 Deno.test("proxy options: a value that skipped the parser never reaches the configuration", () => {
   for (
     const bad of [
@@ -68,6 +84,7 @@ Deno.test("proxy options: a value that skipped the parser never reaches the conf
       { accessLogSample: 101 },
       { accessLog: "raw" as ProxyOptions["accessLog"] },
       { defaultCertificate: { file: "../x.pem", namespace: "a", name: "b" } },
+      { acceptProxy: [{ family: 4 as const, address: "10.0.0.0 if TRUE", bits: 8 }] },
     ]
   ) assert.throws(() => proxyView({ ...all, ...bad }), /^Error: bug: unchecked proxy setting/);
 });

@@ -79,6 +79,7 @@ Deno.test("the contract's directives: binds, stats socket, crt-base, stats page"
     "routes-prefix.map",
     "redirect-hosts.map",
     "routes-regex.map",
+    "passthrough.map",
   ]);
   assert.equal(data["redirect-hosts.map"], ".example.org 1\nfoo.example.com 1\n");
   assert.deepEqual(JSON.parse(data["secrets.json"]), secrets);
@@ -158,3 +159,28 @@ for (const [name, input] of Object.entries(cases)) {
     assert.equal(check.ok, true);
   });
 }
+
+Deno.test("ssl-passthrough: the TCP frontend only while some host passes through; another host of a passed Service is a map change", () => {
+  const passing = (hosts: string[]) =>
+    buildModel({
+      lookup: lookupWith(["10.0.0.1"]),
+      ingresses: hosts.map((host, i) =>
+        ingress({
+          name: `pass-${i}`,
+          annotations: { "ingress-controller.io/ssl-passthrough": "true" },
+          rules: [{ host, paths: [{ path: "/", service: "api", port: 8080 }] }],
+        })
+      ),
+    }).model;
+  const none = render(passing([]), templates);
+  assert.doesNotMatch(none.config, /mode tcp|https_sni|unix@/);
+  const one = render(passing(["a.example.com"]), templates);
+  const two = render(passing(["a.example.com", "b.example.com"]), templates);
+  assert.match(one.config, /^frontend https_sni\n {4}mode tcp\n {4}bind "\$\{IC_BIND_ADDR\}:\$\{IC_HTTPS_PORT\}"$/m);
+  assert.match(one.config, /^backend be_default_api_8080_tcp\n {4}balance roundrobin\n {4}mode tcp\n {4}server s1 /m);
+  assert.equal(two.config, one.config, "haproxy.cfg unchanged: the second host is a line of passthrough.map");
+  assert.equal(
+    two.maps["passthrough.map"],
+    "a.example.com be_default_api_8080_tcp\nb.example.com be_default_api_8080_tcp\n",
+  );
+});
