@@ -16,6 +16,7 @@
  * - controller RSS with INGRESSES ingresses (a separate process, validation off).
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
+import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../lib/controller/v8_flags.ts";
 import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
@@ -400,7 +401,7 @@ try {
     args: [
       "run",
       "-A",
-      "--v8-flags=--expose-gc",
+      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB)}`, // as the chart runs it
       new URL("./memory/controller_process.ts", import.meta.url).pathname,
       cluster.kubeconfig,
     ],

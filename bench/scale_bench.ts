@@ -10,6 +10,7 @@
  * - `scale.one_change_served_ms` (p50, and `_p99`): one ingress moved to another Service → served.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
+import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../lib/controller/v8_flags.ts";
 import http from "node:http";
 import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
 import { sharedProxyName } from "../lib/controller/groups.ts";
@@ -103,7 +104,7 @@ try {
     args: [
       "run",
       "-A",
-      "--v8-flags=--expose-gc",
+      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB)}`, // as the chart runs it
       new URL("./memory/controller_process.ts", import.meta.url).pathname,
       cluster.kubeconfig,
       JSON.stringify({ operatorNamespace: ops, validateProxyConfig: true, workers: 4, coalesceMs: 10 }),

@@ -31,7 +31,9 @@ for await (const chunk of lines) {
     (globalThis as { gc?: () => void }).gc?.();
     const s = ctl.stats();
     const m = Deno.memoryUsage();
-    console.log(JSON.stringify({ rssBytes: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, ...s }));
+    console.log(
+      JSON.stringify({ rssBytes: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, ...s }),
+    );
   }
 }
 await ctl.stop();

@@ -5,6 +5,7 @@
  * into Prometheus metrics. Only the pod is described here; which objects exist, their names,
  * labels and owners are lib/controller/objects.ts's job.
  */
+import { PROXY_HEAP_LIMIT_MB, v8Flags } from "./v8_flags.ts";
 import type { EnvVar } from "./cloud.ts";
 import type { ControllerSettings } from "./settings.ts";
 
@@ -141,7 +142,11 @@ export function proxyDeploymentSpec(p: ProxyPodInput): Record<string, unknown> {
               `--shutdown-drain=${shutdownDrainSeconds}s`,
               `--shutdown-timeout=${shutdownTimeoutSeconds}s`,
             ],
-            env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }, ...env],
+            env: [
+              { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+              { name: "DENO_V8_FLAGS", value: v8Flags(PROXY_HEAP_LIMIT_MB) },
+              ...env,
+            ],
             ports: [
               { name: "http", containerPort: containerHttpPort, protocol: "TCP" },
               { name: "https", containerPort: containerHttpsPort, protocol: "TCP" },
