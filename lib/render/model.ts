@@ -232,6 +232,13 @@ function idOf(i: { metadata?: { namespace?: string; name?: string } }): string {
   return `${i.metadata?.namespace ?? ""}/${i.metadata?.name ?? ""}`;
 }
 
+/** `list` sorted by compareIngresses, each key computed once (not per comparison: 10,000 ingresses meant ~300,000 date parses). */
+function oldestFirst(list: readonly V1Ingress[]): V1Ingress[] {
+  return list.map((i) => ({ i, t: timestampOf(i), id: idOf(i) }))
+    .sort((a, b) => a.t - b.t || cmp(a.id, b.id))
+    .map((k) => k.i);
+}
+
 /** Oldest first; then namespace/name: the order in which ingresses win conflicts. */
 export function compareIngresses(a: V1Ingress, b: V1Ingress): number {
   return timestampOf(a) - timestampOf(b) || cmp(idOf(a), idOf(b));
@@ -290,7 +297,7 @@ export function buildModel(input: ModelInput): BuildResult {
     services: new Set(),
     secrets: new Set(),
   };
-  const ingresses = [...input.ingresses].sort(compareIngresses);
+  const ingresses = oldestFirst(input.ingresses);
   const accepted: string[] = [];
   const routes = new Map<string, Route>();
   const certs = new Map<string, TlsCert>();
