@@ -1029,7 +1029,8 @@ class Controller {
    * first written as ours (lib/nginx/convert.ts), and the ones not applied are reported once.
    */
   #build(list: readonly KubeObject[], gs: GroupSettings, restrictTo: string | null): BuildResult {
-    const translated = list.map((ing) => this.#nginxCompat(ing, gs) ? this.#translated(ing) : ing);
+    const defaultClass = this.#defaultClass();
+    const translated = list.map((ing) => this.#nginxCompat(ing, gs, defaultClass) ? this.#translated(ing) : ing);
     return buildModel({
       ingresses: translated as V1Ingress[],
       lookup: this.#lookup,
@@ -1040,9 +1041,9 @@ class Controller {
   }
 
   /** Compatibility mode for `ing`: its group's setting, or (dedicated proxies) its class's controller. */
-  #nginxCompat(ing: KubeObject, gs: GroupSettings): boolean {
+  #nginxCompat(ing: KubeObject, gs: GroupSettings, defaultClass: string | null): boolean {
     if (gs.nginxCompat) return true;
-    const cls = ingressClassOf(ing, this.#defaultClass());
+    const cls = ingressClassOf(ing, defaultClass);
     return cls !== null && this.#classes?.store.get(cls)?.spec?.controller === NGINX_CONTROLLER &&
       !sharedClassOf(this.#groups.groupOf(keyOf(ing)) ?? "");
   }

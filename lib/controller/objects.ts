@@ -39,6 +39,7 @@ import type { ControllerSettings } from "./settings.ts";
 import { type ClassParams, defaultClassParams } from "./class_params.ts";
 import { classGroup, sharedProxyName } from "./groups.ts";
 import { configObjects, configReadRules, type ProxyConfigData } from "./transport.ts";
+import { PART_SHA_ANNOTATION } from "../transport/parts.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const managedByValue = "ingress-controller";
@@ -99,8 +100,10 @@ export function ownedSelector(settings: ControllerSettings): string {
 }
 
 /** Adds the hash annotation computed over everything else. */
-export function withHash(obj: KubeObject): KubeObject {
-  const hash = shortHash(canonicalJson(obj), 16);
+export function withHash(obj: KubeObject, hashedBody?: Omit<KubeObject, "metadata">): KubeObject {
+  // A part ConfigMap's content is named by its sha256 annotation already: hashing that instead of
+  // up to 512 KiB of text (per part, per reconcile) identifies the object as well.
+  const hash = shortHash(canonicalJson(hashedBody ? { ...obj, ...hashedBody } : obj), 16);
   obj.metadata.annotations = { ...obj.metadata.annotations, [hashAnnotation]: hash };
   return obj;
 }
@@ -232,6 +235,7 @@ export function proxyObjects(
     annotations?: Readonly<Record<string, string>>,
     extraLabels?: Readonly<Record<string, string>>,
     objNamespace?: string,
+    hashedBody?: Omit<KubeObject, "metadata">,
   ): Desired => ({
     resource: r,
     object: withHash({
@@ -239,7 +243,7 @@ export function proxyObjects(
       kind: r.kind,
       metadata: meta(objName, annotations, extraLabels, objNamespace),
       ...body,
-    }),
+    }, hashedBody),
   });
   const monitor = platform.serviceMonitor;
   const deploymentSpec = proxyDeploymentSpec({
@@ -255,7 +259,10 @@ export function proxyObjects(
 
   const carriers = configObjects(name, data, previousParts, settings.configSplit);
   const out: Desired[] = [
-    ...carriers.map((t) => obj(t.resource, t.body, t.name, t.annotations, t.labels)),
+    ...carriers.map((t) => {
+      const digest = t.annotations?.[PART_SHA_ANNOTATION];
+      return obj(t.resource, t.body, t.name, t.annotations, t.labels, undefined, digest ? { data: {} } : undefined);
+    }),
     obj(resources.deployments, { spec: deploymentSpec }),
     obj(
       resources.services,
