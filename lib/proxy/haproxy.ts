@@ -129,6 +129,8 @@ const EXPECTED_WARNING =
   /Proxy \S+ stopped|exited with code 0|Stopping |Exiting Master|All workers exited|leaving forced maintenance|is going DOWN for maintenance|is UP\/READY|(Paused|Resumed) frontend/;
 
 /** A log line of HAProxy's httpclient (its `option httplog` format, proxy `<HTTPCLIENT>`). */
+/** HAProxy's notice that a frontend or backend stopped or was paused (`Proxy be_x stopped (cumulated conns: …).`). */
+const PROXY_LIFECYCLE_LINE = /^Proxy \S+ (stopped|paused|started|resumed)\b/;
 const HTTPCLIENT_LOG_LINE = /^\S+ \[[^\]]+\] <HTTPCLIENT> /;
 
 /** How many of HAProxy's own output lines are kept for error reports. */
@@ -388,6 +390,8 @@ export class HAProxy {
       // The auth subrequests of ext auth (templates/ic_ext_auth.lua) are logged by HAProxy's httpclient,
       // which copies the global loggers: one line per request, already told by the request's own line.
       if (HTTPCLIENT_LOG_LINE.test(line)) return log.debug("haproxy httpclient", { line });
+      // One line per frontend and backend at every stop and reload: 10,000 lines for 10,000 backends.
+      if (PROXY_LIFECYCLE_LINE.test(line)) return log.debug("haproxy", { line });
       if (!ACCESS_LOG_LINE.test(line)) return log.info("haproxy", { line });
       try {
         await sink(line);
