@@ -8,6 +8,7 @@
  * - `scale.first_served_s`: controller start → the last-created ingress answered through the proxy;
  * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC;
  * - `scale.one_change_served_ms` (p50, and `_p99`): one ingress moved to another Service → served.
+ * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../lib/controller/v8_flags.ts";
@@ -76,6 +77,21 @@ async function parallel(n: number, width: number, work: (i: number) => Promise<u
   }));
 }
 
+/** Sends a line to the controller process and returns its one-line answer. */
+async function request(
+  writer: WritableStreamDefaultWriter<Uint8Array>,
+  reader: ReadableStreamDefaultReader<string>,
+): Promise<string> {
+  await writer.write(new TextEncoder().encode("\n"));
+  let line = "";
+  while (!line.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    line += value;
+  }
+  return line.trim();
+}
+
 // One cluster IP per Service: widen the range for 10,000 of them.
 const cluster = await Cluster.start(["--service-cluster-ip-range=10.0.0.0/16"]);
 const servers = await backends(["b0", "b1", "b2", "b3"], 50);
@@ -127,6 +143,8 @@ try {
     // One change at a time. A route change (a host added to an ingress, to its own Service: the
     // backends stay, so it goes through the Runtime API), then a backend change (an ingress moved
     // to another Service: its old backend goes away, which reloads).
+    const profiling = Deno.env.get("BENCH_PROFILE") === "1";
+    if (profiling) await request(writer, reader); // starts the controller's CPU profile
     const reloadsBefore = proxy.applied.filter((a) => a.kind === "reload").length;
     const routeTimes: number[] = [];
     for (let c = 0; c < CHANGES; c++) {
@@ -141,6 +159,7 @@ try {
       );
       routeTimes.push(await servedBy(t0, proxy.httpPort, `n${c}.example`, server(i).name, 60_000));
     }
+    if (profiling) await request(writer, reader); // stops it: the top functions go to stderr
     fig("scale.one_change_served_ms", "ms", pct(routeTimes, 50));
     fig("scale.one_change_served_ms_p99", "ms", pct(routeTimes, 99));
     fig(
@@ -160,14 +179,7 @@ try {
     }
     fig("scale.backend_change_served_ms", "ms", pct(backendTimes, 50));
 
-    await writer.write(new TextEncoder().encode("\n"));
-    let line = "";
-    while (!line.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      line += value;
-    }
-    const report = JSON.parse(line.trim());
+    const report = JSON.parse(await request(writer, reader));
     fig("scale.controller_rss_mb", "MB", report.rssBytes / 1e6);
     fig("scale.controller_heap_used_mb", "MB", report.heapUsed / 1e6);
     fig("scale.controller_heap_total_mb", "MB", report.heapTotal / 1e6);

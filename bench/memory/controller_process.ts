@@ -7,6 +7,7 @@
  */
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
+import { Session } from "node:inspector/promises";
 
 log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn" });
 const kubeconfig = Deno.args[0];
@@ -20,12 +21,25 @@ const ctl = await startController({
   ...overrides,
 });
 await ctl.synced;
+// BENCH_PROFILE=1: a CPU profile from the first line on stdin to the second; the functions with
+// the most self time go to stderr (where the time of a change goes at scale).
+const profiling = Deno.env.get("BENCH_PROFILE") === "1" ? new Session() : null;
+let lineNo = 0;
 const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
 let buf = "";
 for await (const chunk of lines) {
   buf += chunk;
   while (buf.includes("\n")) {
     buf = buf.slice(buf.indexOf("\n") + 1);
+    lineNo++;
+    if (profiling && lineNo === 1) {
+      profiling.connect();
+      await profiling.post("Profiler.enable");
+      await profiling.post("Profiler.start");
+      console.log("{}");
+      continue;
+    }
+    if (profiling && lineNo === 2) console.error(topSelfTime(await profiling.post("Profiler.stop")));
     await ctl.idle();
     // With --v8-flags=--expose-gc: collect first, so the figure is the live set, not garbage.
     (globalThis as { gc?: () => void }).gc?.();
@@ -37,3 +51,23 @@ for await (const chunk of lines) {
   }
 }
 await ctl.stop();
+
+/** The 25 functions with the most self time in a V8 CPU profile, one per line. */
+function topSelfTime(result: unknown): string {
+  const p = (result as {
+    profile: {
+      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+      samples: number[];
+      timeDeltas: number[];
+    };
+  }).profile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  p.samples.forEach((id, i) => {
+    const f = byId.get(id)!.callFrame;
+    const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").slice(-2).join("/")}:${f.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
+  return [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)
+    .map(([k, us]) => `profile: ${(us / 1000).toFixed(1).padStart(8)} ms  ${k}`).join("\n");
+}

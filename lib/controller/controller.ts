@@ -676,6 +676,7 @@ class Controller {
 
   /** Records the model's problems as Events on the ingresses they concern. */
   #report(problems: readonly Problem[], ingresses: readonly KubeObject[]): void {
+    if (problems.length === 0) return;
     const byKey = new Map(ingresses.map((i) => [keyOf(i), i]));
     for (const p of problems) {
       if (p.kind === "Ingress") {
@@ -778,9 +779,16 @@ class Controller {
     this.#release(group, [...served]);
     // Status writes are independent: a few at a time, so a class of thousands of ingresses
     // gets its addresses in seconds and the next change is not queued behind them.
-    const settling = ingresses.filter((ing) => this.#groups.groupOf(keyOf(ing)) === group);
-    for (const ing of settling) {
+    // Only ingresses whose status differs (or that are moving here) get a job: at 10,000 members,
+    // queueing one per member on every change cost more than the change itself.
+    const want = this.#wantedStatus(group, target, proxyService);
+    for (const ing of ingresses) {
       const key = keyOf(ing);
+      if (this.#groups.groupOf(key) !== group) continue;
+      if (!this.#handovers.has(key) && (want.length === 0 || statusMatches(ing, want))) {
+        this.#served.set(key, group);
+        continue;
+      }
       this.#statusLane.add(key, () => {
         // Written later: the ingress as it is then, if this group still serves it.
         const now = this.#ingresses.store.get(key);
@@ -1138,12 +1146,17 @@ class Controller {
     ing: KubeObject,
     service: KubeObject | undefined,
   ): Promise<void> {
+    const want = this.#wantedStatus(group, target, service);
+    if (want.length === 0 || statusMatches(ing, want)) return;
+    await this.#patchStatus(ing.metadata.namespace!, ing.metadata.name, want);
+  }
+
+  /** The address the members of `group` should show: its public Service's, once it is ours and has one. */
+  #wantedStatus(group: GroupKey, target: ProxyTarget, service: KubeObject | undefined): LoadBalancerIngress[] {
     const cached = this.#services.store.get(`${target.namespace}/${target.name}`);
     // Only a Service of ours gives the ingress its address (the cache may show a foreign one by now).
     const own = cached ? (ownedBy(cached, group, this.settings.controllerId) ? cached : undefined) : service;
-    const want = loadBalancerOf(own);
-    if (want.length === 0 || statusMatches(ing, want)) return;
-    await this.#patchStatus(ing.metadata.namespace!, ing.metadata.name, want);
+    return loadBalancerOf(own);
   }
 
   /** Clears the status of an ingress no group of this controller serves any more (if it still exists). */
