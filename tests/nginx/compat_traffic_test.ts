@@ -9,8 +9,6 @@
  * cert-manager certificates and the oauth2-proxy's cluster DNS name are replaced by loopback ones.
  */
 import assert from "node:assert/strict";
-import http2 from "node:http2";
-import https from "node:https";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
@@ -21,6 +19,8 @@ import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/p
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { translateIngress } from "../../lib/nginx/translate.ts";
 import { proxyUnderTest } from "../proxy/fixtures.ts";
+import { call, startGrpcServer } from "../render/grpc.ts";
+import { backendNames } from "../render/live.ts";
 
 const FIXTURE = new URL("./fixtures/wild.yaml", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -96,36 +96,6 @@ interface Reply {
   received: Record<string, string>;
 }
 
-/** A gRPC message frame: not compressed, 4-byte big-endian length, the bytes. */
-function grpcFrame(message: string): Uint8Array {
-  const bytes = new TextEncoder().encode(message);
-  const frame = new Uint8Array(5 + bytes.length);
-  new DataView(frame.buffer).setUint32(1, bytes.length);
-  frame.set(bytes, 5);
-  return frame;
-}
-
-/** A unary gRPC server over h2c answering `hello <message>` with grpc-status 0. */
-async function startGreeter() {
-  const server = http2.createServer();
-  server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
-    const chunks: Uint8Array[] = [];
-    stream.on("data", (c: Uint8Array) => chunks.push(c));
-    stream.on("end", () => {
-      const body = new Uint8Array(chunks.flatMap((c) => [...c]));
-      const message = new TextDecoder().decode(body.subarray(5));
-      stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
-      stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
-      stream.end(grpcFrame(`hello ${message} at ${headers[":path"]}`));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    [Symbol.asyncDispose]: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 /** oauth2-proxy's /oauth2/auth: 202 with the user for the cookie `_oauth2_proxy=ok`, else 401. */
 function startOauth2Proxy() {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
@@ -158,7 +128,7 @@ Deno.test("wild.yaml: ingress-nginx Ingresses served unchanged behave as ingress
       dnsNames: ["billing.legacy.svc"],
       usages: ["serverAuth"],
     });
-    const greeter = await startGreeter();
+    const greeter = await startGrpcServer("greeter");
     cleanup.push(greeter);
     const oauth2 = startOauth2Proxy();
     cleanup.push(oauth2);
@@ -345,38 +315,18 @@ Deno.test("wild.yaml: ingress-nginx Ingresses served unchanged behave as ingress
     );
 
     await t.step("checkout-canary: canary-weight 20 within ±5% over 2,000 requests", async () => {
-      const agent = new https.Agent({ keepAlive: true, maxSockets: 4, ca: ca.certPem });
-      const get = () =>
-        new Promise<string>((resolve, reject) => {
-          const req = https.request(
-            {
-              host: bind,
-              port: httpsPort,
-              servername: "checkout.example.com",
-              path: "/",
-              headers: { host: "checkout.example.com" },
-              agent,
-            },
-            (res) => {
-              let body = "";
-              res.on("data", (d) => body += d);
-              res.on("end", () => resolve(JSON.parse(body).name));
-            },
-          );
-          req.on("error", reject);
-          req.end();
-        });
+      const { get, close } = backendNames(bind, httpsPort, ca.certPem);
       try {
         const seen: Record<string, number> = {};
         for (let i = 0; i < 2000; i++) {
-          const name = await get();
+          const name = await get("checkout.example.com");
           seen[name] = (seen[name] ?? 0) + 1;
         }
         assert.deepEqual(Object.keys(seen).sort(), ["checkout-0", "checkout-v2-0"]);
         const canary = seen["checkout-v2-0"];
         assert.ok(canary >= 300 && canary <= 500, `${canary} of 2,000 to the canary (want 400 ± 100)`);
       } finally {
-        agent.destroy();
+        close();
       }
     });
 
@@ -443,39 +393,14 @@ Deno.test("wild.yaml: ingress-nginx Ingresses served unchanged behave as ingress
     });
 
     await t.step("greeter: a gRPC call over TLS gets the server's reply", async () => {
-      const body = join(dir, "grpc.bin"), reply = join(dir, "reply.bin");
-      await Deno.writeFile(body, grpcFrame("world"));
-      const out = await new Deno.Command("curl", {
-        args: [
-          "-sS",
-          "--max-time",
-          "10",
-          "--http2",
-          "-D",
-          "-",
-          "-o",
-          reply,
-          "--cacert",
-          caFile,
-          "--connect-to",
-          `greeter.example.com:443:${bind}:${httpsPort}`,
-          "-H",
-          "content-type: application/grpc",
-          "-H",
-          "te: trailers",
-          "--data-binary",
-          `@${body}`,
-          "https://greeter.example.com/helloworld.Greeter/SayHello",
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assert.ok(out.success, new TextDecoder().decode(out.stderr));
-      const head = new TextDecoder().decode(out.stdout);
-      assert.match(head, /^HTTP\/2 200/);
-      assert.match(head, /grpc-status: 0/);
-      const frame = await Deno.readFile(reply);
-      assert.equal(new TextDecoder().decode(frame.subarray(5)), "hello world at /helloworld.Greeter/SayHello");
+      const r = await call("https://greeter.example.com/helloworld.Greeter/SayHello", "world", [
+        "--cacert",
+        caFile,
+        "--connect-to",
+        `greeter.example.com:443:${bind}:${httpsPort}`,
+      ], dir);
+      assert.deepEqual([r.httpVersion, r.status, r.trailers["grpc-status"]], ["2", 200, "0"]);
+      assert.equal(r.message, "greeter greets world at /helloworld.Greeter/SayHello over h2c");
     });
 
     await t.step("billing: backend-protocol HTTPS reaches a self-signed HTTPS pod", async () => {
