@@ -18,6 +18,8 @@ import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/proxy/files.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { translateIngress } from "../../lib/nginx/translate.ts";
+import { handlesIngress } from "../../lib/controller/class.ts";
+import { NGINX_CONTROLLER } from "../../lib/controller/controller.ts";
 import { proxyUnderTest } from "../proxy/fixtures.ts";
 import { call, startGrpcServer } from "../render/grpc.ts";
 import { backendNames } from "../render/live.ts";
@@ -115,6 +117,10 @@ Deno.test("wild.yaml: ingress-nginx Ingresses served unchanged behave as ingress
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
   const ingresses = ofKind("Ingress");
   assert.ok(ingresses.length >= 16, `${ingresses.length} Ingresses`);
+  // all of ingress-nginx's class (by ingressClassName or the legacy annotation): compatibility mode serves them
+  const [nginxClass] = ofKind("IngressClass");
+  assert.equal(nginxClass.spec.controller, NGINX_CONTROLLER);
+  for (const ing of ingresses) assert.ok(handlesIngress(ing, nginxClass.metadata.name), ing.metadata.name);
 
   // the servers behind the Services: one per pod, named <service>-<n>
   const cleanup: AsyncDisposable[] = [];
