@@ -28,6 +28,9 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "force-ssl-redirect": bool("force-ssl-redirect"),
   "ssl-passthrough": bool("ssl-passthrough"),
   "app-root": same("app-root"),
+  "from-to-www-redirect": bool("www-redirect"),
+  // The redirect to HTTPS always keeps the path as sent (nginx/table.ts): nothing to write.
+  "preserve-trailing-slash": () => ({}),
   "use-regex": bool("path-regex"),
   // ingress-nginx turns the paths into regexes when rewrite-target is set
   "rewrite-target": (raw) => ({ "rewrite-target": raw, "path-regex": "true" }),
@@ -57,8 +60,15 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
     return to ? { "backend-protocol": to } : {} as Record<string, string>;
   },
   "proxy-ssl-name": same("backend-sni"),
+  // As ingress-nginx: the session-cookie-* annotations take effect only with affinity: cookie.
+  "affinity": (raw): Record<string, string> => raw === "cookie" ? { "sticky-cookie": "true" } : {},
+  // persistent, or balanced kept as persistent (nginx/table.ts)
+  "affinity-mode": () => ({}),
   "session-cookie-name": same("sticky-cookie-name"),
   "session-cookie-max-age": seconds("sticky-cookie-max-age"),
+  // Sent as Max-Age; session-cookie-max-age wins when both are set, as in ingress-nginx.
+  "session-cookie-expires": (raw, ctx): Record<string, string> =>
+    nginx(ctx, "session-cookie-max-age") === undefined ? seconds("sticky-cookie-max-age")(raw, ctx) : {},
   "session-cookie-secure": bool("sticky-cookie-secure"),
   "session-cookie-samesite": same("sticky-cookie-samesite"),
   "enable-cors": bool("cors-enable"),
@@ -93,6 +103,8 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "proxy-ssl-secret": (raw, ctx) =>
     nginx(ctx, "proxy-ssl-verify") === "on" ? secretName("backend-ca-secret")(raw, ctx) : {},
   "proxy-ssl-verify": () => ({}),
+  // SNI is sent whenever proxy-ssl-name gives backend-sni.
+  "proxy-ssl-server-name": () => ({}),
   "canary": bool("canary"),
   "canary-by-header": same("canary-header"),
   "canary-by-header-value": same("canary-header-value"),
@@ -112,6 +124,7 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "x-forwarded-prefix": (raw, ctx) => ({ "request-headers-set": headerSet(ctx, { "X-Forwarded-Prefix": raw }) }),
   // Read by the permanent-/temporal-redirect converters above.
   "permanent-redirect-code": () => ({}),
+  "canary-weight-total": () => ({}),
   "temporal-redirect-code": () => ({}),
 };
 

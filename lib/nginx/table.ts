@@ -152,7 +152,11 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       };
     },
   },
-  "app-root": supported("app-root", valueOf(v.path), "302 from / to the root"),
+  "app-root": supported(
+    "app-root",
+    valueOf(v.path),
+    "302 from / to the root; the Location is the path alone (ingress-nginx adds the scheme and host), which clients follow alike",
+  ),
   "permanent-redirect": supported(
     ["redirect-to", "redirect-code"],
     valueOf(v.url),
@@ -376,7 +380,9 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-signin": {
     to: ["auth-signin"],
     verdict: "translated",
-    note: "the original URL is passed in rd, as with ?rd=$escaped_request_uri",
+    note: "the original URL is passed in rd, as with ?rd=$escaped_request_uri, but whole (scheme://host/path?query; " +
+      "ingress-nginx passes the path only): oauth2-proxy follows it only for a host in its --whitelist-domain; " +
+      "https://$host/… becomes a path on the request's own host and scheme",
     check: (raw) => {
       const stripped = signinWithoutVariables(raw);
       if (/\$/.test(stripped)) {

@@ -121,3 +121,35 @@ Deno.test("compatibility: basic auth, client certificates and backend verificati
   assert.deepEqual(verify.annotations, { [`${A}backend-ca-secret`]: "ca" });
   assert.deepEqual(translateIngress(ing({ [`${N}proxy-ssl-secret`]: "shop/ca" })).annotations, {}, "verify off");
 });
+
+Deno.test("compatibility: cookie affinity, its expiry and the www twin are applied; session-cookie-* alone pins nothing", () => {
+  const sticky = translateIngress(ing({
+    [`${N}affinity`]: "cookie",
+    [`${N}affinity-mode`]: "balanced",
+    [`${N}session-cookie-name`]: "route",
+    [`${N}session-cookie-expires`]: "3600",
+    [`${N}from-to-www-redirect`]: "true",
+  }));
+  assert.deepEqual(sticky.annotations, {
+    "ingress-controller.io/sticky-cookie": "true",
+    "ingress-controller.io/sticky-cookie-name": "route",
+    "ingress-controller.io/sticky-cookie-max-age": "3600s",
+    "ingress-controller.io/www-redirect": "true",
+  });
+  assert.deepEqual(sticky.rows.map((r) => [r.annotation.slice(N.length), r.verdict]), [
+    ["affinity", "supported"],
+    ["affinity-mode", "translated"],
+    ["from-to-www-redirect", "translated"],
+    ["session-cookie-expires", "translated"],
+    ["session-cookie-name", "supported"],
+  ]);
+  // as ingress-nginx: max-age wins over expires
+  const both = translateIngress(ing({
+    [`${N}affinity`]: "cookie",
+    [`${N}session-cookie-max-age`]: "60",
+    [`${N}session-cookie-expires`]: "3600",
+  }));
+  assert.equal(both.annotations["ingress-controller.io/sticky-cookie-max-age"], "60s");
+  const alone = translateIngress(ing({ [`${N}session-cookie-name`]: "route" })).annotations;
+  assert.equal(alone["ingress-controller.io/sticky-cookie"], undefined);
+});

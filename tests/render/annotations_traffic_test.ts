@@ -6,13 +6,12 @@
  * another's routes to the same Service.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
 import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
-import { withProxy } from "./live.ts";
+import { backendNames, withProxy } from "./live.ts";
 
 const A = "ingress-controller.io/";
 
@@ -587,20 +586,7 @@ Deno.test("canary: weight within ±5% over 2,000 requests, header and cookie ove
     }),
   };
   await withProxy(objs, {}, async ({ http: port }) => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-    const get = (host: string, headers: Record<string, string> = {}) =>
-      new Promise<string>((resolve, reject) => {
-        const req = http.request(
-          { host: "127.0.0.1", port, path: "/", headers: { host, ...headers }, agent },
-          (res) => {
-            let body = "";
-            res.on("data", (d) => body += d);
-            res.on("end", () => resolve(JSON.parse(body).name));
-          },
-        );
-        req.on("error", reject);
-        req.end();
-      });
+    const { get, close } = backendNames("127.0.0.1", port);
     try {
       let canary = 0;
       for (let i = 0; i < 2000; i++) if (await get("shop.example.com") === "next") canary++;
@@ -613,7 +599,7 @@ Deno.test("canary: weight within ±5% over 2,000 requests, header and cookie ove
         assert.equal(await get("other.example.com", { "x-canary": "always" }), "main");
       }
     } finally {
-      agent.destroy();
+      close();
     }
   });
 });

@@ -5,6 +5,8 @@
  * host's loopback, so the model is built with `allowLoopbackEndpoints`.
  */
 import assert from "node:assert/strict";
+import http from "node:http";
+import https from "node:https";
 import { join } from "node:path";
 import { buildModel, type ModelInput } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";
@@ -103,4 +105,27 @@ export async function withProxy(
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+/**
+ * GETs of `/` over keep-alive connections to the proxy (HTTPS when `ca` is given, with the Host as
+ * SNI), answering the name of the test backend that served each; `close` ends the connections.
+ */
+export function backendNames(address: string, port: number, ca?: string) {
+  const agent = ca
+    ? new https.Agent({ keepAlive: true, maxSockets: 4, ca })
+    : new http.Agent({ keepAlive: true, maxSockets: 4 });
+  const get = (host: string, headers: Record<string, string> = {}) =>
+    new Promise<string>((resolve, reject) => {
+      const options = { host: address, port, path: "/", headers: { host, ...headers }, agent, servername: host };
+      const onAnswer = (res: http.IncomingMessage) => {
+        let body = "";
+        res.on("data", (d) => body += d);
+        res.on("end", () => resolve(JSON.parse(body).name));
+      };
+      const req = ca ? https.request(options, onAnswer) : http.request(options, onAnswer);
+      req.on("error", reject);
+      req.end();
+    });
+  return { get, close: () => agent.destroy() };
 }
