@@ -12,8 +12,11 @@ import { join } from "node:path";
 /** External authentication (lib/render/ext_auth.ts): the action `lua.ic_auth_request`. */
 export const EXT_AUTH_LUA = "ic_ext_auth.lua";
 
+/** Custom error pages (lib/render/error_pages.ts): the action `lua.ic_error_page`. */
+export const ERROR_PAGES_LUA = "ic_error_pages.lua";
+
 /** Every Lua file of ours, by name. */
-export const LUA_FILES = [EXT_AUTH_LUA] as const;
+export const LUA_FILES = [EXT_AUTH_LUA, ERROR_PAGES_LUA] as const;
 
 /** The directory of a work dir the Lua files go to (`IC_LUA_DIR`). */
 export function luaDirOf(workDir: string): string {
