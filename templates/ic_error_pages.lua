@@ -22,30 +22,10 @@ local ATTEMPT_TIMEOUT_MS = 1000
 local socket = os.getenv("IC_RUNTIME_SOCKET")
 local DST = socket and ("unix@" .. socket .. ".errors") or nil
 
--- Never copied from the page's answer: framing (HAProxy writes its own) and hop-by-hop headers.
-local DROPPED = {
-  ["connection"] = true,
-  ["keep-alive"] = true,
-  ["proxy-connection"] = true,
-  ["te"] = true,
-  ["trailer"] = true,
-  ["transfer-encoding"] = true,
-  ["upgrade"] = true,
-  ["content-length"] = true,
-  ["x-ic-error-page"] = true,
-}
-
--- HAProxy's header tables are indexed from 0; the httpclient's and the reply's from 1.
-local function values(t)
-  local out = {}
-  if t == nil then return out end
-  local i = 0
-  while t[i] ~= nil do
-    out[#out + 1] = t[i]
-    i = i + 1
-  end
-  return out
-end
+-- Never copied from the page's answer: framing (HAProxy writes its own), hop-by-hop headers and the internal mark.
+-- IC: templates/ic_common.lua, loaded first.
+local DROPPED = IC.dropped({ "x-ic-error-page" })
+local values = IC.values
 
 local function listed(codes, status)
   for code in codes:gmatch("[0-9]+") do

@@ -42,7 +42,6 @@ export interface AnnotationSpec {
 }
 
 const SERVED = "served" as const;
-const VALIDATED = "validated" as const;
 
 /** Entries sharing their group's settings (`common`); the table lists each setting once per group. */
 function inGroup<K extends keyof AnnotationSpec>(

@@ -12,7 +12,7 @@ import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
 import { caFile, type SecretId, settingsLines } from "./settings.ts";
 import { canaryLines } from "./canary.ts";
-import { ERROR_PAGES_LUA, EXT_AUTH_LUA } from "./lua.ts";
+import { luaLoads } from "./lua.ts";
 import { errorPageLines, errorPagesRouting } from "./error_pages.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "./proxy_options.ts";
@@ -139,10 +139,7 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
     proxy: proxyView(proxy),
-    luaFiles: [
-      ...(model.backends.some((b) => b.settings?.extAuth) ? [EXT_AUTH_LUA] : []),
-      ...(pageBackends.length > 0 ? [ERROR_PAGES_LUA] : []),
-    ],
+    luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth), pageBackends.length > 0),
     errorPages: errorPagesRouting(pageBackends.map((b) => b.fallback!)),
   };
 }

@@ -40,14 +40,14 @@ Deno.test("error-codes renders the capture lines, the action per Ingress and the
     "http-response lua.ic_error_page 'be_default_pages_8080' '404,503' 'default' 'app-0' 'web' '80'",
     "http-response lua.ic_error_page 'be_default_pages_8080' '404,503' 'default' 'app-1' 'web' '80'",
   ], "one variant per Ingress");
-  assert.match(out.config, /^    http-request set-var\(txn\.ic_ep_uri\) pathq$/m);
-  assert.match(out.config, /^    lua-load-per-thread "\$\{IC_LUA_DIR\}\/ic_error_pages\.lua"$/m);
+  assert.match(out.config, /^ {4}http-request set-var\(txn\.ic_ep_uri\) pathq$/m);
+  assert.match(out.config, /^ {4}lua-load-per-thread "\$\{IC_LUA_DIR\}\/ic_error_pages\.lua"$/m);
   const frontend = out.config.slice(out.config.indexOf("frontend ic_error_pages"));
   const binds = frontend.slice(0, frontend.indexOf("\n\n")).split("\n").filter((l) => /^\s*bind /.test(l));
   assert.deepEqual(binds, ['    bind "unix@${IC_RUNTIME_SOCKET}.errors" mode 600'], "no network listener");
   assert.match(
     frontend,
-    /^    use_backend be_default_pages_8080 if \{ var\(txn\.ic_ep_backend\) -m str be_default_pages_8080 \} \{ nbsrv\(be_default_pages_8080\) gt 0 \}$/m,
+    /^ {4}use_backend be_default_pages_8080 if \{ var\(txn\.ic_ep_backend\) -m str be_default_pages_8080 \} \{ nbsrv\(be_default_pages_8080\) gt 0 \}$/m,
   );
   assert.equal(frontend.match(/use_backend/g)!.length, 1, "only the default backends in use");
   assert.equal((out.config.match(/x-ic-error-backend/gi) ?? []).length, 2, "read and removed by that frontend only");
