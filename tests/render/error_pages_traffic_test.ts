@@ -3,7 +3,8 @@
  * templates/ic_error_pages.lua): an app on loopback answers `/status/NNN` with NNN, an error-page
  * Service answers with the X-Code it receives (as ingress-nginx's custom-error-pages) and records
  * each request. Shown: a listed code gets the error Service's page (its status, headers and body),
- * fetched as a GET of `/` with the headers ingress-nginx sends; other codes are untouched; a page over
+ * fetched as a GET of `/` with the headers ingress-nginx sends (its status too: ingress-nginx does not change
+ * the error backend's answer); other codes are untouched; a page over
  * 64 KiB, an error Service without ready endpoint or one that is down keep the original answer.
  */
 import assert from "node:assert/strict";
@@ -28,16 +29,20 @@ function startApp() {
   return { port: server.addr.port, [Symbol.asyncDispose]: () => server.shutdown() };
 }
 
-/** The error pages: status X-Code, body `page <code>`; an X-Original-URI containing `huge` gets 70,000 bytes. */
+/**
+ * The error pages: status X-Code, body `page <code>`; an X-Original-URI containing `huge` gets 70,000
+ * bytes, one containing `as200` status 200.
+ */
 function startPages() {
   const seen: Seen[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
     const url = new URL(req.url);
     seen.push({ method: req.method, target: url.pathname + url.search, headers: Object.fromEntries(req.headers) });
     const code = Number(req.headers.get("x-code") ?? 200);
-    const huge = (req.headers.get("x-original-uri") ?? "").includes("huge");
+    const uri = req.headers.get("x-original-uri") ?? "";
+    const huge = uri.includes("huge");
     return new Response(huge ? "x".repeat(70_000) : `page ${code}\n`, {
-      status: code,
+      status: uri.includes("as200") ? 200 : code,
       headers: { "content-type": "text/plain", "x-from": "pages" },
     });
   });
@@ -143,6 +148,9 @@ Deno.test("error-codes: a listed code gets the default backend's page, with ingr
       assert.deepEqual([r.status, r.body], [code, `app ${code}\n`], `code ${code} is not listed`);
     }
     assert.equal(pages.seen.length, 2, "unlisted codes fetch no page");
+
+    const as200 = await get("/status/404/as200");
+    assert.deepEqual([as200.status, as200.body], [200, "page 404\n"], "the page's status, as nginx: unchanged");
 
     const huge = await get("/status/404/huge");
     assert.deepEqual([huge.status, huge.body], [404, "app 404\n"], "a page over 64 KiB keeps the original answer");
