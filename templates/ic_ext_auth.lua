@@ -19,31 +19,9 @@
 local ATTEMPT_TIMEOUT_MS = 1250
 
 -- Never forwarded to the auth service: hop-by-hop headers, the body's framing (no body is sent) and
--- Host (the auth URL's own).
-local DROPPED = {
-  ["connection"] = true,
-  ["keep-alive"] = true,
-  ["proxy-connection"] = true,
-  ["te"] = true,
-  ["trailer"] = true,
-  ["transfer-encoding"] = true,
-  ["upgrade"] = true,
-  ["content-length"] = true,
-  ["expect"] = true,
-  ["host"] = true,
-}
-
--- HAProxy's header tables are indexed from 0; the httpclient's request headers from 1.
-local function values(t)
-  local out = {}
-  if t == nil then return out end
-  local i = 0
-  while t[i] ~= nil do
-    out[#out + 1] = t[i]
-    i = i + 1
-  end
-  return out
-end
+-- Host (the auth URL's own). IC: templates/ic_common.lua, loaded first.
+local DROPPED = IC.dropped({ "expect", "host" })
+local values = IC.values
 
 -- Percent-encodes every byte outside `keep` (a Lua pattern class body), as nginx's $escaped_request_uri.
 local function escape(s, keep)

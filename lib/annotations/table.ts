@@ -42,7 +42,6 @@ export interface AnnotationSpec {
 }
 
 const SERVED = "served" as const;
-const VALIDATED = "validated" as const;
 
 /** Entries sharing their group's settings (`common`); the table lists each setting once per group. */
 function inGroup<K extends keyof AnnotationSpec>(
@@ -80,9 +79,9 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "medium",
       value: v.bool,
       default: "false",
-      status: VALIDATED,
+      status: SERVED,
       docs:
-        "Redirect plain HTTP to HTTPS even for hosts without a certificate of their own (TLS terminated in front of the proxy).",
+        "Redirect plain HTTP requests for the Ingress's hosts to HTTPS (with `ssl-redirect-code`) even without a TLS section (TLS terminated in front of the proxy), and even when `ssl-redirect` is `false`. Host-wide: every path of the host is redirected. Behind a load balancer that terminates TLS and forwards to the proxy's HTTP port, every request is redirected again (a loop), as in ingress-nginx without `use-forwarded-headers`: forward HTTPS to the proxy's HTTPS port (its default certificate) instead.",
       example: "true",
     },
     {
@@ -238,9 +237,9 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "medium",
       value: v.oneOf(["shared", "dedicated"] as const),
       default: "shared",
-      status: VALIDATED,
+      status: SERVED,
       docs:
-        "`dedicated`: the Ingress gets a proxy of its own (its own Service and address) instead of its class's shared one.",
+        "`dedicated`: the Ingress gets a proxy of its own in its namespace (`<ingress>-haproxy`: its own Deployment, Service and address) instead of its class's shared one (docs/proxy-groups.md).",
       example: "dedicated",
     },
   ]),
@@ -261,7 +260,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: null,
       status: SERVED,
       aliases: ["ingress.kubernetes.io/timeout-server"],
-      docs: "Inactivity timeout on the backend side (unset: the proxy's default, 50s).",
+      docs: "Inactivity timeout on the backend side (unset: the proxy's default, 60s).",
       example: "30s",
     },
     {
@@ -286,7 +285,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       key: "timeout-queue",
       scope: "backend",
       value: v.duration,
-      default: "5s",
+      default: "30s",
       status: SERVED,
       docs: "Time a request may wait for a free server slot before it gets 503.",
       example: "10s",
@@ -700,10 +699,10 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
   ...inGroup({ group: "Errors", scope: "path", risk: "low", default: null }, [
     {
       key: "error-codes",
-      status: VALIDATED,
+      status: SERVED,
       value: v.errorCodes,
       docs:
-        "Responses with these codes are replaced by the answer of `default-backend` for the same request. Not served: HAProxy 2.6 cannot send a request again to another backend once a response has come (see docs/annotations-rendering.md).",
+        "With `default-backend`: an answer of the path's Service with one of these codes is replaced by the default backend's answer (its status, headers and body, as ingress-nginx) to a GET of `/` with `X-Code`, `X-Format` (the request's Accept), `X-Original-URI`, `X-Namespace`, `X-Ingress-Name`, `X-Service-Name`, `X-Service-Port` and `X-Request-ID` (when the request has one). A page over 64 KiB, or a default backend that is down or does not answer within about 4 s, keeps the original answer; the Ingress's response header annotations do not apply to the page.",
       example: "404,503",
     },
     {

@@ -35,6 +35,7 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   // ingress-nginx turns the paths into regexes when rewrite-target is set
   "rewrite-target": (raw) => ({ "rewrite-target": raw, "path-regex": "true" }),
   "default-backend": same("default-backend"),
+  "custom-http-errors": same("error-codes"),
   "permanent-redirect": (raw, ctx) => ({
     "redirect-to": raw,
     "redirect-code": nginx(ctx, "permanent-redirect-code") ?? "301",

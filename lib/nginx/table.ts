@@ -477,25 +477,19 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "custom-http-errors": {
     to: ["error-codes"],
     verdict: "translated",
-    note: "HAProxy 2.6 cannot send a request again to another backend once a response has come (this needs a Lua " +
-      "action): until then default-backend answers only while the Service has no ready endpoint; ingress-nginx's " +
-      "X-Code, X-Format and X-Original-URI headers are not sent",
+    note: "needs default-backend on the Ingress (the controller-wide default backend is not used); only the " +
+      "Service's own answers are replaced, not the proxy's (403 of allow-list, 503 without endpoints: that one goes " +
+      "to default-backend anyway); the page is fetched as a GET of / with X-Code and the other headers, but without " +
+      "the request's other headers; a page over 64 KiB or a default backend not answering within about 4 s keeps " +
+      "the original answer; response header annotations do not apply to the page",
     check: valueOf(v.errorCodes),
   },
   "default-backend": {
     to: ["default-backend"],
     verdict: "supported",
-    note: "first port of the Service, as in ingress-nginx; it answers while the path's Service has no ready endpoint",
-    check: (raw, ctx) => {
-      const p = v.serviceRef.parse(raw);
-      if (!p.ok) return { bad: p.reason };
-      if (nginx(ctx, "custom-http-errors") === undefined) return undefined;
-      return {
-        verdict: "translated",
-        note: "first port of the Service, as in ingress-nginx; it answers while the path's Service has no ready " +
-          "endpoint, but not for custom-http-errors (see there)",
-      };
-    },
+    note: "first port of the Service, as in ingress-nginx; it answers while the path's Service has no ready " +
+      "endpoint, and with custom-http-errors for those codes",
+    check: valueOf(v.serviceRef),
   },
   // snippets: refused
   "configuration-snippet": snippet("the request-headers-*/response-headers-* annotations, or ask for a typed key"),

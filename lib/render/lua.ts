@@ -9,11 +9,23 @@
  */
 import { join } from "node:path";
 
+/** Helpers of the other files (the table `IC`), loaded before them. */
+export const COMMON_LUA = "ic_common.lua";
+
 /** External authentication (lib/render/ext_auth.ts): the action `lua.ic_auth_request`. */
 export const EXT_AUTH_LUA = "ic_ext_auth.lua";
 
+/** Custom error pages (lib/render/error_pages.ts): the action `lua.ic_error_page`. */
+export const ERROR_PAGES_LUA = "ic_error_pages.lua";
+
 /** Every Lua file of ours, by name. */
-export const LUA_FILES = [EXT_AUTH_LUA] as const;
+export const LUA_FILES = [COMMON_LUA, EXT_AUTH_LUA, ERROR_PAGES_LUA] as const;
+
+/** What `global` loads for these actions, in order (the common helpers first); empty: none. */
+export function luaLoads(extAuth: boolean, errorPages: boolean): string[] {
+  const files = [...(extAuth ? [EXT_AUTH_LUA] : []), ...(errorPages ? [ERROR_PAGES_LUA] : [])];
+  return files.length > 0 ? [COMMON_LUA, ...files] : [];
+}
 
 /** The directory of a work dir the Lua files go to (`IC_LUA_DIR`). */
 export function luaDirOf(workDir: string): string {

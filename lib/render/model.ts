@@ -58,7 +58,7 @@ import { slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, canarySettings, reservedName } from "./canary.ts";
 import { type BackendSettings, DEFAULT_SETTINGS, type ResolveContext, settingsHash } from "./settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
-import { hasTableAnnotations, memoBackendSettings } from "./settings_memo.ts";
+import { hasTableAnnotations, memoBackendSettings, type MemoSettings } from "./settings_memo.ts";
 
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
 export type Match = "exact" | "prefix" | "regex";
@@ -347,6 +347,8 @@ export function buildModel(input: ModelInput): BuildResult {
     const clientCert = own ? clientCertCheck(ctx, ns, annotations, problem) : null;
     let tlsHosts = 0;
     const passthrough = own && boolAnnotation(annotations, "ssl-passthrough", false, problem);
+    // as ingress-nginx: HTTPS is terminated in front of the proxy, so the hosts need no TLS of their own
+    const forceRedirect = own && !canary && boolAnnotation(annotations, "force-ssl-redirect", false, problem);
 
     // TLS
     for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
@@ -425,6 +427,7 @@ export function buildModel(input: ModelInput): BuildResult {
       }
       if (www && !canary && host !== "" && !host.startsWith("*.")) wwwHosts.push({ host, ns, id });
       if (passthrough && !canary && host !== "") passHosts.push({ host, id, problem });
+      if (forceRedirect && host !== "" && !redirect.has(host)) redirect.set(host, redirectCode);
       for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
         const where = `spec.rules[${r}].http.paths[${p}]`;
         const pathType = hp.pathType as PathType;
@@ -451,7 +454,16 @@ export function buildModel(input: ModelInput): BuildResult {
         const path = match === "prefix" ? normalizePrefix(raw!) : raw!;
         const key = `${host} ${path} ${pathType}`;
         if (canary) {
-          const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
+          const be = resolveBackend(
+            ctx,
+            ns,
+            hp.backend,
+            `${where}.backend`,
+            annotations,
+            { path, match },
+            problem,
+            name,
+          );
           if (be) canaryPaths.push({ key, backend: be, settings: canary, where, problem });
           continue;
         }
@@ -464,7 +476,7 @@ export function buildModel(input: ModelInput): BuildResult {
           );
           continue;
         }
-        const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem);
+        const be = resolveBackend(ctx, ns, hp.backend, `${where}.backend`, annotations, { path, match }, problem, name);
         if (!be) continue;
         routes.set(key, { host, path, pathType, match, backend: be, ingress: id });
       }
@@ -750,6 +762,8 @@ function resolveBackend(
   annotations: Record<string, string>,
   path: { path: string; match: Match } | null,
   problem: Report,
+  /** The Ingress's name, which error pages send (X-Ingress-Name). */
+  ingress = "",
 ): string | null {
   const svc = backend?.service;
   if (!svc) {
@@ -771,7 +785,7 @@ function resolveBackend(
   ctx.services.add(`${ns}/${svc.name}`);
   const serviceAnnotations = ctx.lookup.service(ns, svc.name)?.metadata?.annotations ?? {};
   ctx.resolveKey ??= JSON.stringify(ctx.resolve);
-  const resolved = memoBackendSettings(ctx.resolveKey, ctx.resolve, annotations, serviceAnnotations, path, {
+  let resolved: MemoSettings = memoBackendSettings(ctx.resolveKey, ctx.resolve, annotations, serviceAnnotations, path, {
     namespace: ns,
     secret: (name) => {
       ctx.secrets.add(`${ns}/${name}`);
@@ -779,6 +793,7 @@ function resolveBackend(
     },
   });
   for (const [reason, message] of resolved.problems) problem(reason, message);
+  if (resolved.settings.errorPages) resolved = withIngress(resolved, ingress);
   const settings = resolved.settings;
   // What every route gets without annotations of its own (the global and class layers): such
   // routes share the plain backend, which then carries those settings; only a route that sets
@@ -806,6 +821,16 @@ function resolveBackend(
     ...(fallback ? { fallback } : {}),
   });
   return name;
+}
+
+/**
+ * Settings with error pages name their Ingress (X-Ingress-Name): each Ingress gets its own variant,
+ * as equal settings of two Ingresses would otherwise share one and send one name for both.
+ */
+function withIngress(m: MemoSettings, ingress: string): MemoSettings {
+  const settings: BackendSettings = { ...m.settings, errorPages: { ...m.settings.errorPages!, ingress } };
+  const hash = settingsHash(settings);
+  return { settings, json: JSON.stringify(settings), hash: () => hash, problems: m.problems };
 }
 
 /** What resolveServers found for a Service object, a port and the slices it was given. */

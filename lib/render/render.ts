@@ -12,7 +12,8 @@ import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
 import { caFile, type SecretId, settingsLines } from "./settings.ts";
 import { canaryLines } from "./canary.ts";
-import { EXT_AUTH_LUA } from "./lua.ts";
+import { luaLoads } from "./lua.ts";
+import { errorPageLines, errorPagesRouting } from "./error_pages.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "./proxy_options.ts";
 
@@ -63,6 +64,10 @@ export interface View {
   proxy: ProxyView;
   /** Lua files `global` loads from `${IC_LUA_DIR}` (lib/render/lua.ts): only those some backend uses. */
   luaFiles: string[];
+  /** The HTTP frontend reads redirect-hosts.map (some TLS, or `force-ssl-redirect` hosts). */
+  httpsRedirect: boolean;
+  /** The routing lines of the internal frontend of error pages (lib/render/error_pages.ts); empty: none. */
+  errorPages: string[];
 }
 
 function checkName(name: string): string {
@@ -87,9 +92,13 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
   // HAProxy serves the first certificate of the crt-list when no SNI filter matches.
   if (proxy.defaultCertificate) crtList.unshift(`${proxy.defaultCertificate.file} !*`);
   const hasTls = crtList.length > 0;
+  // TLS hosts are redirected, and without TLS of the proxy's own the hosts of force-ssl-redirect
+  const httpsRedirect = hasTls || model.redirectHosts.length > 0;
+  const pageBackends = model.backends.filter((b) => b.settings?.errorPages && b.fallback);
   return {
     model,
     hasTls,
+    httpsRedirect,
     passthrough: (model.passthrough ?? []).length > 0,
     backends: model.backends.map((b) => {
       const name = checkName(b.name);
@@ -101,6 +110,17 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
         ? settingsLines(b.settings, name)
         : { lines: b.timeoutServer ? [`timeout server ${b.timeoutServer}`] : [], serverParams: "" };
       if (serverParams) lines.push(`default-server ${serverParams}`);
+      const pages = b.settings?.errorPages;
+      if (pages && b.fallback) {
+        lines.unshift(...errorPageLines({
+          fallback: checkName(b.fallback),
+          codes: pages.codes,
+          namespace: b.namespace,
+          ingress: pages.ingress,
+          service: b.service,
+          port: b.port,
+        }));
+      }
       return { name, balance: b.balance, timeoutServer: b.timeoutServer, lines, slots: slotLines(b.servers) };
     }),
     canaryLines: canaryLines((model.canaries ?? []).map((c) => ({
@@ -119,7 +139,8 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
     proxy: proxyView(proxy),
-    luaFiles: model.backends.some((b) => b.settings?.extAuth) ? [EXT_AUTH_LUA] : [],
+    luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth), pageBackends.length > 0),
+    errorPages: errorPagesRouting(pageBackends.map((b) => b.fallback!)),
   };
 }
 
@@ -132,7 +153,12 @@ export function render(model: Model, templates: Templates, proxy: ProxyOptions =
     config,
     crtList,
     secrets: secretList(model, proxy),
-    maps: routeMaps(model.routes, view.hasTls ? model.redirectHosts : [], model.redirectCodes, model.passthrough),
+    maps: routeMaps(
+      model.routes,
+      view.httpsRedirect ? model.redirectHosts : [],
+      model.redirectCodes,
+      model.passthrough,
+    ),
   };
 }
 

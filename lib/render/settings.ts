@@ -79,6 +79,12 @@ export interface BackendSettings {
   rewrite: { prefix: string; target: string } | { regex: string; target: string } | null;
   /** `default-backend`: the Service answering while the route's Service has no ready endpoint. */
   defaultBackend: ServiceRef | null;
+  /**
+   * `error-codes` (with `default-backend`): answers with these codes are replaced by the default
+   * backend's page (lib/render/error_pages.ts). `ingress` (sent as X-Ingress-Name) is filled in by
+   * the model, so each Ingress has its own variant.
+   */
+  errorPages?: { codes: number[]; ingress: string } | null;
   /** External authentication (lib/render/ext_auth.ts). */
   extAuth: ExtAuth | null;
 }
@@ -269,6 +275,13 @@ export function resolveBackendSettings(
   }
   // a route's fallback (the frontends key it on the route's backend): nothing for spec.defaultBackend itself
   if (path) s.defaultBackend = set<ServiceRef>("default-backend");
+  const codes = path ? set<number[]>("error-codes") : null;
+  if (codes && !s.defaultBackend) {
+    report(
+      "InvalidAnnotation",
+      "annotation ingress-controller.io/error-codes has no effect without default-backend; ignored",
+    );
+  } else if (codes) s.errorPages = { codes, ingress: "" };
   return s;
 }
 

@@ -26,6 +26,7 @@ export const TEMPLATE_NAMES = [
   "routes",
   "backends",
   "default_backend",
+  "error_pages",
   "tls",
 ] as const;
 

@@ -77,8 +77,8 @@ Deno.test("compatibility: use-regex and rewrite-target make regex paths; default
   assert.deepEqual(
     translateIngress(ing({ [`${N}default-backend`]: "error-pages", [`${N}custom-http-errors`]: "404,503" }))
       .annotations,
-    { "ingress-controller.io/default-backend": "error-pages" },
-    "custom-http-errors is not applied: error-codes is not served",
+    { "ingress-controller.io/default-backend": "error-pages", "ingress-controller.io/error-codes": "404,503" },
+    "custom-http-errors becomes error-codes",
   );
 });
 

@@ -55,8 +55,8 @@ Deno.test("a key that becomes one not rendered yet is never reported supported o
   const auth = once("auth-secret", "users", { "nginx.ingress.kubernetes.io/auth-type": "basic" });
   assert.deepEqual([auth.verdict, auth.note], ["supported", "htpasswd in key auth"], "auth-basic-secret is served");
   const errors = verdictOf("legacy", "custom-http-errors")!;
-  assert.equal(errors.verdict, "unsupported");
-  assert.match(errors.note, /error-codes, which is validated but not rendered yet; .*cannot send a request again/);
+  assert.equal(errors.verdict, "translated", "error-codes is served");
+  assert.match(errors.note, /needs default-backend on the Ingress.*GET of \/ with X-Code/);
 });
 
 Deno.test("regex paths, capture rewrites and the default backend are translated with their differences", () => {
@@ -69,7 +69,7 @@ Deno.test("regex paths, capture rewrites and the default backend are translated 
   assert.equal(once("default-backend", "error-pages").verdict, "supported");
   assert.equal(once("default-backend", "other/pages").verdict, "refused", "another namespace's Service");
   const both = verdictOf("legacy", "default-backend")!;
-  assert.deepEqual([both.verdict, /not for custom-http-errors/.test(both.note)], ["translated", true]);
+  assert.deepEqual([both.verdict, /with custom-http-errors for those codes/.test(both.note)], ["supported", true]);
 });
 
 Deno.test("snippets, other namespaces' Secrets and bad values are refused; unknown keys unsupported", () => {

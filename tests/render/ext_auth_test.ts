@@ -44,6 +44,7 @@ Deno.test("auth-url renders the Lua action with quoted arguments, the fail-close
   assert.deepEqual(problems, []);
   const out = await configOf(model);
   assert.deepEqual(authLines(out.config), [
+    'lua-load-per-thread "${IC_LUA_DIR}/ic_common.lua"',
     'lua-load-per-thread "${IC_LUA_DIR}/ic_ext_auth.lua"',
     "httpclient.ssl.verify none",
     `http-request lua.ic_auth_request '${url}' 'https://auth.example.com/start?rd=https://a.example.com/' 'X-Auth-Request-User,Authorization'`,
@@ -54,7 +55,7 @@ Deno.test("auth-url renders the Lua action with quoted arguments, the fail-close
   assert.deepEqual(check.errors, []);
 
   const bare = rendered({ [`${A}auth-url`]: "http://10.0.0.5:4180/oauth2/auth" });
-  assert.deepEqual(authLines((await configOf(bare.model)).config).slice(2, 3), [
+  assert.deepEqual(authLines((await configOf(bare.model)).config).slice(3, 4), [
     "http-request lua.ic_auth_request 'http://10.0.0.5:4180/oauth2/auth' '-' '-'",
   ]);
 });
@@ -81,7 +82,7 @@ Deno.test("hostile auth values are refused with a problem and render no Lua line
   }
   const names = rendered({ [`${A}auth-url`]: "http://a.example.com/", [`${A}auth-response-headers`]: "X-A, X'B" });
   assert.ok(names.problems.some((p) => p.includes("auth-response-headers")));
-  assert.match(authLines((await configOf(names.model)).config)[2], / '-'$/, "the bad list is ignored, not the key");
+  assert.match(authLines((await configOf(names.model)).config)[3], / '-'$/, "the bad list is ignored, not the key");
 });
 
 Deno.test("auth-signin and auth-response-headers alone are reported and render nothing", async () => {

@@ -519,6 +519,7 @@ Deno.test("fuzz: hostile cluster values never change the structure of the config
   assert.ok(baseMaps.get("routes-prefix.map")!.size > 2 && baseMaps.get("redirect-hosts.map")!.size > 1);
   assert.ok(baseMaps.get("routes-regex.map")!.size > 3, "the baseline has regex routes");
   assert.match(base.rendered.config, /!{ nbsrv\(be_/, "and a default-backend fallback");
+  assert.match(base.rendered.config, /^ {4}http-response lua\.ic_error_page 'be_/m, "and error pages (error-codes)");
   // lines a rejected value may fall back to
   const fallbacks = new Set([
     "    balance roundrobin",

@@ -1,0 +1,61 @@
+/**
+ * @module render/error_pages
+ * Custom error pages (`error-codes` with `default-backend`, ingress-nginx's `custom-http-errors`):
+ * the backend lines that run our Lua action `lua.ic_error_page` (templates/ic_error_pages.lua) and
+ * the internal frontend `ic_error_pages` through which that action fetches the default backend's
+ * page. HAProxy 2.6 cannot send a request again to another backend once a response has come; the
+ * action fetches the page with HAProxy's httpclient instead, over a unix socket beside the Runtime
+ * API socket (mode 600), and the frontend routes it by a header only the action sets to the
+ * default backend's server slots (so endpoint changes still go through the Runtime API). Every
+ * argument has passed an anchored pattern here and is single-quoted.
+ */
+import { isDns1123Label, isDns1123Subdomain, isPortName, isPortNumber, isProxyName } from "./patterns.ts";
+import { quoted } from "./settings.ts";
+
+/** What the action of one backend variant needs. */
+export interface ErrorPages {
+  /** The default backend's plain backend. */
+  fallback: string;
+  codes: readonly number[];
+  namespace: string;
+  ingress: string;
+  service: string;
+  port: number | string;
+}
+
+/** The internal frontend's name; its backend of last resort is `${ERROR_PAGES_FRONTEND}_none`. */
+export const ERROR_PAGES_FRONTEND = "ic_error_pages";
+
+function check(e: ErrorPages): void {
+  const ok = isProxyName(e.fallback) && e.codes.length > 0 &&
+    e.codes.every((c) => Number.isInteger(c) && c >= 400 && c <= 599) && isDns1123Label(e.namespace) &&
+    isDns1123Subdomain(e.ingress) && isDns1123Label(e.service) && (isPortNumber(e.port) || isPortName(e.port));
+  if (!ok) throw new Error(`bug: unvalidated error pages ${JSON.stringify(e)}`);
+}
+
+/**
+ * The backend lines: the request's URI, Accept and X-Request-ID kept before any rewrite (the page
+ * is fetched at response time, when the request is gone), then the response action.
+ */
+export function errorPageLines(e: ErrorPages): string[] {
+  check(e);
+  const args = [e.fallback, e.codes.join(","), e.namespace, e.ingress, e.service, String(e.port)].map(quoted);
+  return [
+    "http-request set-var(txn.ic_ep_uri) pathq",
+    "http-request set-var(txn.ic_ep_accept) req.fhdr(accept) if { req.fhdr(accept) -m found }",
+    "http-request set-var(txn.ic_ep_id) req.fhdr(x-request-id) if { req.fhdr(x-request-id) -m found }",
+    `http-response lua.ic_error_page ${args.join(" ")}`,
+  ];
+}
+
+/**
+ * The internal frontend's routing lines: the header names one of the fallbacks in use, which must
+ * have a usable server; anything else gets 503 from a server-less backend (which, having no
+ * X-IC-Error-Page mark, keeps the original response).
+ */
+export function errorPagesRouting(fallbacks: readonly string[]): string[] {
+  return [...new Set(fallbacks)].sort().map((b) => {
+    if (!isProxyName(b)) throw new Error(`bug: unsafe backend name ${JSON.stringify(b)}`);
+    return `use_backend ${b} if { var(txn.ic_ep_backend) -m str ${b} } { nbsrv(${b}) gt 0 }`;
+  });
+}
