@@ -69,7 +69,7 @@ const VERDICTS: Record<string, string> = {
   "monitoring/prometheus auth-signin": "translated",
   "monitoring/prometheus auth-url": "translated",
   // not rendered yet (helper "errors" serves it); its Ingress is redirected by ssl-redirect's default anyway
-  "payments/checkout force-ssl-redirect": "unsupported",
+  "payments/checkout force-ssl-redirect": "supported",
   "payments/checkout-canary canary": "supported",
   "payments/checkout-canary canary-weight": "supported",
   "shop/search-beta canary": "supported",
@@ -320,7 +320,7 @@ Deno.test("wild.yaml: ingress-nginx Ingresses served unchanged behave as ingress
     });
 
     await t.step(
-      "checkout: HTTP redirected to HTTPS (force-ssl-redirect not rendered yet: ssl-redirect's default does it)",
+      "checkout: HTTP redirected to HTTPS (force-ssl-redirect)",
       async () => {
         const r = await request("http://checkout.example.com/pay?order=7");
         assert.deepEqual([r.status, r.headers.location], [308, "https://checkout.example.com/pay?order=7"]);
