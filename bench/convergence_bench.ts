@@ -16,6 +16,7 @@
  * - controller RSS with INGRESSES ingresses (a separate process, validation off).
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
+import { percentile } from "./figures.ts";
 import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../lib/controller/v8_flags.ts";
 import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
@@ -62,10 +63,7 @@ const fig = (name: string, unit: string, value: number) => {
     `bench: ${name} = ${value.toFixed(3)} ${unit} (at ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
 };
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
+const pct = percentile;
 
 function get(port: number, host: string, path: string): Promise<{ status: number; backend: string | null }> {
   return new Promise((resolve) => {

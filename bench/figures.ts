@@ -19,3 +19,10 @@ export function figureList(): { figures: Figure[]; fig: (name: string, unit: str
   };
   return { figures, fig };
 }
+
+/** The nearest-rank `p`th percentile of `xs` (p in 0–100); NaN for an empty list. */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}

@@ -7,6 +7,7 @@
  * a regex route, with 0 and BENCH_REGEX_ROUTES (default 1,000) host-less regex routes.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
+import { figureList, percentile } from "./figures.ts";
 import http from "node:http";
 import { join } from "node:path";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/render/mod.ts";
@@ -22,12 +23,8 @@ const ROUTES = Number(Deno.env.get("BENCH_REGEX_ROUTES") ?? 1000);
 const CHANGES = 20;
 log.configure({ level: "warn" });
 
-const figures: { name: string; unit: string; value: number }[] = [];
-const fig = (name: string, unit: string, value: number) => {
-  figures.push({ name, unit, value: Math.round(value * 1000) / 1000 });
-  console.error(`bench: ${name} = ${value.toFixed(3)} ${unit}`);
-};
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1];
+const { figures, fig } = figureList();
+const pct = percentile;
 
 const templates = await loadTemplates(null);
 const web = await startBackend({ name: "web", host: "127.0.0.1" });

@@ -6,6 +6,7 @@
  * by requests: requests/s through the map routing with that many routes. Rendering is not timed.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
+import { figureList, percentile } from "./figures.ts";
 import http from "node:http";
 import { join } from "node:path";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/render/mod.ts";
@@ -21,12 +22,8 @@ const ROUTES = Number(Deno.env.get("BENCH_ROUTES") ?? 10_000);
 const CHANGES = 30;
 log.configure({ level: "warn" });
 
-const figures: { name: string; unit: string; value: number }[] = [];
-const fig = (name: string, unit: string, value: number) => {
-  figures.push({ name, unit, value: Math.round(value * 1000) / 1000 });
-  console.error(`bench: ${name} = ${value.toFixed(3)} ${unit}`);
-};
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1];
+const { figures, fig } = figureList();
+const pct = percentile;
 
 const templates = await loadTemplates(null);
 const web = await startBackend({ name: "web", host: "127.0.0.1" });

@@ -19,7 +19,7 @@ import { collectionPath, resources } from "../lib/cluster/resources.ts";
 import { log } from "../lib/log/logger.ts";
 import { backends, Cluster, ingressObj, serviceObj, sliceObj } from "../lib/localenv/harness.ts";
 import { startProxy } from "../lib/localenv/proxy_run.ts";
-import { figureList } from "./figures.ts";
+import { figureList, percentile } from "./figures.ts";
 
 const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);
 const CHANGES = Number(Deno.env.get("BENCH_CHANGES") ?? 20);
@@ -34,10 +34,7 @@ if (!inPrivateNetwork()) {
 
 log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn" });
 const { figures, fig } = figureList();
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
+const pct = percentile;
 
 function backendOf(port: number, host: string): Promise<string | null> {
   return new Promise((resolve) => {
