@@ -69,7 +69,7 @@ Deno.test("platform: on aks the proxy containers get the API server's FQDN", () 
   const gke = byKind(staticPlatform({ ...defaultSettings, cloudProvider: "gke" }, aksServer));
   for (const o of [off, gke]) {
     const [proxy, exporter] = o.Deployment.spec.template.spec.containers;
-    assert.deepEqual(proxy.env.map((e: { name: string }) => e.name), ["POD_NAMESPACE"]);
+    assert.deepEqual(proxy.env.map((e: { name: string }) => e.name), ["POD_NAMESPACE", "DENO_V8_FLAGS"]);
     assert.equal(exporter.env, undefined);
   }
 });

@@ -55,6 +55,7 @@ if (!inPrivateNetwork()) {
             assert.deepEqual(Object.keys(cm.data).sort(), [
               "crt-list",
               "haproxy.cfg",
+              "passthrough.map",
               "redirect-hosts.map",
               "routes-exact.map",
               "routes-prefix.map",
