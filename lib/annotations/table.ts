@@ -211,6 +211,17 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       example: "leastconn",
     },
     {
+      key: "service-upstream",
+      scope: "backend",
+      risk: "low",
+      value: v.bool,
+      default: "false",
+      status: SERVED,
+      docs:
+        "Send requests to the Service's cluster IP (kube-proxy picks the endpoint) instead of its endpoints: endpoint changes never touch the proxy, and the proxy's own balancing, sticky cookies and retries to another endpoint do not apply. A headless or ExternalName Service gets a Warning and 503.",
+      example: "true",
+    },
+    {
       key: "backend-proxy-protocol",
       scope: "backend",
       risk: "medium",

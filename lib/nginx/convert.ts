@@ -28,6 +28,7 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "force-ssl-redirect": bool("force-ssl-redirect"),
   "ssl-passthrough": bool("ssl-passthrough"),
   "app-root": same("app-root"),
+  "service-upstream": same("service-upstream"),
   "from-to-www-redirect": bool("www-redirect"),
   // The redirect to HTTPS always keeps the path as sent (nginx/table.ts): nothing to write.
   "preserve-trailing-slash": () => ({}),

@@ -264,8 +264,10 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "upstream-hash-by": unsupported(
     "hashing on nginx variables is not available; load-balance: source pins by client address",
   ),
-  "service-upstream": unsupported(
-    "the proxy always balances over the Service's ready endpoints itself (and updates them without reload)",
+  "service-upstream": supported(
+    "service-upstream",
+    boolCheck,
+    "requests go to the Service's cluster IP; kube-proxy picks the endpoint",
   ),
   "proxy-ssl-secret": translated(
     "backend-ca-secret",

@@ -806,7 +806,9 @@ function resolveBackend(
   const name = plain ? base : `${base}_${resolved.hash()}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
   if (ctx.backends.has(name)) return name;
-  const servers = memoServers(ctx, ns, svc.name, portRef, where, problem);
+  const servers = settings.serviceUpstream
+    ? clusterIpServer(ctx, ns, svc.name, portRef, where, problem)
+    : memoServers(ctx, ns, svc.name, portRef, where, problem);
   const fallback = settings.defaultBackend ? fallbackBackend(ctx, ns, settings.defaultBackend, problem) : null;
   ctx.backends.set(name, {
     name,
@@ -900,6 +902,45 @@ function fallbackBackend(ctx: Context, ns: string, ref: ServiceRef, problem: Rep
   }
   const backend = typeof port === "number" ? { number: port } : { name: port };
   return resolveBackend(ctx, ns, { service: { name: ref.service, port: backend } }, where, {}, null, problem);
+}
+
+/** `service-upstream`: the Service's cluster IP and port as the one server; none (with a problem) without one. */
+function clusterIpServer(
+  ctx: Context,
+  ns: string,
+  service: string,
+  portRef: number | string,
+  where: string,
+  problem: Report,
+): Server[] {
+  const svc = ctx.lookup.service(ns, service);
+  if (!svc) {
+    problem("ServiceNotFound", `${where}: Service ${ns}/${service} not found; requests get 503 until it exists`);
+    return [];
+  }
+  const ip = svc.spec?.clusterIP;
+  const v6 = isIPv6(ip);
+  if (svc.spec?.type === "ExternalName" || !(v6 || isIPv4(ip))) {
+    problem(
+      "UnsupportedService",
+      `${where}: service-upstream needs a cluster IP, and Service ${ns}/${service} has none (headless or ExternalName); requests get 503`,
+    );
+    return [];
+  }
+  const sp = (svc.spec?.ports ?? []).find((p) => typeof portRef === "number" ? p.port === portRef : p.name === portRef);
+  if (!sp || !isPortNumber(sp.port)) {
+    problem("PortNotFound", `${where}: Service ${ns}/${service} has no port ${show(portRef)}; requests get 503`);
+    return [];
+  }
+  const range = refusedEndpointRange(ip);
+  if (range !== null && !(range === "loopback" && ctx.allowLoopbackEndpoints)) {
+    problem(
+      "UnsupportedService",
+      `${where}: cluster IP ${show(ip)} ${REFUSED_ENDPOINT_RANGES[range]}; requests get 503`,
+    );
+    return [];
+  }
+  return [{ address: v6 ? `[${ip.toLowerCase()}]` : ip, port: sp.port }];
 }
 
 /** Service port (by number or name) → its name/targetPort → the ready endpoints of the matching EndpointSlice port. */

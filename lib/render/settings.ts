@@ -56,6 +56,8 @@ export interface BackendSettings {
   cors: Cors | null;
   sticky: { name: string; maxAge: string | null; secure: boolean; sameSite: string | null } | null;
   proxyProtocol: "v1" | "v2" | null;
+  /** `service-upstream`: one server, the Service's cluster IP (absent: its endpoints). */
+  serviceUpstream?: true;
   protocol: "h1" | "h2" | "h1-tls" | "h2-tls";
   /**
    * With a TLS protocol: the SNI sent and checked; `verify`: the backend certificate is checked,
@@ -224,6 +226,7 @@ export function resolveBackendSettings(
       sameSite: get<string>("sticky-cookie-samesite"),
     };
   }
+  if (get<boolean>("service-upstream")) s.serviceUpstream = true;
   const pp = get<string>("backend-proxy-protocol");
   s.proxyProtocol = pp === "v1" || pp === "v2" ? pp : null;
   const protocol = get<BackendSettings["protocol"]>("backend-protocol") ?? "h1";

@@ -237,6 +237,7 @@ const BASELINE_VALUES: Record<string, string | null> = {
   canary: null, // the baseline's third Ingress is the canary
   "redirect-to": null, // would hide every other request rule behind the redirect (still rendered; kept simple)
   "path-regex": null, // the Ingress "regex" has regex paths
+  "service-upstream": null, // the baseline routes to endpoints (its Services have no cluster IP)
   "ssl-passthrough": null, // the baseline's fourth Ingress passes its host through
 };
 
