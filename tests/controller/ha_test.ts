@@ -185,6 +185,8 @@ Deno.test("controller HA: a leader that cannot renew stops writing; the standby 
       await eventually("b serves the new ingress", () => cluster.get(resources.configMaps, ns, proxyName("two")));
       assert.deepEqual(seen, ["a:false", "b:true"], "a's term ended before b's began");
       assert.equal(a.stats().writes, written, "a wrote nothing after its term ended");
+      // The ConfigMap can be read before b has handled the answer to its own POST.
+      await b.idle();
       assert.ok(b.stats().writes > 0);
     } finally {
       await b?.stop();
