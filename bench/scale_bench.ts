@@ -7,7 +7,8 @@
  * inside a private network namespace (lib/localenv/netns.ts).
  * - `scale.first_served_s`: controller start → the last-created ingress answered through the proxy;
  * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC;
- * - `scale.one_change_served_ms` (p50, and `_p99`): one ingress moved to another Service → served.
+ * - `scale.settled_s`: controller start → idle (every ingress's status written);
+ * - `scale.one_change_served_ms` (p50, and `_p99`), once settled: a host added to one ingress → served.
  * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
@@ -78,8 +79,9 @@ async function parallel(n: number, width: number, work: (i: number) => Promise<u
 async function request(
   writer: WritableStreamDefaultWriter<Uint8Array>,
   reader: ReadableStreamDefaultReader<string>,
+  command = "report",
 ): Promise<string> {
-  await writer.write(new TextEncoder().encode("\n"));
+  await writer.write(new TextEncoder().encode(`${command}\n`));
   let line = "";
   while (!line.includes("\n")) {
     const { value, done } = await reader.read();
@@ -140,8 +142,11 @@ try {
     // One change at a time. A route change (a host added to an ingress, to its own Service: the
     // backends stay, so it goes through the Runtime API), then a backend change (an ingress moved
     // to another Service: its old backend goes away, which reloads).
+    // Settled: every status written and nothing queued (the changes below are measured from there).
+    await request(writer, reader);
+    fig("scale.settled_s", "s", (performance.now() - t) / 1000);
     const profiling = Deno.env.get("BENCH_PROFILE") === "1";
-    if (profiling) await request(writer, reader); // starts the controller's CPU profile
+    if (profiling) await request(writer, reader, "profile-start");
     const reloadsBefore = proxy.applied.filter((a) => a.kind === "reload").length;
     const routeTimes: number[] = [];
     for (let c = 0; c < CHANGES; c++) {
@@ -156,7 +161,7 @@ try {
       );
       routeTimes.push(await servedBy(t0, proxy.httpPort, `n${c}.example`, server(i).name, 60_000));
     }
-    if (profiling) await request(writer, reader); // stops it: the top functions go to stderr
+    if (profiling) await request(writer, reader, "profile-stop"); // the top functions go to stderr
     fig("scale.one_change_served_ms", "ms", pct(routeTimes, 50));
     fig("scale.one_change_served_ms_p99", "ms", pct(routeTimes, 99));
     fig(

@@ -3,7 +3,8 @@
  * Runs the controller alone in this process for the RSS figures of convergence_bench.ts and
  * scale_bench.ts: `controller_process.ts <kubeconfig> [settings JSON]` (the JSON overrides the
  * settings below, e.g. an operator namespace and validation on); prints one JSON line `{"rssBytes", "ingresses", …}` on
- * stdout each time its queue is idle after a line arrives on stdin, and exits on EOF.
+ * stdout each time its queue is idle after a line arrives on stdin (`profile-start`/`profile-stop` take a
+ * CPU profile instead), and exits on EOF.
  */
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
@@ -21,25 +22,29 @@ const ctl = await startController({
   ...overrides,
 });
 await ctl.synced;
-// BENCH_PROFILE=1: a CPU profile from the first line on stdin to the second; the functions with
-// the most self time go to stderr (where the time of a change goes at scale).
-const profiling = Deno.env.get("BENCH_PROFILE") === "1" ? new Session() : null;
-let lineNo = 0;
+// Commands, one per line on stdin: `profile-start` / `profile-stop` (a CPU profile; the functions
+// with the most self time go to stderr), anything else: wait until idle and print the figures.
+const profiler = new Session();
 const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
 let buf = "";
 for await (const chunk of lines) {
   buf += chunk;
   while (buf.includes("\n")) {
+    const command = buf.slice(0, buf.indexOf("\n")).trim();
     buf = buf.slice(buf.indexOf("\n") + 1);
-    lineNo++;
-    if (profiling && lineNo === 1) {
-      profiling.connect();
-      await profiling.post("Profiler.enable");
-      await profiling.post("Profiler.start");
+    if (command === "profile-start") {
+      profiler.connect();
+      await profiler.post("Profiler.enable");
+      await profiler.post("Profiler.start");
       console.log("{}");
       continue;
     }
-    if (profiling && lineNo === 2) console.error(topSelfTime(await profiling.post("Profiler.stop")));
+    if (command === "profile-stop") {
+      console.error(topSelfTime(await profiler.post("Profiler.stop")));
+      profiler.disconnect();
+      console.log("{}");
+      continue;
+    }
     await ctl.idle();
     // With --v8-flags=--expose-gc: collect first, so the figure is the live set, not garbage.
     (globalThis as { gc?: () => void }).gc?.();
