@@ -8,10 +8,10 @@
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { figureList, percentile } from "./figures.ts";
+import { desiredOf, statusOf, webLookup } from "./route_harness.ts";
 import http from "node:http";
 import { join } from "node:path";
-import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/render/mod.ts";
-import type { MapFile } from "../lib/render/maps.ts";
+import { buildModel, loadTemplates, render } from "../lib/render/mod.ts";
 import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
 import { HAProxy } from "../lib/proxy/haproxy.ts";
 import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
@@ -28,15 +28,7 @@ const pct = percentile;
 
 const templates = await loadTemplates(null);
 const web = await startBackend({ name: "web", host: "127.0.0.1" });
-const lookup = lookupFromLists({
-  services: [{ metadata: { namespace: "default", name: "web" }, spec: { ports: [{ port: 80 }] } }],
-  endpointSlices: [{
-    metadata: { namespace: "default", name: "web-a", labels: { "kubernetes.io/service-name": "web" } },
-    addressType: "IPv4",
-    ports: [{ name: "", port: web.port }],
-    endpoints: [{ addresses: ["127.0.0.1"] }],
-  }],
-});
+const lookup = webLookup(web.port);
 const backend = { service: { name: "web", port: { number: 80 } } };
 /** `regexes` host-less regex routes plus one that changes with `change`, and a Prefix route on a.example. */
 const desired = (change: number, regexes: number): DesiredState => {
@@ -59,25 +51,8 @@ const desired = (change: number, regexes: number): DesiredState => {
     allowLoopbackEndpoints: true,
   });
   if (problems.length > 0) throw new Error(JSON.stringify(problems[0]));
-  const r = render(model, templates);
-  return {
-    config: r.config,
-    crtList: r.crtList,
-    pems: new Map(),
-    maps: new Map(Object.entries(r.maps)) as Map<MapFile, string>,
-  };
+  return desiredOf(render(model, templates));
 };
-
-function get(port: number, host: string, path: string, agent: http.Agent): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path, headers: { host }, agent }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 /** Requests/s for `path` on `host`, 4 keep-alive clients for 2 s (each request a distinct path: no LRU cache hit). */
 async function rate(port: number, host: string, path: (i: number) => string): Promise<number> {
@@ -86,7 +61,7 @@ async function rate(port: number, host: string, path: (i: number) => string): Pr
   const until = performance.now() + 2000;
   await Promise.all(Array.from({ length: 4 }, async (_, c) => {
     for (let i = c; performance.now() < until; i += 4) {
-      const status = await get(port, host, path(i), agent);
+      const status = await statusOf(port, host, path(i), agent);
       if (status !== 200) throw new Error(`${host}${path(i)}: ${status}`);
       done++;
     }

@@ -7,10 +7,10 @@
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { figureList, percentile } from "./figures.ts";
+import { desiredOf, statusOf, webLookup } from "./route_harness.ts";
 import http from "node:http";
 import { join } from "node:path";
-import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/render/mod.ts";
-import type { MapFile } from "../lib/render/maps.ts";
+import { buildModel, loadTemplates, render } from "../lib/render/mod.ts";
 import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
 import { HAProxy } from "../lib/proxy/haproxy.ts";
 import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
@@ -27,15 +27,7 @@ const pct = percentile;
 
 const templates = await loadTemplates(null);
 const web = await startBackend({ name: "web", host: "127.0.0.1" });
-const lookup = lookupFromLists({
-  services: [{ metadata: { namespace: "default", name: "web" }, spec: { ports: [{ port: 80 }] } }],
-  endpointSlices: [{
-    metadata: { namespace: "default", name: "web-a", labels: { "kubernetes.io/service-name": "web" } },
-    addressType: "IPv4",
-    ports: [{ name: "", port: web.port }],
-    endpoints: [{ addresses: ["127.0.0.1"] }],
-  }],
-});
+const lookup = webLookup(web.port);
 const desired = (change: number, hosts: number, timeout?: string): DesiredState => {
   const route = (host: string, path: string) => ({
     host,
@@ -55,25 +47,8 @@ const desired = (change: number, hosts: number, timeout?: string): DesiredState 
     lookup,
     allowLoopbackEndpoints: true,
   });
-  const r = render(model, templates);
-  return {
-    config: r.config,
-    crtList: r.crtList,
-    pems: new Map(),
-    maps: new Map(Object.entries(r.maps)) as Map<MapFile, string>,
-  };
+  return desiredOf(render(model, templates));
 };
-
-function get(port: number, host: string, path: string, agent: http.Agent): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path, headers: { host }, agent }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 const workDir = await Deno.makeTempDir({ prefix: "ic-bench-maps-" });
 const [httpPort, httpsPort, statsPort] = freePorts(3);
@@ -116,7 +91,7 @@ try {
     await Promise.all(Array.from({ length: 4 }, async (_, c) => {
       for (let i = c; performance.now() < until; i += 4) {
         const host = hosts > 0 ? `h${(i * 7919) % hosts}.example` : "a.example";
-        const status = await get(httpPort, host, hosts > 0 ? "/x" : `/v${CHANGES + 5}`, agent);
+        const status = await statusOf(httpPort, host, hosts > 0 ? "/x" : `/v${CHANGES + 5}`, agent);
         if (status !== 200) throw new Error(`${host}: ${status}`);
         done++;
       }

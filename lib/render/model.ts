@@ -37,7 +37,14 @@
  *   none of whose paths match falls through to the wildcard and host-less rules, then to the
  *   default backend (the oldest ingress's spec.defaultBackend, else a built-in 404).
  */
-import type { V1EndpointSlice, V1Ingress, V1IngressBackend, V1Secret, V1Service } from "@kubernetes/client-node";
+import type {
+  V1EndpointSlice,
+  V1Ingress,
+  V1IngressBackend,
+  V1Secret,
+  V1Service,
+  V1ServicePort,
+} from "@kubernetes/client-node";
 import type { Risk } from "../annotations/table.ts";
 import {
   isDns1123Label,
@@ -904,6 +911,32 @@ function fallbackBackend(ctx: Context, ns: string, ref: ServiceRef, problem: Rep
   return resolveBackend(ctx, ns, { service: { name: ref.service, port: backend } }, where, {}, null, problem);
 }
 
+/** The Service and its port `portRef` (number or name); null (with a problem) when a route cannot use them. */
+function servicePort(
+  ctx: Context,
+  ns: string,
+  service: string,
+  portRef: number | string,
+  where: string,
+  problem: Report,
+): { svc: V1Service; sp: V1ServicePort } | null {
+  const svc = ctx.lookup.service(ns, service);
+  if (!svc) {
+    problem("ServiceNotFound", `${where}: Service ${ns}/${service} not found; requests get 503 until it exists`);
+    return null;
+  }
+  if (svc.spec?.type === "ExternalName") {
+    problem("UnsupportedService", `${where}: Service ${ns}/${service} is of type ExternalName; requests get 503`);
+    return null;
+  }
+  const sp = (svc.spec?.ports ?? []).find((p) => typeof portRef === "number" ? p.port === portRef : p.name === portRef);
+  if (!sp) {
+    problem("PortNotFound", `${where}: Service ${ns}/${service} has no port ${show(portRef)}; requests get 503`);
+    return null;
+  }
+  return { svc, sp };
+}
+
 /** `service-upstream`: the Service's cluster IP and port as the one server; none (with a problem) without one. */
 function clusterIpServer(
   ctx: Context,
@@ -913,23 +946,15 @@ function clusterIpServer(
   where: string,
   problem: Report,
 ): Server[] {
-  const svc = ctx.lookup.service(ns, service);
-  if (!svc) {
-    problem("ServiceNotFound", `${where}: Service ${ns}/${service} not found; requests get 503 until it exists`);
-    return [];
-  }
-  const ip = svc.spec?.clusterIP;
+  const found = servicePort(ctx, ns, service, portRef, where, problem);
+  if (!found) return [];
+  const ip = found.svc.spec?.clusterIP;
   const v6 = isIPv6(ip);
-  if (svc.spec?.type === "ExternalName" || !(v6 || isIPv4(ip))) {
+  if (!(v6 || isIPv4(ip)) || !isPortNumber(found.sp.port)) {
     problem(
       "UnsupportedService",
-      `${where}: service-upstream needs a cluster IP, and Service ${ns}/${service} has none (headless or ExternalName); requests get 503`,
+      `${where}: service-upstream needs a cluster IP, and Service ${ns}/${service} has none (headless); requests get 503`,
     );
-    return [];
-  }
-  const sp = (svc.spec?.ports ?? []).find((p) => typeof portRef === "number" ? p.port === portRef : p.name === portRef);
-  if (!sp || !isPortNumber(sp.port)) {
-    problem("PortNotFound", `${where}: Service ${ns}/${service} has no port ${show(portRef)}; requests get 503`);
     return [];
   }
   const range = refusedEndpointRange(ip);
@@ -940,7 +965,7 @@ function clusterIpServer(
     );
     return [];
   }
-  return [{ address: v6 ? `[${ip.toLowerCase()}]` : ip, port: sp.port }];
+  return [{ address: v6 ? `[${ip.toLowerCase()}]` : ip, port: found.sp.port }];
 }
 
 /** Service port (by number or name) → its name/targetPort → the ready endpoints of the matching EndpointSlice port. */
@@ -952,21 +977,9 @@ function resolveServers(
   where: string,
   problem: Report,
 ): Server[] {
-  const svc = ctx.lookup.service(ns, service);
-  if (!svc) {
-    problem("ServiceNotFound", `${where}: Service ${ns}/${service} not found; requests get 503 until it exists`);
-    return [];
-  }
-  if (svc.spec?.type === "ExternalName") {
-    problem("UnsupportedService", `${where}: Service ${ns}/${service} is of type ExternalName; requests get 503`);
-    return [];
-  }
-  const ports = svc.spec?.ports ?? [];
-  const sp = ports.find((p) => typeof portRef === "number" ? p.port === portRef : p.name === portRef);
-  if (!sp) {
-    problem("PortNotFound", `${where}: Service ${ns}/${service} has no port ${show(portRef)}; requests get 503`);
-    return [];
-  }
+  const found = servicePort(ctx, ns, service, portRef, where, problem);
+  if (!found) return [];
+  const sp = found.sp;
   const portName = sp.name ?? "";
   const target = sp.targetPort;
   const seen = new Map<string, Server>();
