@@ -8,14 +8,10 @@
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { figureList, percentile } from "./figures.ts";
-import { desiredOf, statusOf, webLookup } from "./route_harness.ts";
+import { benchProxy, desiredOf, statusOf, webLookup } from "./route_harness.ts";
 import http from "node:http";
-import { join } from "node:path";
 import { buildModel, loadTemplates, render } from "../lib/render/mod.ts";
-import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
-import { HAProxy } from "../lib/proxy/haproxy.ts";
-import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
-import { freePorts } from "../lib/localenv/ports.ts";
+import type { DesiredState } from "../lib/proxy/apply.ts";
 import { startBackend } from "../lib/localenv/backend.ts";
 import { log } from "../lib/log/logger.ts";
 
@@ -70,19 +66,7 @@ async function rate(port: number, host: string, path: (i: number) => string): Pr
   return done / 2;
 }
 
-const workDir = await Deno.makeTempDir({ prefix: "ic-bench-regex-" });
-const [httpPort, httpsPort, statsPort] = freePorts(3);
-const haproxy = new HAProxy({
-  binary: await ensureHaproxy(),
-  workDir,
-  bindAddress: "127.0.0.1",
-  httpPort,
-  httpsPort,
-  statsPort,
-  runtimeSocket: join(workDir, "runtime.sock"),
-  certDir: join(workDir, "certs"),
-});
-const applier = new Applier({ haproxy, workDir, certDir: join(workDir, "certs") });
+const { haproxy, applier, httpPort, workDir } = await benchProxy("ic-bench-regex-");
 try {
   for (const regexes of [0, ROUTES]) {
     const label = `${regexes + 1}_regex_routes`;

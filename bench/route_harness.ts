@@ -1,13 +1,17 @@
 /**
  * @module bench/route_harness
  * What the route benches (route_maps_bench.ts, regex_routes_bench.ts) share: one Service `web` whose
- * only endpoint is a loopback backend, the proxy's desired state of a rendered configuration, and a
- * keep-alive GET that returns the status.
+ * only endpoint is a loopback backend, the proxy's desired state of a rendered configuration, a real
+ * HAProxy with the proxy's Applier, and a keep-alive GET that returns the status.
  */
 import http from "node:http";
 import { lookupFromLists, type Rendered } from "../lib/render/mod.ts";
 import type { MapFile } from "../lib/render/maps.ts";
-import type { DesiredState } from "../lib/proxy/apply.ts";
+import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
+import { HAProxy } from "../lib/proxy/haproxy.ts";
+import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
+import { freePorts } from "../lib/localenv/ports.ts";
+import { join } from "node:path";
 
 /** A lookup with the Service `default/web` (port 80) and one endpoint, 127.0.0.1:`port`. */
 export function webLookup(port: number): ReturnType<typeof lookupFromLists> {
@@ -42,4 +46,27 @@ export function statusOf(port: number, host: string, path: string, agent: http.A
     req.on("error", reject);
     req.end();
   });
+}
+
+/** A real HAProxy and the proxy's Applier on 127.0.0.1, in a fresh work dir named after `prefix`. */
+export async function benchProxy(prefix: string): Promise<{
+  haproxy: HAProxy;
+  applier: Applier;
+  httpPort: number;
+  workDir: string;
+}> {
+  const workDir = await Deno.makeTempDir({ prefix });
+  const [httpPort, httpsPort, statsPort] = freePorts(3);
+  const certDir = join(workDir, "certs");
+  const haproxy = new HAProxy({
+    binary: await ensureHaproxy(),
+    workDir,
+    bindAddress: "127.0.0.1",
+    httpPort,
+    httpsPort,
+    statsPort,
+    runtimeSocket: join(workDir, "runtime.sock"),
+    certDir,
+  });
+  return { haproxy, applier: new Applier({ haproxy, workDir, certDir }), httpPort, workDir };
 }

@@ -7,14 +7,10 @@
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { figureList, percentile } from "./figures.ts";
-import { desiredOf, statusOf, webLookup } from "./route_harness.ts";
+import { benchProxy, desiredOf, statusOf, webLookup } from "./route_harness.ts";
 import http from "node:http";
-import { join } from "node:path";
 import { buildModel, loadTemplates, render } from "../lib/render/mod.ts";
-import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
-import { HAProxy } from "../lib/proxy/haproxy.ts";
-import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
-import { freePorts } from "../lib/localenv/ports.ts";
+import type { DesiredState } from "../lib/proxy/apply.ts";
 import { startBackend } from "../lib/localenv/backend.ts";
 import { log } from "../lib/log/logger.ts";
 
@@ -50,19 +46,7 @@ const desired = (change: number, hosts: number, timeout?: string): DesiredState 
   return desiredOf(render(model, templates));
 };
 
-const workDir = await Deno.makeTempDir({ prefix: "ic-bench-maps-" });
-const [httpPort, httpsPort, statsPort] = freePorts(3);
-const haproxy = new HAProxy({
-  binary: await ensureHaproxy(),
-  workDir,
-  bindAddress: "127.0.0.1",
-  httpPort,
-  httpsPort,
-  statsPort,
-  runtimeSocket: join(workDir, "runtime.sock"),
-  certDir: join(workDir, "certs"),
-});
-const applier = new Applier({ haproxy, workDir, certDir: join(workDir, "certs") });
+const { haproxy, applier, httpPort, workDir } = await benchProxy("ic-bench-maps-");
 try {
   for (const hosts of [0, ROUTES]) {
     const label = `${hosts + 1}_routes`;
