@@ -17,7 +17,7 @@
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { percentile } from "./figures.ts";
-import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../lib/controller/v8_flags.ts";
+import { startControllerProcess } from "./memory/controller_client.ts";
 import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
@@ -395,37 +395,14 @@ try {
     }
   }));
   fig("create_ingresses_seconds", "s", (performance.now() - t0) / 1000);
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB)}`, // as the chart runs it
-      new URL("./memory/controller_process.ts", import.meta.url).pathname,
-      cluster.kubeconfig,
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
   const t1 = performance.now();
-  const writer = proc.stdin.getWriter();
-  await writer.write(new TextEncoder().encode("\n"));
-  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let line = "";
-  while (!line.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    line += value;
-  }
-  const report = JSON.parse(line.trim());
+  const separate = startControllerProcess(cluster.kubeconfig);
+  const report = JSON.parse(await separate.request());
   fig("controller_initial_sync_and_publish_seconds", "s", (performance.now() - t1) / 1000);
   fig("controller_rss_with_ingresses", "MB", report.rssBytes / 1e6);
   fig("controller_heap_used_with_ingresses", "MB", report.heapUsed / 1e6);
   fig("controller_ingresses_in_rss_figure", "ingresses", INGRESSES);
-  await writer.close();
-  reader.releaseLock();
-  await proc.stdout.cancel().catch(() => {});
-  await proc.status;
+  await separate.close();
   await Deno.remove(dir, { recursive: true });
 } finally {
   await cluster.stop();

@@ -12,7 +12,7 @@
  * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
-import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../lib/controller/v8_flags.ts";
+import { startControllerProcess } from "./memory/controller_client.ts";
 import http from "node:http";
 import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
 import { sharedProxyName } from "../lib/controller/groups.ts";
@@ -75,22 +75,6 @@ async function parallel(n: number, width: number, work: (i: number) => Promise<u
   }));
 }
 
-/** Sends a line to the controller process and returns its one-line answer. */
-async function request(
-  writer: WritableStreamDefaultWriter<Uint8Array>,
-  reader: ReadableStreamDefaultReader<string>,
-  command = "report",
-): Promise<string> {
-  await writer.write(new TextEncoder().encode(`${command}\n`));
-  let line = "";
-  while (!line.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    line += value;
-  }
-  return line.trim();
-}
-
 // One cluster IP per Service: widen the range for 10,000 of them.
 const cluster = await Cluster.start(["--service-cluster-ip-range=10.0.0.0/16"]);
 const servers = await backends(["b0", "b1", "b2", "b3"], 50);
@@ -115,21 +99,12 @@ try {
   const name = sharedProxyName("");
   const proxy = await startProxy(cluster, ops, name);
   t = performance.now();
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB)}`, // as the chart runs it
-      new URL("./memory/controller_process.ts", import.meta.url).pathname,
-      cluster.kubeconfig,
-      JSON.stringify({ operatorNamespace: ops, validateProxyConfig: true, workers: 4, coalesceMs: 10 }),
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const writer = proc.stdin.getWriter();
-  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const controller = startControllerProcess(cluster.kubeconfig, {
+    operatorNamespace: ops,
+    validateProxyConfig: true,
+    workers: 4,
+    coalesceMs: 10,
+  });
   try {
     const last = INGRESSES - 1;
     await servedBy(t, proxy.httpPort, `h${last}.example`, server(last).name, 600_000);
@@ -143,10 +118,10 @@ try {
     // backends stay, so it goes through the Runtime API), then a backend change (an ingress moved
     // to another Service: its old backend goes away, which reloads).
     // Settled: every status written and nothing queued (the changes below are measured from there).
-    await request(writer, reader);
+    await controller.request();
     fig("scale.settled_s", "s", (performance.now() - t) / 1000);
     const profiling = Deno.env.get("BENCH_PROFILE") === "1";
-    if (profiling) await request(writer, reader, "profile-start");
+    if (profiling) await controller.request("profile-start");
     const reloadsBefore = proxy.applied.filter((a) => a.kind === "reload").length;
     const routeTimes: number[] = [];
     for (let c = 0; c < CHANGES; c++) {
@@ -161,7 +136,7 @@ try {
       );
       routeTimes.push(await servedBy(t0, proxy.httpPort, `n${c}.example`, server(i).name, 60_000));
     }
-    if (profiling) await request(writer, reader, "profile-stop"); // the top functions go to stderr
+    if (profiling) await controller.request("profile-stop"); // the top functions go to stderr
     fig("scale.one_change_served_ms", "ms", pct(routeTimes, 50));
     fig("scale.one_change_served_ms_p99", "ms", pct(routeTimes, 99));
     fig(
@@ -181,16 +156,13 @@ try {
     }
     fig("scale.backend_change_served_ms", "ms", pct(backendTimes, 50));
 
-    const report = JSON.parse(await request(writer, reader));
+    const report = JSON.parse(await controller.request());
     fig("scale.controller_rss_mb", "MB", report.rssBytes / 1e6);
     fig("scale.controller_heap_used_mb", "MB", report.heapUsed / 1e6);
     fig("scale.controller_heap_total_mb", "MB", report.heapTotal / 1e6);
     fig("scale.controller_external_mb", "MB", report.external / 1e6);
   } finally {
-    await writer.close().catch(() => {});
-    reader.releaseLock();
-    await proc.stdout.cancel().catch(() => {});
-    await proc.status;
+    await controller.close();
     await proxy.stop();
   }
 } finally {

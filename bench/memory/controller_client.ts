@@ -1,0 +1,53 @@
+/**
+ * @module bench/memory/controller_client
+ * The benches' side of controller_process.ts: the controller in a process of its own, run with the
+ * V8 flags the chart gives it (lib/controller/v8_flags.ts) plus `--expose-gc`, and one command per
+ * line (`report`, `profile-start`, `profile-stop`), each answered with one line.
+ */
+import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
+
+export interface ControllerProcess {
+  /** Sends `command` and returns the process's one-line answer. */
+  request(command?: "report" | "profile-start" | "profile-stop"): Promise<string>;
+  /** Closes its stdin (it stops) and waits for it to exit. */
+  close(): Promise<void>;
+}
+
+/** Starts the controller against `kubeconfig`; `overrides` are settings (ControllerSettings fields). */
+export function startControllerProcess(kubeconfig: string, overrides?: Record<string, unknown>): ControllerProcess {
+  const proc = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB)}`, // as the chart runs it
+      new URL("./controller_process.ts", import.meta.url).pathname,
+      kubeconfig,
+      ...(overrides ? [JSON.stringify(overrides)] : []),
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const writer = proc.stdin.getWriter();
+  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  return {
+    async request(command = "report") {
+      await writer.write(new TextEncoder().encode(`${command}\n`));
+      while (!buffered.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the controller process ended before answering ${command}`);
+        buffered += value;
+      }
+      const line = buffered.slice(0, buffered.indexOf("\n"));
+      buffered = buffered.slice(buffered.indexOf("\n") + 1);
+      return line.trim();
+    },
+    async close() {
+      await writer.close().catch(() => {});
+      reader.releaseLock();
+      await proc.stdout.cancel().catch(() => {});
+      await proc.status;
+    },
+  };
+}
