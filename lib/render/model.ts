@@ -838,8 +838,13 @@ function resolveBackend(
  */
 function withIngress(m: MemoSettings, ingress: string): MemoSettings {
   const settings: BackendSettings = { ...m.settings, errorPages: { ...m.settings.errorPages!, ingress } };
-  const hash = settingsHash(settings);
-  return { settings, json: JSON.stringify(settings), hash: () => hash, problems: m.problems };
+  let hash: string | null = null;
+  return {
+    settings,
+    json: JSON.stringify(settings),
+    hash: () => hash ??= settingsHash(settings),
+    problems: m.problems,
+  };
 }
 
 /** What resolveServers found for a Service object, a port and the slices it was given. */
