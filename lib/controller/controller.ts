@@ -870,7 +870,7 @@ class Controller {
     const check = async (id: string, r: Rendered): Promise<string | null> => {
       // What `haproxy -c` can refuse: haproxy.cfg, the crt-list and the certificate files it names.
       // Map lines were checked when rendered, so a route-only change (same haproxy.cfg) skips the
-      // check without hashing 2 MB of configuration; compared as strings, which is a memcmp.
+      // check without hashing 2 MB of configuration (the texts are compared as they are).
       const seen = this.#validated.get(id);
       const files = r.secrets.map((s) => s.file).join(" ");
       if (seen && seen.config === r.config && seen.crtList === r.crtList && seen.files === files) return null;
