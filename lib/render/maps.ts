@@ -86,38 +86,66 @@ export function routeMaps(
   const exact = new Map<string, string>();
   const prefix = new Map<string, string>();
   const regex = new Map<string, string>();
+  const tables = { exact, prefix, regex };
   for (const r of routes) {
-    if (!isProxyName(r.backend)) throw new Error(`bug: unsafe backend name ${JSON.stringify(r.backend)} in model`);
-    if (r.match === "regex") {
-      const key = regexKey(r.host, r.path);
-      if (!regex.has(key)) regex.set(key, r.backend);
-      continue;
+    let entry = entries.get(r);
+    if (entry?.backend !== r.backend) {
+      entry = mapEntry(r);
+      if (Object.isFrozen(r)) entries.set(r, entry);
     }
-    if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
-    const path = canonicalPath(r.path);
-    const host = hostKey(r.host);
-    const [table, key] = r.match === "exact"
-      ? [exact, host + path]
-      : [prefix, host + (path === "/" ? "/" : `${path}/`)];
-    if (!table.has(key)) table.set(key, r.backend);
+    const table = tables[entry.table];
+    if (!table.has(entry.key)) table.set(entry.key, entry.line);
   }
   const redirect = new Map(
     redirectHosts.map((h) => [hostKey(h), /^30[1278]$/.test(redirectCodes[h]) ? redirectCodes[h] : "1"]),
   );
   return {
-    "routes-exact.map": mapText(exact),
-    "routes-prefix.map": mapText(prefix),
+    "routes-exact.map": mapText(exact, true, true),
+    "routes-prefix.map": mapText(prefix, true, true),
     "redirect-hosts.map": mapText(redirect),
-    "routes-regex.map": mapText(regex, false),
+    "routes-regex.map": mapText(regex, false, true),
     "passthrough.map": mapText(new Map(passthrough.map((p) => [hostKey(p.host), p.backend]))),
   };
 }
 
-function mapText(entries: Map<string, string>, sort = true): string {
-  const lines = [...entries].map(([k, v]) => `${k} ${v}`);
-  if (sort) lines.sort();
-  for (const l of lines) if (!MAP_LINE.test(l)) throw new Error(`bug: unsafe map line ${JSON.stringify(l)}`);
-  return lines.map((l) => `${l}\n`).join("");
+/** A route's place in the map files: its table, key and checked line. */
+interface MapEntry {
+  table: "exact" | "prefix" | "regex";
+  key: string;
+  backend: string;
+  /** `<key> <backend>\n`, checked against MAP_LINE. */
+  line: string;
+}
+
+/** The entries of frozen routes (the model's routes of unchanged Ingresses are the same objects each time). */
+const entries = new WeakMap<MapRoute, MapEntry>();
+
+function mapEntry(r: MapRoute): MapEntry {
+  if (!isProxyName(r.backend)) throw new Error(`bug: unsafe backend name ${JSON.stringify(r.backend)} in model`);
+  let table: MapEntry["table"];
+  let key: string;
+  if (r.match === "regex") {
+    [table, key] = ["regex", regexKey(r.host, r.path)];
+  } else {
+    if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
+    const path = canonicalPath(r.path);
+    const host = hostKey(r.host);
+    [table, key] = r.match === "exact" ? ["exact", host + path] : ["prefix", host + (path === "/" ? "/" : `${path}/`)];
+  }
+  return { table, key, backend: r.backend, line: checkedLine(key, r.backend) };
+}
+
+function checkedLine(key: string, value: string): string {
+  const l = `${key} ${value}`;
+  if (!MAP_LINE.test(l)) throw new Error(`bug: unsafe map line ${JSON.stringify(l)}`);
+  return `${l}\n`;
+}
+
+/** The text of a map file whose values are checked lines (`lines`) or plain values (checked here). */
+function mapText(entries: Map<string, string>, sort = true, lines = false): string {
+  const out = lines ? [...entries.values()] : [...entries].map(([k, v]) => checkedLine(k, v));
+  if (sort) out.sort();
+  return out.join("");
 }
 
 /** Checks a received map file (the proxy's side; lines in `checked` passed before); returns its lines or throws naming the bad one. */

@@ -21,6 +21,7 @@ export {
   lookupFromLists,
   type Model,
   type ModelInput,
+  ModelMemo,
   type Problem,
   type Route,
   type Server,
@@ -35,6 +36,7 @@ export {
   loadTemplates,
   render,
   type Rendered,
+  RenderMemo,
   type SecretFile,
   type View,
 } from "./render.ts";

@@ -6,7 +6,7 @@
  * checked); routes and redirect hosts are not in the configuration at all but in the map files, so
  * a route-only change leaves `haproxy.cfg` as it is.
  */
-import type { Model } from "./model.ts";
+import type { Backend, Model } from "./model.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
@@ -75,7 +75,25 @@ function checkName(name: string): string {
   return name;
 }
 
-export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTIONS): View {
+type ViewBackend = View["backends"][number];
+
+/**
+ * What render keeps between the renders of one proxy (the controller keeps one per proxy): each
+ * Backend object's view, and the last `haproxy.cfg` with what it was rendered from. A change of
+ * routes only (they live in the map files) then renders no template, and hands back the very same
+ * configuration text, which every later comparison sees at once. Only for callers whose model
+ * objects are never changed in place (lib/render/model.ts's ModelMemo keeps Backend objects).
+ */
+export class RenderMemo {
+  readonly views = new WeakMap<Backend, ViewBackend>();
+  last: { backends: readonly ViewBackend[]; rest: string; config: string } | null = null;
+}
+
+export function buildView(
+  model: Model,
+  proxy: ProxyOptions = DEFAULT_PROXY_OPTIONS,
+  memo: RenderMemo | null = null,
+): View {
   const crtList = model.tls.flatMap((c) => {
     if (!PEM_FILE.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
     for (const h of c.hosts) if (!isHost(h)) throw new Error(`bug: unvalidated host ${JSON.stringify(h)}`);
@@ -101,27 +119,12 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
     httpsRedirect,
     passthrough: (model.passthrough ?? []).length > 0,
     backends: model.backends.map((b) => {
-      const name = checkName(b.name);
-      // a passthrough backend relays TLS as it comes: the HTTP settings cannot apply (as in ingress-nginx)
-      if (b.mode === "tcp") {
-        return { name, balance: b.balance, timeoutServer: null, lines: ["mode tcp"], slots: slotLines(b.servers) };
+      let view = memo?.views.get(b);
+      if (!view) {
+        view = backendView(b);
+        memo?.views.set(b, view);
       }
-      const { lines, serverParams } = b.settings
-        ? settingsLines(b.settings, name)
-        : { lines: b.timeoutServer ? [`timeout server ${b.timeoutServer}`] : [], serverParams: "" };
-      if (serverParams) lines.push(`default-server ${serverParams}`);
-      const pages = b.settings?.errorPages;
-      if (pages && b.fallback) {
-        lines.unshift(...errorPageLines({
-          fallback: checkName(b.fallback),
-          codes: pages.codes,
-          namespace: b.namespace,
-          ingress: pages.ingress,
-          service: b.service,
-          port: b.port,
-        }));
-      }
-      return { name, balance: b.balance, timeoutServer: b.timeoutServer, lines, slots: slotLines(b.servers) };
+      return view;
     }),
     canaryLines: canaryLines((model.canaries ?? []).map((c) => ({
       ...c,
@@ -144,10 +147,40 @@ export function buildView(model: Model, proxy: ProxyOptions = DEFAULT_PROXY_OPTI
   };
 }
 
+/** A backend as the templates see it: what its settings set, its slot lines. */
+function backendView(b: Backend): ViewBackend {
+  const name = checkName(b.name);
+  // a passthrough backend relays TLS as it comes: the HTTP settings cannot apply (as in ingress-nginx)
+  if (b.mode === "tcp") {
+    return { name, balance: b.balance, timeoutServer: null, lines: ["mode tcp"], slots: slotLines(b.servers) };
+  }
+  const { lines, serverParams } = b.settings
+    ? settingsLines(b.settings, name)
+    : { lines: b.timeoutServer ? [`timeout server ${b.timeoutServer}`] : [], serverParams: "" };
+  if (serverParams) lines.push(`default-server ${serverParams}`);
+  const pages = b.settings?.errorPages;
+  if (pages && b.fallback) {
+    lines.unshift(...errorPageLines({
+      fallback: checkName(b.fallback),
+      codes: pages.codes,
+      namespace: b.namespace,
+      ingress: pages.ingress,
+      service: b.service,
+      port: b.port,
+    }));
+  }
+  return { name, balance: b.balance, timeoutServer: b.timeoutServer, lines, slots: slotLines(b.servers) };
+}
+
 /** Renders the configuration, the crt-list and the Secret list of a model. Throws TemplateError. */
-export function render(model: Model, templates: Templates, proxy: ProxyOptions = DEFAULT_PROXY_OPTIONS): Rendered {
-  const view = buildView(model, proxy);
-  const config = renderRoot(templates, "haproxy.cfg", view);
+export function render(
+  model: Model,
+  templates: Templates,
+  proxy: ProxyOptions = DEFAULT_PROXY_OPTIONS,
+  memo: RenderMemo | null = null,
+): Rendered {
+  const view = buildView(model, proxy, memo);
+  const config = renderConfig(templates, view, memo);
   const crtList = renderRoot(templates, "tls", view);
   return {
     config,
@@ -177,6 +210,27 @@ function secretList(model: Model, proxy: ProxyOptions): SecretFile[] {
   return [...tls, ...others]
     .filter((c, i, all) => all.findIndex((d) => key(d) === key(c)) === i)
     .sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+/**
+ * `haproxy.cfg` of `view`: the last one again when nothing it is made of changed (same backend
+ * views, same other fields; routes are not in it). Custom templates may read anything, so with
+ * them every render runs the templates.
+ */
+function renderConfig(templates: Templates, view: View, memo: RenderMemo | null): string {
+  if (!memo || templates.custom) return renderRoot(templates, "haproxy.cfg", view);
+  const { model: _, backends, ...others } = view;
+  const rest = JSON.stringify(others);
+  const last = memo.last;
+  if (
+    last && last.rest === rest && last.backends.length === backends.length &&
+    last.backends.every((b, i) => b === backends[i])
+  ) {
+    return last.config;
+  }
+  const config = renderRoot(templates, "haproxy.cfg", view);
+  memo.last = { backends, rest, config };
+  return config;
 }
 
 function renderRoot(templates: Templates, name: string, view: View): string {

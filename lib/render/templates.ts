@@ -36,6 +36,8 @@ export interface Templates {
   readonly eta: Eta;
   /** Template name → the file it was compiled from (built-in or custom). */
   readonly sources: Readonly<Record<string, string>>;
+  /** Some template comes from --custom-templates (it may read anything of the model). */
+  readonly custom?: boolean;
 }
 
 /** Thrown by `render` when a template fails at run time; names the template file. */
@@ -114,7 +116,8 @@ export async function compileTemplates(
     eta.loadTemplate(`@${name}`, tagErrors(fn, file));
     sources[name] = file;
   }
-  const templates: Templates = { eta, sources };
+  const custom = Object.values(sources).some((f) => !f.startsWith(BUILTIN_TEMPLATE_DIR));
+  const templates: Templates = { eta, sources, custom };
   for (const view of sampleViews) {
     for (const root of ["haproxy.cfg", "tls"]) {
       try {

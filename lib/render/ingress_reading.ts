@@ -1,0 +1,390 @@
+/**
+ * @module render/ingress_reading
+ * Reads one Ingress into a fragment: everything about it that does not depend on the other
+ * Ingresses of the proxy (its names, annotations, TLS Secrets, paths and the backends they resolve
+ * to, with the problems found on the way), as a list of steps in the order they were found. The
+ * model (lib/render/model.ts) replays the fragments oldest first and applies the rules between
+ * Ingresses there (conflicts, TLS host owners, canaries), so the outcome is the same as reading
+ * everything in one pass.
+ *
+ * With a ModelMemo, a fragment is kept for its Ingress object and reused while the objects it read
+ * (Services, EndpointSlices, Secrets, found through the lookup) are the same objects and the
+ * settings layers are the same: the controller's caches hand out one object until it changes, so a
+ * change to one of 10,000 Ingresses reads one Ingress again, not 10,000 (docs/controller-scale.md).
+ */
+import type { V1EndpointSlice, V1Ingress, V1IngressBackend } from "@kubernetes/client-node";
+import { isDns1123Label, isDns1123Subdomain, isHost, isPath } from "./patterns.ts";
+import { readAnnotation, resolveSetting, valueMessage } from "../annotations/resolve.ts";
+import { pathRegex } from "../annotations/values.ts";
+import { type CanarySettings, canarySettings } from "./canary.ts";
+import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
+import { hasTableAnnotations } from "./settings_memo.ts";
+import { type ReadContext, type Report, resolveBackend } from "./backend_resolve.ts";
+import { show } from "./show.ts";
+import type { Backend, ClientCertCheck, ClusterLookup, Match, PathType, Problem, Route, TlsCert } from "./model.ts";
+
+/** What resolving one backend reference produced; the model takes it only if the route is used. */
+export interface Resolved {
+  name: string | null;
+  /** In the order found: problems of the route and of the Service's EndpointSlices. */
+  problems: Problem[];
+  backends: Backend[];
+  services: string[];
+  secrets: string[];
+}
+
+/** One step of an Ingress, replayed in order by the model. */
+export type Step =
+  | { step: "problem"; problem: Problem }
+  /** A TLS entry with a usable Secret and its valid hosts. */
+  | { step: "tls"; t: number; hosts: string[]; cert: Omit<TlsCert, "hosts"> }
+  /** After the TLS entries of an Ingress asking for client certificates. */
+  | { step: "clientCertWithoutTls" }
+  | { step: "defaultBackend"; resolved: Resolved }
+  | { step: "www"; host: string }
+  | { step: "passthrough"; host: string }
+  | { step: "forceRedirect"; host: string }
+  | {
+    step: "route";
+    key: string;
+    host: string;
+    path: string;
+    pathType: PathType;
+    match: Match;
+    where: string;
+    resolved: Resolved;
+    /** The route the model made of this step (kept with the fragment). */
+    route?: Route;
+  }
+  | { step: "canary"; key: string; where: string; resolved: Resolved };
+
+/** One Ingress as read (see the module header). */
+export interface IngressFragment {
+  id: string;
+  ns: string;
+  /** False: the Ingress is ignored (its one problem says why). */
+  accepted: boolean;
+  sslRedirect: boolean;
+  redirectCode: string;
+  canary: CanarySettings | null;
+  clientCert: ClientCertCheck | null;
+  /** Secrets read outside backends (TLS, client certificate CA): the model re-renders when they change. */
+  secrets: string[];
+  steps: Step[];
+}
+
+/** Something a fragment read through the lookup, and what it got. */
+type Read =
+  | { kind: "service"; ns: string; name: string; got: unknown }
+  | { kind: "slices"; ns: string; name: string; got: readonly V1EndpointSlice[] }
+  | { kind: "secret"; ns: string; name: string; got: SecretLike | undefined };
+
+interface Kept {
+  fragment: IngressFragment;
+  /** The settings layers, the risk limit and the model options the fragment was read with. */
+  env: string;
+  reads: Read[];
+}
+
+/**
+ * Fragments kept between models, per Ingress object. Only for callers whose lookup and Ingress
+ * objects are never changed in place (the controller's caches replace objects): a changed object
+ * must be a new object.
+ */
+export class ModelMemo {
+  readonly kept = new WeakMap<V1Ingress, Kept>();
+  /** The sort key of each Ingress (its creation time and id). */
+  readonly sortKeys = new WeakMap<V1Ingress, { i: V1Ingress; t: number; id: string }>();
+}
+
+function sameRead(lookup: ClusterLookup, r: Read): boolean {
+  switch (r.kind) {
+    case "service":
+      return lookup.service(r.ns, r.name) === r.got;
+    case "secret":
+      return lookup.secret(r.ns, r.name) === r.got;
+    case "slices": {
+      const now = lookup.endpointSlices(r.ns, r.name);
+      return now.length === r.got.length && now.every((s, i) => s === r.got[i]);
+    }
+  }
+}
+
+/** A lookup that notes what it hands out. */
+function recording(lookup: ClusterLookup, reads: Read[]): ClusterLookup {
+  return {
+    service(ns, name) {
+      const got = lookup.service(ns, name);
+      reads.push({ kind: "service", ns, name, got });
+      return got;
+    },
+    endpointSlices(ns, name) {
+      const got = lookup.endpointSlices(ns, name);
+      reads.push({ kind: "slices", ns, name, got });
+      return got;
+    },
+    secret(ns, name) {
+      const got = lookup.secret(ns, name);
+      reads.push({ kind: "secret", ns, name, got });
+      return got;
+    },
+  };
+}
+
+/** The fragment of `ing`: kept in `memo` while what it read is unchanged, else read now. */
+export function fragmentOf(
+  ctx: ReadContext,
+  ing: V1Ingress,
+  env: string,
+  namespace: string | null,
+  memo: ModelMemo | undefined,
+): IngressFragment {
+  if (!memo) return readIngress(ctx, ing, namespace);
+  const kept = memo.kept.get(ing);
+  if (kept && kept.env === env && kept.reads.every((r) => sameRead(ctx.lookup, r))) return kept.fragment;
+  const reads: Read[] = [];
+  const fragment = readIngress({ ...ctx, lookup: recording(ctx.lookup, reads) }, ing, namespace);
+  memo.kept.set(ing, { fragment, env, reads });
+  return fragment;
+}
+
+function idOf(i: { metadata?: { namespace?: string; name?: string } }): string {
+  return `${i.metadata?.namespace ?? ""}/${i.metadata?.name ?? ""}`;
+}
+
+/** Prefix paths compare element-wise: a trailing slash means nothing (except for the root). */
+function normalizePrefix(path: string): string {
+  const p = path.replace(/\/+$/, "");
+  return p === "" ? "/" : p;
+}
+
+/** Resolves a backend reference on its own: what it creates and reports is kept apart until the model uses it. */
+function resolveApart(
+  ctx: ReadContext,
+  id: string,
+  ns: string,
+  backend: V1IngressBackend | undefined,
+  where: string,
+  annotations: Record<string, string>,
+  path: { path: string; match: Match } | null,
+  ingress = "",
+): Resolved {
+  const problems: Problem[] = [];
+  const sub: ReadContext = { ...ctx, problems, backends: new Map(), services: new Set(), secrets: new Set() };
+  const name = resolveBackend(sub, ns, backend, where, annotations, path, (reason, message) => {
+    problems.push({ object: id, kind: "Ingress", reason, message });
+  }, ingress);
+  return {
+    name,
+    problems,
+    backends: [...sub.backends.values()],
+    services: [...sub.services],
+    secrets: [...sub.secrets],
+  };
+}
+
+/** Reads one Ingress (see the module header); `namespace`: only Ingresses of this namespace are accepted. */
+export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string | null): IngressFragment {
+  const ns = ing.metadata?.namespace;
+  const name = ing.metadata?.name;
+  const id = idOf(ing);
+  const steps: Step[] = [];
+  const problem: Report = (reason, message) =>
+    steps.push({ step: "problem", problem: { object: id, kind: "Ingress", reason, message } });
+  const fragment: IngressFragment = {
+    id,
+    ns: ns ?? "",
+    accepted: false,
+    sslRedirect: false,
+    redirectCode: "308",
+    canary: null,
+    clientCert: null,
+    secrets: [],
+    steps,
+  };
+  if (!isDns1123Label(ns) || !isDns1123Subdomain(name)) {
+    problem("InvalidName", `ingress namespace/name ${show(id)} is not a valid DNS-1123 name; ingress ignored`);
+    return fragment;
+  }
+  if (namespace && ns !== namespace) {
+    problem(
+      "NamespaceRefused",
+      `ingress is outside the operator namespace ${namespace} (--restrict-to-operator-namespace); ignored`,
+    );
+    return fragment;
+  }
+  fragment.accepted = true;
+  // TLS Secrets and the client certificate CA are read through `ctx` (its lookup may be recording).
+  const secrets = new Set<string>();
+  const rctx: ReadContext = { ...ctx, secrets };
+  const annotations = ing.metadata?.annotations ?? {};
+  // Most Ingresses set none of the table's keys: their defaults need no reading.
+  const own = hasTableAnnotations(annotations);
+  fragment.sslRedirect = !own || boolAnnotation(annotations, "ssl-redirect", true, problem);
+  fragment.redirectCode = own
+    ? annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308"
+    : "308";
+  const canary = fragment.canary = own ? canarySettings(annotations, problem) : null;
+  const www = own && boolAnnotation(annotations, "www-redirect", false, problem);
+  const regexPaths = own ? pathRegexOn(ctx, annotations, problem) : ctx.regexByDefault;
+  const clientCert = fragment.clientCert = own ? clientCertCheck(rctx, ns, annotations, problem) : null;
+  const passthrough = own && boolAnnotation(annotations, "ssl-passthrough", false, problem);
+  // as ingress-nginx: HTTPS is terminated in front of the proxy, so the hosts need no TLS of their own
+  const forceRedirect = own && !canary && boolAnnotation(annotations, "force-ssl-redirect", false, problem);
+
+  for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
+    const hosts: string[] = [];
+    for (const h of tls.hosts ?? []) {
+      if (isHost(h)) hosts.push(h);
+      else problem("InvalidHost", `spec.tls[${t}].hosts: ${show(h)} is not a valid host; ignored`);
+    }
+    const cert = tlsCert(rctx, ns, tls.secretName, `spec.tls[${t}]`, problem);
+    if (cert) steps.push({ step: "tls", t, hosts, cert });
+  }
+  if (clientCert) steps.push({ step: "clientCertWithoutTls" });
+
+  if (ing.spec?.defaultBackend) {
+    steps.push({
+      step: "defaultBackend",
+      resolved: resolveApart(ctx, id, ns, ing.spec.defaultBackend, "spec.defaultBackend", annotations, null),
+    });
+  }
+
+  for (const [r, rule] of (ing.spec?.rules ?? []).entries()) {
+    const host = rule.host ?? "";
+    if (host !== "" && !isHost(host)) {
+      problem("InvalidHost", `spec.rules[${r}].host: ${show(host)} is not a valid host; rule ignored`);
+      continue;
+    }
+    if (www && !canary && host !== "" && !host.startsWith("*.")) steps.push({ step: "www", host });
+    if (passthrough && !canary && host !== "") steps.push({ step: "passthrough", host });
+    if (forceRedirect && host !== "") steps.push({ step: "forceRedirect", host });
+    for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
+      const where = `spec.rules[${r}].http.paths[${p}]`;
+      const pathType = hp.pathType as PathType;
+      if (pathType !== "Exact" && pathType !== "Prefix" && pathType !== "ImplementationSpecific") {
+        problem("InvalidPathType", `${where}.pathType: ${show(hp.pathType)} is not supported; path ignored`);
+        continue;
+      }
+      const raw = hp.path ?? (pathType === "ImplementationSpecific" ? "/" : undefined);
+      const regex = regexPaths && pathType === "ImplementationSpecific";
+      if (regex) {
+        const parsed = pathRegex.parse(raw ?? "");
+        if (!parsed.ok) {
+          problem("InvalidPath", `${where}.path: ${show(raw)} ${parsed.reason} (a path-regex path); path ignored`);
+          continue;
+        }
+      } else if (!isPath(raw)) {
+        problem(
+          "InvalidPath",
+          `${where}.path: ${show(raw)} is not an absolute path of letters, digits and -._~!*+,;=:@/%XX; path ignored`,
+        );
+        continue;
+      }
+      const match: Match = regex ? "regex" : pathType === "Exact" ? "exact" : "prefix";
+      const path = match === "prefix" ? normalizePrefix(raw!) : raw!;
+      const key = `${host} ${path} ${pathType}`;
+      const resolved = resolveApart(ctx, id, ns, hp.backend, `${where}.backend`, annotations, { path, match }, name);
+      steps.push(
+        canary
+          ? { step: "canary", key, where, resolved }
+          : { step: "route", key, host, path, pathType, match, where, resolved },
+      );
+    }
+  }
+  fragment.secrets = [...secrets];
+  return fragment;
+}
+
+/** Reads a key of the annotation table (ours or its legacy alias); an invalid value is a problem. */
+function annotationValue<T>(
+  annotations: Record<string, string>,
+  key: string,
+  problem: Report,
+  tail = "",
+): T | undefined {
+  const read = readAnnotation<T>(annotations, key);
+  if (!read) return undefined;
+  const parsed = read.parsed;
+  if (parsed.ok) return parsed.value;
+  problem("InvalidAnnotation", valueMessage(read.name, read.raw, parsed.reason) + tail);
+  return undefined;
+}
+
+/** `path-regex` through the precedence and risk limit of the backend settings (lib/render/settings.ts). */
+export function pathRegexOn(
+  ctx: Pick<ReadContext, "resolve">,
+  annotations: Record<string, string>,
+  problem: Report,
+): boolean {
+  const r = resolveSetting<boolean>("path-regex", { ...ctx.resolve.layers, ingress: annotations }, {
+    disableRiskAtOrAbove: ctx.resolve.disableRiskAtOrAbove,
+  });
+  for (const p of r.problems) problem("InvalidAnnotation", `${p.message}; ignored`);
+  return r.value === true;
+}
+
+function boolAnnotation(annotations: Record<string, string>, key: string, dflt: boolean, problem: Report): boolean {
+  return annotationValue<boolean>(annotations, key, problem, `; using ${dflt}`) ?? dflt;
+}
+
+/**
+ * The client certificate check an Ingress asks for (`client-cert-ca-secret`, `client-cert-verify`),
+ * or null: none, or its CA Secret is unusable (reported; then no certificate is asked for, and the
+ * routes' `required` check refuses every request: fail closed).
+ */
+function clientCertCheck(
+  ctx: ReadContext,
+  ns: string,
+  annotations: Record<string, string>,
+  problem: Report,
+): ClientCertCheck | null {
+  const name = annotationValue<string>(annotations, "client-cert-ca-secret", problem, "; ignored");
+  if (name === undefined) return null;
+  const verify = annotationValue<"required" | "optional">(annotations, "client-cert-verify", problem, "; ignored") ??
+    "required";
+  ctx.secrets.add(`${ns}/${name}`);
+  const secret = ctx.lookup.secret(ns, name);
+  if (!secret || !tlsSummaryOf(secret).ca) {
+    problem(
+      "InvalidSecret",
+      `annotation ingress-controller.io/client-cert-ca-secret: Secret ${ns}/${name} ` +
+        `${secret ? "has no ca.crt of PEM certificates" : "not found"}; no client certificate is asked for` +
+        (verify === "required" ? " and every request gets 403" : ""),
+    );
+    return null;
+  }
+  return { namespace: ns, name, verify };
+}
+
+function tlsCert(
+  ctx: ReadContext,
+  ns: string,
+  secretName: string | undefined,
+  where: string,
+  problem: Report,
+): Omit<TlsCert, "hosts"> | null {
+  if (secretName === undefined || secretName === "") {
+    problem("MissingSecret", `${where}.secretName is empty; TLS for these hosts is ignored`);
+    return null;
+  }
+  if (!isDns1123Subdomain(secretName)) {
+    problem("InvalidSecretName", `${where}.secretName: ${show(secretName)} is not a valid name; TLS ignored`);
+    return null;
+  }
+  ctx.secrets.add(`${ns}/${secretName}`);
+  const secret = ctx.lookup.secret(ns, secretName);
+  if (!secret) {
+    problem("SecretNotFound", `${where}: Secret ${ns}/${secretName} not found; TLS for these hosts is ignored`);
+    return null;
+  }
+  if (!tlsSummaryOf(secret).valid) {
+    problem(
+      "InvalidSecret",
+      `${where}: Secret ${ns}/${secretName} is not a kubernetes.io/tls Secret with PEM tls.crt and tls.key; ` +
+        `TLS for these hosts is ignored`,
+    );
+    return null;
+  }
+  return { file: `${ns}_${secretName}.pem`, namespace: ns, name: secretName };
+}
