@@ -69,21 +69,23 @@ export function slotOf(proxy: string, name: string): number | null {
 
 /** Cuts `text` into units (see the module header), keeping every byte. */
 export function units(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  let pos = 0;
+  return [...unitsFrom(text, 0)];
+}
+
+/** The units of `text` from `start` (a unit start) on. */
+function* unitsFrom(text: string, start: number): Generator<string> {
+  let pos = start;
   while (pos < text.length) {
     const nl = text.indexOf("\n", pos);
     const end = nl === -1 ? text.length : nl + 1;
     const next = text.charCodeAt(end);
     // The unit ends before a line that starts with something other than white space.
     if (end >= text.length || (next !== 0x20 && next !== 0x09 && next !== 0x0a)) {
-      out.push(text.slice(start, end));
+      yield text.slice(start, end);
       start = end;
     }
     pos = end;
   }
-  return out;
 }
 
 /** The sizes that decide when and how a configuration is split. */
@@ -136,6 +138,94 @@ export function chunks(text: string, target = TARGET_PART_BYTES): string[] {
   return out;
 }
 
+/**
+ * The chunks of each large file split last, with their digests, per proxy and file (the last
+ * CHUNK_MEMO_FILES of them): a change to one Ingress of 10,000 changes one file (a map), and the
+ * others are not cut and hashed again. The renderer hands back the same string for an unchanged
+ * file, which compares at once; an equal copy is compared once.
+ */
+const chunkMemo = new Map<string, { text: string; target: number; chunks: readonly ChunkOf[] }>();
+const CHUNK_MEMO_FILES = 64;
+
+type ChunkOf = Omit<Part, "name">;
+
+function hashedChunks(key: string, text: string, target: number): readonly ChunkOf[] {
+  const hit = chunkMemo.get(key);
+  chunkMemo.delete(key); // most recently used last
+  if (hit && hit.target === target && hit.text === text) {
+    chunkMemo.set(key, hit);
+    return hit.chunks;
+  }
+  const out = hit && hit.target === target
+    ? rechunk(hit.text, hit.chunks, text, target)
+    : chunks(text, target).map((content) => ({ content, sha256: sha256Hex(content) }));
+  chunkMemo.set(key, { text, target, chunks: out });
+  if (chunkMemo.size > CHUNK_MEMO_FILES) chunkMemo.delete(chunkMemo.keys().next().value!);
+  return out;
+}
+
+/**
+ * The chunks of `text` as `chunks` would cut it, given the chunks of `before`: a chunk depends only
+ * on where it starts and the units from there, so the chunks before the first difference are kept,
+ * cutting starts again at the chunk that holds it, and stops once a cut falls where one fell in
+ * `before` past the last difference (the rest is the same). Only new chunks are hashed. A cut is
+ * decided by the unit after it: the chunk before the one holding the difference is cut again too.
+ */
+export function rechunk(
+  before: string,
+  old: readonly ChunkOf[],
+  text: string,
+  target = TARGET_PART_BYTES,
+): ChunkOf[] {
+  const fresh = (t: string) => chunks(t, target).map((content) => ({ content, sha256: sha256Hex(content) }));
+  // Cuts inside an oversized unit are at fixed offsets, not unit starts: cut everything again.
+  if (old.some((c) => c.content.length >= MAX_PART_BYTES)) return fresh(text);
+  let first = 0;
+  const common = Math.min(before.length, text.length);
+  while (first < common && before.charCodeAt(first) === text.charCodeAt(first)) first++;
+  if (first === before.length && first === text.length) return [...old];
+  let tail = 0; // length of the common suffix, not overlapping the common prefix
+  while (
+    tail < common - first &&
+    before.charCodeAt(before.length - 1 - tail) === text.charCodeAt(text.length - 1 - tail)
+  ) tail++;
+  // Keep the chunks that end before the first difference.
+  const out: ChunkOf[] = [];
+  let start = 0;
+  let i = 0;
+  while (i < old.length && start + old[i].content.length < first) {
+    out.push(old[i]);
+    start += old[i].content.length;
+    i++;
+  }
+  // The cut after the last kept chunk was decided by the unit after it, which may have changed.
+  if (i > 0) {
+    start -= out.pop()!.content.length;
+    i--;
+  }
+  // Old chunk starts past the last difference, as positions in `text`.
+  const shift = text.length - before.length;
+  const resume = new Map<number, number>();
+  for (let k = i, at = start; k < old.length; at += old[k].content.length, k++) {
+    if (at >= before.length - tail) resume.set(at + shift, k);
+  }
+  let current = "";
+  let pos = start;
+  for (const unit of unitsFrom(text, start)) {
+    if (current && (boundaryBefore(unit, target) || current.length + unit.length > MAX_PART_BYTES)) {
+      out.push({ content: current, sha256: sha256Hex(current) });
+      current = "";
+      const k = resume.get(pos);
+      if (k !== undefined) return [...out, ...old.slice(k)];
+    }
+    if (unit.length > MAX_PART_BYTES) return fresh(text);
+    current += unit;
+    pos += unit.length;
+  }
+  if (current) out.push({ content: current, sha256: sha256Hex(current) });
+  return out;
+}
+
 function byteSize(files: Readonly<Record<string, string>>): number {
   let n = 0;
   for (const v of Object.values(files)) n += v.length;
@@ -166,8 +256,7 @@ export function splitConfig(
       continue;
     }
     index[file] = [];
-    for (const content of chunks(text, limits.targetPart)) {
-      const sha256 = sha256Hex(content);
+    for (const { content, sha256 } of hashedChunks(`${proxy}\0${file}`, text, limits.targetPart)) {
       index[file].push({ name: "", sha256 });
       planned.push({ sha256, content });
     }

@@ -8,6 +8,8 @@ import {
   PARTS_KEY,
   type ReadPart,
   readPart,
+  rechunk,
+  sha256Hex,
   splitConfig,
   type SplitResult,
   units,
@@ -139,4 +141,37 @@ Deno.test("the proxy's cache reads only parts it does not hold, and reports raci
   const stale = await fresh.assemble(second.head);
   assert.ok("missing" in stale && stale.missing.length >= 1);
   assert.deepEqual(await fresh.assemble(third.head), { files: { "haproxy.cfg": backends(10_000, 9000) } });
+});
+
+Deno.test("rechunk: after random edits of a map and of a configuration, the same chunks as cutting the whole text", () => {
+  // A deterministic generator: the same edits each run.
+  let seed = 12345;
+  const rand = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  const mapLines = Array.from({ length: 3000 }, (_, i) => `h${i}.example/ be_apps_s${i}_80\n`);
+  const config = Array.from(
+    { length: 600 },
+    (_, i) => `backend be_${i}\n    balance roundrobin\n    server s1 0.0.0.0:0 disabled\n\n`,
+  );
+  for (const [lines, target] of [[mapLines, 4096], [config, 2048]] as const) {
+    const items = [...lines];
+    let before = items.join("");
+    let old = chunks(before, target).map((content) => ({ content, sha256: sha256Hex(content) }));
+    for (let e = 0; e < 150; e++) {
+      const at = rand(items.length);
+      const kind = rand(4);
+      if (kind === 0) items.splice(at, 1);
+      else if (kind === 1) items.splice(at, 0, `n${e}.example/ be_apps_new_${e}\n`);
+      else if (kind === 2) items[at] = items[at].replace(/be_/, "be_x");
+      else items.splice(at, 3, ...items.slice(at, at + 3).reverse());
+      const text = items.join("");
+      const got = rechunk(before, old, text, target);
+      const want = chunks(text, target);
+      assert.deepEqual(got.map((c) => c.content), want, `edit ${e} (${kind} at ${at})`);
+      for (const c of got) assert.equal(c.sha256, sha256Hex(c.content));
+      [before, old] = [text, got];
+    }
+  }
 });
