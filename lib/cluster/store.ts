@@ -11,6 +11,11 @@ export class Store<T extends KubeObject = KubeObject> {
   #items = new Map<string, T>();
   #indexers = new Map<string, IndexFunc<T>>();
   #indices = new Map<string, Map<string, Set<string>>>();
+  /**
+   * byIndex answers, kept until an object of that index value changes: the model asks for the
+   * EndpointSlices of every Service of a proxy on each change, and the answer is compared by identity.
+   */
+  #answers = new Map<string, Map<string, readonly T[]>>();
 
   /** Adds an indexer; existing objects are indexed at once. */
   addIndexer(name: string, fn: IndexFunc<T>): void {
@@ -36,11 +41,15 @@ export class Store<T extends KubeObject = KubeObject> {
     return this.#items.size;
   }
 
-  /** Objects whose indexer `name` produced `value`. */
-  byIndex(name: string, value: string): T[] {
+  /** Objects whose indexer `name` produced `value` (the same array until one of them changes; do not modify it). */
+  byIndex(name: string, value: string): readonly T[] {
     const keys = this.#indices.get(name)?.get(value);
     if (!keys) return [];
-    return [...keys].map((k) => this.#items.get(k)!).filter(Boolean);
+    let answers = this.#answers.get(name);
+    if (!answers) this.#answers.set(name, answers = new Map());
+    let answer = answers.get(value);
+    if (!answer) answers.set(value, answer = [...keys].map((k) => this.#items.get(k)!).filter(Boolean));
+    return answer;
   }
 
   /** Stores `obj`, returns the object it replaced. */
@@ -51,7 +60,10 @@ export class Store<T extends KubeObject = KubeObject> {
     this.#items.set(key, obj);
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name)!;
-      for (const v of fn(obj)) addTo(index, v, key);
+      for (const v of fn(obj)) {
+        addTo(index, v, key);
+        this.#answers.get(name)?.delete(v);
+      }
     }
     return old;
   }
@@ -72,6 +84,7 @@ export class Store<T extends KubeObject = KubeObject> {
         const set = index.get(v);
         set?.delete(key);
         if (set?.size === 0) index.delete(v);
+        this.#answers.get(name)?.delete(v);
       }
     }
   }

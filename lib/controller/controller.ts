@@ -30,9 +30,11 @@ import {
   type ClusterLookup,
   configMapData,
   loadTemplates,
+  ModelMemo,
   type Problem,
   render,
   type Rendered,
+  RenderMemo,
   summarizedSecret,
   type Templates,
   tlsSummaryOf,
@@ -242,6 +244,12 @@ class Controller {
   #global: Informer;
   /** Ingress uid → the signature of the nginx annotations last reported, so each is reported once. */
   #nginxReported = new Map<string, string>();
+  /** Each Ingress object as translated from its nginx annotations (computed once per object). */
+  #translations = new WeakMap<KubeObject, KubeObject>();
+  /** Per group: the Ingress fragments kept between models (lib/render/ingress_reading.ts). */
+  #memos = new Map<GroupKey, ModelMemo>();
+  /** Per group: what render keeps between renders (lib/render/render.ts). */
+  #renderMemos = new Map<GroupKey, RenderMemo>();
   /** `namespace/name` of the default certificate Secrets in use: a change re-renders every group. */
   #defaultCerts = new Set<string>();
   #services: Informer;
@@ -698,6 +706,8 @@ class Controller {
     const { members, leaving } = this.#servedIngresses(group);
     if (members.length === 0 && leaving.length === 0) {
       this.#validated.delete(group);
+      this.#memos.delete(group);
+      this.#renderMemos.delete(group);
       const removed = await this.#remove(group, new Set());
       this.#release(group, []);
       return removed ? "removed" : "unchanged";
@@ -706,7 +716,7 @@ class Controller {
     if (gs === null) return "waiting";
     const restrictTo = this.settings.restrictToOperatorNamespace ? this.settings.operatorNamespace : null;
     let ingresses = [...members, ...leaving];
-    const build = (list: readonly KubeObject[]) => this.#build(list, gs, restrictTo);
+    const build = (list: readonly KubeObject[]) => this.#build(group, list, gs, restrictTo);
     const phases = new PhaseTimer();
     let built = build(ingresses);
     phases.lap("modelMs");
@@ -722,7 +732,7 @@ class Controller {
       }
       return "invalid";
     }
-    let rendered = render(built.model, this.templates, gs.proxy);
+    let rendered = render(built.model, this.templates, gs.proxy, this.#renderMemo(group));
     let data = configMapData(rendered);
     this.#counts.renders++;
     renders.inc();
@@ -1036,16 +1046,25 @@ class Controller {
    * The model of `list`: in ingress-nginx compatibility mode, each Ingress's nginx annotations are
    * first written as ours (lib/nginx/convert.ts), and the ones not applied are reported once.
    */
-  #build(list: readonly KubeObject[], gs: GroupSettings, restrictTo: string | null): BuildResult {
+  #build(group: GroupKey, list: readonly KubeObject[], gs: GroupSettings, restrictTo: string | null): BuildResult {
     const defaultClass = this.#defaultClass();
     const translated = list.map((ing) => this.#nginxCompat(ing, gs, defaultClass) ? this.#translated(ing) : ing);
+    let memo = this.#memos.get(group);
+    if (!memo) this.#memos.set(group, memo = new ModelMemo());
     return buildModel({
+      memo,
       ingresses: translated as V1Ingress[],
       lookup: this.#lookup,
       namespace: restrictTo,
       layers: { global: gs.global.annotations, class: gs.classValues },
       disableRiskAtOrAbove: gs.global.annotationRiskLimit,
     });
+  }
+
+  #renderMemo(group: GroupKey): RenderMemo {
+    let memo = this.#renderMemos.get(group);
+    if (!memo) this.#renderMemos.set(group, memo = new RenderMemo());
+    return memo;
   }
 
   /** Compatibility mode for `ing`: its group's setting, or (dedicated proxies) its class's controller. */
@@ -1057,6 +1076,8 @@ class Controller {
   }
 
   #translated(ing: KubeObject): KubeObject {
+    const done = this.#translations.get(ing);
+    if (done) return done;
     const { rows, annotations } = translateIngress(ing);
     const ignored = rows.filter((r) => r.verdict === "unsupported" || r.verdict === "refused");
     const signature = `${ing.metadata.uid}|${JSON.stringify(ignored)}`;
@@ -1071,8 +1092,11 @@ class Controller {
         );
       }
     }
-    if (Object.keys(annotations).length === 0) return ing;
-    return { ...ing, metadata: { ...ing.metadata, annotations: { ...ing.metadata.annotations, ...annotations } } };
+    const translated = Object.keys(annotations).length === 0
+      ? ing
+      : { ...ing, metadata: { ...ing.metadata, annotations: { ...ing.metadata.annotations, ...annotations } } };
+    this.#translations.set(ing, translated);
+    return translated;
   }
 
   #cache(r: ResourceType): Informer {

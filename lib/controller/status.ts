@@ -23,9 +23,22 @@ export function loadBalancerOf(service: KubeObject | undefined): LoadBalancerIng
   return ips.filter((ip) => ip && ip !== "None").map((ip) => ({ ip }));
 }
 
+/** The load-balancer points as compared: order kept, absent fields as "". */
+function norm(l: readonly any[]): string {
+  return JSON.stringify(l.map((p) => ({ ip: p.ip ?? "", hostname: p.hostname ?? "" })));
+}
+
+/**
+ * What each Ingress object (and each wanted list) shows, computed once per object: the controller's
+ * cache hands out one object until it changes, and a publish at 10,000 Ingresses compares all of them.
+ */
+const shown = new WeakMap<KubeObject | readonly LoadBalancerIngress[], string>();
+
 /** Whether the ingress already shows `want`. */
-export function statusMatches(ingress: KubeObject, want: LoadBalancerIngress[]): boolean {
-  const have: any[] = ingress.status?.loadBalancer?.ingress ?? [];
-  const norm = (l: any[]) => JSON.stringify(l.map((p) => ({ ip: p.ip ?? "", hostname: p.hostname ?? "" })));
-  return norm(have) === norm(want);
+export function statusMatches(ingress: KubeObject, want: readonly LoadBalancerIngress[]): boolean {
+  let have = shown.get(ingress);
+  if (have === undefined) shown.set(ingress, have = norm(ingress.status?.loadBalancer?.ingress ?? []));
+  let wanted = shown.get(want);
+  if (wanted === undefined) shown.set(want, wanted = norm(want));
+  return have === wanted;
 }
