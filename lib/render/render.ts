@@ -86,6 +86,8 @@ type ViewBackend = View["backends"][number];
  */
 export class RenderMemo {
   readonly views = new WeakMap<Backend, ViewBackend>();
+  /** The view of each backend name seen last: a re-read backend that came out the same keeps it. */
+  readonly named = new Map<string, ViewBackend>();
   last: { backends: readonly ViewBackend[]; rest: string; config: string } | null = null;
 }
 
@@ -118,14 +120,7 @@ export function buildView(
     hasTls,
     httpsRedirect,
     passthrough: (model.passthrough ?? []).length > 0,
-    backends: model.backends.map((b) => {
-      let view = memo?.views.get(b);
-      if (!view) {
-        view = backendView(b);
-        memo?.views.set(b, view);
-      }
-      return view;
-    }),
+    backends: memo ? memoViews(memo, model.backends) : model.backends.map(backendView),
     canaryLines: canaryLines((model.canaries ?? []).map((c) => ({
       ...c,
       main: checkName(c.main),
@@ -145,6 +140,29 @@ export function buildView(
     luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth), pageBackends.length > 0),
     errorPages: errorPagesRouting(pageBackends.map((b) => b.fallback!)),
   };
+}
+
+/**
+ * The backends' views, the same objects as before for backends that are the same objects or came
+ * out the same (a changed Ingress is read again and gets new Backend objects).
+ */
+function memoViews(memo: RenderMemo, backends: readonly Backend[]): ViewBackend[] {
+  const out = backends.map((b) => {
+    let view = memo.views.get(b);
+    if (view) return view;
+    view = backendView(b);
+    const was = memo.named.get(view.name);
+    if (was && JSON.stringify(was) === JSON.stringify(view)) view = was;
+    else memo.named.set(view.name, view);
+    memo.views.set(b, view);
+    return view;
+  });
+  // Names of backends gone are dropped now and then, not on every render.
+  if (memo.named.size > 2 * out.length + 64) {
+    memo.named.clear();
+    for (const v of out) memo.named.set(v.name, v);
+  }
+  return out;
 }
 
 /** A backend as the templates see it: what its settings set, its slot lines. */
