@@ -246,6 +246,11 @@ class Controller {
   #nginxReported = new Map<string, string>();
   /** Each Ingress object as translated from its nginx annotations (computed once per object). */
   #translations = new WeakMap<KubeObject, KubeObject>();
+  /**
+   * The key of each cached Ingress object, made once: at 10,000 Ingresses a publish looks each one
+   * up several times, and a key made anew must be hashed anew each time.
+   */
+  #keys = new WeakMap<KubeObject, string>();
   /** Per group: the Ingress fragments kept between models (lib/render/ingress_reading.ts). */
   #memos = new Map<GroupKey, ModelMemo>();
   /** Per group: what render keeps between renders (lib/render/render.ts). */
@@ -392,6 +397,11 @@ class Controller {
       if (r) users(r);
     };
     this.#slices.on({ onAdd: onSlice, onUpdate: (_, o) => onSlice(o), onDelete: onSlice });
+    // Whatever the model may read changed: kept fragments check what they read (lib/render/ingress_reading.ts).
+    const bump = () => void this.#lookupGeneration++;
+    for (const informer of [this.#services, this.#slices, this.#secrets, this.#opaqueSecrets]) {
+      informer.on({ onAdd: bump, onUpdate: bump, onDelete: bump });
+    }
     const onSecret = (o: KubeObject) => {
       const ref = secretRef(o.metadata.namespace!, o.metadata.name);
       if (this.#defaultCerts.has(`${o.metadata.namespace}/${o.metadata.name}`)) this.#requeueAll();
@@ -642,7 +652,11 @@ class Controller {
     );
   }
 
+  /** Counts the changes of the objects #lookup hands out (ClusterLookup.generation). */
+  #lookupGeneration = 0;
+
   #lookup: ClusterLookup = {
+    generation: () => this.#lookupGeneration,
     service: (ns, name) => this.#services.store.get(`${ns}/${name}`) as any,
     endpointSlices: (ns, svc) => this.#slices.store.byIndex("service", serviceRef(ns, svc)) as any,
     secret: (ns, name) =>
@@ -709,7 +723,7 @@ class Controller {
       this.#memos.delete(group);
       this.#renderMemos.delete(group);
       const removed = await this.#remove(group, new Set());
-      this.#release(group, []);
+      this.#release(group, new Set());
       return removed ? "removed" : "unchanged";
     }
     const gs = this.#groupSettings(group);
@@ -785,15 +799,15 @@ class Controller {
     // Objects this group no longer needs (e.g. a Role for Secrets of a namespace it left).
     await this.#remove(group, new Set(desired.map((d) => objKey(d.resource, d.object))));
     phases.lap("writeMs");
-    const served = new Set(ingresses.map(keyOf));
-    this.#release(group, [...served]);
+    const served = new Set(ingresses.map((i) => this.#key(i)));
+    this.#release(group, served);
     // Status writes are independent: a few at a time, so a class of thousands of ingresses
     // gets its addresses in seconds and the next change is not queued behind them.
     // Only ingresses whose status differs (or that are moving here) get a job: at 10,000 members,
     // queueing one per member on every change cost more than the change itself.
     const want = this.#wantedStatus(group, target, proxyService);
     for (const ing of ingresses) {
-      const key = keyOf(ing);
+      const key = this.#key(ing);
       if (this.#groups.groupOf(key) !== group) continue;
       if (!this.#handovers.has(key) && (want.length === 0 || statusMatches(ing, want))) {
         this.#served.set(key, group);
@@ -823,10 +837,9 @@ class Controller {
    * After `group` published a configuration serving exactly `served`: the ingresses it served
    * before and no longer does are handed over (or, if no group handles them, lose their status).
    */
-  #release(group: GroupKey, served: readonly string[]): void {
-    const now = new Set(served);
+  #release(group: GroupKey, served: ReadonlySet<string>): void {
     for (const k of [...this.#served.members(group)]) {
-      if (now.has(k)) continue;
+      if (served.has(k)) continue;
       this.#served.set(k, null);
       const h = this.#handovers.get(k);
       if (h?.from === group) {
@@ -1061,6 +1074,12 @@ class Controller {
     });
   }
 
+  #key(ing: KubeObject): string {
+    let key = this.#keys.get(ing);
+    if (key === undefined) this.#keys.set(ing, key = keyOf(ing));
+    return key;
+  }
+
   #renderMemo(group: GroupKey): RenderMemo {
     let memo = this.#renderMemos.get(group);
     if (!memo) this.#renderMemos.set(group, memo = new RenderMemo());
@@ -1072,7 +1091,7 @@ class Controller {
     if (gs.nginxCompat) return true;
     const cls = ingressClassOf(ing, defaultClass);
     return cls !== null && this.#classes?.store.get(cls)?.spec?.controller === NGINX_CONTROLLER &&
-      !sharedClassOf(this.#groups.groupOf(keyOf(ing)) ?? "");
+      !sharedClassOf(this.#groups.groupOf(this.#key(ing)) ?? "");
   }
 
   #translated(ing: KubeObject): KubeObject {

@@ -84,6 +84,8 @@ interface Kept {
   /** The settings layers, the risk limit and the model options the fragment was read with. */
   env: string;
   reads: Read[];
+  /** The lookup's generation when the reads were last found unchanged (ClusterLookup.generation). */
+  generation: number | null;
 }
 
 /**
@@ -110,22 +112,29 @@ function sameRead(lookup: ClusterLookup, r: Read): boolean {
   }
 }
 
-/** A lookup that notes what it hands out. */
+/** A lookup that notes what it hands out (each object once). */
 function recording(lookup: ClusterLookup, reads: Read[]): ClusterLookup {
+  const seen = new Set<string>();
+  const note = (r: Read) => {
+    const key = `${r.kind} ${r.ns}/${r.name}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    reads.push(r);
+  };
   return {
     service(ns, name) {
       const got = lookup.service(ns, name);
-      reads.push({ kind: "service", ns, name, got });
+      note({ kind: "service", ns, name, got });
       return got;
     },
     endpointSlices(ns, name) {
       const got = lookup.endpointSlices(ns, name);
-      reads.push({ kind: "slices", ns, name, got });
+      note({ kind: "slices", ns, name, got });
       return got;
     },
     secret(ns, name) {
       const got = lookup.secret(ns, name);
-      reads.push({ kind: "secret", ns, name, got });
+      note({ kind: "secret", ns, name, got });
       return got;
     },
   };
@@ -140,11 +149,18 @@ export function fragmentOf(
   memo: ModelMemo | undefined,
 ): IngressFragment {
   if (!memo) return readIngress(ctx, ing, namespace);
+  const generation = ctx.lookup.generation?.() ?? null;
   const kept = memo.kept.get(ing);
-  if (kept && kept.env === env && kept.reads.every((r) => sameRead(ctx.lookup, r))) return kept.fragment;
+  if (
+    kept && kept.env === env &&
+    ((generation !== null && kept.generation === generation) || kept.reads.every((r) => sameRead(ctx.lookup, r)))
+  ) {
+    kept.generation = generation;
+    return kept.fragment;
+  }
   const reads: Read[] = [];
   const fragment = readIngress({ ...ctx, lookup: recording(ctx.lookup, reads) }, ing, namespace);
-  memo.kept.set(ing, { fragment, env, reads });
+  memo.kept.set(ing, { fragment, env, reads, generation });
   return fragment;
 }
 

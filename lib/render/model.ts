@@ -156,6 +156,12 @@ export interface ClusterLookup {
   endpointSlices(namespace: string, service: string): readonly V1EndpointSlice[];
   /** A full Secret or the summary the controller caches (lib/render/tls_secret.ts): only its verdict is read. */
   secret(namespace: string, name: string): SecretLike | undefined;
+  /**
+   * A number that changes whenever any object this lookup can hand out changes (the controller's
+   * caches count their events). With a ModelMemo, kept fragments are then taken without looking
+   * up what they read again while it stays the same.
+   */
+  generation?(): number;
 }
 
 export interface ModelInput {
