@@ -598,21 +598,23 @@ function passthroughBackends(
   };
 }
 
-/** The backends something routes to (a canary's main route leaves its former backend unused). */
+/** The backends something routes to (a canary's main route leaves its former backend unused), unsorted. */
 function usedBackends(
   ctx: ReadContext,
   routes: Map<string, Route>,
   canaries: CanaryRule[],
   defaultBackend: { name: string } | null,
 ): Backend[] {
-  const used = new Set([...routes.values()].map((r) => r.backend));
+  const used = new Set<string>();
+  for (const r of routes.values()) used.add(r.backend);
   for (const c of canaries) used.add(c.canary);
   if (defaultBackend) used.add(defaultBackend.name);
-  for (const name of [...used]) {
-    const fallback = ctx.backends.get(name)?.fallback;
-    if (fallback) used.add(fallback);
-  }
-  return [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));
+  const fallbacks: string[] = [];
+  for (const b of ctx.backends.values()) if (b.fallback && used.has(b.name)) fallbacks.push(b.fallback);
+  for (const f of fallbacks) used.add(f);
+  const out: Backend[] = [];
+  for (const b of ctx.backends.values()) if (used.has(b.name)) out.push(b);
+  return out;
 }
 
 function hostRank(host: string): number {
