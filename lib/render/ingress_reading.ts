@@ -166,7 +166,8 @@ export function fragmentOf(
   return fragment;
 }
 
-function idOf(i: { metadata?: { namespace?: string; name?: string } }): string {
+/** `namespace/name` of an Ingress, as problems and routes name it. */
+export function idOf(i: { metadata?: { namespace?: string; name?: string } }): string {
   return `${i.metadata?.namespace ?? ""}/${i.metadata?.name ?? ""}`;
 }
 

@@ -46,7 +46,7 @@ import { type BackendSettings, DEFAULT_SETTINGS, type ResolveContext, settingsHa
 import type { SecretLike } from "./tls_secret.ts";
 import { memoBackendSettings } from "./settings_memo.ts";
 import { type ReadContext, type Report, SERVICE_NAME_LABEL } from "./backend_resolve.ts";
-import { fragmentOf, type IngressFragment, ModelMemo, pathRegexOn, type Resolved } from "./ingress_reading.ts";
+import { fragmentOf, idOf, type IngressFragment, ModelMemo, pathRegexOn, type Resolved } from "./ingress_reading.ts";
 import { cmp, show } from "./show.ts";
 
 export { ModelMemo, SERVICE_NAME_LABEL };
@@ -226,10 +226,6 @@ function timestampOf(i: V1Ingress): number {
   const t = i.metadata?.creationTimestamp as unknown;
   const ms = t instanceof Date ? t.getTime() : typeof t === "string" ? Date.parse(t) : NaN;
   return Number.isFinite(ms) ? ms : Number.MAX_SAFE_INTEGER;
-}
-
-function idOf(i: { metadata?: { namespace?: string; name?: string } }): string {
-  return `${i.metadata?.namespace ?? ""}/${i.metadata?.name ?? ""}`;
 }
 
 interface SortKey {
