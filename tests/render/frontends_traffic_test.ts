@@ -248,11 +248,15 @@ Deno.test("ssl-passthrough: the TLS backend's own certificate reaches the client
     // one access log line per passed-through connection, from the SNI frontend (the others' requests: https)
     const logged = async () =>
       (await output()).split("\n").filter((l) => l.includes(`"frontend":"https_sni"`)).map((l) => JSON.parse(l));
-    for (let i = 0; i < 100 && (await logged()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    // haproxy writes its log lines as the connections end: wait (bounded) for both frontends' lines
+    const webLine = `"frontend":"https","method":"GET","host":"web.example.com"`;
+    for (let i = 0; i < 100 && ((await logged()).length < 2 || !(await output()).includes(webLine)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const lines = await logged();
     assert.ok(lines.every((l) => l.backend === "be_default_secure_443_tcp"), JSON.stringify(lines));
     assert.deepEqual(lines.map((l) => l.sni).sort().slice(0, 2), ["pass.example.com", "pass.example.com"]);
-    assert.ok((await output()).includes(`"frontend":"https","method":"GET","host":"web.example.com"`));
+    assert.ok((await output()).includes(webLine));
     // a reload hands the port and the local socket over to the new worker
     await reload();
     assert.equal((await tlsGet(https, "pass.example.com", backendCa.certPem)).body.name, "secure");
