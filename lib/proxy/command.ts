@@ -51,8 +51,11 @@ export type { ProxySettings };
 
 /** Test and embedding hooks; the CLI passes none. */
 export interface RunProxyHooks {
-  /** Called after every apply attempt. */
-  onApply?: (result: ApplyResult) => void;
+  /**
+   * Called after every apply attempt; `eventAt` is the `performance.now()` of the first watch event
+   * (or retry) this apply answers.
+   */
+  onApply?: (result: ApplyResult, timing: { eventAt: number }) => void;
   /** Called when the ConfigMap or a Secret cannot be used (nothing is applied; the last good config serves). */
   onProblem?: (message: string) => void;
   /** Called once HAProxy and the watches run, with the parts a test may inspect. */
@@ -190,6 +193,8 @@ class ProxyRuntime {
   /** htpasswd refusals already logged (bounded: cleared when it grows). */
   #warned = new Set<string>();
   #dirty = false;
+  /** When the first event not yet answered by a reconcile came (performance.now()). */
+  #eventAt: number | null = null;
   #loop: Promise<void> | null = null;
   #stopped = false;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -308,12 +313,15 @@ class ProxyRuntime {
   #kick(): void {
     if (this.#stopped) return;
     this.#dirty = true;
+    this.#eventAt ??= performance.now();
     this.#loop ??= (async () => {
       try {
         while (this.#dirty && !this.#stopped) {
           this.#dirty = false;
+          const eventAt = this.#eventAt ?? performance.now();
+          this.#eventAt = null;
           try {
-            await this.#reconcile();
+            await this.#reconcile(eventAt);
           } catch (err) {
             this.#problem("proxy reconcile failed", { error: (err as Error).message });
             this.#scheduleRetry("reconcile failed");
@@ -345,7 +353,7 @@ class ProxyRuntime {
     return null;
   }
 
-  async #reconcile(): Promise<void> {
+  async #reconcile(eventAt: number): Promise<void> {
     let desired = await this.#desiredState();
     let restartingLastGood = false;
     if (!desired || (this.#refused && sameState(this.#refused, desired))) {
@@ -368,7 +376,7 @@ class ProxyRuntime {
       this.#unapplied = `the accepted configuration is not running: ${result.stage} failed: ${result.error}`;
       this.#scheduleRetry(`${result.stage} failed`);
     }
-    this.hooks.onApply?.(result);
+    this.hooks.onApply?.(result, { eventAt });
   }
 
   /**
