@@ -36,7 +36,9 @@ import {
   updateMap,
 } from "./runtime_changes.ts";
 import { isHost } from "../render/patterns.ts";
-import { MAP_FILES, type MapFile, mapLines } from "../render/maps.ts";
+import { MAP_FILES, type MapFile } from "../render/maps.ts";
+import type { ReadPart } from "../transport/parts.ts";
+import { CheckedMap } from "./map_state.ts";
 import { oneLine } from "../errors.ts";
 
 /** What the ConfigMap and Secrets say HAProxy should run. */
@@ -49,6 +51,13 @@ export interface DesiredState {
   readonly userlists?: string;
   /** The routing map files (lib/render/maps.ts) by name; a missing one is empty. */
   readonly maps?: ReadonlyMap<MapFile, string>;
+  /**
+   * The parts each file that travelled in parts was joined from, in order (docs/config-transport.md;
+   * each part's digest computed from its content when it was read). Two states whose file has the
+   * same part list have the same text, which is then not compared; and a map's changed lines are
+   * in its changed parts.
+   */
+  readonly parts?: ReadonlyMap<string, readonly ReadPart[]>;
 }
 
 export type ApplyKind = "none" | "runtime" | "reload" | "start";
@@ -161,12 +170,15 @@ export class Applier {
           for (const file of [...certs.changed, ...certs.added.map((e) => e.file)]) {
             await writeFileAtomic(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600, ...fast });
           }
-          for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file), fast);
+          // Files known to change are not read back to be compared first.
+          const changed = { ...fast, compare: false };
+          for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file), changed);
           // Unchanged files are not even read back (a 10,000-ingress haproxy.cfg is about 2 MB).
           if (next.crtList !== last.crtList) {
             await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList, fast);
           }
-          if (next.config !== last.config) await writeFileAtomic(this.#h.configPath, next.config, fast);
+          if (!sameText(last, next, "haproxy.cfg")) await writeFileAtomic(this.#h.configPath, next.config, changed);
+          for (const file of plan.maps) plan.mapDiffs.get(file)!.commit();
           [this.#last, this.#lastLines] = [next, lines];
           if (certs.removed.length > 0) await this.#removeStalePems(next);
           const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
@@ -207,7 +219,9 @@ export class Applier {
         await addCrtListLine(socket, crtList, path(e.file), e.sni);
       }
       for (const file of plan.maps) {
-        await updateMap(socket, path(file), this.#lastLines.get(file) ?? [], lines.get(file)!);
+        const diff = (this.#lastLines.get(file) ?? CheckedMap.EMPTY).diff(lines.get(file)!);
+        plan.mapDiffs.set(file, diff);
+        await updateMap(socket, path(file), diff, () => lines.get(file)!.lines());
       }
       for (const file of plan.certs.removed) await removeCert(socket, crtList, path(file), true);
     } catch (err) {
@@ -353,20 +367,31 @@ export class Applier {
 
 /** True when `a` and `b` ask for the same files. */
 export function sameState(a: DesiredState, b: DesiredState): boolean {
-  return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems) &&
+  return sameText(a, b, "haproxy.cfg") && a.crtList === b.crtList && samePems(a.pems, b.pems) &&
     (a.userlists ?? "") === (b.userlists ?? "") &&
-    MAP_FILES.every((f) => mapOf(a, f) === mapOf(b, f));
+    MAP_FILES.every((f) => sameText(a, b, f));
 }
 
 function mapOf(s: DesiredState, file: MapFile): string {
   return s.maps?.get(file) ?? "";
 }
 
-type MapFileLines = ReadonlyMap<MapFile, readonly string[]>;
+/**
+ * True when `a` and `b` have the same `file` (haproxy.cfg or a map): for two files joined from
+ * parts, the same part list (digests of the content read); else the same text.
+ */
+function sameText(a: DesiredState, b: DesiredState, file: "haproxy.cfg" | MapFile): boolean {
+  const [pa, pb] = [a.parts?.get(file), b.parts?.get(file)];
+  if (pa && pb && pa.length === pb.length && pa.every((p, i) => p.sha256 === pb[i].sha256)) return true;
+  return file === "haproxy.cfg" ? a.config === b.config : mapOf(a, file) === mapOf(b, file);
+}
+
+type MapFileLines = ReadonlyMap<MapFile, CheckedMap>;
 
 /**
  * The checked lines of each map file of `s`, or why one cannot be used (lib/render/maps.ts's
- * MAP_LINE). A file with the same text as in `known.state` reuses its checked lines.
+ * MAP_LINE). A file the same as in `known.state` reuses its checked lines; a changed one has only
+ * the lines that were not there checked (lib/proxy/map_state.ts).
  */
 function mapFileLines(
   s: DesiredState,
@@ -376,10 +401,9 @@ function mapFileLines(
     if (!(MAP_FILES as readonly string[]).includes(file)) return `unknown map ${file}`;
   }
   const lines = (file: MapFile) => {
-    const before = known?.lines.get(file);
-    if (!known || !before) return mapLines(file, mapOf(s, file));
-    // Unchanged: as checked before. Changed: only the lines that were not there are checked.
-    return mapOf(known.state, file) === mapOf(s, file) ? before : mapLines(file, mapOf(s, file), new Set(before));
+    const before = known?.lines.get(file) ?? null;
+    if (before && sameText(known!.state, s, file)) return before;
+    return CheckedMap.of(file, mapOf(s, file), s.parts?.get(file), before);
   };
   try {
     return new Map(MAP_FILES.map((file) => [file, lines(file)]));
@@ -399,6 +423,8 @@ export interface RuntimePlan {
   slots: SlotPlan;
   /** Map files whose content changed. */
   maps: MapFile[];
+  /** Their changes as sent (committed once the whole plan ran). */
+  mapDiffs: Map<MapFile, ReturnType<CheckedMap["diff"]>>;
   certs: CertChanges;
 }
 
@@ -451,7 +477,7 @@ function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknow
  */
 export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan | null {
   // The same haproxy.cfg (a route-only or certificate change): no slot to compare.
-  const sameConfig = last.config === next.config;
+  const sameConfig = sameText(last, next, "haproxy.cfg");
   if (!sameConfig && skeleton(last.config) !== skeleton(next.config)) return null;
   // users are read with the configuration: a changed htpasswd Secret is a reload
   if ((last.userlists ?? "") !== (next.userlists ?? "")) return null;
@@ -467,7 +493,8 @@ export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan
   if (!slots) return null;
   return {
     slots,
-    maps: MAP_FILES.filter((f) => mapOf(last, f) !== mapOf(next, f)),
+    maps: MAP_FILES.filter((f) => !sameText(last, next, f)),
+    mapDiffs: new Map(),
     certs,
   };
 }

@@ -37,7 +37,7 @@ import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { Informer } from "../cluster/informer.ts";
 import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
 import { PartCache } from "../transport/part_cache.ts";
-import { PART_DATA_KEY, PARTS_KEY } from "../transport/parts.ts";
+import { PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
 import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
 import { parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
@@ -181,6 +181,11 @@ function processStopSignal(): AbortSignal {
     for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.removeSignalListener(sig, onSignal);
   });
   return ctl.signal;
+}
+
+/** True when `text` is only white space; looked for in its parts when it has some (a joined 2 MB text is not scanned). */
+function blank(text: string, parts: readonly ReadPart[] | undefined): boolean {
+  return parts ? !parts.some((p) => /\S/.test(p.content)) : text.trim() === "";
 }
 
 /** The watch → desired state → apply loop of one proxy. */
@@ -395,6 +400,7 @@ class ProxyRuntime {
       return null;
     }
     let data: Record<string, unknown> = cm.data ?? {};
+    let parts: ReadonlyMap<string, readonly ReadPart[]> | undefined;
     if (PARTS_KEY in data) {
       // A large configuration travels in parts (docs/config-transport.md): join them first.
       let assembled;
@@ -415,11 +421,11 @@ class ProxyRuntime {
         this.#scheduleRetry("configuration parts missing");
         return null;
       }
-      data = assembled.files;
+      [data, parts] = [assembled.files, assembled.parts];
     }
     const config = data["haproxy.cfg"];
     const crtList = data["crt-list"] ?? "";
-    if (typeof config !== "string" || config.trim() === "" || typeof crtList !== "string") {
+    if (typeof config !== "string" || blank(config, parts?.get("haproxy.cfg")) || typeof crtList !== "string") {
       return this.#problem("proxy ConfigMap has no haproxy.cfg text; keeping the current configuration", where, true);
     }
     // The map files are checked line by line by the Applier (stage input); a missing one is empty.
@@ -468,7 +474,7 @@ class ProxyRuntime {
       this.#waiting = `waiting for the ${ref.kind} Secret ${ref.namespace}/${ref.name}`;
       return null;
     }
-    return { config, crtList, maps, ...contents };
+    return { config, crtList, maps, ...contents, ...(parts ? { parts } : {}) };
   }
 
   /** The content of a part ConfigMap; null when it is absent or not (yet) readable. */

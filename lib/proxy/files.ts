@@ -45,15 +45,16 @@ export function secretFile(kind: SecretKind, namespace: string, name: string): s
  * after a crash. Returns false (and writes nothing) when the file already has exactly this
  * content and mode. `durable: false` skips the fsyncs (the rename stays atomic for readers; a
  * crash may lose the write): for files that are rewritten from their source after any restart.
+ * `compare: false` writes without reading the file first: for content known to differ.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  opts: { mode?: number; durable?: boolean } = {},
+  opts: { mode?: number; durable?: boolean; compare?: boolean } = {},
 ): Promise<boolean> {
   const mode = opts.mode ?? 0o644;
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  if (await sameContent(path, bytes, mode)) return false;
+  if (opts.compare !== false && await sameContent(path, bytes, mode)) return false;
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.tmp-${crypto.randomUUID()}`);
   // createNew + the mode at open: the key material is never readable by others, not even briefly.
