@@ -4,7 +4,8 @@
  * 10,000; each one host, one path, its own Service and backend with 4 server slots): the real
  * kube-apiserver, the configuration written as the controller writes it (part ConfigMaps, then the
  * head: lib/controller/transport.ts), the real `proxy` command and haproxy on loopback.
- * - `proxy.first_start_ms`: head written → HAProxy started with it (the Applier's `start`);
+ * - `proxy.first_start_ms`: head written → HAProxy started with it (the Applier's `start`), and its
+ *   shares: `_applier_ms` (files written, HAProxy started) and `_input_ms` (watch event → parts read);
  *   `proxy.first_served_ms`: head written → a route answered through HAProxy;
  * - `proxy.change_applied_ms` (p50, p99): one host added (one map line) → the map changed in HAProxy;
  * - `proxy.change_event_ms` (p50, p99): the proxy's own part of it, from the head's watch event;
@@ -140,6 +141,9 @@ try {
     throw new Error(`first apply: ${JSON.stringify(first.result)}`);
   }
   fig("proxy.first_start_ms", "ms", first.at - t0);
+  // of which: HAProxy's start with the files written (the Applier), and the watch event → parts read → desired state
+  fig("proxy.first_start_applier_ms", "ms", first.result.durationMs);
+  fig("proxy.first_start_input_ms", "ms", first.at - (first.eventAt ?? t0) - first.result.durationMs);
   await servedBy(`h${ROUTES - 1}.example`);
   fig("proxy.first_served_ms", "ms", performance.now() - t0);
 

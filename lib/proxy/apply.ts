@@ -163,21 +163,19 @@ export class Applier {
       if (plan) {
         const failure = await this.#runtime(plan, lines, next);
         if (!failure) {
-          // What runs already changed; the files only have to agree for a later reload, and the proxy
-          // rewrites every file before any start: no fsync, which costs tens of ms beside etcd.
+          // What runs already changed; the files only have to agree for a later reload.
           const certs = plan.certs;
-          const fast = { durable: false };
           for (const file of [...certs.changed, ...certs.added.map((e) => e.file)]) {
-            await writeFileAtomic(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600, ...fast });
+            await writeFile(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600 });
           }
           // Files known to change are not read back to be compared first.
-          const changed = { ...fast, compare: false };
-          for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file), changed);
+          const changed = { compare: false };
+          for (const file of plan.maps) await writeFile(join(this.#certDir, file), mapOf(next, file), changed);
           // Unchanged files are not even read back (a 10,000-ingress haproxy.cfg is about 2 MB).
           if (next.crtList !== last.crtList) {
-            await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList, fast);
+            await writeFile(join(this.#certDir, "crt-list"), next.crtList);
           }
-          if (!sameText(last, next, "haproxy.cfg")) await writeFileAtomic(this.#h.configPath, next.config, changed);
+          if (!sameText(last, next, "haproxy.cfg")) await writeFile(this.#h.configPath, next.config, changed);
           for (const file of plan.maps) plan.mapDiffs.get(file)!.commit();
           [this.#last, this.#lastLines] = [next, lines];
           if (certs.removed.length > 0) await this.#removeStalePems(next);
@@ -259,11 +257,11 @@ export class Applier {
     const previous = await this.#snapshot(next);
     try {
       await Deno.mkdir(this.#certDir, { recursive: true, mode: 0o700 });
-      for (const [file, pem] of next.pems) await writeFileAtomic(join(this.#certDir, file), pem, { mode: 0o600 });
-      await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
-      for (const file of MAP_FILES) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
-      if (this.#h.userlistsPath) await writeFileAtomic(this.#h.userlistsPath, next.userlists ?? "", { mode: 0o600 });
-      await writeFileAtomic(this.#h.configPath, next.config);
+      for (const [file, pem] of next.pems) await writeFile(join(this.#certDir, file), pem, { mode: 0o600 });
+      await writeFile(join(this.#certDir, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFile(join(this.#certDir, file), mapOf(next, file));
+      if (this.#h.userlistsPath) await writeFile(this.#h.userlistsPath, next.userlists ?? "", { mode: 0o600 });
+      await writeFile(this.#h.configPath, next.config);
     } catch (err) {
       await this.#restore(previous);
       return { kind, ok: false, serversChanged: 0, stage: "write", error: oneLine(err) };
@@ -298,13 +296,13 @@ export class Applier {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
     await Deno.mkdir(stagedCerts, { recursive: true, mode: 0o700 });
     try {
-      for (const [file, pem] of next.pems) await writeFileAtomic(join(stagedCerts, file), pem, { mode: 0o600 });
-      await writeFileAtomic(join(stagedCerts, "crt-list"), next.crtList);
-      for (const file of MAP_FILES) await writeFileAtomic(join(stagedCerts, file), mapOf(next, file));
+      for (const [file, pem] of next.pems) await writeFile(join(stagedCerts, file), pem, { mode: 0o600 });
+      await writeFile(join(stagedCerts, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFile(join(stagedCerts, file), mapOf(next, file));
       const stagedConfig = join(staging, "haproxy.cfg");
-      await writeFileAtomic(stagedConfig, next.config);
+      await writeFile(stagedConfig, next.config);
       const stagedUserlists = join(staging, "userlists.cfg");
-      if (this.#h.userlistsPath) await writeFileAtomic(stagedUserlists, next.userlists ?? "", { mode: 0o600 });
+      if (this.#h.userlistsPath) await writeFile(stagedUserlists, next.userlists ?? "", { mode: 0o600 });
       const check = await this.#h.check(
         stagedConfig,
         { IC_CERT_DIR: stagedCerts },
@@ -343,7 +341,7 @@ export class Applier {
     for (const [path, { text, mode }] of snap) {
       try {
         if (text === null) await Deno.remove(path).catch(() => {});
-        else await writeFileAtomic(path, text, { mode });
+        else await writeFile(path, text, { mode });
       } catch (err) {
         log.error("cannot restore a file of the last good configuration", { path, error: oneLine(err) });
       }
@@ -363,6 +361,17 @@ export class Applier {
       log.warn("cannot clean the cert dir", { dir: this.#certDir, error: oneLine(err) });
     }
   }
+}
+
+/**
+ * How the Applier writes its files: atomically (HAProxy never reads half a file), without waiting
+ * for fsync. Every file is rewritten from the ConfigMap and Secrets before any start (a restarted
+ * proxy applies with kind "start", which writes every file that differs), so a write lost in a
+ * crash is written again; and an fsync costs tens of ms beside etcd, hundreds for the 2 MB
+ * haproxy.cfg of 10,000 ingresses on a busy disk.
+ */
+function writeFile(path: string, data: string, opts: { mode?: number; compare?: boolean } = {}): Promise<boolean> {
+  return writeFileAtomic(path, data, { ...opts, durable: false });
 }
 
 /** True when `a` and `b` ask for the same files. */
