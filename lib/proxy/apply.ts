@@ -53,9 +53,9 @@ export interface DesiredState {
   readonly maps?: ReadonlyMap<MapFile, string>;
   /**
    * The parts each file that travelled in parts was joined from, in order (docs/config-transport.md;
-   * each part's digest computed from its content when it was read). Two states whose file has the
-   * same part list have the same text, which is then not compared; and a map's changed lines are
-   * in its changed parts.
+   * each part's digest computed from its content when it was read). Two states whose file came in
+   * parts are compared by their part lists, never byte by byte; and a map's changed lines are in
+   * its changed parts.
    */
   readonly parts?: ReadonlyMap<string, readonly ReadPart[]>;
 }
@@ -387,11 +387,13 @@ function mapOf(s: DesiredState, file: MapFile): string {
 
 /**
  * True when `a` and `b` have the same `file` (haproxy.cfg or a map): for two files joined from
- * parts, the same part list (digests of the content read); else the same text.
+ * parts, the same part list (digests of the content read; the split is content-defined, so a text
+ * split again gives the same parts, and at worst an equal text split otherwise counts as a change
+ * that changes nothing); else the same text.
  */
 function sameText(a: DesiredState, b: DesiredState, file: "haproxy.cfg" | MapFile): boolean {
   const [pa, pb] = [a.parts?.get(file), b.parts?.get(file)];
-  if (pa && pb && pa.length === pb.length && pa.every((p, i) => p.sha256 === pb[i].sha256)) return true;
+  if (pa && pb) return pa.length === pb.length && pa.every((p, i) => p.sha256 === pb[i].sha256);
   return file === "haproxy.cfg" ? a.config === b.config : mapOf(a, file) === mapOf(b, file);
 }
 

@@ -165,8 +165,21 @@ Deno.test("a route change that arrives in parts is applied through the Runtime A
     assert.equal((await get(`${p.url}/`, "h10.example")).status, 404);
     assert.equal(await workerPid(p.haproxy), pid, "no reload");
 
-    // a bad line in a changed part: refused before anything reaches HAProxy
+    // the same texts cut at other places (other split limits): a change that changes nothing
     const good = desired([...hosts]);
+    const recut = splitConfig("p", { "haproxy.cfg": good.config, [FILE]: good.maps!.get(FILE)! }, new Map(), {
+      ...SMALL,
+      targetPart: 250,
+    });
+    const rejoined = assembleConfig("p", recut.head, new Map(recut.parts.map((x) => [x.name, readPart(x.content)])));
+    assert.ok("files" in rejoined);
+    assert.notDeepEqual(rejoined.parts.get(FILE)!.map((x) => x.sha256), good.parts!.get(FILE)!.map((x) => x.sha256));
+    const same = await p.applier.apply({ ...good, parts: rejoined.parts });
+    assert.deepEqual([same.kind, same.ok, same.serversChanged], ["runtime", true, 0], same.error ?? "");
+    assert.deepEqual(await shown(), good.maps!.get(FILE)!.trimEnd().split("\n").sort());
+    assert.equal(await workerPid(p.haproxy), pid, "no reload");
+
+    // a bad line in a changed part: refused before anything reaches HAProxy
     const maps = new Map(good.maps);
     const parts = new Map(good.parts);
     const list = [...parts.get(FILE)!];
