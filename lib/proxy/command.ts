@@ -209,6 +209,8 @@ class ProxyRuntime {
   #lastProblem = "";
   /** An input that failed deterministically (haproxy -c); not re-tried until it changes. */
   #refused: DesiredState | null = null;
+  /** The Secrets the last `secrets.json` listed, whose watches run. */
+  #refs: { text: string; refs: SecretRef[] } | null = null;
   /** Why nothing is applied yet (the readiness reason until the first successful apply). */
   #waiting: string;
   /** Set while a configuration that passed `haproxy -c` failed to start or reload: why. */
@@ -398,6 +400,7 @@ class ProxyRuntime {
       this.#lastProblem = "no configmap";
       this.#waiting = `waiting for the ConfigMap ${this.namespace}/${cmName}`;
       this.#syncSecretWatches([]);
+      this.#refs = null;
       return null;
     }
     let data: Record<string, unknown> = cm.data ?? {};
@@ -437,17 +440,22 @@ class ProxyRuntime {
       maps.set(file, text);
     }
     let refs: SecretRef[];
-    try {
-      // A shared proxy serves the Secrets of every namespace its ingresses live in; what it may
-      // read is decided by its Roles (one per namespace, written by the controller), not here.
-      refs = parseSecretRefs(typeof data["secrets.json"] === "string" ? data["secrets.json"] : "[]");
-    } catch (err) {
-      return this.#problem("proxy ConfigMap is invalid; keeping the current configuration", {
-        ...where,
-        error: (err as Error).message,
-      }, true);
+    const refsText = typeof data["secrets.json"] === "string" ? data["secrets.json"] : "[]";
+    if (this.#refs?.text === refsText) refs = this.#refs.refs; // most changes list the same Secrets
+    else {
+      try {
+        // A shared proxy serves the Secrets of every namespace its ingresses live in; what it may
+        // read is decided by its Roles (one per namespace, written by the controller), not here.
+        refs = parseSecretRefs(refsText);
+      } catch (err) {
+        return this.#problem("proxy ConfigMap is invalid; keeping the current configuration", {
+          ...where,
+          error: (err as Error).message,
+        }, true);
+      }
+      this.#syncSecretWatches(refs);
+      this.#refs = { text: refsText, refs };
     }
-    this.#syncSecretWatches(refs);
     let contents: ReturnType<typeof secretContents>;
     try {
       contents = secretContents(refs, (ref) => {
