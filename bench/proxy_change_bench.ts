@@ -7,7 +7,8 @@
  * - `proxy.first_start_ms`: head written → HAProxy started with it (the Applier's `start`), and its
  *   shares: `_applier_ms` (files written, HAProxy started) and `_input_ms` (watch event → parts read);
  *   `proxy.first_served_ms`: head written → a route answered through HAProxy;
- * - `proxy.change_applied_ms` (p50, p99): one host added (one map line) → the map changed in HAProxy;
+ * - `proxy.change_applied_ms` (p50, p99): one host added (one map line) written → applied (the map changed in
+ *   HAProxy, then its file written);
  * - `proxy.change_event_ms` (p50, p99): the proxy's own part of it, from the head's watch event;
  * - `proxy.change_served_ms` (p50): → the new host answered.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
