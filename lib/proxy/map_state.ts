@@ -86,7 +86,8 @@ export class CheckedMap {
       if (n !== 0) { for (const l of piece.lines) delta.set(l, (delta.get(l) ?? 0) + n); }
     }
     const counts = this.#counts ?? countLines(this.#pieces);
-    this.#counts = counts;
+    // EMPTY stands for every empty map: counts started from it belong to the one map they describe
+    if (this !== CheckedMap.EMPTY) this.#counts = counts;
     const added: string[] = [];
     const removed: string[] = [];
     for (const [l, d] of delta) {
@@ -103,7 +104,8 @@ export class CheckedMap {
           if (n === 0) counts.delete(l);
           else counts.set(l, n);
         }
-        [next.#counts, this.#counts] = [counts, null];
+        next.#counts = counts;
+        this.#counts = null;
       },
     };
   }

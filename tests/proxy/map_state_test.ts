@@ -2,7 +2,7 @@
  * The proxy's incremental map handling (lib/proxy/map_state.ts) and the Applier with
  * configurations that travelled in parts (docs/config-transport.md): the lines found changed
  * from the changed parts alone are exactly those of a whole-text comparison, whatever was
- * committed before; a bad line in a new part is refused with its line number in the file; and
+ * committed before, also for two maps that were empty before one apply; a bad line in a new part is refused with its line number in the file; and
  * against a real HAProxy 2.6, a route change that arrives in parts is applied through the Runtime
  * API, and the map HAProxy runs (`show map`) and the file on disk are both the new text.
  */
@@ -195,4 +195,32 @@ Deno.test("a route change that arrives in parts is applied through the Runtime A
     await web.close();
     await api.close();
   }
+});
+
+Deno.test("two empty maps that change in one apply keep line counts of their own", () => {
+  // the same line in two maps (an Exact and a Prefix key can be the same text)
+  const lines = Array.from({ length: 60 }, (_, i) => `h${i}.example/x/ be_${i}`);
+  const first = viaParts({ "routes-exact.map": text(lines), [FILE]: text(lines) });
+  const exact = CheckedMap.of(
+    "routes-exact.map",
+    first.files["routes-exact.map"],
+    first.parts.get("routes-exact.map"),
+    null,
+  );
+  const prefix = CheckedMap.of(FILE, first.files[FILE], first.parts.get(FILE), null);
+  const toExact = CheckedMap.EMPTY.diff(exact);
+  const toPrefix = CheckedMap.EMPTY.diff(prefix);
+  assert.deepEqual([toExact.added.length, toPrefix.added.length], [60, 60]);
+  toExact.commit();
+  toPrefix.commit();
+  // one line removed from the Exact map only
+  const next = viaParts({ "routes-exact.map": text(lines.slice(1)), [FILE]: text(lines) }, first.previous);
+  const exact2 = CheckedMap.of(
+    "routes-exact.map",
+    next.files["routes-exact.map"],
+    next.parts.get("routes-exact.map"),
+    exact,
+  );
+  const { added, removed } = exact.diff(exact2);
+  assert.deepEqual({ added, removed }, { added: [], removed: [lines[0]] });
 });
