@@ -36,7 +36,9 @@ import {
   updateMap,
 } from "./runtime_changes.ts";
 import { isHost } from "../render/patterns.ts";
-import { MAP_FILES, type MapFile, mapLines } from "../render/maps.ts";
+import { MAP_FILES, type MapFile } from "../render/maps.ts";
+import type { ReadPart } from "../transport/parts.ts";
+import { CheckedMap } from "./map_state.ts";
 import { oneLine } from "../errors.ts";
 
 /** What the ConfigMap and Secrets say HAProxy should run. */
@@ -49,6 +51,13 @@ export interface DesiredState {
   readonly userlists?: string;
   /** The routing map files (lib/render/maps.ts) by name; a missing one is empty. */
   readonly maps?: ReadonlyMap<MapFile, string>;
+  /**
+   * The parts each file that travelled in parts was joined from, in order (docs/config-transport.md;
+   * each part's digest computed from its content when it was read). Two states whose file came in
+   * parts are compared by their part lists, never byte by byte; and a map's changed lines are in
+   * its changed parts.
+   */
+  readonly parts?: ReadonlyMap<string, readonly ReadPart[]>;
 }
 
 export type ApplyKind = "none" | "runtime" | "reload" | "start";
@@ -154,19 +163,20 @@ export class Applier {
       if (plan) {
         const failure = await this.#runtime(plan, lines, next);
         if (!failure) {
-          // What runs already changed; the files only have to agree for a later reload, and the proxy
-          // rewrites every file before any start: no fsync, which costs tens of ms beside etcd.
+          // What runs already changed; the files only have to agree for a later reload.
           const certs = plan.certs;
-          const fast = { durable: false };
           for (const file of [...certs.changed, ...certs.added.map((e) => e.file)]) {
-            await writeFileAtomic(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600, ...fast });
+            await writeFile(join(this.#certDir, file), next.pems.get(file)!, { mode: 0o600 });
           }
-          for (const file of plan.maps) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file), fast);
+          // Files known to change are not read back to be compared first.
+          const changed = { compare: false };
+          for (const file of plan.maps) await writeFile(join(this.#certDir, file), mapOf(next, file), changed);
           // Unchanged files are not even read back (a 10,000-ingress haproxy.cfg is about 2 MB).
           if (next.crtList !== last.crtList) {
-            await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList, fast);
+            await writeFile(join(this.#certDir, "crt-list"), next.crtList);
           }
-          if (next.config !== last.config) await writeFileAtomic(this.#h.configPath, next.config, fast);
+          if (!sameText(last, next, "haproxy.cfg")) await writeFile(this.#h.configPath, next.config, changed);
+          for (const file of plan.maps) plan.mapDiffs.get(file)!.commit();
           [this.#last, this.#lastLines] = [next, lines];
           if (certs.removed.length > 0) await this.#removeStalePems(next);
           const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
@@ -207,7 +217,9 @@ export class Applier {
         await addCrtListLine(socket, crtList, path(e.file), e.sni);
       }
       for (const file of plan.maps) {
-        await updateMap(socket, path(file), this.#lastLines.get(file) ?? [], lines.get(file)!);
+        const diff = (this.#lastLines.get(file) ?? CheckedMap.EMPTY).diff(lines.get(file)!);
+        plan.mapDiffs.set(file, diff);
+        await updateMap(socket, path(file), diff, () => lines.get(file)!.lines());
       }
       for (const file of plan.certs.removed) await removeCert(socket, crtList, path(file), true);
     } catch (err) {
@@ -245,11 +257,11 @@ export class Applier {
     const previous = await this.#snapshot(next);
     try {
       await Deno.mkdir(this.#certDir, { recursive: true, mode: 0o700 });
-      for (const [file, pem] of next.pems) await writeFileAtomic(join(this.#certDir, file), pem, { mode: 0o600 });
-      await writeFileAtomic(join(this.#certDir, "crt-list"), next.crtList);
-      for (const file of MAP_FILES) await writeFileAtomic(join(this.#certDir, file), mapOf(next, file));
-      if (this.#h.userlistsPath) await writeFileAtomic(this.#h.userlistsPath, next.userlists ?? "", { mode: 0o600 });
-      await writeFileAtomic(this.#h.configPath, next.config);
+      for (const [file, pem] of next.pems) await writeFile(join(this.#certDir, file), pem, { mode: 0o600 });
+      await writeFile(join(this.#certDir, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFile(join(this.#certDir, file), mapOf(next, file));
+      if (this.#h.userlistsPath) await writeFile(this.#h.userlistsPath, next.userlists ?? "", { mode: 0o600 });
+      await writeFile(this.#h.configPath, next.config);
     } catch (err) {
       await this.#restore(previous);
       return { kind, ok: false, serversChanged: 0, stage: "write", error: oneLine(err) };
@@ -284,13 +296,13 @@ export class Applier {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
     await Deno.mkdir(stagedCerts, { recursive: true, mode: 0o700 });
     try {
-      for (const [file, pem] of next.pems) await writeFileAtomic(join(stagedCerts, file), pem, { mode: 0o600 });
-      await writeFileAtomic(join(stagedCerts, "crt-list"), next.crtList);
-      for (const file of MAP_FILES) await writeFileAtomic(join(stagedCerts, file), mapOf(next, file));
+      for (const [file, pem] of next.pems) await writeFile(join(stagedCerts, file), pem, { mode: 0o600 });
+      await writeFile(join(stagedCerts, "crt-list"), next.crtList);
+      for (const file of MAP_FILES) await writeFile(join(stagedCerts, file), mapOf(next, file));
       const stagedConfig = join(staging, "haproxy.cfg");
-      await writeFileAtomic(stagedConfig, next.config);
+      await writeFile(stagedConfig, next.config);
       const stagedUserlists = join(staging, "userlists.cfg");
-      if (this.#h.userlistsPath) await writeFileAtomic(stagedUserlists, next.userlists ?? "", { mode: 0o600 });
+      if (this.#h.userlistsPath) await writeFile(stagedUserlists, next.userlists ?? "", { mode: 0o600 });
       const check = await this.#h.check(
         stagedConfig,
         { IC_CERT_DIR: stagedCerts },
@@ -329,7 +341,7 @@ export class Applier {
     for (const [path, { text, mode }] of snap) {
       try {
         if (text === null) await Deno.remove(path).catch(() => {});
-        else await writeFileAtomic(path, text, { mode });
+        else await writeFile(path, text, { mode });
       } catch (err) {
         log.error("cannot restore a file of the last good configuration", { path, error: oneLine(err) });
       }
@@ -351,22 +363,46 @@ export class Applier {
   }
 }
 
+/**
+ * How the Applier writes its files: atomically (HAProxy never reads half a file), without waiting
+ * for fsync. Every file is rewritten from the ConfigMap and Secrets before any start (a restarted
+ * proxy applies with kind "start", which writes every file that differs), so a write lost in a
+ * crash is written again; and an fsync costs tens of ms beside etcd, hundreds for the 2 MB
+ * haproxy.cfg of 10,000 ingresses on a busy disk.
+ */
+function writeFile(path: string, data: string, opts: { mode?: number; compare?: boolean } = {}): Promise<boolean> {
+  return writeFileAtomic(path, data, { ...opts, durable: false });
+}
+
 /** True when `a` and `b` ask for the same files. */
 export function sameState(a: DesiredState, b: DesiredState): boolean {
-  return a.config === b.config && a.crtList === b.crtList && samePems(a.pems, b.pems) &&
+  return sameText(a, b, "haproxy.cfg") && a.crtList === b.crtList && samePems(a.pems, b.pems) &&
     (a.userlists ?? "") === (b.userlists ?? "") &&
-    MAP_FILES.every((f) => mapOf(a, f) === mapOf(b, f));
+    MAP_FILES.every((f) => sameText(a, b, f));
 }
 
 function mapOf(s: DesiredState, file: MapFile): string {
   return s.maps?.get(file) ?? "";
 }
 
-type MapFileLines = ReadonlyMap<MapFile, readonly string[]>;
+/**
+ * True when `a` and `b` have the same `file` (haproxy.cfg or a map): for two files joined from
+ * parts, the same part list (digests of the content read; the split is content-defined, so a text
+ * split again gives the same parts, and at worst an equal text split otherwise counts as a change
+ * that changes nothing); else the same text.
+ */
+function sameText(a: DesiredState, b: DesiredState, file: "haproxy.cfg" | MapFile): boolean {
+  const [pa, pb] = [a.parts?.get(file), b.parts?.get(file)];
+  if (pa && pb) return pa.length === pb.length && pa.every((p, i) => p.sha256 === pb[i].sha256);
+  return file === "haproxy.cfg" ? a.config === b.config : mapOf(a, file) === mapOf(b, file);
+}
+
+type MapFileLines = ReadonlyMap<MapFile, CheckedMap>;
 
 /**
  * The checked lines of each map file of `s`, or why one cannot be used (lib/render/maps.ts's
- * MAP_LINE). A file with the same text as in `known.state` reuses its checked lines.
+ * MAP_LINE). A file the same as in `known.state` reuses its checked lines; a changed one has only
+ * the lines that were not there checked (lib/proxy/map_state.ts).
  */
 function mapFileLines(
   s: DesiredState,
@@ -376,10 +412,9 @@ function mapFileLines(
     if (!(MAP_FILES as readonly string[]).includes(file)) return `unknown map ${file}`;
   }
   const lines = (file: MapFile) => {
-    const before = known?.lines.get(file);
-    if (!known || !before) return mapLines(file, mapOf(s, file));
-    // Unchanged: as checked before. Changed: only the lines that were not there are checked.
-    return mapOf(known.state, file) === mapOf(s, file) ? before : mapLines(file, mapOf(s, file), new Set(before));
+    const before = known?.lines.get(file) ?? null;
+    if (before && sameText(known!.state, s, file)) return before;
+    return CheckedMap.of(file, mapOf(s, file), s.parts?.get(file), before);
   };
   try {
     return new Map(MAP_FILES.map((file) => [file, lines(file)]));
@@ -399,6 +434,8 @@ export interface RuntimePlan {
   slots: SlotPlan;
   /** Map files whose content changed. */
   maps: MapFile[];
+  /** Their changes as sent (committed once the whole plan ran). */
+  mapDiffs: Map<MapFile, ReturnType<CheckedMap["diff"]>>;
   certs: CertChanges;
 }
 
@@ -451,7 +488,7 @@ function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknow
  */
 export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan | null {
   // The same haproxy.cfg (a route-only or certificate change): no slot to compare.
-  const sameConfig = last.config === next.config;
+  const sameConfig = sameText(last, next, "haproxy.cfg");
   if (!sameConfig && skeleton(last.config) !== skeleton(next.config)) return null;
   // users are read with the configuration: a changed htpasswd Secret is a reload
   if ((last.userlists ?? "") !== (next.userlists ?? "")) return null;
@@ -467,7 +504,8 @@ export function runtimePlan(last: DesiredState, next: DesiredState): RuntimePlan
   if (!slots) return null;
   return {
     slots,
-    maps: MAP_FILES.filter((f) => mapOf(last, f) !== mapOf(next, f)),
+    maps: MAP_FILES.filter((f) => !sameText(last, next, f)),
+    mapDiffs: new Map(),
     certs,
   };
 }

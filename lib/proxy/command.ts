@@ -37,7 +37,7 @@ import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { Informer } from "../cluster/informer.ts";
 import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
 import { PartCache } from "../transport/part_cache.ts";
-import { PART_DATA_KEY, PARTS_KEY } from "../transport/parts.ts";
+import { PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
 import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
 import { parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
@@ -51,8 +51,11 @@ export type { ProxySettings };
 
 /** Test and embedding hooks; the CLI passes none. */
 export interface RunProxyHooks {
-  /** Called after every apply attempt. */
-  onApply?: (result: ApplyResult) => void;
+  /**
+   * Called after every apply attempt; `eventAt` is the `performance.now()` of the first watch event
+   * (or retry) this apply answers.
+   */
+  onApply?: (result: ApplyResult, timing: { eventAt: number }) => void;
   /** Called when the ConfigMap or a Secret cannot be used (nothing is applied; the last good config serves). */
   onProblem?: (message: string) => void;
   /** Called once HAProxy and the watches run, with the parts a test may inspect. */
@@ -84,8 +87,9 @@ export async function runProxy(
   const client = hooks.client ??
     await ClusterClient.create({
       kubeconfig: settings.kubeconfig || null,
+      // a start reads every part of the configuration at once: about 40 at 10,000 ingresses
       qps: 20,
-      burst: 40,
+      burst: 100,
       userAgent: "ingress-controller-proxy",
     });
   const runtime = new ProxyRuntime(settings, namespace, workDir, certDir, client, hooks);
@@ -180,6 +184,11 @@ function processStopSignal(): AbortSignal {
   return ctl.signal;
 }
 
+/** True when `text` is only white space; looked for in its parts when it has some (a joined 2 MB text is not scanned). */
+function blank(text: string, parts: readonly ReadPart[] | undefined): boolean {
+  return parts ? !parts.some((p) => /\S/.test(p.content)) : text.trim() === "";
+}
+
 /** The watch → desired state → apply loop of one proxy. */
 class ProxyRuntime {
   readonly haproxy: HAProxy;
@@ -190,6 +199,8 @@ class ProxyRuntime {
   /** htpasswd refusals already logged (bounded: cleared when it grows). */
   #warned = new Set<string>();
   #dirty = false;
+  /** When the first event not yet answered by a reconcile came (performance.now()). */
+  #eventAt: number | null = null;
   #loop: Promise<void> | null = null;
   #stopped = false;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -198,6 +209,8 @@ class ProxyRuntime {
   #lastProblem = "";
   /** An input that failed deterministically (haproxy -c); not re-tried until it changes. */
   #refused: DesiredState | null = null;
+  /** The Secrets the last `secrets.json` listed, whose watches run. */
+  #refs: { text: string; refs: SecretRef[] } | null = null;
   /** Why nothing is applied yet (the readiness reason until the first successful apply). */
   #waiting: string;
   /** Set while a configuration that passed `haproxy -c` failed to start or reload: why. */
@@ -308,12 +321,15 @@ class ProxyRuntime {
   #kick(): void {
     if (this.#stopped) return;
     this.#dirty = true;
+    this.#eventAt ??= performance.now();
     this.#loop ??= (async () => {
       try {
         while (this.#dirty && !this.#stopped) {
           this.#dirty = false;
+          const eventAt = this.#eventAt ?? performance.now();
+          this.#eventAt = null;
           try {
-            await this.#reconcile();
+            await this.#reconcile(eventAt);
           } catch (err) {
             this.#problem("proxy reconcile failed", { error: (err as Error).message });
             this.#scheduleRetry("reconcile failed");
@@ -345,7 +361,7 @@ class ProxyRuntime {
     return null;
   }
 
-  async #reconcile(): Promise<void> {
+  async #reconcile(eventAt: number): Promise<void> {
     let desired = await this.#desiredState();
     let restartingLastGood = false;
     if (!desired || (this.#refused && sameState(this.#refused, desired))) {
@@ -368,7 +384,7 @@ class ProxyRuntime {
       this.#unapplied = `the accepted configuration is not running: ${result.stage} failed: ${result.error}`;
       this.#scheduleRetry(`${result.stage} failed`);
     }
-    this.hooks.onApply?.(result);
+    this.hooks.onApply?.(result, { eventAt });
   }
 
   /**
@@ -384,9 +400,11 @@ class ProxyRuntime {
       this.#lastProblem = "no configmap";
       this.#waiting = `waiting for the ConfigMap ${this.namespace}/${cmName}`;
       this.#syncSecretWatches([]);
+      this.#refs = null;
       return null;
     }
     let data: Record<string, unknown> = cm.data ?? {};
+    let parts: ReadonlyMap<string, readonly ReadPart[]> | undefined;
     if (PARTS_KEY in data) {
       // A large configuration travels in parts (docs/config-transport.md): join them first.
       let assembled;
@@ -407,11 +425,11 @@ class ProxyRuntime {
         this.#scheduleRetry("configuration parts missing");
         return null;
       }
-      data = assembled.files;
+      [data, parts] = [assembled.files, assembled.parts];
     }
     const config = data["haproxy.cfg"];
     const crtList = data["crt-list"] ?? "";
-    if (typeof config !== "string" || config.trim() === "" || typeof crtList !== "string") {
+    if (typeof config !== "string" || blank(config, parts?.get("haproxy.cfg")) || typeof crtList !== "string") {
       return this.#problem("proxy ConfigMap has no haproxy.cfg text; keeping the current configuration", where, true);
     }
     // The map files are checked line by line by the Applier (stage input); a missing one is empty.
@@ -422,17 +440,22 @@ class ProxyRuntime {
       maps.set(file, text);
     }
     let refs: SecretRef[];
-    try {
-      // A shared proxy serves the Secrets of every namespace its ingresses live in; what it may
-      // read is decided by its Roles (one per namespace, written by the controller), not here.
-      refs = parseSecretRefs(typeof data["secrets.json"] === "string" ? data["secrets.json"] : "[]");
-    } catch (err) {
-      return this.#problem("proxy ConfigMap is invalid; keeping the current configuration", {
-        ...where,
-        error: (err as Error).message,
-      }, true);
+    const refsText = typeof data["secrets.json"] === "string" ? data["secrets.json"] : "[]";
+    if (this.#refs?.text === refsText) refs = this.#refs.refs; // most changes list the same Secrets
+    else {
+      try {
+        // A shared proxy serves the Secrets of every namespace its ingresses live in; what it may
+        // read is decided by its Roles (one per namespace, written by the controller), not here.
+        refs = parseSecretRefs(refsText);
+      } catch (err) {
+        return this.#problem("proxy ConfigMap is invalid; keeping the current configuration", {
+          ...where,
+          error: (err as Error).message,
+        }, true);
+      }
+      this.#syncSecretWatches(refs);
+      this.#refs = { text: refsText, refs };
     }
-    this.#syncSecretWatches(refs);
     let contents: ReturnType<typeof secretContents>;
     try {
       contents = secretContents(refs, (ref) => {
@@ -460,7 +483,7 @@ class ProxyRuntime {
       this.#waiting = `waiting for the ${ref.kind} Secret ${ref.namespace}/${ref.name}`;
       return null;
     }
-    return { config, crtList, maps, ...contents };
+    return { config, crtList, maps, ...contents, ...(parts ? { parts } : {}) };
   }
 
   /** The content of a part ConfigMap; null when it is absent or not (yet) readable. */

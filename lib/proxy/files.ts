@@ -45,15 +45,16 @@ export function secretFile(kind: SecretKind, namespace: string, name: string): s
  * after a crash. Returns false (and writes nothing) when the file already has exactly this
  * content and mode. `durable: false` skips the fsyncs (the rename stays atomic for readers; a
  * crash may lose the write): for files that are rewritten from their source after any restart.
+ * `compare: false` writes without reading the file first: for content known to differ.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  opts: { mode?: number; durable?: boolean } = {},
+  opts: { mode?: number; durable?: boolean; compare?: boolean } = {},
 ): Promise<boolean> {
   const mode = opts.mode ?? 0o644;
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  if (await sameContent(path, bytes, mode)) return false;
+  if (opts.compare !== false && await sameContent(path, bytes, mode)) return false;
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.tmp-${crypto.randomUUID()}`);
   // createNew + the mode at open: the key material is never readable by others, not even briefly.
@@ -204,6 +205,21 @@ export function htpasswdOf(ref: Pick<SecretRef, "namespace" | "name">, secret: T
   return parseHtpasswd(decodeField(secret, "auth", `Secret ${ref.namespace}/${ref.name}`));
 }
 
+/**
+ * The PEM of each Secret object by kind: a watch hands out the same object until the Secret changes,
+ * and every configuration change lists every Secret again (10,000 TLS Secrets were decoded from
+ * base64 and checked on each one-route change). Refusals are not kept: they throw each time.
+ */
+const pems = new WeakMap<TlsSecretLike, { tls?: string; ca?: string }>();
+
+function pemOf(ref: SecretRef, secret: TlsSecretLike): string {
+  const kind = ref.kind === "ca" ? "ca" : "tls";
+  const known = pems.get(secret) ?? {};
+  const pem = known[kind] ?? (kind === "ca" ? caSecretPem(ref, secret) : tlsSecretPem(ref, secret));
+  pems.set(secret, { ...known, [kind]: pem });
+  return pem;
+}
+
 /** A listed Secret as the proxy knows it: the object, `null` when it is known not to exist, `undefined` when not known yet. */
 export type SecretLookup = (ref: SecretRef) => TlsSecretLike | null | undefined;
 
@@ -231,7 +247,7 @@ export function secretContents(
     const secret = lookup(ref);
     if (secret === undefined || (secret === null && ref.kind !== "htpasswd")) return { waiting: ref };
     if (ref.kind !== "htpasswd") {
-      pems.set(ref.file!, ref.kind === "ca" ? caSecretPem(ref, secret!) : tlsSecretPem(ref, secret!));
+      pems.set(ref.file!, pemOf(ref, secret!));
       continue;
     }
     const id = `${ref.namespace}/${ref.name}`;

@@ -21,6 +21,7 @@
 import { basename } from "node:path";
 import { cliCommand } from "../haproxy/cli_socket.ts";
 import { ORDERED_MAP_FILES } from "../render/maps.ts";
+import type { MapDiff } from "./map_state.ts";
 
 /** The largest `add map` payload (and `;`-joined command line) sent at once. */
 export const MAP_CHUNK_BYTES = 8 * 1024;
@@ -55,36 +56,32 @@ export function chunkLines(lines: readonly string[], max = MAP_CHUNK_BYTES): str
   return chunks;
 }
 
-/** The in-place edits that turn map lines `from` into `to`: adds and sets first, deletes last. */
-export function mapEdits(path: string, from: readonly string[], to: readonly string[]): string[] {
+/** The in-place edits of a map change (lines added and removed): adds and sets first, deletes last. */
+export function mapEdits(path: string, change: MapDiff): string[] {
   const split = (l: string) => [l.slice(0, l.indexOf(" ")), l.slice(l.indexOf(" ") + 1)] as const;
-  // only the lines that differ are looked at: a one-route change in 10,000 costs two set lookups per line
-  const [before, after] = [new Set(from), new Set(to)];
-  const gone = new Map(from.filter((l) => !after.has(l)).map(split));
+  const gone = new Map(change.removed.map(split));
   const edits: string[] = [];
-  for (const [k, v] of to.filter((l) => !before.has(l)).map(split)) {
-    edits.push(`${gone.delete(k) ? "set" : "add"} map ${path} ${k} ${v}`);
-  }
+  for (const [k, v] of change.added.map(split)) edits.push(`${gone.delete(k) ? "set" : "add"} map ${path} ${k} ${v}`);
   for (const k of gone.keys()) edits.push(`del map ${path} ${k}`);
   return edits;
 }
 
 /**
- * Turns the map HAProxy loaded from `path`, whose entries are `from`, into `to` (`<key> <value>`
- * lines): in place when few entries change, no key holds a `;` (which separates CLI commands) and
- * the map's order does not matter, else as a new version committed at once. Returns how: "edit"
- * or "replace".
+ * Turns the map HAProxy loaded from `path` into `to` (`<key> <value>` lines, in order), given the
+ * lines that `change` adds and removes: in place when few entries change, no key holds a `;`
+ * (which separates CLI commands) and the map's order does not matter, else as a new version
+ * committed at once (only then are all of `to`'s lines needed). Returns how: "edit" or "replace".
  */
 export async function updateMap(
   socket: string,
   path: string,
-  from: readonly string[],
-  to: readonly string[],
+  change: MapDiff,
+  to: () => readonly string[],
 ): Promise<"edit" | "replace"> {
   const name = checkPath(path);
-  const edits = mapEdits(name, from, to);
+  const edits = mapEdits(name, change);
   if (edits.length > MAP_EDIT_LIMIT || edits.some((e) => e.includes(";")) || ORDERED_MAP_FILES.has(basename(name))) {
-    await replaceMap(socket, name, to);
+    await replaceMap(socket, name, to());
     return "replace";
   }
   // several commands per connection (`;`-separated); each answers nothing on success

@@ -328,6 +328,12 @@ export function readPart(content: string): ReadPart {
   return { content, sha256: sha256Hex(content) };
 }
 
+/** A head's files with their parts joined back, and the parts each split file was joined from, in order. */
+export interface AssembledConfig {
+  files: Record<string, string>;
+  parts: Map<string, ReadPart[]>;
+}
+
 /**
  * The files of a head with their parts joined back, or the list of parts still missing (absent
  * from `parts`, or holding other content than the head names: a newer write is on its way).
@@ -336,19 +342,26 @@ export function assembleConfig(
   proxy: string,
   head: Readonly<Record<string, string>>,
   parts: ReadonlyMap<string, ReadPart>,
-): { files: Record<string, string> } | { missing: PartRef[] } {
+): AssembledConfig | { missing: PartRef[] } {
   const refs = partRefs(proxy, head);
   const files: Record<string, string> = {};
+  const joined = new Map<string, ReadPart[]>();
   for (const [k, v] of Object.entries(head)) if (k !== PARTS_KEY) files[k] = v;
   const missing: PartRef[] = [];
   for (const [file, list] of refs) {
+    const found: ReadPart[] = [];
+    // `+=` keeps the parts as they are (a rope): nothing is copied until the text is read
     let text = "";
     for (const r of list) {
       const part = parts.get(r.name);
       if (part === undefined || part.sha256 !== r.sha256) missing.push(r);
-      else text += part.content;
+      else {
+        text += part.content;
+        found.push(part);
+      }
     }
     files[file] = text;
+    joined.set(file, found);
   }
-  return missing.length > 0 ? { missing } : { files };
+  return missing.length > 0 ? { missing } : { files, parts: joined };
 }

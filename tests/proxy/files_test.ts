@@ -226,3 +226,41 @@ Deno.test("tlsSecretPem: cert chain then key, only from kubernetes.io/tls Secret
     /non-PEM/,
   );
 });
+
+Deno.test("secretContents decodes a Secret object once: the same object again costs no decoding, a changed one is read", async () => {
+  const one = await testCertificate("one.test");
+  const two = await testCertificate("two.test");
+  let reads = 0;
+  /** A TLS Secret as a watch hands it out, counting how often its data is read. */
+  const secret = (c: { certPem: string; keyPem: string }) => {
+    const data = { "tls.crt": btoa(c.certPem), "tls.key": btoa(c.keyPem) };
+    return {
+      type: "kubernetes.io/tls",
+      get data() {
+        reads++;
+        return data;
+      },
+    };
+  };
+  const refs = parseSecretRefs(JSON.stringify([{ file: "ns_site.pem", namespace: "ns", name: "site" }]));
+  let current = secret(one);
+  const pem = () => {
+    const out = secretContents(refs, () => current, () => {});
+    assert.ok("pems" in out);
+    return out.pems.get("ns_site.pem")!;
+  };
+  assert.match(pem(), /BEGIN CERTIFICATE/);
+  const first = reads;
+  assert.ok(first > 0);
+  for (let i = 0; i < 5; i++) assert.equal(pem(), tlsSecretPem({ namespace: "ns", name: "site" }, secret(one)));
+  reads = first; // the comparisons above read fresh objects
+  pem();
+  assert.equal(reads, first, "the same Secret object is not decoded again");
+  current = secret(two);
+  assert.equal(pem(), tlsSecretPem({ namespace: "ns", name: "site" }, secret(two)));
+  assert.ok(reads > first, "a changed Secret (a new object) is decoded");
+  // a refused Secret is refused every time (nothing kept)
+  current = { type: "Opaque", data: {} } as never;
+  assert.throws(() => pem(), /has type "Opaque", not kubernetes\.io\/tls/);
+  assert.throws(() => pem(), /has type "Opaque", not kubernetes\.io\/tls/);
+});

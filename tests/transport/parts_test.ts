@@ -35,6 +35,11 @@ function previousOf(r: SplitResult): Map<string, string> {
   return new Map(r.parts.map((p) => [p.name, p.sha256]));
 }
 
+/** The joined files of an assembly (its parts are checked by the tests that look at them). */
+function filesOf(out: ReturnType<typeof assembleConfig>): unknown {
+  return "files" in out ? { files: out.files } : out;
+}
+
 function partsMap(r: SplitResult): Map<string, ReadPart> {
   return new Map(r.parts.map((p) => [p.name, readPart(p.content)]));
 }
@@ -52,7 +57,7 @@ Deno.test("a small configuration stays inline, as contracts §4 describes", () =
   const files = { "haproxy.cfg": backends(10), "crt-list": "", "secrets.json": "[]" };
   const r = splitConfig("p", files);
   assert.deepEqual(r, { head: files, parts: [] });
-  assert.deepEqual(assembleConfig("p", r.head, new Map()), { files });
+  assert.deepEqual(assembleConfig("p", r.head, new Map()), { files, parts: new Map() });
 });
 
 Deno.test("10,000 backends: no object near 1 MiB, joined back byte for byte", () => {
@@ -63,7 +68,18 @@ Deno.test("10,000 backends: no object near 1 MiB, joined back byte for byte", ()
   assert.ok(JSON.stringify(r.head).length < 64 * 1024, "the head is small");
   for (const p of r.parts) assert.ok(p.content.length <= MAX_PART_BYTES, `${p.name}: ${p.content.length}`);
   assert.equal(r.head["crt-list"], "");
-  assert.deepEqual(assembleConfig("shared-haproxy", r.head, partsMap(r)), { files });
+  const out = assembleConfig("shared-haproxy", r.head, partsMap(r));
+  assert.deepEqual(filesOf(out), { files });
+  // each split file with the parts it was joined from, in order (the proxy compares and diffs by them)
+  assert.ok("parts" in out);
+  assert.deepEqual([...out.parts.keys()].sort(), ["haproxy.cfg", "routes.map"]);
+  for (const [file, parts] of out.parts) {
+    assert.deepEqual(
+      parts.map((p) => p.sha256),
+      partRefs("shared-haproxy", r.head).get(file)!.map((ref) => ref.sha256),
+    );
+    assert.equal(parts.map((p) => p.content).join(""), files[file as keyof typeof files]);
+  }
 });
 
 Deno.test("one backend changed: one part is rewritten, every other keeps its name and content", () => {
@@ -74,7 +90,7 @@ Deno.test("one backend changed: one part is rewritten, every other keeps its nam
   assert.ok(changed.length >= 1 && changed.length <= 2, `${changed.length} parts changed`);
   assert.equal(after.parts.length, before.parts.length);
   const joined = assembleConfig("p", after.head, partsMap(after));
-  assert.deepEqual(joined, { files: { "haproxy.cfg": backends(10_000, 4321) } });
+  assert.deepEqual(filesOf(joined), { files: { "haproxy.cfg": backends(10_000, 4321) } });
 });
 
 Deno.test("a backend added in the middle moves no other part to another slot", () => {
@@ -124,13 +140,13 @@ Deno.test("the proxy's cache reads only parts it does not hold, and reports raci
   const cache = new PartCache("p", (name) => Promise.resolve(store.get(name) ?? null));
   const first = splitConfig("p", { "haproxy.cfg": backends(10_000) });
   publish(first);
-  assert.deepEqual(await cache.assemble(first.head), { files: { "haproxy.cfg": backends(10_000) } });
+  assert.deepEqual(filesOf(await cache.assemble(first.head)), { files: { "haproxy.cfg": backends(10_000) } });
   assert.equal(cache.fetched, first.parts.length);
 
   const second = splitConfig("p", { "haproxy.cfg": backends(10_000, 77) }, previousOf(first));
   publish(second);
   const before = cache.fetched;
-  assert.deepEqual(await cache.assemble(second.head), { files: { "haproxy.cfg": backends(10_000, 77) } });
+  assert.deepEqual(filesOf(await cache.assemble(second.head)), { files: { "haproxy.cfg": backends(10_000, 77) } });
   assert.ok(cache.fetched - before <= 2, `${cache.fetched - before} parts read for one change`);
 
   // A proxy that starts while a head older than the stored parts is current: the overwritten
@@ -140,7 +156,7 @@ Deno.test("the proxy's cache reads only parts it does not hold, and reports raci
   const fresh = new PartCache("p", (name) => Promise.resolve(store.get(name) ?? null));
   const stale = await fresh.assemble(second.head);
   assert.ok("missing" in stale && stale.missing.length >= 1);
-  assert.deepEqual(await fresh.assemble(third.head), { files: { "haproxy.cfg": backends(10_000, 9000) } });
+  assert.deepEqual(filesOf(await fresh.assemble(third.head)), { files: { "haproxy.cfg": backends(10_000, 9000) } });
 });
 
 Deno.test("rechunk: after random edits of a map and of a configuration, the same chunks as cutting the whole text", () => {
