@@ -147,16 +147,3 @@ function mapText(entries: Map<string, string>, sort = true, lines = false): stri
   if (sort) out.sort();
   return out.join("");
 }
-
-/** Checks a received map file (the proxy's side; lines in `checked` passed before); returns its lines or throws naming the bad one. */
-export function mapLines(file: MapFile, text: string, checked?: ReadonlySet<string>): string[] {
-  if (text === "") return [];
-  if (!text.endsWith("\n")) throw new Error(`${file}: does not end with a line break`);
-  const lines = text.slice(0, -1).split("\n");
-  for (const [i, l] of lines.entries()) {
-    if (!checked?.has(l) && !MAP_LINE.test(l)) {
-      throw new Error(`${file}: line ${i + 1} is not "<key> <backend>": ${JSON.stringify(l)}`);
-    }
-  }
-  return lines;
-}
