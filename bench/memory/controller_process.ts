@@ -4,7 +4,7 @@
  * scale_bench.ts: `controller_process.ts <kubeconfig> [settings JSON]` (the JSON overrides the
  * settings below, e.g. an operator namespace and validation on); prints one JSON line `{"rssBytes", "ingresses", …}` on
  * stdout each time its queue is idle after a line arrives on stdin (`profile-start`/`profile-stop` take a
- * CPU profile instead), and exits on EOF.
+ * CPU profile instead, `heap-snapshot <file>` writes a V8 heap snapshot after a GC), and exits on EOF.
  */
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
@@ -39,6 +39,13 @@ for await (const chunk of lines) {
       console.log("{}");
       continue;
     }
+    if (command.startsWith("heap-snapshot ")) {
+      await ctl.idle();
+      (globalThis as { gc?: () => void }).gc?.();
+      await writeHeapSnapshot(command.slice("heap-snapshot ".length));
+      console.log("{}");
+      continue;
+    }
     if (command === "profile-stop") {
       console.error(topSelfTime(await profiler.post("Profiler.stop")));
       profiler.disconnect();
@@ -56,6 +63,21 @@ for await (const chunk of lines) {
   }
 }
 await ctl.stop();
+
+/** Writes a heap snapshot (for bench/memory/heap_summary.ts or Chrome's DevTools) to `path`. */
+async function writeHeapSnapshot(path: string): Promise<void> {
+  const file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const session = new Session();
+  session.connect();
+  const encoder = new TextEncoder();
+  session.on("HeapProfiler.addHeapSnapshotChunk", (m) => file.writeSync(encoder.encode(m.params.chunk)));
+  try {
+    await session.post("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+  } finally {
+    session.disconnect();
+    file.close();
+  }
+}
 
 /** The 25 functions with the most self time in a V8 CPU profile, one per line. */
 function topSelfTime(result: unknown): string {
