@@ -157,13 +157,18 @@ try {
     }
     fig("scale.backend_change_served_ms", "ms", pct(backendTimes, 50));
 
+    const report = JSON.parse(await controller.request());
+    // After the figures: taking a snapshot grows the RSS.
     const snapshot = Deno.env.get("BENCH_HEAP_SNAPSHOT");
     if (snapshot) await controller.request(`heap-snapshot ${snapshot}`);
-    const report = JSON.parse(await controller.request());
     fig("scale.controller_rss_mb", "MB", report.rssBytes / 1e6);
     fig("scale.controller_heap_used_mb", "MB", report.heapUsed / 1e6);
     fig("scale.controller_heap_total_mb", "MB", report.heapTotal / 1e6);
     fig("scale.controller_external_mb", "MB", report.external / 1e6);
+    if (report.rssAnonBytes !== undefined) {
+      fig("scale.controller_rss_anon_mb", "MB", report.rssAnonBytes / 1e6);
+      fig("scale.controller_rss_file_mb", "MB", report.rssFileBytes / 1e6);
+    }
   } finally {
     await controller.close();
     await proxy.stop();
