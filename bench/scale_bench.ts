@@ -9,7 +9,8 @@
  * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC;
  * - `scale.settled_s`: controller start → idle (every ingress's status written);
  * - `scale.one_change_served_ms` (p50, and `_p99`), once settled: a host added to one ingress → served.
- * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes.
+ * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes;
+ * BENCH_HEAP_SNAPSHOT=<file> writes the controller's heap at the end (bench/memory/heap_summary.ts reads it).
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { startControllerProcess } from "./memory/controller_client.ts";
@@ -157,10 +158,17 @@ try {
     fig("scale.backend_change_served_ms", "ms", pct(backendTimes, 50));
 
     const report = JSON.parse(await controller.request());
+    // After the figures: taking a snapshot grows the RSS.
+    const snapshot = Deno.env.get("BENCH_HEAP_SNAPSHOT");
+    if (snapshot) await controller.request(`heap-snapshot ${snapshot}`);
     fig("scale.controller_rss_mb", "MB", report.rssBytes / 1e6);
     fig("scale.controller_heap_used_mb", "MB", report.heapUsed / 1e6);
     fig("scale.controller_heap_total_mb", "MB", report.heapTotal / 1e6);
     fig("scale.controller_external_mb", "MB", report.external / 1e6);
+    if (report.rssAnonBytes !== undefined) {
+      fig("scale.controller_rss_anon_mb", "MB", report.rssAnonBytes / 1e6);
+      fig("scale.controller_rss_file_mb", "MB", report.rssFileBytes / 1e6);
+    }
   } finally {
     await controller.close();
     await proxy.stop();

@@ -4,13 +4,13 @@
  * `run_part.ts`): in a module of its own, so that the parts depend on the contract and not on the
  * start-up code that imports them.
  */
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterAccess } from "./cluster/access.ts";
 import type { Config } from "./flags/config.ts";
 
 /** What `startRun` hands to the parts it starts. */
 export interface RunContext {
   readonly config: Config;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: ClusterAccess;
   readonly signal: AbortSignal;
 }
 

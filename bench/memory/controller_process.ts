@@ -4,7 +4,7 @@
  * scale_bench.ts: `controller_process.ts <kubeconfig> [settings JSON]` (the JSON overrides the
  * settings below, e.g. an operator namespace and validation on); prints one JSON line `{"rssBytes", "ingresses", …}` on
  * stdout each time its queue is idle after a line arrives on stdin (`profile-start`/`profile-stop` take a
- * CPU profile instead), and exits on EOF.
+ * CPU profile instead, `heap-snapshot <file>` writes a V8 heap snapshot after a GC), and exits on EOF.
  */
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
@@ -39,6 +39,13 @@ for await (const chunk of lines) {
       console.log("{}");
       continue;
     }
+    if (command.startsWith("heap-snapshot ")) {
+      await ctl.idle();
+      (globalThis as { gc?: () => void }).gc?.();
+      await writeHeapSnapshot(command.slice("heap-snapshot ".length));
+      console.log("{}");
+      continue;
+    }
     if (command === "profile-stop") {
       console.error(topSelfTime(await profiler.post("Profiler.stop")));
       profiler.disconnect();
@@ -48,14 +55,63 @@ for await (const chunk of lines) {
     await ctl.idle();
     // With --v8-flags=--expose-gc: collect first, so the figure is the live set, not garbage.
     (globalThis as { gc?: () => void }).gc?.();
+    if (Deno.env.get("BENCH_SMAPS")) console.error(largestMappings());
     const s = ctl.stats();
     const m = Deno.memoryUsage();
     console.log(
-      JSON.stringify({ rssBytes: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, ...s }),
+      JSON.stringify({
+        rssBytes: m.rss,
+        heapUsed: m.heapUsed,
+        heapTotal: m.heapTotal,
+        external: m.external,
+        ...rssParts(),
+        ...s,
+      }),
     );
   }
 }
 await ctl.stop();
+
+/** Anonymous (heap, malloc) and file-backed (the deno binary's pages) parts of the RSS, from /proc. */
+function rssParts(): { rssAnonBytes?: number; rssFileBytes?: number } {
+  try {
+    const status = Deno.readTextFileSync("/proc/self/status");
+    const kb = (field: string) => Number(status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"))?.[1]) * 1024;
+    return { rssAnonBytes: kb("RssAnon"), rssFileBytes: kb("RssFile") };
+  } catch {
+    return {};
+  }
+}
+
+/** The mappings with the most resident memory (BENCH_SMAPS=1): where RSS outside the V8 heap is. */
+function largestMappings(): string {
+  const rows: { name: string; rssKb: number }[] = [];
+  let current = "";
+  for (const line of Deno.readTextFileSync("/proc/self/smaps").split("\n")) {
+    const head = line.match(/^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/);
+    if (head) {
+      current = `${head[1]} ${((parseInt(head[2], 16) - parseInt(head[1], 16)) / 1024).toFixed(0)}kB ${head[3]}`;
+    }
+    const rss = line.match(/^Rss:\s+(\d+) kB/);
+    if (rss) rows.push({ name: current, rssKb: Number(rss[1]) });
+  }
+  return rows.sort((a, b) => b.rssKb - a.rssKb).slice(0, 25).map((r) => `smaps: ${r.rssKb} kB  ${r.name}`).join("\n");
+}
+
+/** Writes a heap snapshot (for bench/memory/heap_summary.ts or Chrome's DevTools) to `path`. */
+async function writeHeapSnapshot(path: string): Promise<void> {
+  const file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const session = new Session();
+  session.connect();
+  const encoder = new TextEncoder();
+  session.on("HeapProfiler.addHeapSnapshotChunk", (m) => file.writeSync(encoder.encode(m.params.chunk)));
+  try {
+    await session.post("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+  } finally {
+    session.disconnect();
+    file.close();
+  }
+}
 
 /** The 25 functions with the most self time in a V8 CPU profile, one per line. */
 function topSelfTime(result: unknown): string {

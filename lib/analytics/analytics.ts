@@ -5,7 +5,7 @@
  * best-effort `controller_stopped`. On without an endpoint: one info line, nothing sent, no timer.
  * Off: nothing at all. Delivery never blocks or fails the controller (lib/analytics/sender.ts).
  */
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterAccess } from "../cluster/access.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { log } from "../log/logger.ts";
 import { type AnalyticsEvent, buildEvent, type ClusterFacts, type EventName } from "./event.ts";
@@ -16,7 +16,7 @@ import { type AnalyticsSettings, defaultAnalyticsSettings, endpointVariable } fr
 export interface AnalyticsDeps {
   /** Cluster client to read facts with (not closed by stop); else one is created from `kubeConfig`. */
   client?: ApiReader;
-  kubeConfig?: KubeConfig;
+  kubeConfig?: ClusterAccess;
   /** Called with every event after it was attempted (tests). */
   onEvent?: (event: AnalyticsEvent, delivered: boolean) => void;
 }

@@ -36,7 +36,7 @@ export async function startRun(
   log.info("cluster configuration loaded", {
     release: config.release,
     version: config.version,
-    server: kubeConfig.getCurrentCluster()?.server,
+    server: kubeConfig.server,
   });
   parts ??= await Promise.all(defaultParts.map((load) => load()));
   if (parts.length === 0) {

@@ -1,13 +1,13 @@
 /**
  * @module audit/webhook_client
  * The HTTPS client of the audit webhook: reads the kubeconfig-format file (server URL, CA, client
- * certificate and key or bearer token) with @kubernetes/client-node and POSTs JSON over node:https
+ * certificate and key or bearer token) with lib/cluster/kubeconfig.ts and POSTs JSON over node:https
  * with a keep-alive agent carrying that TLS material.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { Buffer } from "node:buffer";
 import https from "node:https";
-import { SetupError } from "../errors.ts";
+import { type Connection, kubeConfigFileAccess } from "../cluster/kubeconfig.ts";
+import { oneLine, SetupError } from "../errors.ts";
 
 export interface WebhookResponse {
   readonly status: number;
@@ -27,38 +27,30 @@ export class WebhookClient {
       new SetupError(
         `--audit-webhook-config-file ${configFile}: ${what}; give a kubeconfig-format file for the webhook`,
       );
-    const kc = new KubeConfig();
+    let access;
     try {
-      kc.loadFromFile(configFile);
+      access = kubeConfigFileAccess(configFile);
     } catch (err) {
-      throw fail(`cannot load (${(err as Error).message.split("\n")[0]})`);
+      throw fail(`cannot load (${oneLine(err)})`);
     }
-    const cluster = kc.getCurrentCluster();
-    if (!cluster?.server) throw fail("no current cluster with a server URL");
-    let url: URL;
+    const url = new URL(access.server);
+    if (url.protocol !== "https:") throw fail(`server ${access.server} must be an https:// URL`);
+    let c: Connection;
     try {
-      url = new URL(cluster.server);
-    } catch {
-      throw fail(`server ${JSON.stringify(cluster.server)} is not a URL`);
-    }
-    if (url.protocol !== "https:") throw fail(`server ${cluster.server} must be an https:// URL`);
-    const opts: https.RequestOptions & { headers?: Record<string, string> } = {};
-    try {
-      await kc.applyToHTTPSOptions(opts);
+      c = await access.connection();
     } catch (err) {
-      throw fail(`cannot use its credentials (${(err as Error).message.split("\n")[0]})`);
+      throw fail(`cannot use its credentials (${oneLine(err)})`);
     }
     const agent = new https.Agent({
       keepAlive: true,
       maxSockets: 8,
-      ca: opts.ca,
-      cert: opts.cert,
-      key: opts.key,
-      rejectUnauthorized: opts.rejectUnauthorized,
-      servername: (opts as { servername?: string }).servername,
+      ca: c.ca,
+      cert: c.cert,
+      key: c.key,
+      rejectUnauthorized: c.rejectUnauthorized,
+      servername: c.servername,
     });
-    const headers: Record<string, string> = { ...(opts.headers as Record<string, string> | undefined) };
-    if (opts.auth) headers["Authorization"] = `Basic ${btoa(opts.auth)}`;
+    const headers: Record<string, string> = { ...c.headers };
     return new WebhookClient(url, agent, headers);
   }
 

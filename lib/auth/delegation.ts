@@ -4,9 +4,9 @@
  * CA bundles from files (or from the cluster lookup), TokenReview and SubjectAccessReview clients
  * from `--authentication-kubeconfig` / `--authorization-kubeconfig` (in-cluster when empty).
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import type { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { loadKubeConfig } from "../cluster/access.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { oneLine, SetupError } from "../errors.ts";
 import { log } from "../log/logger.ts";
@@ -46,20 +46,7 @@ export async function delegatedClient(path: string | null, option: string, purpo
       `--${option} is unset and there is no in-cluster configuration (not in a pod); give --${option} with a kubeconfig allowed to ${purpose}`,
     );
   }
-  const kubeConfig = new KubeConfig();
-  try {
-    if (path) kubeConfig.loadFromFile(path);
-    else kubeConfig.loadFromCluster();
-  } catch (err) {
-    throw new SetupError(
-      `--${option}: cannot load ${path || "the in-cluster configuration"} (${
-        oneLine(err)
-      }); fix it or give another file`,
-    );
-  }
-  if (!kubeConfig.getCurrentCluster()?.server) {
-    throw new SetupError(`--${option}: ${path || "the in-cluster configuration"} has no current cluster with a server`);
-  }
+  const kubeConfig = loadKubeConfig(path, option);
   try {
     return await ClusterClient.create({
       kubeConfig,

@@ -3,37 +3,55 @@
  * Where the cluster is and who we are: `--kubeconfig` when given, else the in-cluster service
  * account; and the operator's own namespace for `--restrict-to-operator-namespace`.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { existsSync } from "node:fs";
 import { oneLine, SetupError } from "../errors.ts";
+import {
+  type ClusterAccess,
+  inClusterAccess,
+  type InClusterEnv,
+  inClusterEnv,
+  kubeConfigFileAccess,
+  serviceAccountDir,
+} from "./kubeconfig.ts";
 
-const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+export type { ClusterAccess } from "./kubeconfig.ts";
 
-/** Loads the kubeconfig file, or the in-cluster configuration when `path` is null or empty. */
-export function loadKubeConfig(path: string | null | undefined): KubeConfig {
-  const kc = new KubeConfig();
+/** Where the in-cluster configuration is read from; only tests give another. */
+export interface InClusterSource {
+  readonly saDir: string;
+  readonly env?: InClusterEnv;
+}
+
+/**
+ * Loads the kubeconfig file, or the in-cluster configuration when `path` is null or empty. Every
+ * failure is a one-line SetupError naming `--<option>`.
+ */
+export function loadKubeConfig(
+  path: string | null | undefined,
+  option = "kubeconfig",
+  inCluster: InClusterSource = { saDir: serviceAccountDir },
+): ClusterAccess {
   if (path) {
     if (!existsSync(path)) {
-      throw new SetupError(`--kubeconfig: file ${path} does not exist; give the path of a readable kubeconfig file`);
+      throw new SetupError(`--${option}: file ${path} does not exist; give the path of a readable kubeconfig file`);
     }
     try {
-      kc.loadFromFile(path);
+      return kubeConfigFileAccess(path);
     } catch (err) {
-      throw new SetupError(`--kubeconfig: cannot load ${path}: ${oneLine(err)}; fix the file or give another one`);
+      throw new SetupError(`--${option}: cannot load ${path}: ${oneLine(err)}; fix the file or give another one`);
     }
-  } else {
-    if (!Deno.env.get("KUBERNETES_SERVICE_HOST")) {
-      throw new SetupError(
-        "no cluster configuration: --kubeconfig is unset and KUBERNETES_SERVICE_HOST is not set (not in a pod); give --kubeconfig",
-      );
-    }
-    kc.loadFromCluster();
   }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) {
-    throw new SetupError(`--kubeconfig: ${path || "in-cluster configuration"} has no current cluster with a server`);
+  const env = inCluster.env ?? inClusterEnv();
+  if (!env.host) {
+    throw new SetupError(
+      `no cluster configuration: --${option} is unset and KUBERNETES_SERVICE_HOST is not set (not in a pod); give --${option}`,
+    );
   }
-  return kc;
+  try {
+    return inClusterAccess(inCluster.saDir, env);
+  } catch (err) {
+    throw new SetupError(`--${option} is unset and the in-cluster configuration cannot be loaded: ${oneLine(err)}`);
+  }
 }
 
 /**

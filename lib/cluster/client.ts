@@ -7,19 +7,18 @@
  * `https.Agent` built from the kubeconfig's TLS material is shared by all calls (connections are
  * counted at socket creation), and every call first takes a token from the `--qps`/`--burst` bucket.
  */
-import type { KubeConfig } from "@kubernetes/client-node";
 import http from "node:http";
 import https from "node:https";
 import type { Duplex } from "node:stream";
 import { apiRequests, connectionsOpened, rateLimiterWait } from "./metrics.ts";
 import { TokenBucket } from "./rate_limiter.ts";
-import { loadKubeConfig } from "./access.ts";
+import { type ClusterAccess, loadKubeConfig } from "./access.ts";
 
 export interface ClusterClientOptions {
   /** Path of a kubeconfig; null/empty: in-cluster configuration. */
   kubeconfig?: string | null;
   /** An already loaded configuration (wins over `kubeconfig`). */
-  kubeConfig?: KubeConfig;
+  kubeConfig?: ClusterAccess;
   /** `--qps`: requests per second; <= 0 means unlimited. */
   qps: number;
   /** `--burst`. */
@@ -65,7 +64,7 @@ export interface WatchStream {
 const headerTtlMs = 10_000;
 
 export class ClusterClient {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: ClusterAccess;
   readonly server: URL;
   readonly limiter: TokenBucket;
   /** Connections opened so far (also exported as a metric). */
@@ -81,10 +80,9 @@ export class ClusterClient {
   #closed = false;
   #streams = new Set<{ destroy(): void }>();
 
-  private constructor(kc: KubeConfig, opts: ClusterClientOptions) {
+  private constructor(kc: ClusterAccess, opts: ClusterClientOptions) {
     this.kubeConfig = kc;
-    const cluster = kc.getCurrentCluster()!;
-    this.server = new URL(cluster.server);
+    this.server = new URL(kc.server);
     this.limiter = new TokenBucket({ qps: opts.qps, burst: opts.burst });
     this.#userAgent = opts.userAgent ?? "ingress-controller";
     this.#timeoutMs = opts.requestTimeoutMs ?? 60_000;
@@ -111,28 +109,21 @@ export class ClusterClient {
 
   /** The namespace of the kubeconfig's current context, if any. */
   get contextNamespace(): string | undefined {
-    return this.kubeConfig.getContextObject(this.kubeConfig.getCurrentContext())?.namespace;
+    return this.kubeConfig.namespace;
   }
 
   async #refreshCredentials(force = false): Promise<void> {
     if (!force && performance.now() - this.#headersAt < headerTtlMs) return;
-    // applyToHTTPSOptions is the public entry that runs the kubeconfig's authenticators (token
-    // files, exec plugins, OIDC) and reads CA/client certificates; its own agent is not used.
-    const o: https.RequestOptions & { headers?: Record<string, string> } = {};
-    await this.kubeConfig.applyToHTTPSOptions(o);
+    // Token and certificate files are read again (rotation); exec plugins run (lib/cluster/kubeconfig.ts).
+    const c = await this.kubeConfig.connection();
     this.#tls = {
-      ca: o.ca,
-      cert: o.cert,
-      key: o.key,
-      pfx: o.pfx,
-      passphrase: o.passphrase,
-      servername: o.servername,
-      ...(o.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.rejectUnauthorized } : {}),
+      ca: c.ca,
+      cert: c.cert,
+      key: c.key,
+      servername: c.servername,
+      ...(c.rejectUnauthorized !== undefined ? { rejectUnauthorized: c.rejectUnauthorized } : {}),
     };
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(o.headers ?? {})) headers[k] = String(v);
-    if (o.auth) headers.Authorization = `Basic ${btoa(o.auth)}`;
-    this.#headers = headers;
+    this.#headers = { ...c.headers };
     this.#headersAt = performance.now();
   }
 

@@ -22,7 +22,7 @@ import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
 import { Backoff } from "../cluster/backoff.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
-import { dropManagedFields, Informer, type InformerOptions } from "../cluster/informer.ts";
+import { compactMetadata, Informer, type InformerOptions } from "../cluster/informer.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import {
   buildModel,
@@ -1296,7 +1296,7 @@ function available(d: KubeObject | null): boolean {
 
 /** An object reduced to what the controller reads of the objects it owns (and a Deployment's availability). */
 function metadataOnly(o: KubeObject): KubeObject {
-  const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences } = dropManagedFields(o).metadata;
+  const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences } = compactMetadata(o).metadata;
   // Only Deployments have it (list items may lack `kind`).
   const availableReplicas = o.status?.availableReplicas;
   return {

@@ -67,7 +67,7 @@ current-context: x
       () =>
         startRun(config, undefined, [
           async (ctx) => {
-            seen.push(ctx.kubeConfig.getCurrentCluster()!.server);
+            seen.push(ctx.kubeConfig.server);
             await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
             seen.push("stopped");
           },
