@@ -14,6 +14,7 @@
  * which can make `haproxy -c` fail. So route-only and endpoint-only changes publish without the
  * ~100 ms check.
  */
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
@@ -44,7 +45,8 @@ const SAFE_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,250}$/;
 
 let throwaway: Promise<string> | null = null;
 
-/** Structures that passed `haproxy -c`, most recent last (bounded). */
+/** sha256 of the structures that passed `haproxy -c`, most recent last (bounded; a digest, not the
+ * megabytes of text, is what a 10,000-backend structure costs to remember). */
 const passed = new Set<string>();
 const PASSED_KEPT = 32;
 
@@ -77,9 +79,9 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
   for (const f of files) {
     if (!SAFE_FILE.test(f)) return result(false, [`crt-list names an unsafe file ${JSON.stringify(f)}`]);
   }
-  const structure = JSON.stringify([opts.haproxy ?? "haproxy", skeleton(rendered.config), rendered.crtList, [
-    ...files,
-  ], userlists]);
+  const structure = createHash("sha256").update(
+    JSON.stringify([opts.haproxy ?? "haproxy", skeleton(rendered.config), rendered.crtList, [...files], userlists]),
+  ).digest("base64");
   if (opts.reuse !== false && passed.has(structure)) return result(true, []);
   const pem = files.size > 0 ? await throwawayPem() : "";
   const dir = await Deno.makeTempDir({ prefix: "ic-validate-", dir: opts.tmpDir });
