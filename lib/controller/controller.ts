@@ -223,6 +223,13 @@ interface Handover {
   movedAt: number | null;
 }
 
+/** What the status pass of a group saw last (Controller.#statusSeen). */
+interface StatusSeen {
+  wanted: string;
+  want: LoadBalancerIngress[] | null;
+  changed: Set<string>;
+}
+
 class Controller {
   readonly events: EventRecorder;
   readonly synced: Promise<void>;
@@ -233,6 +240,13 @@ class Controller {
   /** Ingress key → the group whose published configuration serves it (last publish). */
   #served = new GroupIndex();
   #handovers = new Map<string, Handover>();
+  /**
+   * The status pass of a group looks at every member only when the wanted status changed (or in a
+   * new term, or after a validation left ingresses out); otherwise at the ingresses that changed
+   * or failed to get their status since, and those handed over: at 10,000 members, the whole pass
+   * cost more than the change itself. `wanted`: the status (JSON) of the last whole pass.
+   */
+  #statusSeen = new Map<GroupKey, StatusSeen>();
   #ingresses: Informer;
   #classes: Informer | null;
   /**
@@ -288,6 +302,7 @@ class Controller {
     onFailure: (key, err) => {
       const group = this.#groups.groupOf(key);
       if (this.#stopped || !this.leadership.leading || group === null) return;
+      this.#statusSeen.get(group)?.changed.add(key);
       // The group's next look writes it again (with its back-off).
       const retryInMs = Math.round(this.#queue.retry(group));
       log.warn("cannot write the status of an ingress; will retry", { ingress: key, error: oneLine(err), retryInMs });
@@ -365,6 +380,7 @@ class Controller {
           old.metadata.deletionTimestamp === o.metadata.deletionTimestamp &&
           old.metadata.uid === o.metadata.uid;
         if (!same || old.metadata.resourceVersion === o.metadata.resourceVersion) this.#ingressChanged(keyOf(o));
+        else this.#statusChanged(o);
       },
       onDelete: (o) => this.#ingressChanged(keyOf(o)),
     });
@@ -507,7 +523,21 @@ class Controller {
     else if (serving !== null && h?.to !== group) {
       this.#handovers.set(key, { from: serving, to: group, includedAt: null, movedAt: null });
     }
-    for (const g of new Set([before, group, serving, h?.from])) if (g != null) this.#queue.add(g);
+    for (const g of new Set([before, group, serving, h?.from])) {
+      if (g == null) continue;
+      this.#statusSeen.get(g)?.changed.add(key);
+      this.#queue.add(g);
+    }
+  }
+
+  /** Someone changed only the status of `ing`: when it is not what its group shows, the group writes it back. */
+  #statusChanged(ing: KubeObject): void {
+    const key = this.#key(ing);
+    const group = this.#groups.groupOf(key);
+    const seen = group === null ? undefined : this.#statusSeen.get(group);
+    if (!seen?.want || statusMatches(ing, seen.want)) return;
+    seen.changed.add(key);
+    this.#queue.add(group!);
   }
 
   /** A new term: look at everything again (another leader wrote meanwhile); a lost one: stand by. */
@@ -518,6 +548,7 @@ class Controller {
       // What this replica wrote or found may have changed under another leader.
       this.#applied.clear();
       this.#publishedBy.clear();
+      this.#statusSeen.clear();
       return;
     }
     // Every ingress's group (the queue holds groups), and every group that owns objects.
@@ -696,6 +727,39 @@ class Controller {
     return { members, leaving };
   }
 
+  /**
+   * The ingresses whose status the reconcile of `group` looks at: all of them, or (same wanted
+   * status as the last whole pass) those changed since, those leaving and those being handed over.
+   */
+  #statusCandidates(
+    group: GroupKey,
+    want: LoadBalancerIngress[],
+    ingresses: readonly KubeObject[],
+    leaving: readonly KubeObject[],
+    narrowed: boolean,
+  ): Iterable<KubeObject> {
+    const wanted = JSON.stringify(want);
+    const seen = this.#statusSeen.get(group);
+    if (!seen || narrowed || seen.wanted !== wanted) {
+      // A validation that left ingresses out makes the next pass whole again. The changes noted
+      // stay noted: this pass looks at the objects as they were when the reconcile began.
+      if (seen) {
+        seen.wanted = narrowed ? "" : wanted;
+        seen.want = want;
+      }
+      return ingresses;
+    }
+    const keys = seen.changed;
+    seen.changed = new Set();
+    for (const [k, h] of this.#handovers) if (h.to === group || h.from === group) keys.add(k);
+    const out = new Set(leaving);
+    for (const k of keys) {
+      const ing = this.#ingresses.store.get(k);
+      if (ing && this.#groups.groupOf(k) === group) out.add(ing);
+    }
+    return out;
+  }
+
   /** Records the model's problems as Events on the ingresses they concern. */
   #report(problems: readonly Problem[], ingresses: readonly KubeObject[]): void {
     if (problems.length === 0) return;
@@ -722,6 +786,7 @@ class Controller {
       this.#validated.delete(group);
       this.#memos.delete(group);
       this.#renderMemos.delete(group);
+      this.#statusSeen.delete(group);
       const removed = await this.#remove(group, new Set());
       this.#release(group, new Set());
       return removed ? "removed" : "unchanged";
@@ -730,6 +795,9 @@ class Controller {
     if (gs === null) return "waiting";
     const restrictTo = this.settings.restrictToOperatorNamespace ? this.settings.operatorNamespace : null;
     let ingresses = [...members, ...leaving];
+    let narrowed = false;
+    // From here on, the ingresses that change are noted for the status pass.
+    if (!this.#statusSeen.has(group)) this.#statusSeen.set(group, { wanted: "", want: null, changed: new Set() });
     const build = (list: readonly KubeObject[]) => this.#build(group, list, gs, restrictTo);
     const phases = new PhaseTimer();
     let built = build(ingresses);
@@ -755,6 +823,7 @@ class Controller {
       const checked = await this.#validateGroup(group, ingresses, built, rendered, build, gs.proxy);
       if (!checked) return "invalid";
       if (checked.ingresses !== ingresses) {
+        narrowed = true;
         ingresses = checked.ingresses;
         built = checked.built;
         rendered = checked.rendered;
@@ -806,7 +875,7 @@ class Controller {
     // Only ingresses whose status differs (or that are moving here) get a job: at 10,000 members,
     // queueing one per member on every change cost more than the change itself.
     const want = this.#wantedStatus(group, target, proxyService);
-    for (const ing of ingresses) {
+    for (const ing of this.#statusCandidates(group, want, ingresses, leaving, narrowed)) {
       const key = this.#key(ing);
       if (this.#groups.groupOf(key) !== group) continue;
       if (!this.#handovers.has(key) && (want.length === 0 || statusMatches(ing, want))) {
@@ -1061,7 +1130,10 @@ class Controller {
    */
   #build(group: GroupKey, list: readonly KubeObject[], gs: GroupSettings, restrictTo: string | null): BuildResult {
     const defaultClass = this.#defaultClass();
-    const translated = list.map((ing) => this.#nginxCompat(ing, gs, defaultClass) ? this.#translated(ing) : ing);
+    // In a shared group only the group's setting decides (#nginxCompat): 10,000 look-ups spared.
+    const translated = sharedClassOf(group) !== null && !gs.nginxCompat
+      ? list
+      : list.map((ing) => this.#nginxCompat(ing, gs, defaultClass) ? this.#translated(ing) : ing);
     let memo = this.#memos.get(group);
     if (!memo) this.#memos.set(group, memo = new ModelMemo());
     return buildModel({

@@ -17,7 +17,7 @@ import {
   setDeploymentAvailable,
   sliceObj,
 } from "../../lib/localenv/harness.ts";
-import type { KubeObject } from "../../lib/cluster/resources.ts";
+import { type KubeObject, objectPath } from "../../lib/cluster/resources.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
 const dedicated = { [proxyModeAnnotation]: dedicatedValue };
@@ -130,6 +130,20 @@ Deno.test("proxy groups against a real API server", async (t) => {
             async () => (await statusIp(cluster, ns, name)) === svc.spec.clusterIP,
           );
         }
+      });
+
+      await t.step("a status someone else changed is written back, the others are left alone", async () => {
+        const svc = (await cluster.get(resources.services, ops, shared))!;
+        const before = (await cluster.get(resources.ingresses, a, "one"))!.metadata.resourceVersion;
+        await cluster.client.request("PATCH", objectPath(resources.ingresses, b, "three", "status"), {
+          body: { status: { loadBalancer: { ingress: [{ ip: "192.0.2.99" }] } } },
+          contentType: "application/merge-patch+json",
+        });
+        await eventually(
+          "status of three back",
+          async () => (await statusIp(cluster, b, "three")) === svc.spec.clusterIP,
+        );
+        assert.equal((await cluster.get(resources.ingresses, a, "one"))!.metadata.resourceVersion, before);
       });
 
       await t.step("a route conflict: the oldest ingress wins, the other gets an Event naming it", async () => {
