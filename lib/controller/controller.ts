@@ -50,7 +50,7 @@ import {
 } from "./global_settings.ts";
 import { translateIngress } from "../nginx/translate.ts";
 import { PREFIX } from "../annotations/table.ts";
-import type { ProxyOptions } from "../render/proxy_options.ts";
+import { type ProxyOptions, threadsForCpuLimit } from "../render/proxy_options.ts";
 import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
 import { classGroup, GroupIndex, type GroupKey, groupOf, sharedClassOf, sharedProxyName } from "./groups.ts";
@@ -1043,6 +1043,7 @@ class Controller {
     const done = (params: ClassParams, settings: GlobalSettings, classValues: Record<string, string> = {}) => {
       const proxy: ProxyOptions = {
         ...settings.proxy,
+        threads: threadsForCpuLimit(params.resources.limits.cpu),
         defaultCertificate: this.#defaultCertificate(
           settings.defaultCertificateRef,
           proxyOf(group, this.settings).namespace,

@@ -38,6 +38,12 @@ export interface ProxyOptions {
    * empty: no PROXY header is read.
    */
   acceptProxy?: readonly Cidr[] | null;
+  /**
+   * `nbthread`: HAProxy's threads, 1–64. Absent or null: HAProxy's default, one per CPU the
+   * process may run on, which in a pod is every CPU of the node whatever the pod's CPU limit
+   * (docs/controller-scale.md: threads cost start time and memory per server).
+   */
+  threads?: number | null;
 }
 
 export const DEFAULT_PROXY_OPTIONS: ProxyOptions = Object.freeze({
@@ -51,6 +57,33 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = Object.freeze({
   accessLogSample: 100,
   defaultCertificate: null,
 }) as ProxyOptions;
+
+/** HAProxy 2.6's most threads on 64-bit builds (MAX_THREADS). */
+export const MAX_THREADS = 64;
+
+/**
+ * The threads for a CPU limit (a Kubernetes quantity: `2`, `1.5`, `500m`): the limit rounded up,
+ * 1 to MAX_THREADS; null for no limit. More threads than the CFS quota lets run only add
+ * contention, start time and per-thread memory.
+ */
+export function threadsForCpuLimit(limit: string | undefined): number | null {
+  if (limit === undefined) return null;
+  const m = /^([0-9]{1,9}(?:\.[0-9]{1,6})?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(limit);
+  if (!m) return null;
+  const scale: Record<string, number> = {
+    m: 1e-3,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+  };
+  const cores = Number(m[1]) * (m[2] === undefined ? 1 : scale[m[2]]);
+  return Math.min(MAX_THREADS, Math.max(1, Math.ceil(cores - 1e-9)));
+}
 
 /** HAProxy time: a whole number with a unit (the range is the parser's: annotations/values.ts `duration`). */
 export const TIME = /^[1-9][0-9]{0,9}(?:ms|s|m|h|d)$/;
@@ -127,6 +160,8 @@ function quoted(format: string): string {
 export interface ProxyView {
   timeouts: { connect: string; client: string; server: string; httpRequest: string; tunnel: string };
   maxconn: number | null;
+  /** `nbthread`; null: HAProxy's default. */
+  threads: number | null;
   /** `ssl-default-bind-options` arguments. */
   sslBindOptions: string;
   sslCiphers: string | null;
@@ -161,6 +196,8 @@ export function proxyView(o: ProxyOptions): ProxyView {
     "maxconn",
     o.maxconn,
   );
+  const threads = o.threads ?? null;
+  check(threads === null || (Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS), "nbthread", threads);
   check(SSL_VERSION.test(o.sslMinVersion), "ssl-min-version", o.sslMinVersion);
   for (const c of [o.sslCiphers, o.sslCiphersuites]) check(c === null || CIPHERS.test(c), "ciphers", c);
   check(["json", "text", "off"].includes(o.accessLog), "access-log", o.accessLog);
@@ -186,6 +223,7 @@ export function proxyView(o: ProxyOptions): ProxyView {
   return {
     timeouts: { ...o.timeouts },
     maxconn: o.maxconn,
+    threads,
     sslBindOptions: `ssl-min-ver ${o.sslMinVersion} no-tls-tickets`,
     sslCiphers: o.sslCiphers,
     sslCiphersuites: o.sslCiphersuites,

@@ -110,6 +110,7 @@ Deno.test("proxy groups against a real API server", async (t) => {
             "replicas": "2",
             "service-type": "ClusterIP",
             "resources.requests.cpu": "250m",
+            "resources.limits.cpu": "1500m",
             "node-selector": '{"kubernetes.io/os":"linux"}',
           },
         });
@@ -120,6 +121,9 @@ Deno.test("proxy groups against a real API server", async (t) => {
         const haproxy = dep.spec.template.spec.containers.find((c: { name: string }) => c.name === "haproxy");
         assert.equal(haproxy.resources.requests.cpu, "250m");
         assert.deepEqual(dep.spec.template.spec.nodeSelector, { "kubernetes.io/os": "linux" });
+        assert.equal(haproxy.resources.limits.cpu, "1500m");
+        // HAProxy runs as many threads as the CPU limit allows, not one per CPU of the node.
+        await eventually("nbthread 2 in the configuration", async () => /^ {4}nbthread 2$/m.test(await config()));
       });
 
       await t.step("every served ingress shows the shared Service's address", async () => {

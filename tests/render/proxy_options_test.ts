@@ -7,6 +7,7 @@ import {
   type ProxyOptions,
   proxyView,
   sampleRatio,
+  threadsForCpuLimit,
 } from "../../lib/render/proxy_options.ts";
 
 const templates = await loadTemplates(null);
@@ -20,6 +21,7 @@ const all: ProxyOptions = {
   accessLog: "text",
   accessLogSample: 25,
   defaultCertificate: { file: "ops_default.pem", namespace: "ops", name: "default" },
+  threads: 3,
 };
 
 Deno.test("proxy options: each reaches its place; the default certificate is the crt-list's first line", () => {
@@ -27,6 +29,7 @@ Deno.test("proxy options: each reaches its place; the default certificate is the
   for (
     const line of [
       "    maxconn 20000",
+      "    nbthread 3",
       "    ssl-default-bind-options ssl-min-ver TLSv1.3 no-tls-tickets",
       "    ssl-default-bind-ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
       "    ssl-default-bind-ciphersuites TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384",
@@ -95,4 +98,24 @@ Deno.test("sampleRatio: N of every 100 in HAProxy's smallest ranges", () => {
   assert.equal(sampleRatio(30), "1-3:10");
   assert.equal(sampleRatio(37), "1-37:100");
   assert.equal(sampleRatio(100), "1:1");
+});
+
+Deno.test("proxy options: threads follow the CPU limit rounded up, 1 to 64; no limit, no nbthread line", () => {
+  const cases: [string | undefined, number | null][] = [
+    [undefined, null],
+    ["100m", 1],
+    ["1", 1],
+    ["1000m", 1],
+    ["1001m", 2],
+    ["1.5", 2],
+    ["2", 2],
+    ["16", 16],
+    ["200", 64],
+    ["1k", 64],
+    ["nonsense", null],
+  ];
+  for (const [limit, threads] of cases) assert.equal(threadsForCpuLimit(limit), threads, String(limit));
+  assert.doesNotMatch(render(sampleModel(), templates).config, /nbthread/);
+  assert.throws(() => proxyView({ ...DEFAULT_PROXY_OPTIONS, threads: 65 }), /nbthread/);
+  assert.throws(() => proxyView({ ...DEFAULT_PROXY_OPTIONS, threads: 1.5 }), /nbthread/);
 });
