@@ -729,13 +729,13 @@ class Controller {
 
   /**
    * The ingresses whose status the reconcile of `group` looks at: all of them, or (same wanted
-   * status as the last whole pass) those changed since, those leaving and those being handed over.
+   * status as the last whole pass) those changed since and those being handed over. (Leaving
+   * ingresses belong to another group now: the pass skips them either way.)
    */
   #statusCandidates(
     group: GroupKey,
     want: LoadBalancerIngress[],
     ingresses: readonly KubeObject[],
-    leaving: readonly KubeObject[],
     narrowed: boolean,
   ): Iterable<KubeObject> {
     const wanted = JSON.stringify(want);
@@ -752,10 +752,10 @@ class Controller {
     const keys = seen.changed;
     seen.changed = new Set();
     for (const [k, h] of this.#handovers) if (h.to === group || h.from === group) keys.add(k);
-    const out = new Set(leaving);
+    const out: KubeObject[] = [];
     for (const k of keys) {
       const ing = this.#ingresses.store.get(k);
-      if (ing && this.#groups.groupOf(k) === group) out.add(ing);
+      if (ing && this.#groups.groupOf(k) === group) out.push(ing);
     }
     return out;
   }
@@ -875,7 +875,7 @@ class Controller {
     // Only ingresses whose status differs (or that are moving here) get a job: at 10,000 members,
     // queueing one per member on every change cost more than the change itself.
     const want = this.#wantedStatus(group, target, proxyService);
-    for (const ing of this.#statusCandidates(group, want, ingresses, leaving, narrowed)) {
+    for (const ing of this.#statusCandidates(group, want, ingresses, narrowed)) {
       const key = this.#key(ing);
       if (this.#groups.groupOf(key) !== group) continue;
       if (!this.#handovers.has(key) && (want.length === 0 || statusMatches(ing, want))) {
