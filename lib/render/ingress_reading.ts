@@ -21,6 +21,7 @@ import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 import { hasTableAnnotations } from "./settings_memo.ts";
 import { type ReadContext, type Report, resolveBackend } from "./backend_resolve.ts";
 import { show } from "./show.ts";
+import type { KeptMerge } from "./model_delta.ts";
 import type { Backend, ClientCertCheck, ClusterLookup, Match, PathType, Problem, Route, TlsCert } from "./model.ts";
 
 /** What resolving one backend reference produced; the model takes it only if the route is used. */
@@ -99,6 +100,10 @@ export class ModelMemo {
   readonly kept = new WeakMap<V1Ingress, Kept>();
   /** The sort key of each Ingress (its creation time and id). */
   readonly sortKeys = new WeakMap<V1Ingress, { i: V1Ingress; t: number; id: string }>();
+  /** The last full build's state, from which the next one may be a delta (lib/render/model_delta.ts). */
+  merge: KeptMerge | null = null;
+  /** Builds made as deltas (for tests and the scale benchmark). */
+  deltas = 0;
 }
 
 function sameRead(lookup: ClusterLookup, r: Read): boolean {

@@ -48,8 +48,10 @@ import { memoBackendSettings } from "./settings_memo.ts";
 import { type ReadContext, type Report, SERVICE_NAME_LABEL } from "./backend_resolve.ts";
 import { fragmentOf, idOf, type IngressFragment, ModelMemo, pathRegexOn, type Resolved } from "./ingress_reading.ts";
 import { cmp, show } from "./show.ts";
+import { compareRoutes } from "./route_order.ts";
+import { type AfterReplay, compareKeys, type IngressKey, KeptMerge, MergeRecord } from "./model_delta.ts";
 
-export { ModelMemo, SERVICE_NAME_LABEL };
+export { compareRoutes, ModelMemo, SERVICE_NAME_LABEL };
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
 export type Match = "exact" | "prefix" | "regex";
 export type { Balance } from "./settings.ts";
@@ -228,26 +230,25 @@ function timestampOf(i: V1Ingress): number {
   return Number.isFinite(ms) ? ms : Number.MAX_SAFE_INTEGER;
 }
 
-interface SortKey {
+interface SortKey extends IngressKey {
   i: V1Ingress;
-  t: number;
-  id: string;
 }
 
 /**
  * `list` sorted by compareIngresses, each key computed once (not per comparison: 10,000 ingresses
  * meant ~300,000 date parses), and with a memo once per Ingress object.
  */
-function oldestFirst(list: readonly V1Ingress[], memo: ModelMemo | undefined): V1Ingress[] {
-  const keyOf = (i: V1Ingress): SortKey => {
-    let k = memo?.sortKeys.get(i);
-    if (!k) {
-      k = { i, t: timestampOf(i), id: idOf(i) };
-      memo?.sortKeys.set(i, k);
-    }
-    return k;
-  };
-  return list.map(keyOf).sort((a, b) => a.t - b.t || cmp(a.id, b.id)).map((k) => k.i);
+function oldestFirst(list: readonly V1Ingress[], memo: ModelMemo | undefined): SortKey[] {
+  return list.map((i) => sortKeyOf(i, memo)).sort(compareKeys);
+}
+
+function sortKeyOf(i: V1Ingress, memo: ModelMemo | undefined): SortKey {
+  let k = memo?.sortKeys.get(i);
+  if (!k) {
+    k = { i, t: timestampOf(i), id: idOf(i) };
+    memo?.sortKeys.set(i, k);
+  }
+  return k;
 }
 
 /** Oldest first; then namespace/name: the order in which ingresses win conflicts. */
@@ -315,14 +316,38 @@ export function buildModel(input: ModelInput): BuildResult {
     wwwHosts: [],
     passHosts: [],
   };
-  for (const ing of oldestFirst(input.ingresses, input.memo)) {
-    const fragment = fragmentOf(ctx, ing, env, namespace, input.memo);
+  const memo = input.memo;
+  if (memo?.merge?.env === env) {
+    const fragments = input.ingresses.map((i) => ({
+      fragment: fragmentOf(ctx, i, env, namespace, memo),
+      key: sortKeyOf(i, memo),
+    }));
+    const delta = memo.merge.apply(fragments);
+    if (delta) {
+      memo.deltas++;
+      return delta;
+    }
+  }
+  // With a memo, the replay is recorded, so that the next change may be a delta (model_delta.ts).
+  const record = memo ? new MergeRecord() : null;
+  const replayed: { fragment: IngressFragment; key: IngressKey }[] = [];
+  for (const key of oldestFirst(input.ingresses, memo)) {
+    const fragment = fragmentOf(ctx, key.i, env, namespace, memo);
     if (fragment.accepted) accepted.push(fragment.id);
-    for (const s of fragment.secrets) ctx.secrets.add(s);
-    replay(ctx, m, fragment);
+    for (const s of fragment.secrets) {
+      ctx.secrets.add(s);
+      if (record) record.secrets.set(s, (record.secrets.get(s) ?? 0) + 1);
+    }
+    const before = ctx.problems.length;
+    replay(ctx, m, fragment, record);
+    if (record) {
+      replayed.push({ fragment, key });
+      if (ctx.problems.length > before) record.problems.set(fragment.id, ctx.problems.slice(before));
+    }
   }
 
   const { routes, redirect, clientCerts, defaultBackend } = m;
+  const replayProblems = ctx.problems.length;
   const canaries = joinCanaries(ctx, routes, m.canaryPaths);
   addWwwTwins(ctx, routes, m.wwwHosts);
   const passthrough = passthroughBackends(ctx, routes, m.passHosts);
@@ -362,11 +387,23 @@ export function buildModel(input: ModelInput): BuildResult {
     }
   }
   const unique = new Map(ctx.problems.map((p) => [JSON.stringify(p), p]));
+  if (memo) {
+    // What the passes after the replay looked at: a delta must leave it alone (model_delta.ts).
+    const twin = (h: string) => h.startsWith("www.") ? h.slice(4) : `www.${h}`;
+    const after: AfterReplay = {
+      keys: new Set(m.canaryPaths.map((c) => c.key)),
+      hosts: new Set([...m.wwwHosts.map((w) => twin(w.host)), ...m.passHosts.map((p) => p.host)]),
+      backends: new Set(canaries.map((c) => c.canary)),
+      problems: ctx.problems.slice(replayProblems),
+    };
+    memo.merge = servable ? new KeptMerge(env, record!, routes, ctx.backends, model, replayed, after) : null;
+  }
   return { model, problems: [...unique.values()], servable };
 }
 
 /** Takes what resolving a backend produced (only for references the model uses). */
-function take(ctx: ReadContext, r: Resolved): string | null {
+function take(ctx: ReadContext, r: Resolved, record: MergeRecord | null): string | null {
+  record?.take(r);
   for (const p of r.problems) ctx.problems.push(p);
   for (const b of r.backends) if (!ctx.backends.has(b.name)) ctx.backends.set(b.name, b);
   for (const s of r.services) ctx.services.add(s);
@@ -375,7 +412,7 @@ function take(ctx: ReadContext, r: Resolved): string | null {
 }
 
 /** Replays one Ingress's steps with the rules between Ingresses (module header: oldest wins). */
-function replay(ctx: ReadContext, m: Merge, f: IngressFragment): void {
+function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRecord | null): void {
   const id = f.id;
   const problem: Report = (reason, message) => ctx.problems.push({ object: id, kind: "Ingress", reason, message });
   let tlsHosts = 0;
@@ -436,7 +473,7 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment): void {
         }
         break;
       case "defaultBackend": {
-        const be = take(ctx, s.resolved);
+        const be = take(ctx, s.resolved, record);
         if (!be) break;
         if (m.defaultBackend === null) m.defaultBackend = { name: be, ingress: id };
         else if (m.defaultBackend.name !== be) {
@@ -457,11 +494,12 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment): void {
         if (!m.redirect.has(s.host)) m.redirect.set(s.host, f.redirectCode);
         break;
       case "canary": {
-        const be = take(ctx, s.resolved);
+        const be = take(ctx, s.resolved, record);
         if (be) m.canaryPaths.push({ key: s.key, backend: be, settings: f.canary!, where: s.where, problem });
         break;
       }
       case "route": {
+        if (record) record.claims.set(s.key, (record.claims.get(s.key) ?? 0) + 1);
         const winner = m.routes.get(s.key);
         if (winner) {
           problem(
@@ -471,7 +509,7 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment): void {
           );
           break;
         }
-        const be = take(ctx, s.resolved);
+        const be = take(ctx, s.resolved, record);
         // The route object is the step's own: one per Ingress object, so what is derived from it
         // (its map line) is kept too (lib/render/maps.ts).
         const { host, path, pathType, match } = s;
@@ -611,16 +649,4 @@ function usedBackends(
   const out: Backend[] = [];
   for (const b of ctx.backends.values()) if (used.has(b.name)) out.push(b);
   return out;
-}
-
-function hostRank(host: string): number {
-  return host === "" ? 2 : host.startsWith("*.") ? 1 : 0;
-}
-
-const TYPE_RANK: Record<PathType, number> = { Exact: 0, Prefix: 1, ImplementationSpecific: 2 };
-
-/** Match order: the first route whose host and path match wins (see Model.routes). */
-export function compareRoutes(a: Route, b: Route): number {
-  return hostRank(a.host) - hostRank(b.host) || cmp(a.host, b.host) || b.path.length - a.path.length ||
-    TYPE_RANK[a.pathType] - TYPE_RANK[b.pathType] || cmp(a.path, b.path);
 }

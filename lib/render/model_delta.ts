@@ -1,0 +1,305 @@
+/**
+ * @module render/model_delta
+ * A change of a few Ingresses among 10,000 applied to the last model of a proxy, without replaying
+ * the others (docs/controller-scale.md). The full build (lib/render/model.ts) records, with its
+ * model, how many route steps claim each route key and how often each backend, Service and Secret
+ * was taken. A later build whose changed Ingresses only have routes and problems, add route keys
+ * nobody claims and drop keys only they claimed, is exactly the last model with those routes,
+ * backends, references and problems swapped: no rule between Ingresses can have decided anything
+ * about them. The passes after the replay (canaries joining their main routes, `www` twins,
+ * passthrough) look at a few route keys and hosts only: a delta must not touch those. Everything
+ * else (changed Ingresses with TLS, default backends, canaries, `www`, passthrough, route
+ * conflicts, `default-backend` fallbacks, another settings layer, more than DELTA_LIMIT changed
+ * Ingresses) is built again from all fragments. tests/render/model_delta_test.ts compares both ways
+ * through random changes.
+ */
+import type { Backend, BuildResult, Model, Problem, Route } from "./model.ts";
+import type { IngressFragment, Resolved } from "./ingress_reading.ts";
+import { compareRoutes } from "./route_order.ts";
+import { insertSorted, lowerBound, removeSorted } from "./sorted.ts";
+import { cmp } from "./show.ts";
+
+/** An Ingress's place in the conflict order: creation time, then `namespace/name`. */
+export interface IngressKey {
+  t: number;
+  id: string;
+}
+
+export function compareKeys(a: IngressKey, b: IngressKey): number {
+  return a.t - b.t || cmp(a.id, b.id);
+}
+
+/** Above this many changed Ingresses the full build is about as fast and nothing is risked. */
+export const DELTA_LIMIT = 256;
+
+const byName = (a: Backend, b: Backend) => cmp(a.name, b.name);
+
+function inc(m: Map<string, number>, k: string): number {
+  const n = (m.get(k) ?? 0) + 1;
+  m.set(k, n);
+  return n;
+}
+
+/** Decrements; deletes at zero. Returns the count left. */
+function dec(m: Map<string, number>, k: string): number {
+  const n = (m.get(k) ?? 0) - 1;
+  if (n <= 0) m.delete(k);
+  else m.set(k, n);
+  return n;
+}
+
+/** What the full build counts while it replays (see the module header). */
+export class MergeRecord {
+  /** Route key → route steps of any Ingress with that key (winners and losers). */
+  readonly claims = new Map<string, number>();
+  /** Backend name → takes of a resolved reference holding it. */
+  readonly takes = new Map<string, number>();
+  readonly services = new Map<string, number>();
+  readonly secrets = new Map<string, number>();
+  /** The problems each Ingress's replay added, by id (only non-empty lists). */
+  readonly problems = new Map<string, Problem[]>();
+
+  take(r: Resolved): void {
+    for (const b of r.backends) inc(this.takes, b.name);
+    for (const s of r.services) inc(this.services, s);
+    for (const s of r.secrets) inc(this.secrets, s);
+  }
+}
+
+/** What the passes after the replay (model.ts) looked at and made: a delta leaves it as it is. */
+export interface AfterReplay {
+  /** Route keys the canaries joined. */
+  keys: ReadonlySet<string>;
+  /** Hosts whose routes the `www` twins and passthrough looked at. */
+  hosts: ReadonlySet<string>;
+  /** The canaries' backends (used without a route of their own). */
+  backends: ReadonlySet<string>;
+  /** The problems they reported, in order. */
+  problems: readonly Problem[];
+}
+
+interface KeptFragment {
+  fragment: IngressFragment;
+  key: IngressKey;
+  /** The build that last saw the Ingress (KeptMerge.epoch). */
+  seen: number;
+}
+
+/** The state a delta starts from: the last model and everything needed to change it in place. */
+export class KeptMerge {
+  epoch = 0;
+  readonly byId = new Map<string, KeptFragment>();
+  readonly routeUses = new Map<string, number>();
+  readonly fallbackTargets = new Set<string>();
+  /** Sorted as the model wants them; the model gets copies. */
+  readonly routes: Route[];
+  readonly backends: Backend[];
+  readonly accepted: IngressKey[] = [];
+  /** The Ingresses with problems, oldest first. */
+  readonly troubled: IngressKey[] = [];
+  readonly services: string[];
+  readonly secrets: string[];
+
+  constructor(
+    /** The settings layers and model options of the build: another one builds in full. */
+    readonly env: string,
+    readonly record: MergeRecord,
+    /** Route key → the route (the replay's map). */
+    readonly routeByKey: Map<string, Route>,
+    /** Backend name → the first Backend taken with that name (the replay's map). */
+    readonly backendByName: Map<string, Backend>,
+    /** The model the next delta starts from (its other fields are kept as they are). */
+    public model: Model,
+    fragments: readonly { fragment: IngressFragment; key: IngressKey }[],
+    readonly after: AfterReplay,
+  ) {
+    for (const { fragment, key } of fragments) {
+      this.byId.set(fragment.id, { fragment, key, seen: 0 });
+      if (fragment.accepted) this.accepted.push(key);
+      if (record.problems.has(fragment.id)) this.troubled.push(key);
+    }
+    for (const r of routeByKey.values()) inc(this.routeUses, r.backend);
+    for (const b of backendByName.values()) {
+      if (b.fallback && this.#used(b.name, false)) this.fallbackTargets.add(b.fallback);
+    }
+    this.routes = model.routes.slice();
+    this.backends = model.backends.slice();
+    this.services = model.refs.services.slice();
+    this.secrets = model.refs.secrets.slice();
+  }
+
+  #used(name: string, fallbacks = true): boolean {
+    return (this.routeUses.get(name) ?? 0) > 0 || name === this.model.defaultBackend ||
+      this.after.backends.has(name) || (fallbacks && this.fallbackTargets.has(name));
+  }
+
+  /**
+   * The model of `current` (every Ingress with its fragment and key) as a delta of the last one,
+   * or null when it cannot be one (see the module header); nothing is changed then.
+   */
+  apply(current: Iterable<{ fragment: IngressFragment; key: IngressKey }>): BuildResult | null {
+    const epoch = ++this.epoch;
+    const added: { fragment: IngressFragment; key: IngressKey }[] = [];
+    const removed: KeptFragment[] = [];
+    let seen = 0;
+    for (const c of current) {
+      const kept = this.byId.get(c.fragment.id);
+      if (kept?.seen === epoch) return null; // the same id twice: let the full build report it
+      if (kept) {
+        kept.seen = epoch;
+        seen++;
+        // One fragment per Ingress object (and its key with it): the same fragment, the same Ingress.
+        if (kept.fragment === c.fragment) continue;
+        removed.push(kept);
+      }
+      added.push(c);
+      if (added.length > DELTA_LIMIT) return null;
+    }
+    if (seen < this.byId.size) {
+      for (const kept of this.byId.values()) {
+        if (kept.seen !== epoch) removed.push(kept);
+        if (removed.length > DELTA_LIMIT) return null;
+      }
+    }
+    if (added.length === 0 && removed.length === 0) return this.#result();
+    if (!this.#appliable(removed, added)) return null;
+    for (const k of removed) this.#remove(k);
+    for (const a of added) this.#add(a.fragment, a.key, epoch);
+    if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
+    return this.#result();
+  }
+
+  #appliable(removed: readonly KeptFragment[], added: readonly { fragment: IngressFragment }[]): boolean {
+    const freed = new Map<string, number>();
+    const watched = (s: { key: string; host: string }) => this.after.keys.has(s.key) || this.after.hosts.has(s.host);
+    for (const { fragment } of [...removed, ...added]) {
+      if (!simple(fragment)) return false;
+      for (const s of fragment.steps) if (s.step === "route" && watched(s)) return false;
+    }
+    for (const { fragment } of removed) {
+      for (const s of fragment.steps) {
+        if (s.step !== "route") continue;
+        if (this.record.claims.get(s.key) !== 1) return false;
+        inc(freed, s.key);
+      }
+    }
+    const taken = new Set<string>();
+    for (const { fragment } of added) {
+      for (const s of fragment.steps) {
+        if (s.step !== "route") continue;
+        if ((this.record.claims.get(s.key) ?? 0) - (freed.get(s.key) ?? 0) !== 0 || taken.has(s.key)) return false;
+        taken.add(s.key);
+      }
+    }
+    return true;
+  }
+
+  #remove(kept: KeptFragment): void {
+    const { fragment: f, key } = kept;
+    this.byId.delete(f.id);
+    if (f.accepted) removeSorted(this.accepted, key, compareKeys);
+    if (this.record.problems.delete(f.id)) removeSorted(this.troubled, key, compareKeys);
+    for (const s of f.secrets) this.#unref(this.record.secrets, this.secrets, s);
+    const touched = new Set<string>();
+    for (const s of f.steps) {
+      if (s.step !== "route") continue;
+      this.record.claims.delete(s.key);
+      const route = this.routeByKey.get(s.key);
+      if (route) {
+        this.routeByKey.delete(s.key);
+        removeSorted(this.routes, route, compareRoutes);
+        dec(this.routeUses, route.backend);
+        touched.add(route.backend);
+      }
+      const r = s.resolved;
+      for (const b of r.backends) {
+        if (dec(this.record.takes, b.name) <= 0) this.backendByName.delete(b.name);
+        touched.add(b.name);
+      }
+      for (const n of r.services) this.#unref(this.record.services, this.services, n);
+      for (const n of r.secrets) this.#unref(this.record.secrets, this.secrets, n);
+    }
+    for (const n of touched) this.#place(n);
+  }
+
+  #add(f: IngressFragment, key: IngressKey, epoch: number): void {
+    this.byId.set(f.id, { fragment: f, key, seen: epoch });
+    if (f.accepted) insertSorted(this.accepted, key, compareKeys);
+    for (const s of f.secrets) this.#ref(this.record.secrets, this.secrets, s);
+    const problems: Problem[] = [];
+    const touched = new Set<string>();
+    for (const s of f.steps) {
+      if (s.step === "problem") {
+        problems.push(s.problem);
+        continue;
+      }
+      if (s.step !== "route") continue;
+      inc(this.record.claims, s.key);
+      const r = s.resolved;
+      for (const p of r.problems) problems.push(p);
+      for (const b of r.backends) {
+        if (inc(this.record.takes, b.name) === 1 || !this.backendByName.has(b.name)) this.backendByName.set(b.name, b);
+        touched.add(b.name);
+      }
+      for (const n of r.services) this.#ref(this.record.services, this.services, n);
+      for (const n of r.secrets) this.#ref(this.record.secrets, this.secrets, n);
+      if (r.name === null) continue;
+      // The same route object as the full build makes (model.ts's replay): kept with the fragment.
+      const { host, path, pathType, match } = s;
+      const route = s.route ??= Object.freeze({ host, path, pathType, match, backend: r.name, ingress: f.id });
+      this.routeByKey.set(s.key, route);
+      insertSorted(this.routes, route, compareRoutes);
+      inc(this.routeUses, route.backend);
+      touched.add(route.backend);
+    }
+    if (problems.length > 0) {
+      this.record.problems.set(f.id, problems);
+      insertSorted(this.troubled, key, compareKeys);
+    }
+    for (const n of touched) this.#place(n);
+  }
+
+  #ref(counts: Map<string, number>, sorted: string[], name: string): void {
+    if (inc(counts, name) === 1) insertSorted(sorted, name, cmp);
+  }
+
+  #unref(counts: Map<string, number>, sorted: string[], name: string): void {
+    if (dec(counts, name) <= 0) removeSorted(sorted, name, cmp);
+  }
+
+  /** Puts backend `name` in the model's list, takes it out, or swaps its object, as its uses say now. */
+  #place(name: string): void {
+    const b = this.backendByName.get(name);
+    const i = lowerBound(this.backends, { name } as Backend, byName);
+    const present = i < this.backends.length && this.backends[i].name === name;
+    if (b && this.#used(name)) {
+      if (!present) this.backends.splice(i, 0, b);
+      else if (this.backends[i] !== b) this.backends[i] = b;
+    } else if (present) this.backends.splice(i, 1);
+  }
+
+  #result(): BuildResult {
+    const problems: Problem[] = [];
+    for (const k of this.troubled) for (const p of this.record.problems.get(k.id)!) problems.push(p);
+    for (const p of this.after.problems) problems.push(p);
+    const unique = new Map(problems.map((p) => [JSON.stringify(p), p]));
+    this.model = {
+      ...this.model,
+      ingresses: this.accepted.map((k) => k.id),
+      routes: this.routes.slice(),
+      backends: this.backends.slice(),
+      refs: { services: this.services.slice(), secrets: this.secrets.slice() },
+    };
+    return { model: this.model, problems: [...unique.values()], servable: true };
+  }
+}
+
+/** Only routes and problems of its own: nothing another Ingress's replay looks at but route keys. */
+function simple(f: IngressFragment): boolean {
+  for (const s of f.steps) {
+    if (s.step === "problem") continue;
+    if (s.step !== "route") return false;
+    for (const b of s.resolved.backends) if (b.fallback) return false;
+  }
+  return true;
+}

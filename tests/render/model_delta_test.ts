@@ -1,0 +1,157 @@
+/**
+ * lib/render/model_delta.ts: a model built as a delta of the last one must equal the model built
+ * from scratch, whatever changed. Hundreds of Ingresses with hosts of their own (the case deltas
+ * are for), and among the random changes everything a delta must refuse: shared hosts (conflicts),
+ * TLS, default backends, canaries, www twins, passthrough, fallbacks, missing Services, removed
+ * and re-added Ingresses, equal creation times.
+ */
+import assert from "node:assert/strict";
+import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
+import { buildModel, type ClusterLookup, ModelMemo } from "../../lib/render/model.ts";
+import { configMapData, loadTemplates, render, RenderMemo } from "../../lib/render/render.ts";
+import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
+
+Deno.test("model deltas: 400 random changes of 300 Ingresses, every model and configuration equals a build from scratch", async () => {
+  const templates = await loadTemplates(null);
+  let seed = 11;
+  const rand = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  const svcNames = ["a", "b", "c", "d", "e"];
+  const services = new Map<string, V1Service>();
+  const slices = new Map<string, V1EndpointSlice[]>();
+  const setBackend = (name: string) => {
+    services.set(name, service(name, [{ name: "http", port: 80, targetPort: 8080 }]));
+    slices.set(name, [
+      endpointSlice(name, [{ name: "http", port: 8080 }], [{
+        address: `10.0.${svcNames.indexOf(name)}.${rand(9) + 1}`,
+      }]),
+    ]);
+  };
+  for (const s of svcNames) setBackend(s);
+  const secret = tlsSecret("tls");
+  const lookup: ClusterLookup = {
+    service: (_ns, n) => services.get(n),
+    endpointSlices: (_ns, n) => slices.get(n) ?? [],
+    secret: (_ns, n) => (n === "tls" ? secret : undefined),
+  };
+  // Mostly what deltas are for; sometimes what they must refuse.
+  const rare: Record<string, string>[] = [
+    { "ingress-controller.io/canary": "true", "ingress-controller.io/canary-weight": "30" },
+    { "ingress-controller.io/www-redirect": "true" },
+    { "ingress-controller.io/ssl-passthrough": "true" },
+    { "ingress-controller.io/default-backend": "e" },
+    { "ingress-controller.io/load-balance": "leastconn" },
+  ];
+  // Shared hosts (and their www twins) make conflicts, joined canaries and twins routed by others.
+  const sharedHost = () => `${rand(2) ? "www." : ""}h${rand(10)}.example.com`;
+  const makeIngress = (i: number): V1Ingress => {
+    const odd = rand(12) === 0;
+    const host = rand(odd ? 2 : 15) === 0 ? sharedHost() : `own${i}-${rand(1000)}.example.com`;
+    return ingress({
+      name: `ing-${i}`,
+      created: `2026-01-0${1 + rand(9)}T00:00:00Z`,
+      annotations: odd ? rare[rand(rare.length)] : {},
+      rules: [{
+        host,
+        paths: [
+          {
+            path: rand(3) ? "/" : "/api",
+            pathType: rand(4) === 0 ? "Exact" : "Prefix",
+            service: svcNames[rand(4)],
+            port: 80,
+          },
+          ...(rand(6) === 0 ? [{ path: "/x", pathType: "Prefix", service: rand(2) ? "missing" : "a", port: 80 }] : []),
+          ...(rand(30) === 0 ? [{ path: "/", pathType: "Prefix", service: "b", port: 80 }] : []),
+        ],
+      }],
+      tls: rand(25) === 0 ? [{ hosts: [host], secretName: rand(3) ? "tls" : "none" }] : undefined,
+      defaultBackend: rand(40) === 0 ? { service: svcNames[rand(4)], port: 80 } : undefined,
+    });
+  };
+  const ingresses: (V1Ingress | null)[] = Array.from({ length: 300 }, (_, i) => makeIngress(i));
+  const memo = new ModelMemo();
+  const renderMemo = new RenderMemo();
+  const steps = 400;
+  for (let step = 0; step < steps; step++) {
+    const what = rand(40);
+    const i = rand(ingresses.length);
+    if (what === 0) setBackend(svcNames[rand(svcNames.length)]);
+    else if (what < 4) ingresses[i] = ingresses[i] ? null : makeIngress(i);
+    else {
+      // one to three Ingresses at once, as a coalesced burst of events brings them
+      for (let k = rand(3); k >= 0; k--) {
+        const j = rand(ingresses.length);
+        ingresses[j] = makeIngress(j);
+      }
+    }
+    const input = { ingresses: ingresses.filter((x) => x !== null), lookup, allowLoopbackEndpoints: false };
+    const fresh = buildModel(input);
+    const kept = buildModel({ ...input, memo });
+    assert.deepEqual(kept, fresh, `step ${step}`);
+    const want = configMapData(render(fresh.model, templates));
+    assert.deepEqual(configMapData(render(kept.model, templates, undefined, renderMemo)), want, `step ${step}`);
+  }
+  // Most changes went through deltas, and some did not: both ways were compared.
+  assert.ok(memo.deltas > steps / 3, `only ${memo.deltas} of ${steps} builds were deltas`);
+  assert.ok(memo.deltas < steps, "every build was a delta: the refusals were never exercised");
+});
+
+Deno.test("model deltas: what the passes after the replay looked at is left to a full build", () => {
+  const services = new Map(["a", "b", "c"].map((n) => [n, service(n, [{ name: "http", port: 80, targetPort: 8080 }])]));
+  const slices = new Map(
+    ["a", "b", "c"].map((
+      n,
+      k,
+    ) => [n, [endpointSlice(n, [{ name: "http", port: 8080 }], [{ address: `10.0.0.${k + 1}` }])]]),
+  );
+  const lookup: ClusterLookup = {
+    service: (_ns, n) => services.get(n),
+    endpointSlices: (_ns, n) => slices.get(n) ?? [],
+    secret: () => undefined,
+  };
+  const memo = new ModelMemo();
+  const same = (list: V1Ingress[]) => {
+    const kept = buildModel({ ingresses: list, lookup, memo });
+    assert.deepEqual(kept, buildModel({ ingresses: list, lookup }));
+    return kept;
+  };
+  const route = (name: string, host: string, svc: string, annotations: Record<string, string> = {}, path = "/") =>
+    ingress({ name, annotations, rules: [{ host, paths: [{ path, pathType: "Prefix", service: svc, port: 80 }] }] });
+  const canary = route("canary", "main.example.com", "c", {
+    "ingress-controller.io/canary": "true",
+    "ingress-controller.io/canary-weight": "50",
+  });
+  const www = route("www", "site.example.com", "a", { "ingress-controller.io/www-redirect": "true" });
+  const other = route("other", "other.example.com", "a");
+  same([route("main", "main.example.com", "b"), canary, www, other]);
+  // The canary's main route moves to another Service: the join must follow (a full build).
+  let deltas = memo.deltas;
+  assert.equal(same([route("main", "main.example.com", "a"), canary, www, other]).model.canaries?.length, 1);
+  assert.equal(memo.deltas, deltas);
+  // The main route goes: the canary is left without one, and its backend c with no route is gone.
+  same([canary, www, other]);
+  same([route("main", "main.example.com", "c", {}, "/elsewhere"), canary, www, other]);
+  // Someone routes the www twin itself: the twin's redirect route makes way.
+  const twin = same([route("main", "main.example.com", "b"), canary, www, route("other", "www.site.example.com", "b")]);
+  assert.equal(twin.model.routes.find((r) => r.host === "www.site.example.com")?.backend, "be_default_b_80");
+  // An unrelated route-only change is a delta, and the canary's backend stays used without a route of its own.
+  const main = route("main", "main.example.com", "b");
+  same([main, canary, www, route("other", "y.example.com", "a")]);
+  deltas = memo.deltas;
+  const delta = same([main, canary, www, route("other", "x.example.com", "a")]);
+  assert.equal(memo.deltas, deltas + 1);
+  assert.ok(delta.model.backends.some((b) => b.name === "be_default_c_80"));
+  // The last route to the canary's backend comes and goes: the canary still uses it.
+  const x = route("other", "x.example.com", "a");
+  same([main, canary, www, x, route("extra", "extra.example.com", "c")]);
+  const gone = same([main, canary, www, x]);
+  assert.ok(gone.model.backends.some((b) => b.name === "be_default_c_80"));
+  // A route with a fallback (`default-backend`) comes and goes: so does the fallback's backend.
+  const fallback = route("fb", "fb.example.com", "a", { "ingress-controller.io/default-backend": "b" });
+  same([canary, www, x]);
+  const withFallback = same([canary, www, x, fallback]);
+  assert.ok(withFallback.model.backends.some((b) => b.fallback === "be_default_b_80"));
+  same([canary, www, x]);
+});
