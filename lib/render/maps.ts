@@ -20,10 +20,14 @@
  *   whole (runtime_changes.ts): `add map` would append an entry at the end of the list.
  * - `passthrough.map` (`map_str`, by SNI): the `ssl-passthrough` hosts, by host part, value their
  *   `mode tcp` backend (docs/ssl-passthrough.md).
- * This module imports only name patterns, so the proxy can check received map files with it.
+ * This module imports only name patterns and small helpers, so the proxy can check received map files with it.
  */
 import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
 import { pathRegexProblem } from "../annotations/values.ts";
+import type { Route } from "./model.ts";
+import { compareRoutes } from "./route_order.ts";
+import { insertSorted, removeSorted } from "./sorted.ts";
+import { cmp } from "./show.ts";
 
 /** The map files: ConfigMap keys (contracts.md §4) and file names in the proxy's cert dir. */
 export const MAP_FILES = [
@@ -53,12 +57,7 @@ export function hostKey(host: string): string {
 }
 
 /** The route fields the maps need (a subset of model.ts's Route). */
-export interface MapRoute {
-  host: string;
-  path: string;
-  match: "exact" | "prefix" | "regex";
-  backend: string;
-}
+export type MapRoute = Pick<Route, "host" | "path" | "pathType" | "match" | "backend">;
 
 /**
  * The `routes-regex.map` key of a regex route: anchored at the host part (dots as `[.]`, so no
@@ -75,37 +74,161 @@ export function regexKey(host: string, regex: string): string {
 /**
  * The map files of `routes` (in match order) and `redirectHosts`. The first route of a key wins
  * (Prefix before ImplementationSpecific for the same path, as the model orders them); regex
- * routes keep that order in their map.
+ * routes keep that order in their map. With a memo (one per proxy), a change of a few routes
+ * changes the sorted lines of the last call instead of sorting them all again.
  */
 export function routeMaps(
   routes: readonly MapRoute[],
   redirectHosts: readonly string[],
   redirectCodes: Readonly<Record<string, string>> = {},
   passthrough: readonly { host: string; backend: string }[] = [],
+  memo: MapsMemo | null = null,
 ): RouteMaps {
-  const exact = new Map<string, string>();
-  const prefix = new Map<string, string>();
-  const regex = new Map<string, string>();
-  const tables = { exact, prefix, regex };
+  const last = memo?.last;
+  const tables = (last && changedTables(last, routes)) ?? sortedTables(routes);
+  const small = (last?.small.redirectHosts === redirectHosts && last.small.redirectCodes === redirectCodes &&
+      last.small.passthrough === passthrough)
+    ? last.small
+    : smallMaps(redirectHosts, redirectCodes, passthrough);
+  if (memo) memo.last = { ...tables, small };
+  return {
+    "routes-exact.map": tables.texts.exact,
+    "routes-prefix.map": tables.texts.prefix,
+    "redirect-hosts.map": small.texts.redirect,
+    "routes-regex.map": tables.texts.regex,
+    "passthrough.map": small.texts.passthrough,
+  };
+}
+
+/** The route tables as sorted lines, with how many routes claim each key. */
+interface Tables {
+  routes: readonly MapRoute[];
+  /** `<table> <key>` → the routes claiming it (the first one's line is in the map). */
+  claims: Map<string, number>;
+  /** The sorted lines of the exact and prefix maps (the regex map keeps the routes' order). */
+  lines: { exact: string[]; prefix: string[] };
+  texts: { exact: string; prefix: string; regex: string };
+}
+
+interface SmallMaps {
+  redirectHosts: readonly string[];
+  redirectCodes: Readonly<Record<string, string>>;
+  passthrough: readonly { host: string; backend: string }[];
+  texts: { redirect: string; passthrough: string };
+}
+
+/** What routeMaps keeps between the calls for one proxy (lib/render/render.ts's RenderMemo holds it). */
+export class MapsMemo {
+  last: (Tables & { small: SmallMaps }) | null = null;
+}
+
+/** Above this many changed routes, sorting everything again is as fast. */
+const DIFF_LIMIT = 512;
+
+function sortedTables(routes: readonly MapRoute[]): Tables {
+  const tables = {
+    exact: new Map<string, string>(),
+    prefix: new Map<string, string>(),
+    regex: new Map<string, string>(),
+  };
+  const claims = new Map<string, number>();
   for (const r of routes) {
-    let entry = entries.get(r);
-    if (entry?.backend !== r.backend) {
-      entry = mapEntry(r);
-      if (Object.isFrozen(r)) entries.set(r, entry);
-    }
+    const entry = entryOf(r);
     const table = tables[entry.table];
+    const claim = `${entry.table} ${entry.key}`;
+    claims.set(claim, (claims.get(claim) ?? 0) + 1);
     if (!table.has(entry.key)) table.set(entry.key, entry.line);
   }
+  const exact = [...tables.exact.values()].sort();
+  const prefix = [...tables.prefix.values()].sort();
+  return {
+    routes,
+    claims,
+    lines: { exact, prefix },
+    texts: { exact: exact.join(""), prefix: prefix.join(""), regex: [...tables.regex.values()].join("") },
+  };
+}
+
+/**
+ * The tables of `routes` as a change of `last`, or null (sort them again) when many routes
+ * changed or a changed key is claimed by more than one route (which one wins is a matter of order).
+ * Both route lists are in match order, so one walk finds what was removed and added.
+ */
+function changedTables(last: Tables, routes: readonly MapRoute[]): Tables | null {
+  const before = last.routes;
+  const removed: MapRoute[] = [];
+  const added: MapRoute[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < routes.length) {
+    if (i < before.length && j < routes.length && before[i] === routes[j]) {
+      i++, j++;
+      continue;
+    }
+    const order = i >= before.length ? 1 : j >= routes.length ? -1 : compareRoutes(before[i], routes[j]);
+    if (order <= 0) removed.push(before[i++]);
+    if (order >= 0) added.push(routes[j++]);
+    if (removed.length + added.length > DIFF_LIMIT) return null;
+  }
+  if (removed.length === 0 && added.length === 0) return { ...last, routes };
+  const claims = last.claims;
+  const gone = removed.map(entryOf);
+  const come = added.map(entryOf);
+  const claim = (e: MapEntry) => `${e.table} ${e.key}`;
+  const freed = new Set<string>();
+  for (const e of gone) {
+    if (claims.get(claim(e)) !== 1) return null;
+    freed.add(claim(e));
+  }
+  const taken = new Set<string>();
+  for (const e of come) {
+    const k = claim(e);
+    if ((claims.has(k) && !freed.has(k)) || taken.has(k)) return null;
+    taken.add(k);
+  }
+  // From here on the last tables are changed in place: they are this call's now.
+  const touched = new Set<MapEntry["table"]>();
+  for (const e of gone) {
+    claims.delete(claim(e));
+    touched.add(e.table);
+    if (e.table !== "regex") removeSorted(last.lines[e.table], e.line, cmp);
+  }
+  for (const e of come) {
+    claims.set(claim(e), 1);
+    touched.add(e.table);
+    if (e.table !== "regex") insertSorted(last.lines[e.table], e.line, cmp);
+  }
+  const texts = { ...last.texts };
+  if (touched.has("exact")) texts.exact = last.lines.exact.join("");
+  if (touched.has("prefix")) texts.prefix = last.lines.prefix.join("");
+  if (touched.has("regex")) {
+    texts.regex = routes.map(entryOf).filter((e) => e.table === "regex").map((e) => e.line).join("");
+  }
+  return { routes, claims, lines: last.lines, texts };
+}
+
+function smallMaps(
+  redirectHosts: readonly string[],
+  redirectCodes: Readonly<Record<string, string>>,
+  passthrough: readonly { host: string; backend: string }[],
+): SmallMaps {
   const redirect = new Map(
     redirectHosts.map((h) => [hostKey(h), /^30[1278]$/.test(redirectCodes[h]) ? redirectCodes[h] : "1"]),
   );
-  return {
-    "routes-exact.map": mapText(exact, true, true),
-    "routes-prefix.map": mapText(prefix, true, true),
-    "redirect-hosts.map": mapText(redirect),
-    "routes-regex.map": mapText(regex, false, true),
-    "passthrough.map": mapText(new Map(passthrough.map((p) => [hostKey(p.host), p.backend]))),
+  const texts = {
+    redirect: mapText(redirect),
+    passthrough: mapText(new Map(passthrough.map((p) => [hostKey(p.host), p.backend]))),
   };
+  return { redirectHosts, redirectCodes, passthrough, texts };
+}
+
+function entryOf(r: MapRoute): MapEntry {
+  let entry = entries.get(r);
+  if (entry?.backend !== r.backend) {
+    entry = mapEntry(r);
+    if (Object.isFrozen(r)) entries.set(r, entry);
+  }
+  return entry;
 }
 
 /** A route's place in the map files: its table, key and checked line. */
@@ -141,9 +264,7 @@ function checkedLine(key: string, value: string): string {
   return `${l}\n`;
 }
 
-/** The text of a map file whose values are checked lines (`lines`) or plain values (checked here). */
-function mapText(entries: Map<string, string>, sort = true, lines = false): string {
-  const out = lines ? [...entries.values()] : [...entries].map(([k, v]) => checkedLine(k, v));
-  if (sort) out.sort();
-  return out.join("");
+/** The sorted text of a map file of plain values (checked here). */
+function mapText(entries: Map<string, string>): string {
+  return [...entries].map(([k, v]) => checkedLine(k, v)).sort().join("");
 }

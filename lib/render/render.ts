@@ -8,7 +8,7 @@
  */
 import type { Backend, Model } from "./model.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
-import { type MapFile, type RouteMaps, routeMaps } from "./maps.ts";
+import { type MapFile, MapsMemo, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
 import { caFile, type SecretId, settingsLines } from "./settings.ts";
 import { canaryLines } from "./canary.ts";
@@ -89,6 +89,8 @@ export class RenderMemo {
   /** The view of each backend name seen last: a re-read backend that came out the same keeps it. */
   readonly named = new Map<string, ViewBackend>();
   last: { backends: readonly ViewBackend[]; rest: string; config: string } | null = null;
+  /** The map files' sorted lines (lib/render/maps.ts). */
+  readonly maps = new MapsMemo();
 }
 
 export function buildView(
@@ -209,6 +211,7 @@ export function render(
       view.httpsRedirect ? model.redirectHosts : [],
       model.redirectCodes,
       model.passthrough,
+      memo?.maps ?? null,
     ),
   };
 }
