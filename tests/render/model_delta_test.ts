@@ -58,7 +58,7 @@ Deno.test("model deltas: 400 random changes of 300 Ingresses, every model and co
         paths: [
           {
             path: rand(3) ? "/" : "/api",
-            pathType: rand(4) === 0 ? "Exact" : "Prefix",
+            pathType: ["Exact", "Prefix", "Prefix", "ImplementationSpecific"][rand(4)],
             service: svcNames[rand(4)],
             port: 80,
           },
