@@ -2,14 +2,16 @@
  * @module controller/queue
  * A keyed work queue with dedup and coalescing: a key added many times before a worker takes
  * it is handled once; a key is never handled by two workers at once (added while in work, it is
- * handled again afterwards); a key becomes ready `coalesceMs` after its first add, so a burst of
- * changes produces one render. Failed keys come back after a per-key exponential backoff.
+ * handled again afterwards); a key added while quiet (not made ready within the last `coalesceMs`)
+ * is ready at once, and adds that follow within `coalesceMs` of that are collected into one more
+ * item, ready when the window ends: a single change is handled without waiting, and a burst of
+ * changes produces two renders at most. Failed keys come back after a per-key exponential backoff.
  * A paused queue (a standby controller) keeps collecting keys but hands none out until resumed.
  */
 import { Backoff } from "../cluster/backoff.ts";
 
 export interface WorkQueueOptions {
-  /** Delay between the first add of a key and its handling (collects bursts). */
+  /** The shortest time between two handlings of a key that a burst of adds can cause. */
   coalesceMs?: number;
   retryInitialMs?: number;
   retryMaxMs?: number;
@@ -22,6 +24,8 @@ export class WorkQueue {
   #processing = new Set<string>();
   #again = new Set<string>();
   #retries = new Map<string, Backoff>();
+  /** When each key was last made ready (`performance.now()`), for the coalescing window. */
+  #readyAt = new Map<string, number>();
   #takers: ((key: string | undefined) => void)[] = [];
   #closed = false;
   #paused = false;
@@ -41,13 +45,14 @@ export class WorkQueue {
   }
 
   /** Schedules `key`; `delayMs` overrides the coalescing window (used for retries). */
-  add(key: string, delayMs = this.coalesceMs): void {
+  add(key: string, delayMs?: number): void {
     if (this.#closed) return;
     if (this.#processing.has(key)) {
       this.#again.add(key);
       return;
     }
     if (this.#readySet.has(key) || this.#waiting.has(key)) return;
+    delayMs ??= this.coalesceMs - (performance.now() - (this.#readyAt.get(key) ?? -Infinity));
     if (delayMs <= 0) return this.#makeReady(key);
     this.#waiting.set(
       key,
@@ -60,6 +65,7 @@ export class WorkQueue {
 
   #makeReady(key: string): void {
     if (this.#closed || this.#readySet.has(key)) return;
+    if (this.coalesceMs > 0) this.#readyAt.set(key, performance.now());
     if (this.#processing.has(key)) {
       this.#again.add(key);
       return;
@@ -107,6 +113,9 @@ export class WorkQueue {
   /** Clears the backoff of `key` after a success. */
   forget(key: string): void {
     this.#retries.delete(key);
+    // A window long past says nothing any more (keeps the map as small as the keys in use).
+    const at = this.#readyAt.get(key);
+    if (at !== undefined && performance.now() - at >= this.coalesceMs) this.#readyAt.delete(key);
   }
 
   /** Hands out no key until `resume` (keys in work go on; new ones are kept). */

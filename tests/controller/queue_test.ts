@@ -33,21 +33,28 @@ Deno.test("queue: a key added while in work is handled again after done, never t
   q.shutdown();
 });
 
-Deno.test("queue: a burst within the coalescing window becomes one item, even with a worker waiting", async () => {
+Deno.test("queue: a key added while quiet is handed out at once; a burst after it becomes one more item", async () => {
   const q = new WorkQueue({ coalesceMs: 30 });
-  let taken: string | undefined;
-  // A worker already waits: without coalescing it would get "a" at the first add, and the adds
-  // that follow (while it works) would queue "a" a second time.
-  const take = q.take().then((k) => (taken = k));
+  // A single change waits for nothing.
+  const first = q.take();
   q.add("a");
+  assert.equal(await first, "a");
+  // The burst that follows while "a" is in work: one more item once it is done.
+  for (let i = 0; i < 50; i++) q.add("a");
+  assert.equal(q.length, 0, "nothing is queued while the key is in work");
+  q.done("a");
+  assert.equal(q.length, 1, "the burst is one item");
+  assert.equal(await q.take(), "a");
+  q.done("a");
+  // Done within the window: the next burst waits for the window's end, then is one item.
+  let taken: string | undefined;
+  const take = q.take().then((k) => (taken = k));
   for (let i = 0; i < 50; i++) q.add("a");
   await Promise.resolve();
   assert.equal(taken, undefined, "not handed out before the window ends");
-  assert.equal(q.processing, 0);
   assert.equal(q.length, 1, "the burst is one waiting item");
   await take; // the window ends (a timer): the worker gets the key once
   assert.equal(taken, "a");
-  assert.equal(q.length, 0);
   q.done("a");
   assert.equal(q.length, 0, "nothing was queued again by the burst");
   assert.equal(q.processing, 0);
