@@ -12,6 +12,7 @@ import {
   DEFAULT_LIMITS,
   PART_DATA_KEY,
   PART_SHA_ANNOTATION,
+  type Part,
   slotOf,
   splitConfig,
   type SplitLimits,
@@ -33,9 +34,10 @@ export interface TransportObject {
 }
 
 /**
- * The objects that carry the configuration of the proxy `name`, in write order: the parts, then
- * the head. `previous` maps the part ConfigMaps that exist now to their sha256, so unchanged
- * content keeps its part (and is not written again).
+ * The objects that carry the configuration of the proxy `name`, in write order: the parts, the
+ * head, then the parts whose content the head carries (lib/transport/parts.ts). `previous` maps
+ * the part ConfigMaps that exist now to their sha256, so unchanged content keeps its part (and is
+ * not written again).
  */
 export function configObjects(
   name: string,
@@ -44,15 +46,17 @@ export function configObjects(
   limits: SplitLimits = DEFAULT_LIMITS,
 ): TransportObject[] {
   const { head, parts } = splitConfig(name, data, previous, limits);
+  const part = (p: Part): TransportObject => ({
+    resource: resources.configMaps,
+    name: p.name,
+    body: { data: { [PART_DATA_KEY]: p.content } },
+    annotations: { [PART_SHA_ANNOTATION]: p.sha256 },
+    labels: { [partOfLabel]: name },
+  });
   return [
-    ...parts.map((p) => ({
-      resource: resources.configMaps,
-      name: p.name,
-      body: { data: { [PART_DATA_KEY]: p.content } },
-      annotations: { [PART_SHA_ANNOTATION]: p.sha256 },
-      labels: { [partOfLabel]: name },
-    })),
+    ...parts.filter((p) => !p.carried).map(part),
     { resource: resources.configMaps, name, body: { data: head } },
+    ...parts.filter((p) => p.carried).map(part),
   ];
 }
 

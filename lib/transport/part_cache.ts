@@ -1,11 +1,19 @@
 /**
  * @module transport/part_cache
  * The proxy's side of docs/config-transport.md: joins a head ConfigMap's files with its parts,
- * reading only the parts whose digest it does not hold yet. Reads go through `fetchPart` (the
+ * reading only the parts whose digest it does not hold yet and the head does not carry. Reads go through `fetchPart` (the
  * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows).
  */
 import { forEachLimit } from "../concurrency.ts";
-import { assembleConfig, type AssembledConfig, type PartRef, partRefs, type ReadPart, readPart } from "./parts.ts";
+import {
+  assembleConfig,
+  type AssembledConfig,
+  carriedKey,
+  type PartRef,
+  partRefs,
+  type ReadPart,
+  readPart,
+} from "./parts.ts";
 
 /** Reads one part ConfigMap's content; null when it does not exist. */
 export type FetchPart = (name: string) => Promise<string | null>;
@@ -37,7 +45,14 @@ export class PartCache {
     const refs = [...partRefs(this.#proxy, head).values()].flat();
     const wanted = new Map(refs.map((r) => [r.name, r.sha256]));
     for (const name of [...this.#parts.keys()]) if (!wanted.has(name)) this.#parts.delete(name);
-    const stale = [...wanted].filter(([name, sha]) => this.#parts.get(name)?.sha256 !== sha);
+    const stale: [string, string][] = [];
+    for (const [name, sha] of wanted) {
+      if (this.#parts.get(name)?.sha256 === sha) continue;
+      // Carried by the head (a change's new part): nothing to read.
+      const carried = head[carriedKey(sha)];
+      if (carried !== undefined) this.#parts.set(name, readPart(carried));
+      else stale.push([name, sha]);
+    }
     await forEachLimit(stale, CONCURRENCY, async ([name]) => {
       const content = await this.#fetch(name);
       this.#fetched++;

@@ -41,6 +41,8 @@ export interface PartRef {
 
 export interface Part extends PartRef {
   content: string;
+  /** The head carries this content itself (`carried.<sha256>`): the part is written after the head. */
+  carried?: boolean;
 }
 
 export interface SplitResult {
@@ -93,6 +95,8 @@ export interface SplitLimits {
   inline: number;
   fileInline: number;
   targetPart: number;
+  /** New part content up to this size in all (and CARRY_PARTS parts) rides in the head; default CARRY_LIMIT. */
+  carry?: number;
 }
 
 export const DEFAULT_LIMITS: SplitLimits = Object.freeze({
@@ -100,6 +104,20 @@ export const DEFAULT_LIMITS: SplitLimits = Object.freeze({
   fileInline: FILE_INLINE_LIMIT,
   targetPart: TARGET_PART_BYTES,
 });
+
+/**
+ * A change's new parts ride in the head when they are this small in all (docs/config-transport.md):
+ * the head is then the one write a change waits for, and the proxy reads nothing else.
+ */
+export const CARRY_LIMIT = 128 * 1024;
+/** ... and at most this many (a first publish, with every part new, writes its parts first). */
+export const CARRY_PARTS = 2;
+/** Head key prefix of carried part content: `carried.<sha256>`. */
+export const CARRIED_PREFIX = "carried.";
+
+export function carriedKey(sha256: string): string {
+  return `${CARRIED_PREFIX}${sha256}`;
+}
 
 /** FNV-1a over the UTF-16 code units: cheap, stable, well spread (a boundary decision, not a digest). */
 function fnv1a(s: string): number {
@@ -288,6 +306,15 @@ export function splitConfig(
   }
   for (const refs of Object.values(index)) for (const r of refs) r.name = names.get(r.sha256)!;
   head[PARTS_KEY] = JSON.stringify(index);
+  // A change's few new parts ride in the head, written once; the parts follow for the next heads.
+  const fresh = parts.filter((p) => previous.get(p.name) !== p.sha256);
+  const freshBytes = fresh.reduce((n, p) => n + p.content.length, 0);
+  if (fresh.length > 0 && fresh.length <= CARRY_PARTS && freshBytes <= (limits.carry ?? CARRY_LIMIT)) {
+    for (const p of fresh) {
+      head[carriedKey(p.sha256)] = p.content;
+      p.carried = true;
+    }
+  }
   return { head, parts: parts.sort((a, b) => slotOf(proxy, a.name)! - slotOf(proxy, b.name)!) };
 }
 
@@ -346,7 +373,7 @@ export function assembleConfig(
   const refs = partRefs(proxy, head);
   const files: Record<string, string> = {};
   const joined = new Map<string, ReadPart[]>();
-  for (const [k, v] of Object.entries(head)) if (k !== PARTS_KEY) files[k] = v;
+  for (const [k, v] of Object.entries(head)) if (k !== PARTS_KEY && !k.startsWith(CARRIED_PREFIX)) files[k] = v;
   const missing: PartRef[] = [];
   for (const [file, list] of refs) {
     const found: ReadPart[] = [];

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   assembleConfig,
+  CARRIED_PREFIX,
   chunks,
   INLINE_LIMIT,
   MAX_PART_BYTES,
@@ -190,4 +191,32 @@ Deno.test("rechunk: after random edits of a map and of a configuration, the same
       [before, old] = [text, got];
     }
   }
+});
+
+Deno.test("a change's few new parts ride in the head: written after it, never read by the proxy", async () => {
+  const { PartCache } = await import("../../lib/transport/part_cache.ts");
+  const { configObjects } = await import("../../lib/controller/transport.ts");
+  const store = new Map<string, string>();
+  const cache = new PartCache("p", (name) => Promise.resolve(store.get(name) ?? null));
+  // A first publish: every part is new, none rides in the head; all are written before it.
+  const first = splitConfig("p", { "haproxy.cfg": backends(10_000) });
+  assert.ok(first.parts.every((p) => !p.carried));
+  assert.ok(!Object.keys(first.head).some((k) => k.startsWith(CARRIED_PREFIX)));
+  for (const p of first.parts) store.set(p.name, p.content);
+  await cache.assemble(first.head);
+  // One backend changed: its new part rides in the head, the proxy reads no part at all.
+  const data = { "haproxy.cfg": backends(10_000, 4321) };
+  const second = splitConfig("p", data, previousOf(first));
+  const carried = second.parts.filter((p) => p.carried);
+  assert.ok(carried.length >= 1 && carried.length <= 2, `${carried.length} parts carried`);
+  for (const p of carried) assert.equal(second.head[`${CARRIED_PREFIX}${p.sha256}`], p.content);
+  const before = cache.fetched;
+  assert.deepEqual(filesOf(await cache.assemble(second.head)), { files: data });
+  assert.equal(cache.fetched, before, "no part read for a change the head carries");
+  // The controller writes the carried parts after the head (the next heads name them only).
+  const objects = configObjects("p", data, previousOf(first));
+  const head = objects.findIndex((o) => o.name === "p");
+  for (const p of carried) assert.ok(objects.findIndex((o) => o.name === p.name) > head, p.name);
+  const third = splitConfig("p", data, previousOf(second));
+  assert.ok(third.parts.every((p) => !p.carried), "stored parts are not carried again");
 });
