@@ -10,9 +10,9 @@
 import { resources, type ResourceType } from "../cluster/resources.ts";
 import {
   DEFAULT_LIMITS,
+  type Part,
   PART_DATA_KEY,
   PART_SHA_ANNOTATION,
-  type Part,
   slotOf,
   splitConfig,
   type SplitLimits,
