@@ -860,7 +860,7 @@ class Controller {
       if (d.resource === resources.services && d.object.metadata.name === target.name) proxyService = object;
     };
     // The part ConfigMaps come first and do not depend on each other: a few at a time (a first
-    // publish of 10,000 ingresses writes about 30). Then the rest in order: the head names the
+    // publish of 10,000 ingresses writes about 130). Then the rest in order: the head names the
     // parts, so it is written only once all of them are.
     const partCount = Math.max(0, desired.findIndex((d) => d.object.metadata.labels?.[partOfLabel] === undefined));
     await forEachLimit([...desired.keys()].slice(0, partCount), PART_WRITES_IN_FLIGHT, write);

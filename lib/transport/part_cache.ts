@@ -20,7 +20,7 @@ export type FetchPart = (name: string) => Promise<string | null>;
 
 export type Assembled = AssembledConfig | { missing: PartRef[] };
 
-/** Parallel reads at most (16 read the ~40 parts of a first start at 10,000 ingresses no faster here). */
+/** Parallel reads at most (16 read the parts of a first start at 10,000 ingresses no faster here). */
 const CONCURRENCY = 8;
 
 export class PartCache {
