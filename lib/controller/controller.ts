@@ -1230,11 +1230,16 @@ class Controller {
       return { object: current, wrote: false };
     }
     let result: KubeObject;
+    // Noted before the write: its watch event may come before its answer, and is no drift.
+    const before = this.#applied.get(path);
+    this.#applied.set(path, hash);
     try {
       result = current
         ? await applyOwned(this.#writer, r, obj, current.metadata.uid!)
         : await createOwned(this.#writer, r, obj);
     } catch (err) {
+      if (before === undefined) this.#applied.delete(path);
+      else this.#applied.set(path, before);
       // A 409, or a 422 on metadata.uid: the object appeared, vanished or was replaced since it
       // was looked at; the retry looks again. Any other 422 is a refused object: report it.
       if (isStatus(err, 422) && !/metadata\.uid/.test(err.message)) {

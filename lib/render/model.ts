@@ -318,11 +318,11 @@ export function buildModel(input: ModelInput): BuildResult {
   };
   const memo = input.memo;
   if (memo?.merge?.env === env) {
-    const fragments = input.ingresses.map((i) => ({
-      fragment: fragmentOf(ctx, i, env, namespace, memo),
-      key: sortKeyOf(i, memo),
-    }));
-    const delta = memo.merge.apply(fragments);
+    const delta = memo.merge.apply(
+      input.ingresses,
+      (i) => fragmentOf(ctx, i, env, namespace, memo),
+      (i) => sortKeyOf(i, memo),
+    );
     if (delta) {
       memo.deltas++;
       return delta;

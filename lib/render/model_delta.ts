@@ -91,14 +91,18 @@ export class KeptMerge {
   readonly byId = new Map<string, KeptFragment>();
   readonly routeUses = new Map<string, number>();
   readonly fallbackTargets = new Set<string>();
-  /** Sorted as the model wants them; the model gets copies. */
-  readonly routes: Route[];
-  readonly backends: Backend[];
+  /** Sorted as the model wants them; the last model holds them too (copied before a change: #own). */
+  routes: Route[];
+  backends: Backend[];
+  services: string[];
+  secrets: string[];
   readonly accepted: IngressKey[] = [];
+  /** `accepted`'s ids, as the last model holds them; null once `accepted` changed. */
+  #acceptedIds: string[] | null = null;
   /** The Ingresses with problems, oldest first. */
   readonly troubled: IngressKey[] = [];
-  readonly services: string[];
-  readonly secrets: string[];
+  /** Whether the arrays above are the last model's (not to be changed in place). */
+  #shared = true;
 
   constructor(
     /** The settings layers and model options of the build: another one builds in full. */
@@ -122,10 +126,21 @@ export class KeptMerge {
     for (const b of backendByName.values()) {
       if (b.fallback && this.#used(b.name, false)) this.fallbackTargets.add(b.fallback);
     }
-    this.routes = model.routes.slice();
-    this.backends = model.backends.slice();
-    this.services = model.refs.services.slice();
-    this.secrets = model.refs.secrets.slice();
+    this.routes = model.routes;
+    this.backends = model.backends;
+    this.services = model.refs.services;
+    this.secrets = model.refs.secrets;
+    this.#acceptedIds = model.ingresses;
+  }
+
+  /** Copies the arrays the last model holds before the first change in place. */
+  #own(): void {
+    if (!this.#shared) return;
+    this.routes = this.routes.slice();
+    this.backends = this.backends.slice();
+    this.services = this.services.slice();
+    this.secrets = this.secrets.slice();
+    this.#shared = false;
   }
 
   #used(name: string, fallbacks = true): boolean {
@@ -137,22 +152,27 @@ export class KeptMerge {
    * The model of `current` (every Ingress with its fragment and key) as a delta of the last one,
    * or null when it cannot be one (see the module header); nothing is changed then.
    */
-  apply(current: Iterable<{ fragment: IngressFragment; key: IngressKey }>): BuildResult | null {
+  apply<T>(
+    current: readonly T[],
+    fragmentOf: (t: T) => IngressFragment,
+    keyOf: (t: T) => IngressKey,
+  ): BuildResult | null {
     const epoch = ++this.epoch;
     const added: { fragment: IngressFragment; key: IngressKey }[] = [];
     const removed: KeptFragment[] = [];
     let seen = 0;
     for (const c of current) {
-      const kept = this.byId.get(c.fragment.id);
+      const fragment = fragmentOf(c);
+      const kept = this.byId.get(fragment.id);
       if (kept?.seen === epoch) return null; // the same id twice: let the full build report it
       if (kept) {
         kept.seen = epoch;
         seen++;
         // One fragment per Ingress object (and its key with it): the same fragment, the same Ingress.
-        if (kept.fragment === c.fragment) continue;
+        if (kept.fragment === fragment) continue;
         removed.push(kept);
       }
-      added.push(c);
+      added.push({ fragment, key: keyOf(c) });
       if (added.length > DELTA_LIMIT) return null;
     }
     if (seen < this.byId.size) {
@@ -161,12 +181,13 @@ export class KeptMerge {
         if (removed.length > DELTA_LIMIT) return null;
       }
     }
-    if (added.length === 0 && removed.length === 0) return this.#result();
+    if (added.length === 0 && removed.length === 0) return this.#result(false);
     if (!this.#appliable(removed, added)) return null;
+    this.#own();
     for (const k of removed) this.#remove(k);
     for (const a of added) this.#add(a.fragment, a.key, epoch);
     if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
-    return this.#result();
+    return this.#result(true);
   }
 
   #appliable(removed: readonly KeptFragment[], added: readonly { fragment: IngressFragment }[]): boolean {
@@ -197,7 +218,7 @@ export class KeptMerge {
   #remove(kept: KeptFragment): void {
     const { fragment: f, key } = kept;
     this.byId.delete(f.id);
-    if (f.accepted) removeSorted(this.accepted, key, compareKeys);
+    if (f.accepted && removeSorted(this.accepted, key, compareKeys)) this.#acceptedIds = null;
     if (this.record.problems.delete(f.id)) removeSorted(this.troubled, key, compareKeys);
     for (const s of f.secrets) this.#unref(this.record.secrets, this.secrets, s);
     const touched = new Set<string>();
@@ -224,7 +245,10 @@ export class KeptMerge {
 
   #add(f: IngressFragment, key: IngressKey, epoch: number): void {
     this.byId.set(f.id, { fragment: f, key, seen: epoch });
-    if (f.accepted) insertSorted(this.accepted, key, compareKeys);
+    if (f.accepted) {
+      insertSorted(this.accepted, key, compareKeys);
+      this.#acceptedIds = null;
+    }
     for (const s of f.secrets) this.#ref(this.record.secrets, this.secrets, s);
     const problems: Problem[] = [];
     const touched = new Set<string>();
@@ -278,18 +302,23 @@ export class KeptMerge {
     } else if (present) this.backends.splice(i, 1);
   }
 
-  #result(): BuildResult {
+  /** The model (a new one when `changed`, else the last one) and the problems. */
+  #result(changed: boolean): BuildResult {
     const problems: Problem[] = [];
     for (const k of this.troubled) for (const p of this.record.problems.get(k.id)!) problems.push(p);
     for (const p of this.after.problems) problems.push(p);
     const unique = new Map(problems.map((p) => [JSON.stringify(p), p]));
-    this.model = {
-      ...this.model,
-      ingresses: this.accepted.map((k) => k.id),
-      routes: this.routes.slice(),
-      backends: this.backends.slice(),
-      refs: { services: this.services.slice(), secrets: this.secrets.slice() },
-    };
+    if (changed) {
+      this.#acceptedIds ??= this.accepted.map((k) => k.id);
+      this.model = {
+        ...this.model,
+        ingresses: this.#acceptedIds,
+        routes: this.routes,
+        backends: this.backends,
+        refs: { services: this.services, secrets: this.secrets },
+      };
+      this.#shared = true;
+    }
     return { model: this.model, problems: [...unique.values()], servable: true };
   }
 }

@@ -74,6 +74,7 @@ Deno.test("model deltas: 400 random changes of 300 Ingresses, every model and co
   const memo = new ModelMemo();
   const renderMemo = new RenderMemo();
   const steps = 400;
+  let last: { model: unknown; copy: unknown } | null = null;
   for (let step = 0; step < steps; step++) {
     const what = rand(40);
     const i = rand(ingresses.length);
@@ -90,6 +91,9 @@ Deno.test("model deltas: 400 random changes of 300 Ingresses, every model and co
     const fresh = buildModel(input);
     const kept = buildModel({ ...input, memo });
     assert.deepEqual(kept, fresh, `step ${step}`);
+    // A model handed out is never changed by the deltas that follow it.
+    if (last) assert.deepEqual(last.model, last.copy, `step ${step}: the model of the step before changed`);
+    last = { model: kept.model, copy: structuredClone(kept.model) };
     const want = configMapData(render(fresh.model, templates));
     assert.deepEqual(configMapData(render(kept.model, templates, undefined, renderMemo)), want, `step ${step}`);
   }
