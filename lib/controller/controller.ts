@@ -239,6 +239,8 @@ class Controller {
   #groups = new GroupIndex();
   /** Ingress key → the group whose published configuration serves it (last publish). */
   #served = new GroupIndex();
+  /** Per group: the versions of both indexes after the last release of exactly its members. */
+  #released = new Map<GroupKey, string>();
   #handovers = new Map<string, Handover>();
   /**
    * The status pass of a group looks at every member only when the wanted status changed (or in a
@@ -549,6 +551,7 @@ class Controller {
       this.#applied.clear();
       this.#publishedBy.clear();
       this.#statusSeen.clear();
+      this.#released.clear();
       return;
     }
     // Every ingress's group (the queue holds groups), and every group that owns objects.
@@ -715,7 +718,8 @@ class Controller {
       if (ing) members.push(ing);
     }
     const leaving: KubeObject[] = [];
-    for (const k of this.#served.members(group)) {
+    // Without handovers, nobody is leaving (and 10,000 members need not be walked for it).
+    for (const k of this.#handovers.size > 0 ? this.#served.members(group) : []) {
       const h = this.#handovers.get(k);
       const ing = this.#ingresses.store.get(k);
       if (!h || h.from !== group || !ing) continue;
@@ -787,6 +791,7 @@ class Controller {
       this.#memos.delete(group);
       this.#renderMemos.delete(group);
       this.#statusSeen.delete(group);
+      this.#released.delete(group);
       const removed = await this.#remove(group, new Set());
       this.#release(group, new Set());
       return removed ? "removed" : "unchanged";
@@ -868,8 +873,16 @@ class Controller {
     // Objects this group no longer needs (e.g. a Role for Secrets of a namespace it left).
     await this.#remove(group, new Set(desired.map((d) => objKey(d.resource, d.object))));
     phases.lap("writeMs");
-    const served = new Set(ingresses.map((i) => this.#key(i)));
-    this.#release(group, served);
+    // The served set is compared with the last one only when membership may have changed: while
+    // the group serves exactly all its members, no handover runs and neither index moved, it is
+    // the same set.
+    const versions = () => `${this.#groups.version(group)}/${this.#served.version(group)}`;
+    const whole = !narrowed && leaving.length === 0 && this.#handovers.size === 0;
+    if (!whole || this.#released.get(group) !== versions()) {
+      this.#release(group, new Set(ingresses.map((i) => this.#key(i))));
+      if (whole && this.#served.members(group).size === ingresses.length) this.#released.set(group, versions());
+      else this.#released.delete(group);
+    }
     // Status writes are independent: a few at a time, so a class of thousands of ingresses
     // gets its addresses in seconds and the next change is not queued behind them.
     // Only ingresses whose status differs (or that are moving here) get a job: at 10,000 members,
@@ -893,7 +906,7 @@ class Controller {
     if (changed > 0) {
       log.info("published proxy configuration", {
         group,
-        ingresses: served.size,
+        ingresses: ingresses.length,
         objectsWritten: changed,
         config: `${target.namespace}/${target.name}`,
         ...phases.laps,

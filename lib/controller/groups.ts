@@ -59,11 +59,14 @@ export function sharedProxyName(className: string): string {
 export class GroupIndex {
   #groupOf = new Map<string, GroupKey>();
   #members = new Map<GroupKey, Set<string>>();
+  /** Counts the membership changes of each group (never reset: a group that comes back goes on counting). */
+  #versions = new Map<GroupKey, number>();
 
   /** Sets the group of `ingressKey` (null: not handled); returns its previous group. */
   set(ingressKey: string, group: GroupKey | null): GroupKey | null {
     const old = this.#groupOf.get(ingressKey) ?? null;
     if (old === group) return old;
+    for (const g of [old, group]) if (g !== null) this.#versions.set(g, this.version(g) + 1);
     if (old !== null) {
       const s = this.#members.get(old)!;
       s.delete(ingressKey);
@@ -78,6 +81,11 @@ export class GroupIndex {
       s.add(ingressKey);
     }
     return old;
+  }
+
+  /** A number that changes whenever a member joins or leaves `group`. */
+  version(group: GroupKey): number {
+    return this.#versions.get(group) ?? 0;
   }
 
   groupOf(ingressKey: string): GroupKey | null {

@@ -63,3 +63,22 @@ Deno.test("groups: the index keeps both directions and reports the previous grou
   assert.deepEqual(g.groups(), ["shop/a"]);
   assert.equal(g.members("class:edge").size, 0);
 });
+
+Deno.test("groups: a group's version moves whenever a member joins or leaves it, and only then", () => {
+  const g = new GroupIndex();
+  const edge = classGroup("edge");
+  assert.equal(g.version(edge), 0);
+  g.set("shop/a", edge);
+  const joined = g.version(edge);
+  assert.notEqual(joined, 0);
+  g.set("shop/a", edge); // no move
+  assert.equal(g.version(edge), joined);
+  g.set("shop/x", "shop/x"); // another group
+  assert.equal(g.version(edge), joined);
+  g.set("shop/a", "shop/a"); // leaves for its own group: both move
+  assert.notEqual(g.version(edge), joined);
+  assert.notEqual(g.version("shop/a"), 0);
+  const left = g.version(edge);
+  g.set("shop/a", edge); // a group that comes back goes on counting
+  assert.ok(g.version(edge) > left);
+});
