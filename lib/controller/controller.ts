@@ -72,7 +72,7 @@ import {
 } from "./objects.ts";
 import { conflictMessage, ownedBy } from "./ownership.ts";
 import { type Platform, preparePlatform } from "./platform.ts";
-import { existingParts, partOfLabel, type ProxyConfigData } from "./transport.ts";
+import { existingParts, partOfLabel } from "./transport.ts";
 import { applyOwned, createOwned, deleteOwned } from "./publish.ts";
 import { WorkQueue } from "./queue.ts";
 import { StatusLane } from "./status_lane.ts";
@@ -128,8 +128,8 @@ export interface ControllerStats {
 const byGroup = "group";
 /** Status writes of one group in flight at once. */
 const STATUS_WRITES_IN_FLIGHT = 16;
-/** Part ConfigMaps written at once (about 16 KiB each: etcd, not the count, is the limit). */
-const PART_WRITES_IN_FLIGHT = 8;
+/** Part ConfigMaps written at once (each up to 512 KiB: etcd, not the count, is the limit). */
+const PART_WRITES_IN_FLIGHT = 4;
 
 /** Starts the controller with the parsed command line or with plain settings. */
 export async function startController(
@@ -824,23 +824,8 @@ class Controller {
     this.#counts.renders++;
     renders.inc();
     phases.lap("renderMs");
-    const desiredOf = (data: ProxyConfigData, rendered: Rendered, anyMember: KubeObject) => {
-      const target = this.#target(group, anyMember);
-      const secrets = rendered.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
-      // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
-      const parts = existingParts(target.name, this.#cache(resources.configMaps).store.byIndex(byGroup, group));
-      return { target, desired: proxyObjects(target, data, secrets, this.settings, this.platform, gs.params, parts) };
-    };
-    let early = new Map<string, KubeObject>();
     if (this.validate) {
-      const first = desiredOf(data, rendered, ingresses[0]);
-      const writing = this.#firstParts(group, first.target, first.desired, ingresses);
-      let checked;
-      try {
-        checked = await this.#validateGroup(group, ingresses, built, rendered, build, gs.proxy);
-      } finally {
-        early = await writing;
-      }
+      const checked = await this.#validateGroup(group, ingresses, built, rendered, build, gs.proxy);
       if (!checked) return "invalid";
       if (checked.ingresses !== ingresses) {
         narrowed = true;
@@ -851,13 +836,15 @@ class Controller {
       }
       phases.lap("validateMs");
     }
-    const { target, desired } = desiredOf(data, rendered, ingresses[0]);
+    const target = this.#target(group, ingresses[0]);
+    const secrets = rendered.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
+    // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
+    const parts = existingParts(target.name, this.#cache(resources.configMaps).store.byIndex(byGroup, group));
+    const desired = proxyObjects(target, data, secrets, this.settings, this.platform, gs.params, parts);
     phases.lap("objectsMs");
     // Whose is each object? While one of them is someone else's, nothing is written.
     const found: (KubeObject | null)[] = [];
-    for (const d of desired) {
-      found.push(early.get(objKey(d.resource, d.object)) ?? await this.#current(d.resource, d.object));
-    }
+    for (const d of desired) found.push(await this.#current(d.resource, d.object));
     let conflicts = 0;
     for (const [i, current] of found.entries()) {
       if (!current || ownedBy(current, group, this.settings.controllerId)) continue;
@@ -868,7 +855,7 @@ class Controller {
       }
     }
     if (conflicts > 0) return "conflict";
-    let changed = early.size;
+    let changed = 0;
     let proxyService: KubeObject | undefined;
     const write = async (i: number) => {
       const d = desired[i];
@@ -926,43 +913,6 @@ class Controller {
       });
     }
     return changed > 0 ? "published" : "unchanged";
-  }
-
-  /**
-   * A group's first configuration: its part ConfigMaps are written while `haproxy -c` checks it
-   * (at 10,000 Ingresses both take over a second). No head names them yet, so no proxy reads
-   * them, and nothing a proxy uses is replaced; if the check fails they stay unnamed until the
-   * next publish reuses or deletes them. Returns the objects written, by objKey. A write that
-   * fails here is simply written again (and its error reported) by the reconcile's own writes;
-   * with a head, or an object of someone else's among them, nothing is written early.
-   */
-  async #firstParts(
-    group: GroupKey,
-    target: ProxyTarget,
-    desired: readonly { resource: ResourceType; object: KubeObject }[],
-    ingresses: readonly KubeObject[],
-  ): Promise<Map<string, KubeObject>> {
-    const written = new Map<string, KubeObject>();
-    const head = desired.find((d) => d.resource === resources.configMaps && d.object.metadata.name === target.name);
-    const parts = desired.filter((d) => d.object.metadata.labels?.[partOfLabel] !== undefined);
-    const found: (KubeObject | null)[] = [];
-    try {
-      if (!head || await this.#current(head.resource, head.object)) return written;
-      for (const d of parts) found.push(await this.#current(d.resource, d.object));
-    } catch {
-      return written;
-    }
-    if (found.some((c) => c && !ownedBy(c, group, this.settings.controllerId))) return written;
-    await forEachLimit([...parts.keys()], PART_WRITES_IN_FLIGHT, async (i) => {
-      const d = parts[i];
-      try {
-        const { object } = await this.#write(group, d.resource, d.object, found[i], ingresses);
-        written.set(objKey(d.resource, d.object), object);
-      } catch {
-        // written again by the reconcile, which reports what fails
-      }
-    });
-    return written;
   }
 
   /**

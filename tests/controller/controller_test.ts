@@ -15,8 +15,6 @@ import {
   statsServiceName,
 } from "../../lib/controller/objects.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
-import { partOfLabel } from "../../lib/controller/transport.ts";
-import { PART_SHA_ANNOTATION, partRefs } from "../../lib/transport/parts.ts";
 import {
   Cluster,
   controller,
@@ -312,72 +310,6 @@ Deno.test("controller loop against a real API server", async (t) => {
         await Deno.remove(dir, { recursive: true });
       }
     });
-
-    await t.step(
-      "a first configuration in parts haproxy -c refuses gets no head; its early parts go once one passes",
-      async () => {
-        const pns = await cluster.namespace("validate-parts");
-        const dir = await Deno.makeTempDir({ prefix: "ic-validate-parts-" });
-        const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
-        await Deno.writeTextFile(
-          `${dir}/defaults.eta`,
-          builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
-        );
-        await cluster.apply(resources.services, serviceObj(pns, "svc"));
-        await cluster.apply(
-          resources.ingresses,
-          ingressObj(pns, "site", [{ host: "p.example", path: "/broken", service: "svc" }]),
-        );
-        const c = await controller(cluster, {
-          customTemplates: `${dir}/*.eta`,
-          restrictToOperatorNamespace: true,
-          operatorNamespace: pns,
-          controllerId: "validate-parts",
-          validateProxyConfig: true,
-          // small parts: one Ingress's haproxy.cfg is split
-          configSplit: { inline: 1024, fileInline: 256, targetPart: 400 },
-        });
-        const name = proxyName("site");
-        const parts = async () =>
-          new Map(
-            (await cluster.list(resources.configMaps, pns, `${partOfLabel}=${name}`)).map((
-              cm,
-            ) => [cm.metadata.name, cm]),
-          );
-        try {
-          await eventually(
-            "a ValidationFailed Event",
-            async () => (await cluster.events(pns, "site")).find((e) => e.reason === "ValidationFailed"),
-          );
-          await c.idle();
-          assert.equal(await cluster.get(resources.configMaps, pns, name), null, "no head for a refused configuration");
-          // The parts were written while haproxy -c checked them: no head names them, no proxy reads them.
-          assert.ok((await parts()).size > 0, "no part written during the check");
-          await cluster.apply(
-            resources.ingresses,
-            ingressObj(pns, "site", [{ host: "p.example", path: "/fine", service: "svc" }]),
-          );
-          const head = await eventually(
-            "a head",
-            async () => (await cluster.get(resources.configMaps, pns, name))?.data,
-          );
-          await c.idle();
-          const named = [...partRefs(name, head).values()].flat();
-          const stored = await parts();
-          for (const ref of named) {
-            assert.equal(stored.get(ref.name)?.metadata.annotations?.[PART_SHA_ANNOTATION], ref.sha256, ref.name);
-          }
-          assert.deepEqual(
-            [...stored.keys()].sort(),
-            [...new Set(named.map((r) => r.name))].sort(),
-            "unnamed parts left",
-          );
-        } finally {
-          await c.stop();
-          await Deno.remove(dir, { recursive: true });
-        }
-      },
-    );
 
     await t.step("a restarted controller removes objects of ingresses deleted while it was down", async () => {
       await cluster.remove(resources.ingresses, ns, "one");
