@@ -100,6 +100,8 @@ export class ModelMemo {
   readonly kept = new WeakMap<V1Ingress, Kept>();
   /** The sort key of each Ingress (its creation time and id). */
   readonly sortKeys = new WeakMap<V1Ingress, { i: V1Ingress; t: number; id: string }>();
+  /** The last object of each Ingress (by id) and what was kept for it: see `fragmentOf`. */
+  readonly latest = new Map<string, { ing: V1Ingress; kept: Kept }>();
   /** The last full build's state, from which the next one may be a delta (lib/render/model_delta.ts). */
   merge: KeptMerge | null = null;
   /** Builds made as deltas (for tests and the scale benchmark). */
@@ -157,18 +159,45 @@ export function fragmentOf(
 ): IngressFragment {
   if (!memo) return readIngress(ctx, ing, namespace);
   const generation = ctx.lookup.generation?.() ?? null;
-  const kept = memo.kept.get(ing);
+  let kept = memo.kept.get(ing);
+  if (!kept) {
+    // A new object of the same Ingress that reads the same (its status was written, a label
+    // changed) has the same fragment: 10,000 status writes must not read 10,000 Ingresses again.
+    const last = memo.latest.get(idOf(ing));
+    if (last && sameReading(last.ing, ing)) memo.kept.set(ing, kept = last.kept);
+  }
   if (
     kept && kept.env === env &&
     ((generation !== null && kept.generation === generation) || kept.reads.every((r) => sameRead(ctx.lookup, r)))
   ) {
     kept.generation = generation;
+    memo.latest.set(kept.fragment.id, { ing, kept });
     return kept.fragment;
   }
   const reads: Read[] = [];
   const fragment = readIngress({ ...ctx, lookup: recording(ctx.lookup, reads) }, ing, namespace);
-  memo.kept.set(ing, { fragment, env, reads, generation });
+  kept = { fragment, env, reads, generation };
+  memo.kept.set(ing, kept);
+  memo.latest.set(fragment.id, { ing, kept });
   return fragment;
+}
+
+/** A creation time as the API server writes it, or a Date (client-node's objects): milliseconds either way. */
+function instant(t: unknown): number | string {
+  return t instanceof Date ? t.getTime() : typeof t === "string" ? Date.parse(t) : String(t);
+}
+
+/**
+ * Whether `b` reads as `a` does: the same Ingress (uid and creation time: a re-created one
+ * sorts elsewhere) with the same annotations and spec, which is all readIngress looks at.
+ */
+function sameReading(a: V1Ingress, b: V1Ingress): boolean {
+  if (a === b) return true;
+  const [ma, mb] = [a.metadata ?? {}, b.metadata ?? {}];
+  return ma.uid === mb.uid && ma.namespace === mb.namespace && ma.name === mb.name &&
+    instant(ma.creationTimestamp) === instant(mb.creationTimestamp) &&
+    JSON.stringify(ma.annotations ?? {}) === JSON.stringify(mb.annotations ?? {}) &&
+    JSON.stringify(a.spec ?? null) === JSON.stringify(b.spec ?? null);
 }
 
 /** `namespace/name` of an Ingress, as problems and routes name it. */

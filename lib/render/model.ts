@@ -317,6 +317,11 @@ export function buildModel(input: ModelInput): BuildResult {
     passHosts: [],
   };
   const memo = input.memo;
+  // Ingresses gone are dropped from the memo's latest objects now and then, not on every build.
+  if (memo && memo.latest.size > 2 * input.ingresses.length + 64) {
+    const ids = new Set(input.ingresses.map(idOf));
+    for (const id of memo.latest.keys()) if (!ids.has(id)) memo.latest.delete(id);
+  }
   if (memo?.merge?.env === env) {
     const delta = memo.merge.apply(
       input.ingresses,

@@ -159,3 +159,54 @@ Deno.test("model deltas: what the passes after the replay looked at is left to a
   assert.ok(withFallback.model.backends.some((b) => b.fallback === "be_default_b_80"));
   same([canary, www, x]);
 });
+
+Deno.test("model memo: a new object of an Ingress that reads the same (a status write) keeps its fragment; a spec change does not", () => {
+  const services = new Map([["a", service("a", [{ name: "http", port: 80, targetPort: 8080 }])]]);
+  const slices = new Map([["a", [endpointSlice("a", [{ name: "http", port: 8080 }], [{ address: "10.0.0.1" }])]]]);
+  const lookup: ClusterLookup = {
+    service: (_ns, n) => services.get(n),
+    endpointSlices: (_ns, n) => slices.get(n) ?? [],
+    secret: () => undefined,
+  };
+  const memo = new ModelMemo();
+  const make = (host: string, extra: Partial<V1Ingress> = {}): V1Ingress => {
+    const i = ingress({
+      name: "one",
+      rules: [{ host, paths: [{ path: "/", pathType: "Prefix", service: "a", port: 80 }] }],
+    });
+    i.metadata!.uid = "u1";
+    return { ...i, ...extra };
+  };
+  const first = buildModel({ ingresses: [make("a.example.com")], lookup, memo });
+  const route = first.model.routes[0];
+  // Its status written: a new object, the same reading: the same route object, nothing read again.
+  const withStatus = make("a.example.com", { status: { loadBalancer: { ingress: [{ ip: "10.9.9.9" }] } } });
+  const again = buildModel({ ingresses: [withStatus], lookup, memo });
+  assert.equal(again.model.routes[0], route);
+  assert.deepEqual(again, buildModel({ ingresses: [withStatus], lookup }));
+  // A changed host, a re-created Ingress (another uid) or another creation time: read again.
+  const moved = buildModel({ ingresses: [make("b.example.com")], lookup, memo });
+  assert.equal(moved.model.routes[0].host, "b.example.com");
+  const recreated = make("b.example.com");
+  recreated.metadata = { ...recreated.metadata, uid: "u2", creationTimestamp: new Date("2026-02-01T00:00:00Z") };
+  const later = buildModel({ ingresses: [recreated], lookup, memo });
+  assert.notEqual(later.model.routes[0], moved.model.routes[0]);
+  assert.deepEqual(later, buildModel({ ingresses: [recreated], lookup }));
+  // Without uids (objects made by hand): a creation time of its own still reads again, as it
+  // changes which of two Ingresses routing the same host wins.
+  const other = ingress({
+    name: "other",
+    created: "2026-01-05T00:00:00Z",
+    rules: [{ host: "c.example.com", paths: [{ path: "/", pathType: "Prefix", service: "a", port: 80 }] }],
+  });
+  const at = (created: string) =>
+    ingress({
+      name: "one",
+      created,
+      rules: [{ host: "c.example.com", paths: [{ path: "/", pathType: "Prefix", service: "a", port: 80 }] }],
+    });
+  buildModel({ ingresses: [at("2026-01-09T00:00:00Z"), other], lookup, memo });
+  const older = buildModel({ ingresses: [at("2026-01-01T00:00:00Z"), other], lookup, memo });
+  assert.equal(older.model.routes[0].ingress, "default/one");
+  assert.deepEqual(older, buildModel({ ingresses: [at("2026-01-01T00:00:00Z"), other], lookup }));
+});
