@@ -11,6 +11,7 @@
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { isSettingKey } from "./global_settings.ts";
+import { QUANTITY } from "../cluster/quantity.ts";
 
 export interface ClassParams {
   /** null: the proxy pod spec's default. */
@@ -56,7 +57,6 @@ export function parametersRef(
 
 const REPLICAS = /^(?:[0-9]|[1-9][0-9])$/;
 const SERVICE_TYPE = /^(?:ClusterIP|NodePort|LoadBalancer)$/;
-const QUANTITY = /^[0-9]{1,9}(?:\.[0-9]{1,6})?(?:m|k|Ki|M|Mi|G|Gi|T|Ti)?$/;
 /** Kubernetes qualified name (annotation and label keys), optionally with a DNS prefix. */
 const QUALIFIED = /^(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;

@@ -11,6 +11,7 @@
  */
 import type { Cidr } from "../annotations/values.ts";
 import { PEM_FILE } from "./patterns.ts";
+import { quantityValue } from "../cluster/quantity.ts";
 
 export type AccessLog = "json" | "text" | "off";
 export type SslVersion = "TLSv1.0" | "TLSv1.1" | "TLSv1.2" | "TLSv1.3";
@@ -67,21 +68,8 @@ export const MAX_THREADS = 64;
  * contention, start time and per-thread memory.
  */
 export function threadsForCpuLimit(limit: string | undefined): number | null {
-  if (limit === undefined) return null;
-  const m = /^([0-9]{1,9}(?:\.[0-9]{1,6})?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(limit);
-  if (!m) return null;
-  const scale: Record<string, number> = {
-    m: 1e-3,
-    k: 1e3,
-    M: 1e6,
-    G: 1e9,
-    T: 1e12,
-    Ki: 2 ** 10,
-    Mi: 2 ** 20,
-    Gi: 2 ** 30,
-    Ti: 2 ** 40,
-  };
-  const cores = Number(m[1]) * (m[2] === undefined ? 1 : scale[m[2]]);
+  const cores = limit === undefined ? null : quantityValue(limit);
+  if (cores === null) return null;
   return Math.min(MAX_THREADS, Math.max(1, Math.ceil(cores - 1e-9)));
 }
 
