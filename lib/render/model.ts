@@ -341,7 +341,7 @@ export function buildModel(input: ModelInput): BuildResult {
     if (fragment.accepted) accepted.push(fragment.id);
     for (const s of fragment.secrets) {
       ctx.secrets.add(s);
-      if (record) record.secrets.set(s, (record.secrets.get(s) ?? 0) + 1);
+      record?.secret(s);
     }
     const before = ctx.problems.length;
     replay(ctx, m, fragment, record);
@@ -394,10 +394,9 @@ export function buildModel(input: ModelInput): BuildResult {
   const unique = new Map(ctx.problems.map((p) => [JSON.stringify(p), p]));
   if (memo) {
     // What the passes after the replay looked at: a delta must leave it alone (model_delta.ts).
-    const twin = (h: string) => h.startsWith("www.") ? h.slice(4) : `www.${h}`;
     const after: AfterReplay = {
       keys: new Set(m.canaryPaths.map((c) => c.key)),
-      hosts: new Set([...m.wwwHosts.map((w) => twin(w.host)), ...m.passHosts.map((p) => p.host)]),
+      hosts: new Set([...m.wwwHosts.map((w) => wwwTwin(w.host)), ...m.passHosts.map((p) => p.host)]),
       backends: new Set(canaries.map((c) => c.canary)),
       problems: ctx.problems.slice(replayProblems),
     };
@@ -504,7 +503,7 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRec
         break;
       }
       case "route": {
-        if (record) record.claims.set(s.key, (record.claims.get(s.key) ?? 0) + 1);
+        record?.claim(s.key);
         const winner = m.routes.get(s.key);
         if (winner) {
           problem(
@@ -559,6 +558,11 @@ function joinCanaries(
   return [...out.values()].sort((a, b) => cmp(a.main, b.main));
 }
 
+/** The `www-redirect` twin of a host: `www.` added or removed. */
+function wwwTwin(host: string): string {
+  return host.startsWith("www.") ? host.slice(4) : `www.${host}`;
+}
+
 /**
  * `www-redirect`: the twin of each host (`www.` added or removed) gets a root route to a backend
  * that redirects to the host, unless some Ingress routes the twin itself (its routes win).
@@ -571,7 +575,7 @@ function addWwwTwins(
   if (hosts.length === 0) return;
   const routed = new Set([...routes.values()].map((r) => r.host));
   for (const { host, ns, id } of hosts) {
-    const twin = host.startsWith("www.") ? host.slice(4) : `www.${host}`;
+    const twin = wwwTwin(host);
     if (routed.has(twin) || !isHost(twin)) continue;
     routed.add(twin);
     const settings: BackendSettings = { ...structuredClone(DEFAULT_SETTINGS), wwwRedirectTo: host };

@@ -59,6 +59,16 @@ export class MergeRecord {
   /** The problems each Ingress's replay added, by id (only non-empty lists). */
   readonly problems = new Map<string, Problem[]>();
 
+  /** A route step with this key (conflicting or not). */
+  claim(key: string): void {
+    inc(this.claims, key);
+  }
+
+  /** A Secret an Ingress read outside its backends (TLS, client certificate CA). */
+  secret(name: string): void {
+    inc(this.secrets, name);
+  }
+
   take(r: Resolved): void {
     for (const b of r.backends) inc(this.takes, b.name);
     for (const s of r.services) inc(this.services, s);
@@ -150,7 +160,8 @@ export class KeptMerge {
 
   /**
    * The model of `current` (every Ingress with its fragment and key) as a delta of the last one,
-   * or null when it cannot be one (see the module header); nothing is changed then.
+   * or null when it cannot be one (see the module header): then the caller builds in full and
+   * replaces this state (a change that leaves nothing to serve is found only once applied).
    */
   apply<T>(
     current: readonly T[],
@@ -258,7 +269,7 @@ export class KeptMerge {
         continue;
       }
       if (s.step !== "route") continue;
-      inc(this.record.claims, s.key);
+      this.record.claim(s.key);
       const r = s.resolved;
       for (const p of r.problems) problems.push(p);
       for (const b of r.backends) {
