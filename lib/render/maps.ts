@@ -156,6 +156,8 @@ function sortedTables(routes: readonly MapRoute[]): Tables {
  */
 function changedTables(last: Tables, routes: readonly MapRoute[]): Tables | null {
   const before = last.routes;
+  // The model of a reconcile that changed nothing hands back the very same list.
+  if (before === routes) return last;
   const removed: MapRoute[] = [];
   const added: MapRoute[] = [];
   let i = 0;
