@@ -104,8 +104,10 @@ export function ownedSelector(settings: ControllerSettings): string {
  * ConfigMaps, whose canonical form (keys sorted at every level) cost milliseconds per reconcile.
  */
 const hashMemo = new Map<string, string>();
-const HASH_MEMO_SIZE = 4096;
+/** Only objects this small are remembered, up to this many characters of JSON in all (oldest out first). */
 const HASH_MEMO_TEXT = 4096;
+const HASH_MEMO_CHARS = 1 << 20;
+let hashMemoChars = 0;
 
 /** Adds the hash annotation computed over everything else. */
 export function withHash(obj: KubeObject, hashedBody?: Omit<KubeObject, "metadata">): KubeObject {
@@ -117,8 +119,13 @@ export function withHash(obj: KubeObject, hashedBody?: Omit<KubeObject, "metadat
   if (hash === undefined) {
     hash = shortHash(canonicalJson(hashed), 16);
     if (plain.length <= HASH_MEMO_TEXT) {
-      if (hashMemo.size >= HASH_MEMO_SIZE) hashMemo.delete(hashMemo.keys().next().value!);
+      for (const oldest of hashMemo.keys()) {
+        if (hashMemoChars + plain.length <= HASH_MEMO_CHARS) break;
+        hashMemo.delete(oldest);
+        hashMemoChars -= oldest.length;
+      }
       hashMemo.set(plain, hash);
+      hashMemoChars += plain.length;
     }
   }
   obj.metadata.annotations = { ...obj.metadata.annotations, [hashAnnotation]: hash };
