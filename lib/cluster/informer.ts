@@ -274,6 +274,9 @@ export class Informer<T extends KubeObject = KubeObject> {
       abort.signal.addEventListener("abort", closeOnAbort, { once: true });
       // A resync or restart asked for while the watch was being opened.
       if (this.#resyncDue || this.#restartDue) abort.abort(new Error("resync"));
+      // A stop that came after the answer but before this line fired no listener: without this the
+      // loop would read on until the server's next event or the end of the watch's timeout.
+      if (abort.signal.aborted) stream.close();
       let events = 0;
       for await (const ev of stream.events) {
         if (abort.signal.aborted) break;

@@ -95,6 +95,26 @@ Deno.test("informer and client against a real API server", async (t) => {
       assert.deepEqual(events, ["add b"], "a resync of an unchanged state adds and deletes nothing");
     });
 
+    await t.step("stop ends the watch at any moment, also while a resync is opening it again", async () => {
+      for (let i = 0; i < 30; i++) {
+        // Watches the server would keep open for an hour: only the stop can end them.
+        const inf = new Informer(client, resources.configMaps, {
+          namespace: ns,
+          watchTimeoutSeconds: 3600,
+          resyncMs: 3,
+        }).start();
+        await inf.waitForSync();
+        await new Promise((r) => setTimeout(r, i % 10));
+        let guard: ReturnType<typeof setTimeout> | undefined;
+        const outcome = await Promise.race([
+          inf.stop().then(() => "stopped"),
+          new Promise((r) => guard = setTimeout(() => r("still watching after 10 s"), 10_000)),
+        ]);
+        clearTimeout(guard);
+        assert.equal(outcome, "stopped", `round ${i}`);
+      }
+    });
+
     await t.step("connections are reused across many requests", async () => {
       const before = client.connectionsOpened;
       for (let i = 0; i < 30; i++) await client.request("GET", `${cms}/b`);
