@@ -21,6 +21,7 @@
 import type { V1Ingress } from "@kubernetes/client-node";
 import { log } from "../log/logger.ts";
 import { Backoff } from "../cluster/backoff.ts";
+import { AppliedHashes } from "./applied.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { compactMetadata, Informer, type InformerOptions } from "../cluster/informer.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
@@ -281,7 +282,7 @@ class Controller {
   #owned = new Map<ResourceType, Informer>();
   #informers: Informer[] = [];
   /** Hash last applied per owned object (`plural/ns/name`), to skip our own watch echoes. */
-  #applied = new Map<string, string>();
+  #applied = new AppliedHashes();
   /** Per group, the owned objects written or found ours (path → uid); the caches may lag behind. */
   #publishedBy = new Map<string, Map<string, string>>();
   /** The configurations validated (per group, and per ingress alone when isolating a failure). */
@@ -400,7 +401,7 @@ class Controller {
       if (!owner) return users(serviceRef(o.metadata.namespace!, o.metadata.name));
       // An owned Service (public or stats): its group needs work when it went away, drifted from
       // what we applied, or, for the public one, got another address (the ingress status follows it).
-      const drifted = this.#applied.get(objKey(resources.services, o)) !== o.metadata.annotations?.[hashAnnotation];
+      const drifted = !this.#applied.isOwn(objKey(resources.services, o), o.metadata.annotations?.[hashAnnotation]);
       const isPublic = o.metadata.name === proxyOf(owner, this.settings).name;
       const moved = isPublic && (!old || JSON.stringify(loadBalancerOf(old)) !== JSON.stringify(loadBalancerOf(o)));
       if (deleted || drifted || moved) q(owner);
@@ -446,7 +447,7 @@ class Controller {
         const path = objKey(r, o);
         // A Deployment becoming available (or not) completes the handovers to its group.
         const availability = r === resources.deployments && available(old) !== available(o);
-        if (deleted || availability || this.#applied.get(path) !== o.metadata.annotations?.[hashAnnotation]) {
+        if (deleted || availability || !this.#applied.isOwn(path, o.metadata.annotations?.[hashAnnotation])) {
           q(owner);
         }
       };
@@ -1239,20 +1240,17 @@ class Controller {
     const hash = obj.metadata.annotations![hashAnnotation];
     if (current?.metadata.annotations?.[hashAnnotation] === hash) {
       this.#published(key, path, current.metadata.uid!);
-      this.#applied.set(path, hash);
+      this.#applied.found(path, hash);
       return { object: current, wrote: false };
     }
     let result: KubeObject;
-    // Noted before the write: its watch event may come before its answer, and is no drift.
-    const before = this.#applied.get(path);
-    this.#applied.set(path, hash);
+    const undo = this.#applied.writing(path, hash);
     try {
       result = current
         ? await applyOwned(this.#writer, r, obj, current.metadata.uid!)
         : await createOwned(this.#writer, r, obj);
     } catch (err) {
-      if (before === undefined) this.#applied.delete(path);
-      else this.#applied.set(path, before);
+      undo();
       // A 409, or a 422 on metadata.uid: the object appeared, vanished or was replaced since it
       // was looked at; the retry looks again. Any other 422 is a refused object: report it.
       if (isStatus(err, 422) && !/metadata\.uid/.test(err.message)) {
@@ -1268,7 +1266,6 @@ class Controller {
       throw err;
     }
     this.#published(key, path, result.metadata.uid!);
-    this.#applied.set(path, hash);
     this.#counts.writes++;
     writes.inc({ kind: r.kind, op: current ? "apply" : "create" });
     return { object: result, wrote: true };

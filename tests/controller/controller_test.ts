@@ -99,6 +99,14 @@ Deno.test("controller loop against a real API server", async (t) => {
           await cluster.apply(resources.services, touched);
         }
         await eventually("both ingresses reconciled again", () => ctl.stats().reconciles >= before.reconciles + 2);
+        // Both touches seen by the informer before idle(): no event of this step is left over for the next.
+        await eventually(
+          "both touches in the informer",
+          () =>
+            ctl.cached(resources.services).filter((s) =>
+              s.metadata.namespace === ns && s.metadata.annotations?.["test.example/touched"] === "1"
+            ).length === 2,
+        );
         await ctl.idle();
         assert.equal(ctl.stats().writes, before.writes);
       });
