@@ -119,7 +119,7 @@ try {
     // backends stay, so it goes through the Runtime API), then a backend change (an ingress moved
     // to another Service: its old backend goes away, which reloads).
     // Settled: every status written and nothing queued (the changes below are measured from there).
-    await controller.request();
+    await controller.request("idle");
     fig("scale.settled_s", "s", (performance.now() - t) / 1000);
     const profiling = Deno.env.get("BENCH_PROFILE") === "1";
     if (profiling) await controller.request("profile-start");

@@ -2,13 +2,13 @@
  * @module bench/memory/controller_client
  * The benches' side of controller_process.ts: the controller in a process of its own, run with the
  * V8 flags the chart gives it (lib/controller/v8_flags.ts) plus `--expose-gc`, and one command per
- * line (`report`, `profile-start`, `profile-stop`, `heap-snapshot <file>`), each answered with one line.
+ * line (`report`, `idle`, `profile-start`, `profile-stop`, `heap-snapshot <file>`), each answered with one line.
  */
 import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
 
 export interface ControllerProcess {
   /** Sends `command` and returns the process's one-line answer. */
-  request(command?: "report" | "profile-start" | "profile-stop" | `heap-snapshot ${string}`): Promise<string>;
+  request(command?: "report" | "idle" | "profile-start" | "profile-stop" | `heap-snapshot ${string}`): Promise<string>;
   /** Closes its stdin (it stops) and waits for it to exit. */
   close(): Promise<void>;
 }

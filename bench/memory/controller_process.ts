@@ -3,8 +3,9 @@
  * Runs the controller alone in this process for the RSS figures of convergence_bench.ts and
  * scale_bench.ts: `controller_process.ts <kubeconfig> [settings JSON]` (the JSON overrides the
  * settings below, e.g. an operator namespace and validation on); prints one JSON line `{"rssBytes", "ingresses", …}` on
- * stdout each time its queue is idle after a line arrives on stdin (`profile-start`/`profile-stop` take a
- * CPU profile instead, `heap-snapshot <file>` writes a V8 heap snapshot after a GC), and exits on EOF.
+ * stdout each time its queue is idle after a line arrives on stdin, after a GC and the controller's next
+ * C-heap trim (`idle` answers at once with its counters, `profile-start`/`profile-stop` take a CPU
+ * profile instead, `heap-snapshot <file>` writes a V8 heap snapshot after a GC), and exits on EOF.
  */
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
@@ -25,6 +26,8 @@ await ctl.synced;
 // Commands, one per line on stdin: `profile-start` / `profile-stop` (a CPU profile; the functions
 // with the most self time go to stderr), anything else: wait until idle and print the figures.
 const profiler = new Session();
+/** Longer than the controller's quiet time plus the least interval between two trims. */
+const TRIM_WAIT_MS = 12_000;
 const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
 let buf = "";
 for await (const chunk of lines) {
@@ -46,6 +49,11 @@ for await (const chunk of lines) {
       console.log("{}");
       continue;
     }
+    if (command === "idle") {
+      await ctl.idle();
+      console.log(JSON.stringify(ctl.stats()));
+      continue;
+    }
     if (command === "profile-stop") {
       console.error(topSelfTime(await profiler.post("Profiler.stop")));
       profiler.disconnect();
@@ -54,7 +62,14 @@ for await (const chunk of lines) {
     }
     await ctl.idle();
     // With --v8-flags=--expose-gc: collect first, so the figure is the live set, not garbage.
+    const trims = ctl.stats().mallocTrims;
     (globalThis as { gc?: () => void }).gc?.();
+    // The controller trims the C heap a moment after its work ends (lib/malloc_trim.ts): wait for
+    // that trim, which comes after the collection, as it would after the runtime's own ones.
+    const trimWaitEnd = performance.now() + TRIM_WAIT_MS;
+    while (ctl.stats().mallocTrims === trims && performance.now() < trimWaitEnd) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     if (Deno.env.get("BENCH_SMAPS")) console.error(largestMappings());
     const s = ctl.stats();
     const m = Deno.memoryUsage();
@@ -65,6 +80,7 @@ for await (const chunk of lines) {
         heapTotal: m.heapTotal,
         external: m.external,
         ...rssParts(),
+        trimmedAfterGc: ctl.stats().mallocTrims > trims,
         ...s,
       }),
     );
