@@ -134,7 +134,7 @@ const byGroup = "group";
  * Status writes in flight at once. Not more: after a first publish of 10,000 Ingresses their writes
  * compete for the API server's CPU with the proxies reading their configuration; with 16 in flight
  * the scale bench's first service took 14.6 s (10.9–14.1 s in earlier runs), with 4 12.2 s, with 2
- * 10.1–11.8 s (three runs), and all statuses were written as soon (settled 28–30 s each time).
+ * 10.1–12.8 s (five runs, three of them ≤ 11.0 s), and the statuses were written about as soon.
  */
 const STATUS_WRITES_IN_FLIGHT = 2;
 /** Part ConfigMaps written at once (each up to 512 KiB: etcd, not the count, is the limit). */
