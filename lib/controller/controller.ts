@@ -306,9 +306,9 @@ class Controller {
   #workers: Promise<void>[] = [];
   #stopped = false;
   #idleWaiters: (() => void)[] = [];
-  /** Status writes, a few at a time, outside the group's reconcile. */
   /** Hands the C heap's free pages back once a burst of work is over (lib/malloc_trim.ts). */
   #trimmer = new IdleTrimmer();
+  /** Status writes, a few at a time, outside the group's reconcile. */
   #statusLane = new StatusLane({
     limit: STATUS_WRITES_IN_FLIGHT,
     onIdle: () => this.#notifyIdle(),
@@ -619,7 +619,7 @@ class Controller {
   #notifyIdle(): void {
     if (this.#workers.length === 0 || this.#queue.length > 0 || this.#queue.processing > 0) return;
     if (!this.#statusLane.idle) return;
-    if (!this.#stopped) this.#trimmer.idle();
+    this.#trimmer.idle(); // nothing once stopped
     for (const w of this.#idleWaiters.splice(0)) w();
   }
 
