@@ -35,8 +35,6 @@ export interface Container extends AsyncDisposable {
   stop(): Promise<Deno.CommandStatus>;
 }
 
-let counter = 0;
-
 /** Unpacks `archive` into a runc bundle under `dir`; returns the bundle directory. */
 export async function unpackImage(archive: string, dir: string): Promise<string> {
   await ensureTools([
@@ -70,7 +68,8 @@ export async function runImage(archive: string, opts: RunImageOptions = {}): Pro
       config.mounts.push({ destination: m.destination, type: "bind", source: m.source, options: ["rbind", "ro"] });
     }
     await Deno.writeTextFile(configPath, JSON.stringify(config));
-    const id = `ic-test-${Deno.pid}-${++counter}`;
+    // Test files run as workers of one process: the pid and a module counter are not unique.
+    const id = `ic-test-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
     const proc = await spawnProcess({
       name: `container ${id}`,
       command: "runc",

@@ -135,11 +135,15 @@ export interface ProxyUnderTest extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-let loopbackCounter = 0;
-
-/** A distinct 127.0.0.x per call, so parallel test files do not share addresses. */
+/**
+ * A distinct loopback address per call. `deno test --parallel` runs test files as workers of one
+ * process (one `Deno.pid`, a module counter each), so the address is random: two files sharing one
+ * could both bind a port that was free for each a moment apart (HAProxy binds with SO_REUSEPORT)
+ * and answer each other's requests.
+ */
 export function loopbackAddress(): string {
-  return `127.0.${100 + (Deno.pid % 100)}.${10 + (loopbackCounter++ % 240)}`;
+  const [a, b, c] = crypto.getRandomValues(new Uint8Array(3));
+  return `127.${100 + (a % 100)}.${b}.${10 + (c % 240)}`;
 }
 
 /** A HAProxy (not started) with an Applier, in a temporary work dir, on its own loopback address. */

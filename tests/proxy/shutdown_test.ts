@@ -148,7 +148,12 @@ Deno.test("proxy command: SIGTERM drains (not ready, still serving), then soft-s
       if (i === 500) throw new Error("the proxy never became ready");
       await new Promise((r) => setTimeout(r, 20));
     }
-    assert.equal((await get(url, "web.test")).name, "web");
+    const first = await get(url, "web.test");
+    assert.equal(
+      first.name,
+      "web",
+      `the first request: ${first.status} ${first.body}\n${log.lines.slice(-20).join("\n")}`,
+    );
 
     slow = get(`${url}/slow`, "web.test");
     slow.catch(() => {}); // awaited below
