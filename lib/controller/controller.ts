@@ -61,6 +61,7 @@ import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFa
 import {
   classOwnerAnnotation,
   dedicatedTarget,
+  type Desired,
   hashAnnotation,
   ingressAnnotation,
   managedByLabel,
@@ -215,7 +216,7 @@ function isConfig(c: unknown): c is ConfigLike {
 }
 
 /** `haproxy -c` in an isolated directory (lib/render/validate.ts). */
-function defaultValidator(settings: ControllerSettings): Validator {
+export function defaultValidator(settings: ControllerSettings): Validator {
   return async (rendered) => {
     const r = await validateConfig(rendered, { haproxy: settings.haproxyBinary, timeoutMs: 10_000 });
     return r.ok ? null : r.errors.join("; ").slice(0, 800) || "haproxy -c failed";
@@ -835,46 +836,65 @@ class Controller {
       return "invalid";
     }
     let rendered = render(built.model, this.templates, gs.proxy, this.#renderMemo(group));
-    let data = configMapData(rendered);
     this.#counts.renders++;
     renders.inc();
     phases.lap("renderMs");
+    const objects = (members: readonly KubeObject[], r: Rendered) => {
+      const target = this.#target(group, members[0]);
+      const secrets = r.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
+      // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
+      const parts = existingParts(target.name, this.#cache(resources.configMaps).store.byIndex(byGroup, group));
+      const data = configMapData(r);
+      const desired = proxyObjects(target, data, secrets, this.settings, this.platform, gs.params, parts);
+      return { target, desired };
+    };
+    let { target, desired } = objects(ingresses, rendered);
+    phases.lap("objectsMs");
+    // Whose is each object? Looked up while haproxy -c runs.
+    let found = this.#lookUp(desired);
+    /** Part ConfigMaps created while haproxy -c ran, by their index in `desired`. */
+    let early = new Map<number, KubeObject>();
     if (this.validate) {
-      const checked = await this.#validateGroup(group, ingresses, built, rendered, build, gs.proxy);
+      const creating = this.#createNewParts(group, desired, found, ingresses);
+      let checked: Validated | null;
+      try {
+        checked = await this.#validateGroup(group, ingresses, built, rendered, build, gs.proxy);
+      } finally {
+        // Never left running behind a failed check; its own failure is thrown below.
+        await creating.catch(() => {});
+      }
+      early = await creating;
       if (!checked) return "invalid";
       if (checked.ingresses !== ingresses) {
         narrowed = true;
         ingresses = checked.ingresses;
         built = checked.built;
         rendered = checked.rendered;
-        data = configMapData(rendered);
+        // What was created for the whole group is looked up again (updated, or removed as unused).
+        ({ target, desired } = objects(ingresses, rendered));
+        found = this.#lookUp(desired);
+        early = new Map();
       }
       phases.lap("validateMs");
     }
-    const target = this.#target(group, ingresses[0]);
-    const secrets = rendered.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
-    // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
-    const parts = existingParts(target.name, this.#cache(resources.configMaps).store.byIndex(byGroup, group));
-    const desired = proxyObjects(target, data, secrets, this.settings, this.platform, gs.params, parts);
-    phases.lap("objectsMs");
-    // Whose is each object? While one of them is someone else's, nothing is written.
-    const found: (KubeObject | null)[] = [];
-    for (const d of desired) found.push(await this.#current(d.resource, d.object));
+    const current = await found;
+    for (const [i, object] of early) current[i] = object;
     let conflicts = 0;
-    for (const [i, current] of found.entries()) {
-      if (!current || ownedBy(current, group, this.settings.controllerId)) continue;
+    for (const [i, object] of current.entries()) {
+      if (!object || ownedBy(object, group, this.settings.controllerId)) continue;
       conflicts++;
       ownershipConflicts.inc({ kind: desired[i].resource.kind });
       for (const ing of ingresses) {
-        this.events.record(ing, "Warning", "OwnershipConflict", conflictMessage(desired[i].resource.kind, current));
+        this.events.record(ing, "Warning", "OwnershipConflict", conflictMessage(desired[i].resource.kind, object));
       }
     }
     if (conflicts > 0) return "conflict";
-    let changed = 0;
+    let changed = early.size;
     let proxyService: KubeObject | undefined;
     const write = async (i: number) => {
+      if (early.has(i)) return;
       const d = desired[i];
-      const { object, wrote } = await this.#write(group, d.resource, d.object, found[i], ingresses);
+      const { object, wrote } = await this.#write(group, d.resource, d.object, current[i], ingresses);
       if (wrote) changed++;
       // The status follows the public Service only, never the ClusterIP stats Service.
       if (d.resource === resources.services && d.object.metadata.name === target.name) proxyService = object;
@@ -986,7 +1006,7 @@ class Controller {
     rendered: Rendered,
     build: (list: readonly KubeObject[]) => BuildResult,
     proxy: ProxyOptions,
-  ): Promise<{ ingresses: KubeObject[]; built: BuildResult; rendered: Rendered } | null> {
+  ): Promise<Validated | null> {
     const check = async (id: string, r: Rendered): Promise<string | null> => {
       // What `haproxy -c` can refuse: haproxy.cfg, the crt-list and the certificate files it names.
       // Map lines were checked when rendered, so a route-only change (same haproxy.cfg) skips the
@@ -1236,6 +1256,43 @@ class Controller {
     }
   }
 
+  /** The current object of each of `desired` (null: absent), a few lookups at a time. */
+  async #lookUp(desired: readonly Desired[]): Promise<(KubeObject | null)[]> {
+    const found: (KubeObject | null)[] = new Array(desired.length).fill(null);
+    await forEachLimit([...desired.keys()], PART_WRITES_IN_FLIGHT, async (i) => {
+      found[i] = await this.#current(desired[i].resource, desired[i].object);
+    });
+    return found;
+  }
+
+  /**
+   * Creates the part ConfigMaps of `desired` that do not exist yet and come before the head (not
+   * those it carries), while haproxy -c checks the configuration: no head names a part that does
+   * not exist, so no proxy reads them before the head that names them is written after the check
+   * (a first publish of 10,000 ingresses creates ~130, which takes as long as the check). If the
+   * check refuses, they are unused and the next publish removes them. Nothing is created while
+   * any object is someone else's.
+   */
+  async #createNewParts(
+    group: GroupKey,
+    desired: readonly Desired[],
+    found: Promise<(KubeObject | null)[]>,
+    ingresses: readonly KubeObject[],
+  ): Promise<Map<number, KubeObject>> {
+    const current = await found;
+    const created = new Map<number, KubeObject>();
+    if (current.some((c) => c && !ownedBy(c, group, this.settings.controllerId))) return created;
+    // Only the parts before the head: those after it are carried by the head, whose write is the
+    // one a change waits for; created before it, they would delay it.
+    const head = desired.findIndex((d) => d.object.metadata.labels?.[partOfLabel] === undefined);
+    const absent = [...desired.keys()].filter((i) => i < head && current[i] === null);
+    await forEachLimit(absent, PART_WRITES_IN_FLIGHT, async (i) => {
+      const { object } = await this.#write(group, desired[i].resource, desired[i].object, null, ingresses);
+      created.set(i, object);
+    });
+    return created;
+  }
+
   #published(key: string, path: string, uid: string): void {
     let published = this.#publishedBy.get(key);
     if (!published) this.#publishedBy.set(key, published = new Map());
@@ -1372,6 +1429,13 @@ class Controller {
 
 /** The controller name of ingress-nginx's IngressClasses: served in compatibility mode. */
 export const NGINX_CONTROLLER = "k8s.io/ingress-nginx";
+
+/** The ingresses of a group whose configuration passed `haproxy -c`, their model and rendering. */
+interface Validated {
+  ingresses: KubeObject[];
+  built: BuildResult;
+  rendered: Rendered;
+}
 
 /** What a group is rendered and published with (Controller.#groupSettings). */
 interface GroupSettings {

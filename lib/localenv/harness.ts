@@ -10,7 +10,7 @@ import { type ControlPlane, startControlPlane } from "./control_plane.ts";
 import { type Backend, startBackend } from "./backend.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { collectionPath, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
-import { type ControllerHandle, startController } from "../controller/controller.ts";
+import { type ControllerDeps, type ControllerHandle, startController } from "../controller/controller.ts";
 import type { ControllerSettings } from "../controller/settings.ts";
 import { dedicatedValue, proxyModeAnnotation } from "../controller/groups.ts";
 import { privateAddress } from "./netns.ts";
@@ -204,9 +204,11 @@ export async function backends(names: readonly string[], first: number, port = 8
   return out;
 }
 
+/** A controller on `cluster` with quick test settings (no rate limit, 5 ms coalescing, no resync). */
 export function controller(
   cluster: Cluster,
   settings: Partial<ControllerSettings> = {},
+  deps: ControllerDeps = {},
 ): Promise<ControllerHandle> {
   return startController({
     kubeconfig: cluster.kubeconfig,
@@ -215,7 +217,7 @@ export function controller(
     coalesceMs: 5,
     resyncPeriodMs: 0,
     ...settings,
-  });
+  }, deps);
 }
 
 export interface Answer {

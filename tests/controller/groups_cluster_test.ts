@@ -7,6 +7,10 @@
 import assert from "node:assert/strict";
 import { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "../../lib/controller/groups.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
+import { defaultValidator } from "../../lib/controller/controller.ts";
+import { defaultSettings } from "../../lib/controller/settings.ts";
+import { partOfLabel } from "../../lib/controller/transport.ts";
+import { partRefs } from "../../lib/transport/parts.ts";
 import {
   Cluster,
   controller,
@@ -371,6 +375,86 @@ Deno.test("proxy groups against a real API server", async (t) => {
           await eventually("the other ingress's change published", async () => (await cfg()).includes("more.example"));
           assert.doesNotMatch(await cfg(), /broken|no-such-keyword/);
           assert.equal((await cluster.events(a, "fine")).filter((e) => e.reason === "ValidationFailed").length, 0);
+        } finally {
+          await c.stop();
+          await Deno.remove(dir, { recursive: true });
+        }
+      },
+    );
+
+    await t.step(
+      "a large configuration's new parts are created while haproxy -c checks it; a refused one's are named by no head and go with the next publish",
+      async () => {
+        const dir = await Deno.makeTempDir({ prefix: "ic-groups-templates-" });
+        const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
+        await Deno.writeTextFile(
+          `${dir}/defaults.eta`,
+          builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
+        );
+        // Small split limits: 20 backends travel in parts (none carried by the head).
+        const configSplit = { inline: 4096, fileInline: 512, targetPart: 1024, carry: 0 };
+        const services = Array.from({ length: 20 }, (_, i) => `big-${i}`);
+        for (const [i, svc] of services.entries()) {
+          await cluster.apply(resources.services, serviceObj(a, svc));
+          await cluster.apply(
+            resources.endpointSlices,
+            sliceObj(a, svc, [{ address: `10.9.1.${i}`, port: 8080 } as any]),
+          );
+        }
+        const big = (broken: boolean) =>
+          ingressObj(
+            a,
+            "big",
+            services.map((svc, i) => ({
+              host: `${svc}.example`,
+              service: svc,
+              path: broken && i === 0 ? "/broken" : "/",
+            })),
+            { className: "big" },
+          );
+        const name = sharedProxyName("big");
+        const parts = async () =>
+          (await cluster.list(resources.configMaps, ops, `${partOfLabel}=${name}`)).map((c) => c.metadata.name);
+        const check = defaultValidator(defaultSettings);
+        let checks = 0;
+        const c = await controller(cluster, {
+          ingressClass: "big",
+          customTemplates: `${dir}/*.eta`,
+          configSplit,
+          controllerId: "big",
+          operatorNamespace: ops,
+          validateProxyConfig: true,
+        }, {
+          // The real haproxy -c, once parts exist: they are created while it runs, or never before it ends.
+          validate: async (rendered) => {
+            await eventually(
+              "part ConfigMaps created while haproxy -c runs",
+              async () => (await parts()).length > 0,
+              10_000,
+            );
+            checks++;
+            return await check(rendered);
+          },
+        });
+        try {
+          await cluster.apply(resources.ingresses, big(true));
+          const ev = await eventually(
+            "the refused configuration's Event",
+            async () => (await cluster.events(a, "big")).find((e) => e.reason === "ValidationFailed"),
+          );
+          assert.match(ev.message, /no-such-keyword/);
+          assert.equal(await cluster.get(resources.configMaps, ops, name), null, "no head for a refused configuration");
+          assert.ok((await parts()).length > 0);
+
+          await cluster.apply(resources.ingresses, big(false));
+          const head = await eventually("the head", () => cluster.get(resources.configMaps, ops, name));
+          const named = new Set([...partRefs(name, head.data).values()].flat().map((r) => r.name));
+          assert.ok(named.size > 0, "the configuration travels in parts");
+          await eventually("only the parts the head names are left", async () => {
+            const left = await parts();
+            return left.length === named.size && left.every((p) => named.has(p));
+          });
+          assert.ok(checks >= 2, `checks: ${checks}`);
         } finally {
           await c.stop();
           await Deno.remove(dir, { recursive: true });
