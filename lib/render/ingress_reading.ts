@@ -171,7 +171,15 @@ export function fragmentOf(
     ((generation !== null && kept.generation === generation) || kept.reads.every((r) => sameRead(ctx.lookup, r)))
   ) {
     kept.generation = generation;
-    memo.latest.set(kept.fragment.id, { ing, kept });
+    // Every build asks for every Ingress: the entry is changed in place, and only when it differs,
+    // so that an unchanged Ingress allocates nothing (a new young object in an old Map per Ingress
+    // and build was most of a one-change build's garbage collection at 10,000).
+    const latest = memo.latest.get(kept.fragment.id);
+    if (!latest) memo.latest.set(kept.fragment.id, { ing, kept });
+    else if (latest.ing !== ing || latest.kept !== kept) {
+      latest.ing = ing;
+      latest.kept = kept;
+    }
     return kept.fragment;
   }
   const reads: Read[] = [];
