@@ -330,13 +330,7 @@ Deno.test("proxy groups against a real API server", async (t) => {
     await t.step(
       "a value haproxy -c refuses leaves out only its ingress; the others' changes are published",
       async () => {
-        const dir = await Deno.makeTempDir({ prefix: "ic-groups-templates-" });
-        const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
-        // Valid for every model except one with the path /broken, where it adds an unknown keyword.
-        await Deno.writeTextFile(
-          `${dir}/defaults.eta`,
-          builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
-        );
+        const dir = await brokenOnPathTemplates();
         const check = { className: "check" };
         const c = await controller(cluster, {
           ingressClass: "check",
@@ -385,12 +379,7 @@ Deno.test("proxy groups against a real API server", async (t) => {
     await t.step(
       "a large configuration's new parts are created while haproxy -c checks it; a refused one's are named by no head and go with the next publish",
       async () => {
-        const dir = await Deno.makeTempDir({ prefix: "ic-groups-templates-" });
-        const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
-        await Deno.writeTextFile(
-          `${dir}/defaults.eta`,
-          builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
-        );
+        const dir = await brokenOnPathTemplates();
         // Small split limits: 20 backends travel in parts (none carried by the head).
         const configSplit = { inline: 4096, fileInline: 512, targetPart: 1024, carry: 0 };
         const services = Array.from({ length: 20 }, (_, i) => `big-${i}`);
@@ -465,6 +454,20 @@ Deno.test("proxy groups against a real API server", async (t) => {
     await cluster.stop();
   }
 });
+
+/**
+ * A directory of custom templates valid for every model except one with the path /broken, where
+ * the defaults section gets an unknown keyword (so `haproxy -c` refuses it).
+ */
+async function brokenOnPathTemplates(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "ic-groups-templates-" });
+  const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
+  await Deno.writeTextFile(
+    `${dir}/defaults.eta`,
+    builtin + '<% if (it.model.routes.some((r) => r.path === "/broken")) { %>    no-such-keyword on\n<% } %>',
+  );
+  return dir;
+}
 
 /** A valid kubernetes.io/tls Secret for `host`. */
 async function tlsSecret(ns: string, name: string, host: string): Promise<KubeObject> {
