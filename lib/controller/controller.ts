@@ -902,7 +902,7 @@ class Controller {
     // The part ConfigMaps come first and do not depend on each other: a few at a time (a first
     // publish of 10,000 ingresses writes about 130). Then the rest in order: the head names the
     // parts, so it is written only once all of them are.
-    const partCount = Math.max(0, desired.findIndex((d) => d.object.metadata.labels?.[partOfLabel] === undefined));
+    const partCount = partsBeforeHead(desired);
     await forEachLimit([...desired.keys()].slice(0, partCount), PART_WRITES_IN_FLIGHT, write);
     for (let i = partCount; i < desired.length; i++) await write(i);
     // Objects this group no longer needs (e.g. a Role for Secrets of a namespace it left).
@@ -1284,7 +1284,7 @@ class Controller {
     if (current.some((c) => c && !ownedBy(c, group, this.settings.controllerId))) return created;
     // Only the parts before the head: those after it are carried by the head, whose write is the
     // one a change waits for; created before it, they would delay it.
-    const head = desired.findIndex((d) => d.object.metadata.labels?.[partOfLabel] === undefined);
+    const head = partsBeforeHead(desired);
     const absent = [...desired.keys()].filter((i) => i < head && current[i] === null);
     await forEachLimit(absent, PART_WRITES_IN_FLIGHT, async (i) => {
       const { object } = await this.#write(group, desired[i].resource, desired[i].object, null, ingresses);
@@ -1429,6 +1429,11 @@ class Controller {
 
 /** The controller name of ingress-nginx's IngressClasses: served in compatibility mode. */
 export const NGINX_CONTROLLER = "k8s.io/ingress-nginx";
+
+/** How many of `desired` (in write order, lib/controller/transport.ts) are parts written before the head. */
+function partsBeforeHead(desired: readonly Desired[]): number {
+  return Math.max(0, desired.findIndex((d) => d.object.metadata.labels?.[partOfLabel] === undefined));
+}
 
 /** The ingresses of a group whose configuration passed `haproxy -c`, their model and rendering. */
 interface Validated {
