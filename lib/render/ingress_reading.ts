@@ -21,7 +21,7 @@ import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 import { hasTableAnnotations } from "./settings_memo.ts";
 import { type ReadContext, type Report, resolveBackend } from "./backend_resolve.ts";
 import { show } from "./show.ts";
-import type { KeptMerge } from "./model_delta.ts";
+import type { IngressKey, KeptMerge } from "./model_delta.ts";
 import type { Backend, ClientCertCheck, ClusterLookup, Match, PathType, Problem, Route, TlsCert } from "./model.ts";
 
 /** What resolving one backend reference produced; the model takes it only if the route is used. */
@@ -99,7 +99,7 @@ interface Kept {
 export class ModelMemo {
   readonly kept = new WeakMap<V1Ingress, Kept>();
   /** The sort key of each Ingress (its creation time and id). */
-  readonly sortKeys = new WeakMap<V1Ingress, { i: V1Ingress; t: number; id: string }>();
+  readonly sortKeys = new WeakMap<V1Ingress, IngressKey>();
   /** The last object of each Ingress (by id) and what was kept for it: see `fragmentOf`. */
   readonly latest = new Map<string, { ing: V1Ingress; kept: Kept }>();
   /** The last full build's state, from which the next one may be a delta (lib/render/model_delta.ts). */
@@ -184,7 +184,8 @@ export function fragmentOf(
   }
   const reads: Read[] = [];
   const fragment = readIngress({ ...ctx, lookup: recording(ctx.lookup, reads) }, ing, namespace);
-  kept = { fragment, env, reads, generation };
+  // Copied: an array grown by push keeps room for 16 more, and 10,000 of these are kept.
+  kept = { fragment, env, reads: reads.slice(), generation };
   memo.kept.set(ing, kept);
   memo.latest.set(fragment.id, { ing, kept });
   return fragment;
@@ -322,7 +323,8 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
     if (passthrough && !canary && host !== "") steps.push({ step: "passthrough", host });
     if (forceRedirect && host !== "") steps.push({ step: "forceRedirect", host });
     for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
-      const where = `spec.rules[${r}].http.paths[${p}]`;
+      // Joined: a template literal is kept as a chain of its pieces, and the step keeps `where`.
+      const where = ["spec.rules[", r, "].http.paths[", p, "]"].join("");
       const pathType = hp.pathType as PathType;
       if (pathType !== "Exact" && pathType !== "Prefix" && pathType !== "ImplementationSpecific") {
         problem("InvalidPathType", `${where}.pathType: ${show(hp.pathType)} is not supported; path ignored`);
@@ -354,7 +356,9 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
       );
     }
   }
-  fragment.secrets = [...secrets];
+  fragment.secrets = secrets.size > 0 ? [...secrets] : NONE;
+  // Copied for the same reason as the reads: the fragment lives as long as its Ingress.
+  fragment.steps = steps.slice();
   return fragment;
 }
 

@@ -230,22 +230,20 @@ function timestampOf(i: V1Ingress): number {
   return Number.isFinite(ms) ? ms : Number.MAX_SAFE_INTEGER;
 }
 
-interface SortKey extends IngressKey {
-  i: V1Ingress;
-}
-
 /**
  * `list` sorted by compareIngresses, each key computed once (not per comparison: 10,000 ingresses
- * meant ~300,000 date parses), and with a memo once per Ingress object.
+ * meant ~300,000 date parses), and with a memo once per Ingress object. The keys hold no Ingress:
+ * the merge state keeps them until its next full build, and a key holding its object kept every
+ * Ingress object replaced since (10,000 of them after the first status writes) alive as well.
  */
-function oldestFirst(list: readonly V1Ingress[], memo: ModelMemo | undefined): SortKey[] {
-  return list.map((i) => sortKeyOf(i, memo)).sort(compareKeys);
+function oldestFirst(list: readonly V1Ingress[], memo: ModelMemo | undefined): { i: V1Ingress; key: IngressKey }[] {
+  return list.map((i) => ({ i, key: sortKeyOf(i, memo) })).sort((a, b) => compareKeys(a.key, b.key));
 }
 
-function sortKeyOf(i: V1Ingress, memo: ModelMemo | undefined): SortKey {
+function sortKeyOf(i: V1Ingress, memo: ModelMemo | undefined): IngressKey {
   let k = memo?.sortKeys.get(i);
   if (!k) {
-    k = { i, t: timestampOf(i), id: idOf(i) };
+    k = { t: timestampOf(i), id: idOf(i) };
     memo?.sortKeys.set(i, k);
   }
   return k;
@@ -336,8 +334,8 @@ export function buildModel(input: ModelInput): BuildResult {
   // With a memo, the replay is recorded, so that the next change may be a delta (model_delta.ts).
   const record = memo ? new MergeRecord() : null;
   const replayed: { fragment: IngressFragment; key: IngressKey }[] = [];
-  for (const key of oldestFirst(input.ingresses, memo)) {
-    const fragment = fragmentOf(ctx, key.i, env, namespace, memo);
+  for (const { i, key } of oldestFirst(input.ingresses, memo)) {
+    const fragment = fragmentOf(ctx, i, env, namespace, memo);
     if (fragment.accepted) accepted.push(fragment.id);
     for (const s of fragment.secrets) {
       ctx.secrets.add(s);
