@@ -16,7 +16,7 @@ import { Backoff } from "./backoff.ts";
 import { type ClusterClient, isStatus } from "./client.ts";
 import { relists, watchErrors, watchStarts } from "./metrics.ts";
 import { sleep } from "../timers.ts";
-import { collectionPath, keyOf, type KubeObject, type ResourceType } from "./resources.ts";
+import { apiVersionOf, collectionPath, keyOf, type KubeObject, type ResourceType } from "./resources.ts";
 import { Store } from "./store.ts";
 
 export interface InformerOptions {
@@ -337,9 +337,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 }
 
-/** List items come without apiVersion/kind; set them so handlers see complete objects. */
+/**
+ * List items come without apiVersion/kind; set them so handlers see complete objects. Every
+ * object gets the resource's own two strings (a watch event's are copies of the same text), so
+ * 10,000 cached objects share two strings instead of holding 10,000 each.
+ */
 function withKind<T extends KubeObject>(obj: T, r: ResourceType): T {
-  if (!obj.kind) obj.kind = r.kind;
-  if (!obj.apiVersion) obj.apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+  const apiVersion = apiVersionOf(r);
+  if (!obj.kind || obj.kind === r.kind) obj.kind = r.kind;
+  if (!obj.apiVersion || obj.apiVersion === apiVersion) obj.apiVersion = apiVersion;
   return obj;
 }

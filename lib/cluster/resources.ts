@@ -69,8 +69,12 @@ export const resources = {
 
 /** `apiVersion` as written in objects: `v1` or `group/version`. */
 export function apiVersionOf(r: ResourceType): string {
-  return r.group ? `${r.group}/${r.version}` : r.version;
+  let v = apiVersions.get(r);
+  if (v === undefined) apiVersions.set(r, v = r.group ? [r.group, r.version].join("/") : r.version);
+  return v;
 }
+/** One string per resource type, so objects that carry it share it. */
+const apiVersions = new WeakMap<ResourceType, string>();
 
 /** The collection path, namespaced when `namespace` is given and the resource is namespaced. */
 export function collectionPath(r: ResourceType, namespace?: string | null): string {

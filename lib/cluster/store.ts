@@ -10,7 +10,8 @@ export type IndexFunc<T> = (obj: T) => readonly string[];
 export class Store<T extends KubeObject = KubeObject> {
   #items = new Map<string, T>();
   #indexers = new Map<string, IndexFunc<T>>();
-  #indices = new Map<string, Map<string, Set<string>>>();
+  /** Index value → the key of its one object, or a Set of keys when there are several (most have one). */
+  #indices = new Map<string, Map<string, IndexEntry>>();
   /**
    * byIndex answers, kept until an object of that index value changes: the model asks for the
    * EndpointSlices of every Service of a proxy on each change, and the answer is compared by identity.
@@ -20,7 +21,7 @@ export class Store<T extends KubeObject = KubeObject> {
   /** Adds an indexer; existing objects are indexed at once. */
   addIndexer(name: string, fn: IndexFunc<T>): void {
     this.#indexers.set(name, fn);
-    const index = new Map<string, Set<string>>();
+    const index = new Map<string, IndexEntry>();
     this.#indices.set(name, index);
     for (const [key, obj] of this.#items) for (const v of fn(obj)) addTo(index, v, key);
   }
@@ -48,7 +49,15 @@ export class Store<T extends KubeObject = KubeObject> {
     let answers = this.#answers.get(name);
     if (!answers) this.#answers.set(name, answers = new Map());
     let answer = answers.get(value);
-    if (!answer) answers.set(value, answer = [...keys].map((k) => this.#items.get(k)!).filter(Boolean));
+    if (!answer) {
+      const found: T[] = [];
+      for (const k of typeof keys === "string" ? [keys] : keys) {
+        const o = this.#items.get(k);
+        if (o) found.push(o);
+      }
+      // An array grown by push keeps room for 16 more; this one is kept until its objects change.
+      answers.set(value, answer = found.slice());
+    }
     return answer;
   }
 
@@ -81,17 +90,23 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name)!;
       for (const v of fn(obj)) {
-        const set = index.get(v);
-        set?.delete(key);
-        if (set?.size === 0) index.delete(v);
+        const entry = index.get(v);
+        if (entry === key) index.delete(v);
+        else if (typeof entry === "object") {
+          entry.delete(key);
+          if (entry.size === 1) index.set(v, entry.values().next().value!);
+        }
         this.#answers.get(name)?.delete(v);
       }
     }
   }
 }
 
-function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
-  let set = index.get(value);
-  if (!set) index.set(value, set = new Set());
-  set.add(key);
+type IndexEntry = string | Set<string>;
+
+function addTo(index: Map<string, IndexEntry>, value: string, key: string): void {
+  const entry = index.get(value);
+  if (entry === undefined) index.set(value, key);
+  else if (typeof entry === "object") entry.add(key);
+  else if (entry !== key) index.set(value, new Set([entry, key]));
 }

@@ -24,7 +24,8 @@ import { Backoff } from "../cluster/backoff.ts";
 import { AppliedHashes } from "./applied.ts";
 import { IdleTrimmer } from "../malloc_trim.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
-import { compactMetadata, Informer, type InformerOptions } from "../cluster/informer.ts";
+import { Informer, type InformerOptions } from "../cluster/informer.ts";
+import { cachedService, cachedSlice, metadataOnly } from "./cached_shapes.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import {
   buildModel,
@@ -357,8 +358,8 @@ class Controller {
     this.#informers.push(this.#global);
     // IngressClass is cluster-scoped: with the namespace restriction nothing cluster-wide is listed.
     this.#classes = ns ? null : inf(resources.ingressClasses);
-    this.#services = inf(resources.services);
-    this.#slices = inf(resources.endpointSlices);
+    this.#services = inf(resources.services, { transform: cachedService });
+    this.#slices = inf(resources.endpointSlices, { transform: cachedSlice });
     // Verdict and content hash only: the proxies read their Secrets themselves.
     this.#secrets = inf(resources.secrets, { fieldSelector: "type=kubernetes.io/tls", transform: summarizedSecret });
     // `ca.crt` and htpasswd Secrets of annotations (backend-ca-secret, client-cert-ca-secret,
@@ -1463,19 +1464,6 @@ function proxyOf(group: GroupKey, settings: ControllerSettings): { name: string;
 /** Whether a (cached) proxy Deployment has an available replica. */
 function available(d: KubeObject | null): boolean {
   return (d?.status?.availableReplicas ?? 0) >= 1;
-}
-
-/** An object reduced to what the controller reads of the objects it owns (and a Deployment's availability). */
-function metadataOnly(o: KubeObject): KubeObject {
-  const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences } = compactMetadata(o).metadata;
-  // Only Deployments have it (list items may lack `kind`).
-  const availableReplicas = o.status?.availableReplicas;
-  return {
-    apiVersion: o.apiVersion,
-    kind: o.kind,
-    metadata: { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences },
-    ...(availableReplicas !== undefined ? { status: { availableReplicas } } : {}),
-  };
 }
 
 function objKey(r: ResourceType, o: KubeObject): string {

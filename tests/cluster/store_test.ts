@@ -21,3 +21,25 @@ Deno.test("store indexes objects and follows updates and deletes", () => {
   assert.equal(s.size, 2);
   assert.equal(s.get("ns/c")?.metadata.name, "c");
 });
+
+Deno.test("an index value goes from one object to several and back, and the same object set again stays one", () => {
+  const s = new Store();
+  s.addIndexer("svc", (o) => [o.metadata.labels!["kubernetes.io/service-name"]]);
+  const names = () => s.byIndex("svc", "web").map((o) => o.metadata.name).sort();
+  s.set(slice("a", "web"));
+  s.set(slice("a", "web"));
+  assert.deepEqual(names(), ["a"]);
+  s.set(slice("b", "web"));
+  s.set(slice("c", "web"));
+  assert.deepEqual(names(), ["a", "b", "c"]);
+  s.delete("ns/b");
+  s.delete("ns/a");
+  assert.deepEqual(names(), ["c"]);
+  s.set(slice("d", "web"));
+  assert.deepEqual(names(), ["c", "d"]);
+  s.delete("ns/c");
+  s.delete("ns/d");
+  assert.deepEqual(names(), []);
+  s.set(slice("e", "web"));
+  assert.deepEqual(names(), ["e"]);
+});

@@ -1,0 +1,167 @@
+/**
+ * The controller's cached Services and EndpointSlices keep every field something reads: the same
+ * Ingresses over the API server's objects and over the cached shapes give the same configuration,
+ * maps and problems; and what the shapes drop (per-Pod endpoint fields, IP families) is gone.
+ */
+import assert from "node:assert/strict";
+import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import { cachedService, cachedSlice, metadataOnly } from "../../lib/controller/cached_shapes.ts";
+import { loadBalancerOf } from "../../lib/controller/status.ts";
+import type { KubeObject } from "../../lib/cluster/resources.ts";
+import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
+import { loadTemplates, render } from "../../lib/render/render.ts";
+import { endpointSlice, ingress, service } from "../render/fixtures.ts";
+
+const A = "ingress-controller.io/";
+
+/** A Service as the API server returns it: defaulted fields, managedFields, a status. */
+function served(s: V1Service, extra: Record<string, unknown> = {}): V1Service {
+  return {
+    ...s,
+    metadata: {
+      ...s.metadata,
+      uid: `uid-${s.metadata!.name}`,
+      resourceVersion: "42",
+      creationTimestamp: new Date("2026-01-01T00:00:00Z"),
+      managedFields: [{ manager: "kubectl", operation: "Update" }],
+    },
+    spec: {
+      clusterIP: "10.96.0.10",
+      clusterIPs: ["10.96.0.10"],
+      ipFamilies: ["IPv4"],
+      ipFamilyPolicy: "SingleStack",
+      internalTrafficPolicy: "Cluster",
+      sessionAffinity: "None",
+      selector: { app: s.metadata!.name! },
+      type: "ClusterIP",
+      ...s.spec,
+      ...extra,
+    },
+    status: { loadBalancer: {} },
+  };
+}
+
+/** An EndpointSlice as the EndpointSlice controller writes it: per-Pod fields on every endpoint. */
+function perPod(s: V1EndpointSlice): V1EndpointSlice {
+  return {
+    ...s,
+    metadata: { ...s.metadata, uid: `uid-${s.metadata!.name}`, resourceVersion: "7", generateName: "x-" },
+    endpoints: (s.endpoints ?? []).map((e, i) => ({
+      ...e,
+      nodeName: "node-1",
+      zone: "z1",
+      targetRef: { kind: "Pod", namespace: "default", name: `pod-${i}`, uid: `pod-uid-${i}` },
+      hints: { forZones: [{ name: "z1" }] },
+    })),
+  };
+}
+
+Deno.test("the cached Services and EndpointSlices render exactly what the API server's objects render", async () => {
+  const web = served(service("web", [{ name: "http", port: 80, targetPort: "http" }]));
+  web.metadata!.annotations = { [`${A}load-balance`]: "leastconn", [`${A}timeout-server`]: "7s" };
+  const api = served(service("api", [{ port: 8080, targetPort: 9090 }]));
+  const upstream = served(service("upstream", [{ name: "http", port: 80, targetPort: 8080 }]), {
+    clusterIP: "10.96.0.77",
+    clusterIPs: ["10.96.0.77"],
+  });
+  const external = served(service("ext", [{ port: 80 }]), { type: "ExternalName", externalName: "db.example.org" });
+  const services = [web, api, upstream, external];
+  const slices = [
+    perPod(endpointSlice("web", [{ name: "http", port: 8080 }], [
+      { address: "10.1.0.1" },
+      { address: "10.1.0.2", ready: false },
+      { address: "10.1.0.3", ready: true },
+    ])),
+    perPod(endpointSlice("api", [{ port: 9090 }], [{ address: "fd00::5" }], { addressType: "IPv6" })),
+    perPod(endpointSlice("api", [{ port: 9090 }], [{ address: "10.1.1.1" }], { name: "api-def" })),
+    perPod(endpointSlice("upstream", [{ name: "http", port: 8080 }], [{ address: "10.1.2.1" }])),
+  ];
+  const route = (host: string, svc: string, port: number | string) => ({
+    host,
+    paths: [{ path: "/", service: svc, port }],
+  });
+  const ingresses = [
+    ingress({ name: "web", rules: [route("web.example", "web", "http")] }),
+    ingress({ name: "api", rules: [route("api.example", "api", 8080)] }),
+    ingress({
+      name: "up",
+      annotations: { [`${A}service-upstream`]: "true" },
+      rules: [route("up.example", "upstream", 80)],
+    }),
+    ingress({ name: "ext", rules: [route("ext.example", "ext", 80)] }),
+    ingress({ name: "none", rules: [route("none.example", "missing", 80)] }),
+  ];
+  const templates = await loadTemplates(null);
+  const outcome = (lists: { services: V1Service[]; endpointSlices: V1EndpointSlice[] }) => {
+    const { model, problems } = buildModel({ ingresses, lookup: lookupFromLists(lists) });
+    const r = render(model, templates);
+    return { config: r.config, maps: r.maps, problems: problems.map((p) => `${p.object} ${p.reason} ${p.message}`) };
+  };
+  const cached = {
+    services: services.map((s) => cachedService(structuredClone(s) as KubeObject) as V1Service),
+    endpointSlices: slices.map((s) => cachedSlice(structuredClone(s) as KubeObject) as V1EndpointSlice),
+  };
+  const want = outcome({ services, endpointSlices: slices });
+  assert.ok(want.config.includes("10.1.0.3:8080"), "the fixture reaches the endpoints");
+  assert.ok(want.config.includes("10.96.0.77:80"), "and service-upstream's cluster IP");
+  assert.ok(want.problems.some((p) => p.includes("ExternalName")), "and the ExternalName refusal");
+  assert.match(want.config, /balance leastconn/, "and the Service's annotations");
+  assert.ok(!want.config.includes("10.1.0.2:8080"), "and the endpoints' conditions");
+  assert.deepEqual(outcome(cached), want);
+
+  const [c] = cached.endpointSlices;
+  assert.deepEqual(Object.keys(c.endpoints![0]).sort(), ["addresses", "conditions"]);
+  assert.equal(c.metadata!.labels!["kubernetes.io/service-name"], "web");
+  assert.equal((c.metadata as Record<string, unknown>).generateName, undefined);
+  const s = cached.services[0];
+  assert.equal(s.spec!.ipFamilies, undefined);
+  assert.equal(s.spec!.selector, undefined);
+  assert.equal((s.metadata as Record<string, unknown>).managedFields, undefined);
+  assert.deepEqual(s.metadata!.annotations, web.metadata!.annotations);
+});
+
+Deno.test("a cached Service keeps what the Ingress status is made of: the load-balancer, else the cluster IPs", () => {
+  const lb = served(service("proxy", [{ port: 80 }]), { type: "LoadBalancer" });
+  lb.status = { loadBalancer: { ingress: [{ ip: "203.0.113.7" }, { hostname: "lb.example" }] } };
+  const cluster = served(service("proxy2", [{ port: 80 }]), { clusterIPs: ["10.96.0.10", "fd00::10"] });
+  for (const s of [lb, cluster]) {
+    assert.deepEqual(loadBalancerOf(cachedService(structuredClone(s) as KubeObject)), loadBalancerOf(s as KubeObject));
+  }
+  assert.deepEqual(loadBalancerOf(cachedService(structuredClone(cluster) as KubeObject)), [
+    { ip: "10.96.0.10" },
+    { ip: "fd00::10" },
+  ]);
+});
+
+Deno.test("an owned object keeps its identity, labels, owner and hash annotation, and a Deployment its availability", () => {
+  const d = metadataOnly({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "p",
+      namespace: "ns",
+      uid: "u",
+      resourceVersion: "3",
+      labels: { a: "b" },
+      annotations: { h: "1" },
+      ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid: "ou" }],
+      managedFields: [{}],
+    } as KubeObject["metadata"],
+    spec: { replicas: 2 },
+    status: { availableReplicas: 1, replicas: 2 },
+  });
+  assert.deepEqual(d, {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "p",
+      namespace: "ns",
+      uid: "u",
+      resourceVersion: "3",
+      labels: { a: "b" },
+      annotations: { h: "1" },
+      ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid: "ou" }],
+    },
+    status: { availableReplicas: 1 },
+  });
+});
