@@ -35,7 +35,8 @@ export function sliceServiceRef(slice: KubeObject): RefKey | null {
 
 /** Reference → ingress keys that use it, kept in step as ingresses change. */
 export class ReverseIndex {
-  #byRef = new Map<RefKey, Set<string>>();
+  /** The one ingress key using a reference, or a Set of them when several do (most references have one user). */
+  #byRef = new Map<RefKey, string | Set<string>>();
   #byIngress = new Map<string, readonly RefKey[]>();
 
   /** Records that `ingressKey` uses exactly `refs` (replacing what it used before). */
@@ -43,24 +44,29 @@ export class ReverseIndex {
     this.delete(ingressKey);
     this.#byIngress.set(ingressKey, refs);
     for (const r of refs) {
-      let s = this.#byRef.get(r);
-      if (!s) this.#byRef.set(r, s = new Set());
-      s.add(ingressKey);
+      const users = this.#byRef.get(r);
+      if (users === undefined) this.#byRef.set(r, ingressKey);
+      else if (typeof users === "object") users.add(ingressKey);
+      else if (users !== ingressKey) this.#byRef.set(r, new Set([users, ingressKey]));
     }
   }
 
   delete(ingressKey: string): void {
     for (const r of this.#byIngress.get(ingressKey) ?? []) {
-      const s = this.#byRef.get(r);
-      s?.delete(ingressKey);
-      if (s?.size === 0) this.#byRef.delete(r);
+      const users = this.#byRef.get(r);
+      if (users === ingressKey) this.#byRef.delete(r);
+      else if (typeof users === "object") {
+        users.delete(ingressKey);
+        if (users.size === 1) this.#byRef.set(r, users.values().next().value!);
+      }
     }
     this.#byIngress.delete(ingressKey);
   }
 
   /** Ingress keys using `ref`, sorted. */
   users(ref: RefKey): string[] {
-    return [...(this.#byRef.get(ref) ?? [])].sort();
+    const users = this.#byRef.get(ref);
+    return users === undefined ? [] : typeof users === "string" ? [users] : [...users].sort();
   }
 
   refs(ingressKey: string): readonly RefKey[] {

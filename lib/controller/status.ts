@@ -25,8 +25,15 @@ export function loadBalancerOf(service: KubeObject | undefined): LoadBalancerIng
 
 /** The load-balancer points as compared: order kept, absent fields as "". */
 function norm(l: readonly any[]): string {
-  return JSON.stringify(l.map((p) => ({ ip: p.ip ?? "", hostname: p.hostname ?? "" })));
+  const text = JSON.stringify(l.map((p) => ({ ip: p.ip ?? "", hostname: p.hostname ?? "" })));
+  // The Ingresses of one proxy all show the same points: one string for all of them.
+  const known = normalized.get(text);
+  if (known !== undefined) return known;
+  if (normalized.size >= 1_024) normalized.clear();
+  normalized.set(text, text);
+  return text;
 }
+const normalized = new Map<string, string>();
 
 /**
  * What each Ingress object (and each wanted list) shows, computed once per object: the controller's

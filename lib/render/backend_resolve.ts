@@ -138,6 +138,7 @@ function withIngress(m: MemoSettings, ingress: string): MemoSettings {
 
 /** What resolveServers found for a Service object, a port and the slices it was given. */
 interface ServersSeen {
+  port: number | string;
   slices: readonly V1EndpointSlice[];
   loopback: boolean;
   servers: Server[];
@@ -150,7 +151,22 @@ interface ServersSeen {
  * fifth of the model's time. Only results without a problem of the route's own are kept (those
  * messages name the route).
  */
-const serversSeen = new WeakMap<V1Service, Map<number | string, ServersSeen>>();
+/** The problems of the many Services whose slices have none (one shared array, never changed). */
+const NO_PROBLEMS: Problem[] = Object.freeze([]) as unknown as Problem[];
+const serversSeen = new WeakMap<V1Service, ServersSeen | Map<number | string, ServersSeen>>();
+
+/** What was seen for a port of the Service (most Services are used by one port: no Map for them). */
+function seenFor(svc: V1Service, port: number | string): ServersSeen | undefined {
+  const seen = serversSeen.get(svc);
+  return seen instanceof Map ? seen.get(port) : seen?.port === port ? seen : undefined;
+}
+
+function keepSeen(svc: V1Service, seen: ServersSeen): void {
+  const kept = serversSeen.get(svc);
+  if (kept instanceof Map) kept.set(seen.port, seen);
+  else if (kept === undefined || kept.port === seen.port) serversSeen.set(svc, seen);
+  else serversSeen.set(svc, new Map([[kept.port, kept], [seen.port, seen]]));
+}
 
 function memoServers(
   ctx: ReadContext,
@@ -162,7 +178,7 @@ function memoServers(
 ): Server[] {
   const svc = ctx.lookup.service(ns, service);
   const slices = ctx.lookup.endpointSlices(ns, service);
-  const seen = svc ? serversSeen.get(svc)?.get(portRef) : undefined;
+  const seen = svc ? seenFor(svc, portRef) : undefined;
   if (
     seen && seen.loopback === ctx.allowLoopbackEndpoints && seen.slices.length === slices.length &&
     seen.slices.every((s, i) => s === slices[i])
@@ -177,13 +193,12 @@ function memoServers(
     problem(reason, message);
   });
   if (svc && !own) {
-    let byPort = serversSeen.get(svc);
-    if (!byPort) serversSeen.set(svc, byPort = new Map());
-    byPort.set(portRef, {
+    keepSeen(svc, {
+      port: portRef,
       slices: [...slices],
       loopback: ctx.allowLoopbackEndpoints,
       servers,
-      sliceProblems: ctx.problems.slice(before),
+      sliceProblems: ctx.problems.length > before ? ctx.problems.slice(before) : NO_PROBLEMS,
     });
   }
   return servers;

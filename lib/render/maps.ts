@@ -255,7 +255,10 @@ function mapEntry(r: MapRoute): MapEntry {
     if (!isPath(r.path)) throw new Error(`bug: unvalidated path ${JSON.stringify(r.path)} in model`);
     const path = canonicalPath(r.path);
     const host = hostKey(r.host);
-    [table, key] = r.match === "exact" ? ["exact", host + path] : ["prefix", host + (path === "/" ? "/" : `${path}/`)];
+    // Joined, not concatenated: a kept concatenation stays a chain of its pieces until read whole.
+    [table, key] = r.match === "exact"
+      ? ["exact", [host, path].join("")]
+      : ["prefix", [host, path, path === "/" ? "" : "/"].join("")];
   }
   return { table, key, backend: r.backend, line: checkedLine(key, r.backend) };
 }
@@ -263,7 +266,7 @@ function mapEntry(r: MapRoute): MapEntry {
 function checkedLine(key: string, value: string): string {
   const l = `${key} ${value}`;
   if (!MAP_LINE.test(l)) throw new Error(`bug: unsafe map line ${JSON.stringify(l)}`);
-  return `${l}\n`;
+  return [l, "\n"].join("");
 }
 
 /** The sorted text of a map file of plain values (checked here). */

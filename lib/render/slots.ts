@@ -28,16 +28,27 @@ export function slotLines(servers: readonly { address: string; port: number }[],
   if (/\bdisabled\b/.test(params) || /[\r\n]/.test(params)) throw new Error(`invalid server params ${params}`);
   const tail = params ? ` ${params}` : "";
   const n = slotCount(servers.length);
-  const lines: string[] = [];
+  // Sized up front: a pushed array keeps room for 16 more, and a render keeps one per backend.
+  const lines = new Array<string>(n);
   for (let i = 0; i < n; i++) {
     const s = servers[i];
-    lines.push(
-      s
-        ? `    server s${i + 1} ${s.address}:${s.port}${tail}`
-        : `    server s${i + 1} ${UNUSED_SLOT_ADDRESS} disabled${tail}`,
-    );
+    // Joined, not concatenated: a template literal's result is a chain of string pieces until
+    // read whole, and these lines are kept for as long as their backend.
+    lines[i] = s ? ["    server s", i + 1, " ", s.address, ":", s.port, tail].join("") : unusedSlotLine(i + 1, tail);
   }
   return lines;
+}
+
+/** Unused slot lines are the same in every backend: one string each, shared. */
+const unusedLines = new Map<string, string>();
+function unusedSlotLine(slot: number, tail: string): string {
+  const key = `${slot}${tail}`;
+  let line = unusedLines.get(key);
+  if (line === undefined) {
+    line = ["    server s", slot, " ", UNUSED_SLOT_ADDRESS, " disabled", tail].join("");
+    if (unusedLines.size < 4_096) unusedLines.set(key, line);
+  }
+  return line;
 }
 
 /** Replaces each slot line's address with `ADDR` and drops its `disabled` flag. */

@@ -44,4 +44,16 @@ Deno.test("reverse index: only the ingresses that use a reference, updated on ch
   assert.deepEqual(ix.users("service:shop/front"), []);
   assert.deepEqual(ix.users("secret:shop/cert"), []);
   assert.deepEqual(ix.refs("shop/c"), ["service:shop/other"]);
+  // One user, several, back to one (the one left, not the one gone), none, and one again.
+  ix.set("shop/d", ["service:shop/other"]);
+  assert.deepEqual(ix.users("service:shop/other"), ["shop/b", "shop/c", "shop/d"]);
+  ix.delete("shop/b");
+  ix.delete("shop/d");
+  assert.deepEqual(ix.users("service:shop/other"), ["shop/c"]);
+  ix.set("shop/c", ["service:shop/other"]);
+  assert.deepEqual(ix.users("service:shop/other"), ["shop/c"]);
+  ix.delete("shop/c");
+  assert.deepEqual(ix.users("service:shop/other"), []);
+  ix.set("shop/e", ["service:shop/other"]);
+  assert.deepEqual(ix.users("service:shop/other"), ["shop/e"]);
 });
