@@ -70,7 +70,7 @@ for await (const chunk of lines) {
     while (ctl.stats().mallocTrims === trims && performance.now() < trimWaitEnd) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    if (Deno.env.get("BENCH_SMAPS")) console.error(largestMappings());
+    if (Deno.env.get("BENCH_SMAPS")) console.error(`${largestMappings()}\n${mallocInUse()}`);
     const s = ctl.stats();
     const m = Deno.memoryUsage();
     console.log(
@@ -112,6 +112,38 @@ function largestMappings(): string {
     if (rss) rows.push({ name: current, rssKb: Number(rss[1]) });
   }
   return rows.sort((a, b) => b.rssKb - a.rssKb).slice(0, 25).map((r) => `smaps: ${r.rssKb} kB  ${r.name}`).join("\n");
+}
+
+/** glibc's own account of its heap (`mallinfo2`): what is in use and what is free but kept. */
+function mallocInUse(): string {
+  try {
+    const fields = [
+      "arena",
+      "ordblks",
+      "smblks",
+      "hblks",
+      "hblkhd",
+      "usmblks",
+      "fsmblks",
+      "uordblks",
+      "fordblks",
+      "keepcost",
+    ];
+    const lib = Deno.dlopen("libc.so.6", {
+      mallinfo2: { parameters: [], result: { struct: fields.map(() => "usize") } },
+    });
+    try {
+      const raw = new BigUint64Array((lib.symbols.mallinfo2() as Uint8Array<ArrayBuffer>).buffer);
+      // Counts of blocks as they are, sizes in MB.
+      const counts = new Set(["ordblks", "smblks", "hblks"]);
+      const shown = (f: string, v: number) => counts.has(f) ? String(v) : `${(v / 1e6).toFixed(1)}MB`;
+      return `mallinfo2: ${fields.map((f, i) => `${f}=${shown(f, Number(raw[i]))}`).join(" ")}`;
+    } finally {
+      lib.close();
+    }
+  } catch (err) {
+    return `mallinfo2: ${err}`;
+  }
 }
 
 /** Writes a heap snapshot (for bench/memory/heap_summary.ts or Chrome's DevTools) to `path`. */
