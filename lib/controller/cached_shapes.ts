@@ -8,6 +8,39 @@
 import { compactMetadata } from "../cluster/informer.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 
+/**
+ * An Ingress as the API server sends it (less managedFields and the `kubectl apply` annotation),
+ * with its status shared with every other Ingress showing the same: the Ingresses of one proxy all
+ * show its address, 10,000 copies of one small tree otherwise. Cached objects are never changed in
+ * place, and the shared status is frozen so that nothing can.
+ */
+export function cachedIngress(o: KubeObject): KubeObject {
+  const ing = compactMetadata(o);
+  if (ing.status) ing.status = sharedStatus(ing.status);
+  return ing;
+}
+
+const statuses = new Map<string, unknown>();
+const STATUSES_KEPT = 1_024;
+
+function sharedStatus(status: unknown): unknown {
+  const text = JSON.stringify(status);
+  let shared = statuses.get(text);
+  if (shared === undefined) {
+    if (statuses.size >= STATUSES_KEPT) statuses.delete(statuses.keys().next().value!);
+    statuses.set(text, shared = deepFreeze(JSON.parse(text)));
+  }
+  return shared;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === "object") {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
 /** The metadata every cached kind keeps: identity, version, and what owners and settings are read from. */
 function keptMetadata(o: KubeObject): KubeObject["metadata"] {
   const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences, deletionTimestamp } =

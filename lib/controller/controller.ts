@@ -25,7 +25,7 @@ import { AppliedHashes } from "./applied.ts";
 import { IdleTrimmer } from "../malloc_trim.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { Informer, type InformerOptions } from "../cluster/informer.ts";
-import { cachedService, cachedSlice, metadataOnly } from "./cached_shapes.ts";
+import { cachedIngress, cachedService, cachedSlice, metadataOnly } from "./cached_shapes.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import {
   buildModel,
@@ -349,7 +349,7 @@ class Controller {
       this.#informers.push(i);
       return i;
     };
-    this.#ingresses = inf(resources.ingresses);
+    this.#ingresses = inf(resources.ingresses, { transform: cachedIngress });
     this.#global = new Informer(client, resources.configMaps, {
       namespace: settings.operatorNamespace,
       fieldSelector: `metadata.name=${GLOBAL_CONFIGMAP}`,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
-import { cachedService, cachedSlice, metadataOnly } from "../../lib/controller/cached_shapes.ts";
+import { cachedIngress, cachedService, cachedSlice, metadataOnly } from "../../lib/controller/cached_shapes.ts";
 import { loadBalancerOf } from "../../lib/controller/status.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
@@ -164,4 +164,24 @@ Deno.test("an owned object keeps its identity, labels, owner and hash annotation
     },
     status: { availableReplicas: 1 },
   });
+});
+
+Deno.test("Ingresses showing the same status share one frozen status; the rest of each stays its own", () => {
+  const shown = (name: string, ip: string): KubeObject => ({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: { name, namespace: "apps", managedFields: [{}] } as KubeObject["metadata"],
+    spec: { rules: [{ host: `${name}.example` }] },
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  });
+  const [a, b, c] = [shown("a", "10.0.0.1"), shown("b", "10.0.0.1"), shown("c", "10.0.0.2")].map(cachedIngress);
+  assert.equal(a.status, b.status);
+  assert.notEqual(a.status, c.status);
+  assert.deepEqual(c.status, { loadBalancer: { ingress: [{ ip: "10.0.0.2" }] } });
+  assert.ok(Object.isFrozen(a.status.loadBalancer.ingress[0]));
+  assert.throws(() => a.status.loadBalancer.ingress.push({ ip: "10.0.0.9" }), TypeError);
+  assert.notEqual(a.spec, b.spec);
+  assert.ok(!("managedFields" in a.metadata));
+  const bare = cachedIngress({ metadata: { name: "d", namespace: "apps" }, spec: {} });
+  assert.equal(bare.status, undefined);
 });
