@@ -99,19 +99,40 @@ function rssParts(): { rssAnonBytes?: number; rssFileBytes?: number } {
   }
 }
 
-/** The mappings with the most resident memory (BENCH_SMAPS=1): where RSS outside the V8 heap is. */
+/**
+ * The mappings with the most resident memory (BENCH_SMAPS=1), and the RSS by kind of mapping:
+ * files (the deno binary), glibc's main heap (`[heap]`), anonymous mappings in the high range
+ * where glibc's other arenas, large blocks and thread stacks are, and the other anonymous ones
+ * (V8 places its heap pages at random addresses, so these are mostly V8's pages).
+ */
 function largestMappings(): string {
   const rows: { name: string; rssKb: number }[] = [];
+  const kinds = new Map<string, number>();
   let current = "";
+  let kind = "";
   for (const line of Deno.readTextFileSync("/proc/self/smaps").split("\n")) {
     const head = line.match(/^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/);
     if (head) {
       current = `${head[1]} ${((parseInt(head[2], 16) - parseInt(head[1], 16)) / 1024).toFixed(0)}kB ${head[3]}`;
+      kind = head[3] === "[heap]"
+        ? "glibc_main_heap"
+        : head[3].startsWith("/")
+        ? "files"
+        : head[3] !== ""
+        ? "other"
+        : head[1].length >= 12 && head[1].startsWith("7f")
+        ? "anon_high"
+        : "anon_v8";
     }
     const rss = line.match(/^Rss:\s+(\d+) kB/);
-    if (rss) rows.push({ name: current, rssKb: Number(rss[1]) });
+    if (rss) {
+      rows.push({ name: current, rssKb: Number(rss[1]) });
+      kinds.set(kind, (kinds.get(kind) ?? 0) + Number(rss[1]));
+    }
   }
-  return rows.sort((a, b) => b.rssKb - a.rssKb).slice(0, 25).map((r) => `smaps: ${r.rssKb} kB  ${r.name}`).join("\n");
+  const top = rows.sort((a, b) => b.rssKb - a.rssKb).slice(0, 25).map((r) => `smaps: ${r.rssKb} kB  ${r.name}`);
+  const byKind = [...kinds].map(([k, kb]) => `${k}=${(kb / 1024).toFixed(1)}MB`).join(" ");
+  return `${top.join("\n")}\nsmaps by kind: ${byKind}`;
 }
 
 /** glibc's own account of its heap (`mallinfo2`): what is in use and what is free but kept. */

@@ -134,36 +134,23 @@ Deno.test("a cached Service keeps what the Ingress status is made of: the load-b
 });
 
 Deno.test("an owned object keeps its identity, labels, owner and hash annotation, and a Deployment its availability", () => {
+  const kept = {
+    name: "p",
+    namespace: "ns",
+    uid: "u",
+    resourceVersion: "3",
+    labels: { a: "b" },
+    annotations: { h: "1" },
+    ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid: "ou" }],
+  };
   const d = metadataOnly({
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: {
-      name: "p",
-      namespace: "ns",
-      uid: "u",
-      resourceVersion: "3",
-      labels: { a: "b" },
-      annotations: { h: "1" },
-      ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid: "ou" }],
-      managedFields: [{}],
-    } as KubeObject["metadata"],
+    metadata: { ...kept, managedFields: [{}] } as KubeObject["metadata"],
     spec: { replicas: 2 },
     status: { availableReplicas: 1, replicas: 2 },
   });
-  assert.deepEqual(d, {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: {
-      name: "p",
-      namespace: "ns",
-      uid: "u",
-      resourceVersion: "3",
-      labels: { a: "b" },
-      annotations: { h: "1" },
-      ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid: "ou" }],
-    },
-    status: { availableReplicas: 1 },
-  });
+  assert.deepEqual(d, { apiVersion: "apps/v1", kind: "Deployment", metadata: kept, status: { availableReplicas: 1 } });
 });
 
 Deno.test("Ingresses showing the same status share one frozen status; the rest of each stays its own", () => {
