@@ -6,7 +6,8 @@
  * with `haproxy -c` on, as in production), the real `proxy` command and haproxy, real backends;
  * inside a private network namespace (lib/localenv/netns.ts).
  * - `scale.first_served_s`: controller start → the last-created ingress answered through the proxy;
- * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC;
+ * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC, its C-heap trim and V8's
+ *   memory reducer (as a controller left alone shows it; `_after_work_mb`: before the reducer);
  * - `scale.settled_s`: controller start → idle (every ingress's status written);
  * - `scale.one_change_served_ms` (p50, and `_p99`), once settled: a host added to one ingress → served.
  * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes;
@@ -169,6 +170,8 @@ try {
       fig("scale.controller_rss_anon_mb", "MB", report.rssAnonBytes / 1e6);
       fig("scale.controller_rss_file_mb", "MB", report.rssFileBytes / 1e6);
     }
+    fig("scale.controller_rss_after_work_mb", "MB", report.afterWork.rssBytes / 1e6);
+    fig("scale.controller_heap_total_after_work_mb", "MB", report.afterWork.heapTotal / 1e6);
   } finally {
     await controller.close();
     await proxy.stop();

@@ -3,8 +3,8 @@
  * Runs the controller alone in this process for the RSS figures of convergence_bench.ts and
  * scale_bench.ts: `controller_process.ts <kubeconfig> [settings JSON]` (the JSON overrides the
  * settings below, e.g. an operator namespace and validation on); prints one JSON line `{"rssBytes", "ingresses", …}` on
- * stdout each time its queue is idle after a line arrives on stdin, after a GC and the controller's next
- * C-heap trim (`idle` answers at once with its counters, `profile-start`/`profile-stop` take a CPU
+ * stdout each time its queue is idle after a line arrives on stdin, after a GC, the controller's next
+ * C-heap trim and V8's memory reducer (`idle` answers at once with its counters, `profile-start`/`profile-stop` take a CPU
  * profile instead, `heap-snapshot <file>` writes a V8 heap snapshot after a GC), and exits on EOF.
  */
 import { startController } from "../../lib/controller/controller.ts";
@@ -28,6 +28,13 @@ await ctl.synced;
 const profiler = new Session();
 /** Longer than the controller's quiet time plus the least interval between two trims. */
 const TRIM_WAIT_MS = 12_000;
+/**
+ * V8's memory reducer compacts the heap and gives its free pages back once the process has been
+ * idle for a while after a full collection (its default delay is 8 s): the RSS figures are taken
+ * after it, as a controller left alone shows them; the same figures right after the work and the
+ * trim are in `afterWork`.
+ */
+const REDUCER_WAIT_MS = 12_000;
 const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
 let buf = "";
 for await (const chunk of lines) {
@@ -70,23 +77,19 @@ for await (const chunk of lines) {
     while (ctl.stats().mallocTrims === trims && performance.now() < trimWaitEnd) {
       await new Promise((r) => setTimeout(r, 50));
     }
+    const trimmedAfterGc = ctl.stats().mallocTrims > trims;
+    const afterWork = memoryFigures();
+    await new Promise((r) => setTimeout(r, REDUCER_WAIT_MS));
     if (Deno.env.get("BENCH_SMAPS")) console.error(`${largestMappings()}\n${mallocInUse()}`);
-    const s = ctl.stats();
-    const m = Deno.memoryUsage();
-    console.log(
-      JSON.stringify({
-        rssBytes: m.rss,
-        heapUsed: m.heapUsed,
-        heapTotal: m.heapTotal,
-        external: m.external,
-        ...rssParts(),
-        trimmedAfterGc: ctl.stats().mallocTrims > trims,
-        ...s,
-      }),
-    );
+    console.log(JSON.stringify({ ...memoryFigures(), afterWork, trimmedAfterGc, ...ctl.stats() }));
   }
 }
 await ctl.stop();
+
+function memoryFigures() {
+  const m = Deno.memoryUsage();
+  return { rssBytes: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, ...rssParts() };
+}
 
 /** Anonymous (heap, malloc) and file-backed (the deno binary's pages) parts of the RSS, from /proc. */
 function rssParts(): { rssAnonBytes?: number; rssFileBytes?: number } {
