@@ -4,6 +4,7 @@
  * (e.g. EndpointSlices by their service, owned objects by owner uid).
  */
 import { keyOf, type KubeObject } from "./resources.ts";
+import { addMember, membersOf, type OneOrMany, removeMember } from "../one_or_many.ts";
 
 export type IndexFunc<T> = (obj: T) => readonly string[];
 
@@ -11,7 +12,7 @@ export class Store<T extends KubeObject = KubeObject> {
   #items = new Map<string, T>();
   #indexers = new Map<string, IndexFunc<T>>();
   /** Index value → the key of its one object, or a Set of keys when there are several (most have one). */
-  #indices = new Map<string, Map<string, IndexEntry>>();
+  #indices = new Map<string, Map<string, OneOrMany>>();
   /**
    * byIndex answers, kept until an object of that index value changes: the model asks for the
    * EndpointSlices of every Service of a proxy on each change, and the answer is compared by identity.
@@ -21,9 +22,9 @@ export class Store<T extends KubeObject = KubeObject> {
   /** Adds an indexer; existing objects are indexed at once. */
   addIndexer(name: string, fn: IndexFunc<T>): void {
     this.#indexers.set(name, fn);
-    const index = new Map<string, IndexEntry>();
+    const index = new Map<string, OneOrMany>();
     this.#indices.set(name, index);
-    for (const [key, obj] of this.#items) for (const v of fn(obj)) addTo(index, v, key);
+    for (const [key, obj] of this.#items) for (const v of fn(obj)) addMember(index, v, key);
   }
 
   get(key: string): T | undefined {
@@ -51,7 +52,7 @@ export class Store<T extends KubeObject = KubeObject> {
     let answer = answers.get(value);
     if (!answer) {
       const found: T[] = [];
-      for (const k of typeof keys === "string" ? [keys] : keys) {
+      for (const k of membersOf(keys)) {
         const o = this.#items.get(k);
         if (o) found.push(o);
       }
@@ -70,7 +71,7 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name)!;
       for (const v of fn(obj)) {
-        addTo(index, v, key);
+        addMember(index, v, key);
         this.#answers.get(name)?.delete(v);
       }
     }
@@ -90,23 +91,9 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name)!;
       for (const v of fn(obj)) {
-        const entry = index.get(v);
-        if (entry === key) index.delete(v);
-        else if (typeof entry === "object") {
-          entry.delete(key);
-          if (entry.size === 1) index.set(v, entry.values().next().value!);
-        }
+        removeMember(index, v, key);
         this.#answers.get(name)?.delete(v);
       }
     }
   }
-}
-
-type IndexEntry = string | Set<string>;
-
-function addTo(index: Map<string, IndexEntry>, value: string, key: string): void {
-  const entry = index.get(value);
-  if (entry === undefined) index.set(value, key);
-  else if (typeof entry === "object") entry.add(key);
-  else if (entry !== key) index.set(value, new Set([entry, key]));
 }

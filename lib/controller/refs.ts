@@ -4,6 +4,7 @@
  * each of those to the ingresses that use it, so a change re-renders only those ingresses.
  */
 import type { KubeObject } from "../cluster/resources.ts";
+import { addMember, membersOf, type OneOrMany, removeMember } from "../one_or_many.ts";
 
 /** Reference keys: `service:<ns>/<name>` and `secret:<ns>/<name>`. */
 export type RefKey = string;
@@ -36,37 +37,24 @@ export function sliceServiceRef(slice: KubeObject): RefKey | null {
 /** Reference → ingress keys that use it, kept in step as ingresses change. */
 export class ReverseIndex {
   /** The one ingress key using a reference, or a Set of them when several do (most references have one user). */
-  #byRef = new Map<RefKey, string | Set<string>>();
+  #byRef = new Map<RefKey, OneOrMany>();
   #byIngress = new Map<string, readonly RefKey[]>();
 
   /** Records that `ingressKey` uses exactly `refs` (replacing what it used before). */
   set(ingressKey: string, refs: readonly RefKey[]): void {
     this.delete(ingressKey);
     this.#byIngress.set(ingressKey, refs);
-    for (const r of refs) {
-      const users = this.#byRef.get(r);
-      if (users === undefined) this.#byRef.set(r, ingressKey);
-      else if (typeof users === "object") users.add(ingressKey);
-      else if (users !== ingressKey) this.#byRef.set(r, new Set([users, ingressKey]));
-    }
+    for (const r of refs) addMember(this.#byRef, r, ingressKey);
   }
 
   delete(ingressKey: string): void {
-    for (const r of this.#byIngress.get(ingressKey) ?? []) {
-      const users = this.#byRef.get(r);
-      if (users === ingressKey) this.#byRef.delete(r);
-      else if (typeof users === "object") {
-        users.delete(ingressKey);
-        if (users.size === 1) this.#byRef.set(r, users.values().next().value!);
-      }
-    }
+    for (const r of this.#byIngress.get(ingressKey) ?? []) removeMember(this.#byRef, r, ingressKey);
     this.#byIngress.delete(ingressKey);
   }
 
   /** Ingress keys using `ref`, sorted. */
   users(ref: RefKey): string[] {
-    const users = this.#byRef.get(ref);
-    return users === undefined ? [] : typeof users === "string" ? [users] : [...users].sort();
+    return [...membersOf(this.#byRef.get(ref))].sort();
   }
 
   refs(ingressKey: string): readonly RefKey[] {
