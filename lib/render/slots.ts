@@ -39,16 +39,15 @@ export function slotLines(servers: readonly { address: string; port: number }[],
   return lines;
 }
 
-/** Unused slot lines are the same in every backend: one string each, shared. */
-const unusedLines = new Map<string, string>();
+/** Unused slot lines are the same in every backend: one string each, shared (by params, then slot). */
+const unusedLines = new Map<string, string[]>();
 function unusedSlotLine(slot: number, tail: string): string {
-  const key = `${slot}${tail}`;
-  let line = unusedLines.get(key);
-  if (line === undefined) {
-    line = ["    server s", slot, " ", UNUSED_SLOT_ADDRESS, " disabled", tail].join("");
-    if (unusedLines.size < 4_096) unusedLines.set(key, line);
+  let lines = unusedLines.get(tail);
+  if (lines === undefined) {
+    lines = [];
+    if (unusedLines.size < 256) unusedLines.set(tail, lines);
   }
-  return line;
+  return lines[slot] ??= ["    server s", slot, " ", UNUSED_SLOT_ADDRESS, " disabled", tail].join("");
 }
 
 /** Replaces each slot line's address with `ADDR` and drops its `disabled` flag. */
