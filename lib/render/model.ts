@@ -325,6 +325,7 @@ export function buildModel(input: ModelInput): BuildResult {
       input.ingresses,
       (i) => fragmentOf(ctx, i, env, namespace, memo),
       (i) => sortKeyOf(i, memo),
+      input.lookup.generation?.() ?? null,
     );
     if (delta) {
       memo.deltas++;

@@ -113,6 +113,12 @@ export class KeptMerge {
   readonly troubled: IngressKey[] = [];
   /** Whether the arrays above are the last model's (not to be changed in place). */
   #shared = true;
+  /**
+   * The last delta's input, its entries index by index, and the lookup's generation then (see
+   * `apply`). Kept from one delta to the next, so it holds the Ingress objects of the last build
+   * only, as the ModelMemo's `latest` does.
+   */
+  #last: { inputs: readonly unknown[]; entries: KeptFragment[]; generation: number } | null = null;
 
   constructor(
     /** The settings layers and model options of the build: another one builds in full. */
@@ -167,20 +173,40 @@ export class KeptMerge {
     current: readonly T[],
     fragmentOf: (t: T) => IngressFragment,
     keyOf: (t: T) => IngressKey,
+    generation: number | null = null,
   ): BuildResult | null {
     const epoch = ++this.epoch;
     const added: { fragment: IngressFragment; key: IngressKey }[] = [];
     const removed: KeptFragment[] = [];
     let seen = 0;
-    for (const c of current) {
+    // The same object at the same index as in the last delta, while nothing the fragments read has
+    // changed (the same generation), has the fragment it had then: its entry is taken by index,
+    // with no lookup. At 10,000 Ingresses, the lookups of fragmentOf and byId were most of a
+    // one-Ingress change's model time (~8 ms).
+    const last = generation !== null && this.#last?.generation === generation ? this.#last : null;
+    const entries: (KeptFragment | string)[] = new Array(current.length);
+    for (let i = 0; i < current.length; i++) {
+      const c = current[i];
+      if (last !== null && last.inputs[i] === c) {
+        const kept = last.entries[i];
+        if (kept.seen === epoch) return null; // the same id twice: let the full build report it
+        kept.seen = epoch;
+        seen++;
+        entries[i] = kept;
+        continue;
+      }
       const fragment = fragmentOf(c);
       const kept = this.byId.get(fragment.id);
-      if (kept?.seen === epoch) return null; // the same id twice: let the full build report it
+      if (kept?.seen === epoch) return null;
+      entries[i] = fragment.id;
       if (kept) {
         kept.seen = epoch;
         seen++;
         // One fragment per Ingress object (and its key with it): the same fragment, the same Ingress.
-        if (kept.fragment === fragment) continue;
+        if (kept.fragment === fragment) {
+          entries[i] = kept;
+          continue;
+        }
         removed.push(kept);
       }
       added.push({ fragment, key: keyOf(c) });
@@ -192,12 +218,22 @@ export class KeptMerge {
         if (removed.length > DELTA_LIMIT) return null;
       }
     }
-    if (added.length === 0 && removed.length === 0) return this.#result(false);
+    const remember = () => {
+      if (generation === null) return;
+      // The entries of changed Ingresses are those #add made.
+      const kept = entries.map((e) => typeof e === "string" ? this.byId.get(e)! : e);
+      this.#last = { inputs: current.slice(), entries: kept, generation }; // a copy: callers may reuse their array
+    };
+    if (added.length === 0 && removed.length === 0) {
+      remember();
+      return this.#result(false);
+    }
     if (!this.#appliable(removed, added)) return null;
     this.#own();
     for (const k of removed) this.#remove(k);
     for (const a of added) this.#add(a.fragment, a.key, epoch);
     if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
+    remember();
     return this.#result(true);
   }
 
