@@ -730,10 +730,13 @@ class Controller {
    */
   #servedIngresses(group: GroupKey): { members: KubeObject[]; leaving: KubeObject[] } {
     const members: KubeObject[] = [];
-    for (const k of this.#groups.members(group)) {
-      const ing = this.#ingresses.store.get(k);
+    // forEach, not for-of: this runs once per change over up to 10,000 members, often before V8
+    // optimizes it, and an unoptimized for-of allocates a result object per member.
+    const store = this.#ingresses.store;
+    this.#groups.members(group).forEach((k) => {
+      const ing = store.get(k);
       if (ing) members.push(ing);
-    }
+    });
     const leaving: KubeObject[] = [];
     // Without handovers, nobody is leaving (and 10,000 members need not be walked for it).
     for (const k of this.#handovers.size > 0 ? this.#served.members(group) : []) {
