@@ -188,25 +188,41 @@ function changedTables(last: Tables, routes: readonly MapRoute[]): Tables | null
     if ((claims.has(k) && !freed.has(k)) || taken.has(k)) return null;
     taken.add(k);
   }
-  // From here on the last tables are changed in place: they are this call's now.
+  // From here on the last tables are changed in place: they are this call's now. The sorted
+  // files' texts are changed line by line too: joining 10,000 lines again cost a millisecond.
+  const texts = { ...last.texts };
   const touched = new Set<MapEntry["table"]>();
   for (const e of gone) {
     claims.delete(claim(e));
     touched.add(e.table);
-    if (e.table !== "regex") removeSorted(last.lines[e.table], e.line, cmp);
+    if (e.table === "regex") continue;
+    removeSorted(last.lines[e.table], e.line, cmp);
+    const text = texts[e.table];
+    const at = lineAt(text, e.line);
+    texts[e.table] = text.slice(0, at) + text.slice(at + e.line.length);
   }
   for (const e of come) {
     claims.set(claim(e), 1);
     touched.add(e.table);
-    if (e.table !== "regex") insertSorted(last.lines[e.table], e.line, cmp);
+    if (e.table === "regex") continue;
+    const lines = last.lines[e.table];
+    const i = insertSorted(lines, e.line, cmp);
+    const text = texts[e.table];
+    const at = i + 1 < lines.length ? lineAt(text, lines[i + 1]) : text.length;
+    texts[e.table] = text.slice(0, at) + e.line + text.slice(at);
   }
-  const texts = { ...last.texts };
-  if (touched.has("exact")) texts.exact = last.lines.exact.join("");
-  if (touched.has("prefix")) texts.prefix = last.lines.prefix.join("");
   if (touched.has("regex")) {
     texts.regex = routes.map(entryOf).filter((e) => e.table === "regex").map((e) => e.line).join("");
   }
   return { routes, claims, lines: last.lines, texts };
+}
+
+/** Where `line` (a whole line of `text`, `\n` included, found once in it) starts. */
+function lineAt(text: string, line: string): number {
+  if (text.startsWith(line)) return 0;
+  const at = text.indexOf(`\n${line}`);
+  if (at < 0) throw new Error(`bug: map line ${JSON.stringify(line)} not in its text`);
+  return at + 1;
 }
 
 function smallMaps(

@@ -17,11 +17,12 @@ export function lowerBound<T>(arr: readonly T[], item: T, compare: (a: T, b: T) 
   return lo;
 }
 
-/** Inserts `item` at its place (after equal items). */
-export function insertSorted<T>(arr: T[], item: T, compare: (a: T, b: T) => number): void {
+/** Inserts `item` at its place (after equal items); returns that index. */
+export function insertSorted<T>(arr: T[], item: T, compare: (a: T, b: T) => number): number {
   let i = lowerBound(arr, item, compare);
   while (i < arr.length && compare(arr[i], item) === 0) i++;
   arr.splice(i, 0, item);
+  return i;
 }
 
 /** Removes the item comparing equal to `item`; false if there is none. */
