@@ -165,7 +165,8 @@ function memoViews(memo: RenderMemo, backends: readonly Backend[]): ViewBackend[
     memo.views.set(b, view);
     return view;
   });
-  memo.lastViews = { backends: backends.slice(), views: out }; // a copy: callers may reuse their array
+  // Not copied: a model's arrays are never changed once it is built (model_delta.ts copies before a change).
+  memo.lastViews = { backends, views: out };
   // Names of backends gone are dropped now and then, not on every render.
   if (memo.named.size > 2 * out.length + 64) {
     memo.named.clear();
