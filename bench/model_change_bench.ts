@@ -13,12 +13,17 @@ import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-n
 import { buildModel, type ClusterLookup, lookupFromLists } from "../lib/render/model.ts";
 import { ModelMemo } from "../lib/render/ingress_reading.ts";
 import { loadTemplates, render, RenderMemo } from "../lib/render/render.ts";
-import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../lib/controller/v8_flags.ts";
+import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../lib/controller/v8_flags.ts";
 import { figureList, percentile } from "./figures.ts";
 
 if (Deno.env.get("IC_MODEL_CHANGE_BENCH") !== "child") {
   const { code } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `--v8-flags=${v8Flags(CONTROLLER_HEAP_LIMIT_MB)}`, new URL(import.meta.url).pathname],
+    args: [
+      "run",
+      "-A",
+      `--v8-flags=${v8Flags(CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB)}`,
+      new URL(import.meta.url).pathname,
+    ],
     env: { IC_MODEL_CHANGE_BENCH: "child" },
     stdout: "inherit",
     stderr: "inherit",

@@ -4,7 +4,7 @@
  * V8 flags the chart gives it (lib/controller/v8_flags.ts) plus `--expose-gc`, and one command per
  * line (`report`, `idle`, `profile-start`, `profile-stop`, `heap-snapshot <file>`), each answered with one line.
  */
-import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
+import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
 
 export interface ControllerProcess {
   /** Sends `command` and returns the process's one-line answer. */
@@ -19,7 +19,7 @@ export function startControllerProcess(kubeconfig: string, overrides?: Record<st
     args: [
       "run",
       "-A",
-      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB)}`, // as the chart runs it
+      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB)}`, // as the chart runs it
       new URL("./controller_process.ts", import.meta.url).pathname,
       kubeconfig,
       ...(overrides ? [JSON.stringify(overrides)] : []),

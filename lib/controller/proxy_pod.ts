@@ -5,7 +5,7 @@
  * into Prometheus metrics. Only the pod is described here; which objects exist, their names,
  * labels and owners are lib/controller/objects.ts's job.
  */
-import { PROXY_HEAP_LIMIT_MB, v8Flags } from "./v8_flags.ts";
+import { PROXY_HEAP_LIMIT_MB, PROXY_SEMI_SPACE_MB, v8Flags } from "./v8_flags.ts";
 import type { EnvVar } from "./cloud.ts";
 import type { ControllerSettings } from "./settings.ts";
 
@@ -144,7 +144,7 @@ export function proxyDeploymentSpec(p: ProxyPodInput): Record<string, unknown> {
             ],
             env: [
               { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-              { name: "DENO_V8_FLAGS", value: v8Flags(PROXY_HEAP_LIMIT_MB) },
+              { name: "DENO_V8_FLAGS", value: v8Flags(PROXY_HEAP_LIMIT_MB, PROXY_SEMI_SPACE_MB) },
               ...env,
             ],
             ports: [

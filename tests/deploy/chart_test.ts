@@ -19,7 +19,7 @@ import { runTable } from "../../lib/flags/table.ts";
 import { applyManifests, type ManifestObject, parseManifests } from "../../lib/deploy/apply.ts";
 import { valuesOptionsBlock } from "../../lib/deploy/chart_options.ts";
 import { chartDir, helm, NAMESPACE, renderChart, syncGenerated } from "../../lib/deploy/manifests.ts";
-import { CONTROLLER_HEAP_LIMIT_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
+import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
 import { startControlPlane } from "../../lib/localenv/mod.ts";
 
 const find = (objs: ManifestObject[], kind: string) => objs.filter((o) => o.kind === kind);
@@ -285,6 +285,6 @@ Deno.test("chart: every rendered object is accepted by the real kube-apiserver (
 
 Deno.test("chart: the controller runs with the V8 flags of lib/controller/v8_flags.ts, its heap limit from the values", async () => {
   const flags = (objs: ManifestObject[]) => container(objs).env.find((e: any) => e.name === "DENO_V8_FLAGS")?.value;
-  assert.equal(flags(await render()), v8Flags(CONTROLLER_HEAP_LIMIT_MB));
-  assert.equal(flags(await render(["--set", "controller.heapLimitMB=1536"])), v8Flags(1536));
+  assert.equal(flags(await render()), v8Flags(CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB));
+  assert.equal(flags(await render(["--set", "controller.heapLimitMB=1536"])), v8Flags(1536, CONTROLLER_SEMI_SPACE_MB));
 });
