@@ -5,6 +5,7 @@
  * the API server's object stays reachable. At 10,000 Services and EndpointSlices every field
  * dropped here is 10,000 strings or arrays fewer (docs/controller-scale.md).
  */
+import { LRUCache } from "lru-cache";
 import { compactMetadata } from "../cluster/informer.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 
@@ -20,16 +21,12 @@ export function cachedIngress(o: KubeObject): KubeObject {
   return ing;
 }
 
-const statuses = new Map<string, unknown>();
-const STATUSES_KEPT = 1_024;
+const statuses = new LRUCache<string, object>({ max: 1_024 });
 
 function sharedStatus(status: unknown): unknown {
   const text = JSON.stringify(status);
   let shared = statuses.get(text);
-  if (shared === undefined) {
-    if (statuses.size >= STATUSES_KEPT) statuses.delete(statuses.keys().next().value!);
-    statuses.set(text, shared = deepFreeze(JSON.parse(text)));
-  }
+  if (shared === undefined) statuses.set(text, shared = deepFreeze(JSON.parse(text)));
   return shared;
 }
 

@@ -3,6 +3,7 @@
  * `status.loadBalancer` of an ingress follows its public proxy Service (never the ClusterIP stats
  * Service): the Service's own load-balancer ingress points when it has any, else its cluster IP(s).
  */
+import { LRUCache } from "lru-cache";
 import type { KubeObject } from "../cluster/resources.ts";
 
 export interface LoadBalancerIngress {
@@ -29,11 +30,10 @@ function norm(l: readonly any[]): string {
   // The Ingresses of one proxy all show the same points: one string for all of them.
   const known = normalized.get(text);
   if (known !== undefined) return known;
-  if (normalized.size >= 1_024) normalized.clear();
   normalized.set(text, text);
   return text;
 }
-const normalized = new Map<string, string>();
+const normalized = new LRUCache<string, string>({ max: 1_024 });
 
 /**
  * What each Ingress object (and each wanted list) shows, computed once per object: the controller's

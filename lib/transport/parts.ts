@@ -144,7 +144,7 @@ export function chunks(text: string, target = TARGET_PART_BYTES): string[] {
   let current = "";
   let pieces = 0;
   const flush = () => {
-    if (current) out.push(pieces === 1 ? detached(current) : current);
+    if (current) out.push(chunkText(current, pieces));
     current = "";
     pieces = 0;
   };
@@ -172,6 +172,11 @@ const decoder = new TextDecoder();
  */
 function detached(s: string): string {
   return decoder.decode(encoder.encode(s));
+}
+
+/** A chunk's text made of `pieces` units: a lone unit is copied out of its file (see detached). */
+function chunkText(current: string, pieces: number): string {
+  return pieces === 1 ? detached(current) : current;
 }
 
 /**
@@ -266,7 +271,7 @@ export function rechunk(
   let pieces = 0;
   let pos = start;
   const push = () => {
-    const content = pieces === 1 ? detached(current) : current;
+    const content = chunkText(current, pieces);
     out.push({ content, sha256: sha256Hex(content) });
   };
   for (const unit of unitsFrom(text, start)) {
