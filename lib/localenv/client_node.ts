@@ -16,6 +16,11 @@
  * A second quirk, not fixed here: `Watch.watch()`'s returned controller `.abort()` does not call the
  * `done` callback under Deno and leaves the watch's inactivity timer (`requestTimeoutMs`, 30 s)
  * pending, which Deno's op sanitizer reports in a test.
+ *
+ * A third: undici keeps one timer ticking every 499 ms while any of its sockets has a timeout,
+ * and arms no tick after the one that finds none left. A test that used client-node ends with
+ * `clientNodeSettled()` once the API server has closed the connections (the op sanitizer reported
+ * that tick as a leak, or as a timer of another test).
  */
 import * as k8s from "@kubernetes/client-node";
 
@@ -36,4 +41,9 @@ export function loadKubeConfig(path: string): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(path);
   return http1Only(kc);
+}
+
+/** Resolves once undici's tick timer has run out, after the API server closed client-node's connections (see the header). */
+export function clientNodeSettled(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1_500)); // three ticks
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadKubeConfig } from "../../lib/localenv/client_node.ts";
+import { clientNodeSettled, loadKubeConfig } from "../../lib/localenv/client_node.ts";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 
 const fixture = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "watch_abort.ts");
@@ -28,9 +28,6 @@ Deno.test("client-node over HTTP/1.1 authenticates with client certificates and 
   const authn = loadKubeConfig(await cp.writeKubeConfig("reader", { token })).makeApiClient(k8s.AuthenticationV1Api);
   const who = await authn.createSelfSubjectReview({ body: {} });
   assert.equal(who.status?.userInfo?.username, "system:serviceaccount:default:reader");
-  // undici (under client-node) drops a closed socket's timeouts on its next tick (every 499 ms) and
-  // arms no tick after that: once the API server has closed the connections, three ticks pass, so
-  // its tick timer does not outlive the test (the op sanitizer reported it once in a CI run).
-  await cp.stop();
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await cp.stop(); // closes client-node's connections
+  await clientNodeSettled();
 });

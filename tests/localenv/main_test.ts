@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadKubeConfig } from "../../lib/localenv/client_node.ts";
+import { clientNodeSettled, loadKubeConfig } from "../../lib/localenv/client_node.ts";
 import { processExists } from "../../lib/localenv/process.ts";
 
 const mainTs = fileURLToPath(new URL("../../lib/localenv/main.ts", import.meta.url));
@@ -80,6 +80,7 @@ Deno.test("deno task testenv writes $KUBECONFIG_OUT once ready and SIGINT tears 
     await waitGone(s.pids);
     assert.deepEqual(s.pids.filter(processExists), []);
     await assert.rejects(Deno.stat(s.dir), Deno.errors.NotFound);
+    await clientNodeSettled(); // the API server is gone: its connections are closed
   } finally {
     await Deno.remove(tmp, { recursive: true });
   }
