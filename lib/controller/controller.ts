@@ -219,7 +219,11 @@ function isConfig(c: unknown): c is ConfigLike {
 /** `haproxy -c` in an isolated directory (lib/render/validate.ts). */
 export function defaultValidator(settings: ControllerSettings): Validator {
   return async (rendered) => {
-    const r = await validateConfig(rendered, { haproxy: settings.haproxyBinary, timeoutMs: 10_000 });
+    const r = await validateConfig(rendered, {
+      haproxy: settings.haproxyBinary,
+      timeoutMs: 10_000,
+      slots: settings.customTemplates ? "all" : "first",
+    });
     return r.ok ? null : r.errors.join("; ").slice(0, 800) || "haproxy -c failed";
   };
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { skeleton, SLOT_LINE, slotCount, slotLines } from "../../lib/render/slots.ts";
+import { checkedForm, skeleton, SLOT_LINE, slotCount, slotLines } from "../../lib/render/slots.ts";
 
 Deno.test("slot count is max(4, next power of two ≥ endpoints)", () => {
   assert.deepEqual([0, 1, 4, 5, 8, 9, 16, 17, 1000].map(slotCount), [4, 4, 4, 8, 8, 16, 16, 32, 1024]);
@@ -34,4 +34,38 @@ Deno.test("skeleton: configs that differ only in endpoints are equal, others are
   assert.notEqual(skeleton(a), skeleton(many)); // 8 slots instead of 4: a reload
   assert.match(skeleton(a), /^ {4}server s1 ADDR weight 1$/m);
   assert.doesNotMatch(skeleton(a), /disabled/);
+});
+
+Deno.test("checkedForm: each backend keeps its first slot line, every other line stays", () => {
+  const backend = (name: string, n: number) => [
+    `backend ${name}`,
+    "    balance roundrobin",
+    "    default-server check",
+    ...slotLines(Array.from({ length: n }, (_, i) => ({ address: `10.0.0.${i + 1}`, port: 80 }))),
+    "",
+  ];
+  const config = ["global", "    maxconn 100", "", ...backend("be_a", 1), ...backend("be_b", 5), "frontend f"].join(
+    "\n",
+  );
+  assert.equal(
+    checkedForm(config),
+    [
+      "global",
+      "    maxconn 100",
+      "",
+      "backend be_a",
+      "    balance roundrobin",
+      "    default-server check",
+      "    server s1 10.0.0.1:80",
+      "",
+      "backend be_b",
+      "    balance roundrobin",
+      "    default-server check",
+      "    server s1 10.0.0.1:80",
+      "",
+      "frontend f",
+    ].join("\n"),
+  );
+  const noSlots = "global\n    server-state-file x\nbackend b\n    server other 10.0.0.1:80\n";
+  assert.equal(checkedForm(noSlots), noSlots, "only slot lines (server s<N>) are left out");
 });

@@ -136,3 +136,23 @@ Deno.test("a route-only or endpoint-only change of a configuration that passed i
     assert.equal(await runs(), 3);
   }).finally(() => Deno.remove(bin, { recursive: true }));
 });
+
+Deno.test('slots "first" checks each backend with its first slot line; the rest of the configuration is checked as ever', async () => {
+  await inTmp(async (tmpDir) => {
+    const haproxy = await fakeHaproxy(tmpDir, 'grep -c "^    server s" "$3"; exit 3');
+    try {
+      const all = await validateConfig(tlsRendered, { haproxy, tmpDir, reuse: false });
+      const first = await validateConfig(tlsRendered, { haproxy, tmpDir, reuse: false, slots: "first" });
+      const backends = tlsRendered.config.split("\n").filter((l) => /^backend /.test(l) && l.includes("web")).length;
+      assert.equal(backends, 1);
+      assert.deepEqual([all.errors, first.errors], [["4"], ["1"]]);
+    } finally {
+      await Deno.remove(haproxy);
+    }
+    assert.ok((await validateConfig(tlsRendered, { tmpDir, reuse: false, slots: "first" })).ok);
+    const bad = { ...tlsRendered, config: tlsRendered.config.replace("    balance roundrobin", "    balance nosuch") };
+    const res = await validateConfig(bad, { tmpDir, reuse: false, slots: "first" });
+    assert.equal(res.ok, false);
+    assert.ok(res.errors.some((l) => l.includes("balance only supports")), res.errors.join("\n"));
+  });
+});
