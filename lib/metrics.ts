@@ -4,9 +4,10 @@
  * port (A) or the ops listener (B, C) serves it at `/metrics`.
  */
 import client from "prom-client";
+import { collectProcessMetrics } from "./process_metrics.ts";
 
 export const registry = new client.Registry();
 registry.setDefaultLabels({});
-client.collectDefaultMetrics({ register: registry });
+collectProcessMetrics(registry);
 
 export { client as prom };

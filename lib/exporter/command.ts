@@ -7,6 +7,7 @@
 
 import client from "prom-client";
 import { SetupError } from "../errors.ts";
+import { collectProcessMetrics } from "../process_metrics.ts";
 import { log } from "../log/logger.ts";
 import { HaproxyCollector } from "./collect.ts";
 import { parseServerMetricFields } from "./fields.ts";
@@ -33,7 +34,7 @@ let processRegistry: client.Registry | null = null;
 function ownProcessMetrics(): client.Registry {
   if (!processRegistry) {
     processRegistry = new client.Registry();
-    client.collectDefaultMetrics({ register: processRegistry });
+    collectProcessMetrics(processRegistry);
   }
   return processRegistry;
 }
