@@ -1,9 +1,13 @@
 /**
  * @module controller/refs
- * What an ingress uses (Services, their EndpointSlices, TLS Secrets) and the reverse index from
- * each of those to the ingresses that use it, so a change re-renders only those ingresses.
+ * What an ingress uses (Services, their EndpointSlices, TLS Secrets and the Secrets its
+ * annotations name) and the reverse index from each of those to the ingresses that use it, so a
+ * change re-renders only those ingresses.
  */
+import { specOf, specOfAnnotation } from "../annotations/table.ts";
+import { secretName } from "../annotations/values.ts";
 import type { KubeObject } from "../cluster/resources.ts";
+import { NGINX_PREFIX, NGINX_RULES } from "../nginx/table.ts";
 import { addMember, membersOf, type OneOrMany, removeMember } from "../one_or_many.ts";
 
 /** Reference keys: `service:<ns>/<name>` and `secret:<ns>/<name>`. */
@@ -12,7 +16,7 @@ export type RefKey = string;
 export const serviceRef = (namespace: string, name: string): RefKey => `service:${namespace}/${name}`;
 export const secretRef = (namespace: string, name: string): RefKey => `secret:${namespace}/${name}`;
 
-/** The Services and Secrets `ingress` names (backends, default backend, TLS). */
+/** The Services and Secrets `ingress` names (backends, default backend, TLS, Secret-valued annotations). */
 export function refsOf(ingress: KubeObject): RefKey[] {
   const ns = ingress.metadata.namespace ?? "default";
   const out = new Set<RefKey>();
@@ -25,7 +29,31 @@ export function refsOf(ingress: KubeObject): RefKey[] {
   for (const tls of ingress.spec?.tls ?? []) {
     if (typeof tls?.secretName === "string" && tls.secretName) out.add(secretRef(ns, tls.secretName));
   }
+  for (const [name, raw] of Object.entries(ingress.metadata.annotations ?? {})) {
+    const secret = typeof raw === "string" ? annotatedSecret(name, raw.trim(), ns) : null;
+    if (secret) out.add(secretRef(ns, secret));
+  }
   return [...out].sort();
+}
+
+/**
+ * ingress-nginx annotations whose value names a Secret (`name` or `<own namespace>/name`): those
+ * translated to one of our Secret-valued annotations.
+ */
+const NGINX_SECRET_KEYS = new Set(
+  Object.entries(NGINX_RULES).filter(([key, rule]) =>
+    key.endsWith("-secret") && rule.to.some((k) => specOf(k)?.value === secretName)
+  ).map(([key]) => NGINX_PREFIX + key),
+);
+
+/** The Secret an annotation of an ingress of `namespace` names, if its value is a Secret name. */
+function annotatedSecret(name: string, value: string, namespace: string): string | null {
+  if (value === "") return null;
+  if (specOfAnnotation(name)?.value === secretName) return value;
+  if (!NGINX_SECRET_KEYS.has(name)) return null;
+  const slash = value.indexOf("/");
+  if (slash < 0) return value;
+  return value.slice(0, slash) === namespace ? value.slice(slash + 1) : null;
 }
 
 /** The service reference an EndpointSlice belongs to (its `kubernetes.io/service-name` label). */

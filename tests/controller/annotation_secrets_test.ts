@@ -52,8 +52,10 @@ Deno.test("annotation Secrets: Opaque htpasswd and CA Secrets reach secrets.json
       assert.deepEqual(JSON.parse(first.data["secrets.json"]), [{ kind: "htpasswd", namespace: ns, name: "users" }]);
       assert.match(first.data["haproxy.cfg"], /http-request deny deny_status 503/);
 
-      // Both created (Opaque): the CA file joins secrets.json, the config verifies with it; an
-      // $apr1$ line is named in a Warning, its hash is in no object the controller writes.
+      // Both created (Opaque) once the controller is idle, so that only their own events can bring
+      // the re-render: the CA file joins secrets.json, the config verifies with it; an $apr1$ line
+      // is named in a Warning, its hash is in no object the controller writes.
+      await ctl.idle();
       const ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
       await cluster.apply(resources.secrets, opaque("backend-ca", { "ca.crt": ca }));
       await cluster.apply(resources.secrets, opaque("users", { auth: "eve:$apr1$abcdefgh$0123456789012345678901\n" }));

@@ -57,3 +57,27 @@ Deno.test("reverse index: only the ingresses that use a reference, updated on ch
   ix.set("shop/e", ["service:shop/other"]);
   assert.deepEqual(ix.users("service:shop/other"), ["shop/e"]);
 });
+
+Deno.test("refs: Secrets named by annotations, ours and ingress-nginx's (never another namespace's)", () => {
+  const annotated = (annotations: Record<string, string>) =>
+    refsOf({ metadata: { name: "web", namespace: "shop", annotations } });
+  assert.deepEqual(
+    annotated({
+      "ingress-controller.io/auth-basic-secret": "users",
+      "ingress-controller.io/backend-ca-secret": " backend-ca ",
+      "ingress-controller.io/client-cert-ca-secret": "clients",
+      "ingress-controller.io/backend-protocol": "h1-tls",
+    }),
+    ["secret:shop/backend-ca", "secret:shop/clients", "secret:shop/users"],
+  );
+  assert.deepEqual(
+    annotated({
+      "nginx.ingress.kubernetes.io/auth-secret": "shop/htpasswd",
+      "nginx.ingress.kubernetes.io/auth-tls-secret": "other/ca",
+      "nginx.ingress.kubernetes.io/proxy-ssl-secret": "upstream-ca",
+      "nginx.ingress.kubernetes.io/auth-secret-type": "auth-file",
+      "nginx.ingress.kubernetes.io/auth-type": "basic",
+    }),
+    ["secret:shop/htpasswd", "secret:shop/upstream-ca"],
+  );
+});
