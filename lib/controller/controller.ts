@@ -83,7 +83,7 @@ import { StatusLane } from "./status_lane.ts";
 import { forEachLimit } from "../concurrency.ts";
 import { oneLine } from "../errors.ts";
 import { PhaseTimer } from "../timers.ts";
-import { refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
+import { annotatedSecretRefs, refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 import { type LoadBalancerIngress, loadBalancerOf, statusMatches } from "./status.ts";
 
@@ -250,6 +250,8 @@ class Controller {
   readonly synced: Promise<void>;
   #queue: WorkQueue;
   #index = new ReverseIndex();
+  /** Service ref → the Secrets its annotations name (only Services that name any). */
+  #serviceSecrets = new ReverseIndex();
   /** Ingress key → the group that should serve it. */
   #groups = new GroupIndex();
   /** Ingress key → the group whose published configuration serves it (last publish). */
@@ -414,7 +416,13 @@ class Controller {
     const users = (ref: string) => new Set(this.#index.users(ref).map((k) => this.#groups.groupOf(k))).forEach(q);
     const onService = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
       const owner = this.#ownerKey(o);
-      if (!owner) return users(serviceRef(o.metadata.namespace!, o.metadata.name));
+      if (!owner) {
+        const ref = serviceRef(o.metadata.namespace!, o.metadata.name);
+        const secrets = deleted ? [] : annotatedSecretRefs(o);
+        if (secrets.length > 0) this.#serviceSecrets.set(ref, secrets);
+        else this.#serviceSecrets.delete(ref);
+        return users(ref);
+      }
       // An owned Service (public or stats): its group needs work when it went away, drifted from
       // what we applied, or, for the public one, got another address (the ingress status follows it).
       const drifted = !this.#applied.isOwn(objKey(resources.services, o), o.metadata.annotations?.[hashAnnotation]);
@@ -441,6 +449,8 @@ class Controller {
       const ref = secretRef(o.metadata.namespace!, o.metadata.name);
       if (this.#defaultCerts.has(`${o.metadata.namespace}/${o.metadata.name}`)) this.#requeueAll();
       users(ref);
+      // Named by a Service's annotations (its settings layer): the ingresses using that Service.
+      for (const service of this.#serviceSecrets.users(ref)) users(service);
     };
     // Global settings: every group renders them.
     this.#global.on({

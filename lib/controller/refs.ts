@@ -29,11 +29,22 @@ export function refsOf(ingress: KubeObject): RefKey[] {
   for (const tls of ingress.spec?.tls ?? []) {
     if (typeof tls?.secretName === "string" && tls.secretName) out.add(secretRef(ns, tls.secretName));
   }
-  for (const [name, raw] of Object.entries(ingress.metadata.annotations ?? {})) {
-    const secret = typeof raw === "string" ? annotatedSecret(name, raw.trim(), ns) : null;
-    if (secret) out.add(secretRef(ns, secret));
-  }
+  for (const ref of annotatedSecretRefs(ingress)) out.add(ref);
   return [...out].sort();
+}
+
+/**
+ * The Secrets an object's annotations name (an Ingress's, or a Service's for the settings it may
+ * carry), in the object's namespace.
+ */
+export function annotatedSecretRefs(o: KubeObject): RefKey[] {
+  const ns = o.metadata.namespace ?? "default";
+  const out: RefKey[] = [];
+  for (const [name, raw] of Object.entries(o.metadata.annotations ?? {})) {
+    const secret = typeof raw === "string" ? annotatedSecret(name, raw.trim(), ns) : null;
+    if (secret) out.push(secretRef(ns, secret));
+  }
+  return out;
 }
 
 /**

@@ -79,3 +79,38 @@ Deno.test("annotation Secrets: Opaque htpasswd and CA Secrets reach secrets.json
     await cluster.stop();
   }
 });
+
+Deno.test("annotation Secrets: a CA Secret named by a Service's annotations re-renders its ingresses when created", async () => {
+  const cluster = await Cluster.start();
+  try {
+    const ns = await cluster.namespace("svc-ca");
+    const svc = serviceObj(ns, "svc");
+    svc.metadata.annotations = { [`${A}backend-protocol`]: "h1-tls", [`${A}backend-ca-secret`]: "upstream-ca" };
+    await cluster.apply(resources.services, svc);
+    await cluster.apply(resources.ingresses, ingressObj(ns, "web", [{ host: "web.example", service: "svc" }]));
+    const ctl = await controller(cluster, { validateProxyConfig: true });
+    try {
+      const cm = () => cluster.get(resources.configMaps, ns, proxyName("web"));
+      const first = await eventually("the ConfigMap", cm);
+      assert.deepEqual(JSON.parse(first.data["secrets.json"]), []);
+      // Created once the controller is idle: only the Secret's own event can bring the re-render.
+      await ctl.idle();
+      await cluster.apply(resources.secrets, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "upstream-ca", namespace: ns },
+        type: "Opaque",
+        data: { "ca.crt": btoa("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n") },
+      });
+      const second = await eventually("the CA in the ConfigMap", async () => {
+        const c = await cm();
+        return c?.data["secrets.json"].includes('"kind":"ca"') ? c : undefined;
+      });
+      assert.match(second.data["haproxy.cfg"], new RegExp(`verify required ca-file ${ns}_upstream-ca_ca\\.pem`));
+    } finally {
+      await ctl.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
