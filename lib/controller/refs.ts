@@ -4,10 +4,11 @@
  * annotations name) and the reverse index from each of those to the ingresses that use it, so a
  * change re-renders only those ingresses.
  */
-import { specOf, specOfAnnotation } from "../annotations/table.ts";
+import { specOfAnnotation } from "../annotations/table.ts";
 import { secretName } from "../annotations/values.ts";
 import type { KubeObject } from "../cluster/resources.ts";
-import { NGINX_PREFIX, NGINX_RULES } from "../nginx/table.ts";
+import { NGINX_PREFIX } from "../nginx/table.ts";
+import { translateIngress } from "../nginx/translate.ts";
 import { addMember, membersOf, type OneOrMany, removeMember } from "../one_or_many.ts";
 
 /** Reference keys: `service:<ns>/<name>` and `secret:<ns>/<name>`. */
@@ -29,42 +30,32 @@ export function refsOf(ingress: KubeObject): RefKey[] {
   for (const tls of ingress.spec?.tls ?? []) {
     if (typeof tls?.secretName === "string" && tls.secretName) out.add(secretRef(ns, tls.secretName));
   }
+  // ingress-nginx annotations as the compatibility mode converts them (the Secret of the Ingress's own namespace only).
+  const annotations = ingress.metadata.annotations ?? {};
+  const converted = Object.keys(annotations).some((k) => k.startsWith(NGINX_PREFIX))
+    ? translateIngress(ingress).annotations
+    : {};
   for (const ref of annotatedSecretRefs(ingress)) out.add(ref);
+  for (const ref of secretRefsIn(ns, converted)) out.add(ref);
   return [...out].sort();
 }
 
 /**
- * The Secrets an object's annotations name (an Ingress's, or a Service's for the settings it may
- * carry), in the object's namespace.
+ * The Secrets an object's annotations of this controller name (an Ingress's, or a Service's for
+ * the settings it may carry), in the object's namespace.
  */
 export function annotatedSecretRefs(o: KubeObject): RefKey[] {
-  const ns = o.metadata.namespace ?? "default";
-  const out: RefKey[] = [];
-  for (const [name, raw] of Object.entries(o.metadata.annotations ?? {})) {
-    const secret = typeof raw === "string" ? annotatedSecret(name, raw.trim(), ns) : null;
-    if (secret) out.push(secretRef(ns, secret));
-  }
-  return out;
+  return secretRefsIn(o.metadata.namespace ?? "default", o.metadata.annotations ?? {});
 }
 
-/**
- * ingress-nginx annotations whose value names a Secret (`name` or `<own namespace>/name`): those
- * translated to one of our Secret-valued annotations.
- */
-const NGINX_SECRET_KEYS = new Set(
-  Object.entries(NGINX_RULES).filter(([key, rule]) =>
-    key.endsWith("-secret") && rule.to.some((k) => specOf(k)?.value === secretName)
-  ).map(([key]) => NGINX_PREFIX + key),
-);
-
-/** The Secret an annotation of an ingress of `namespace` names, if its value is a Secret name. */
-function annotatedSecret(name: string, value: string, namespace: string): string | null {
-  if (value === "") return null;
-  if (specOfAnnotation(name)?.value === secretName) return value;
-  if (!NGINX_SECRET_KEYS.has(name)) return null;
-  const slash = value.indexOf("/");
-  if (slash < 0) return value;
-  return value.slice(0, slash) === namespace ? value.slice(slash + 1) : null;
+function secretRefsIn(namespace: string, annotations: Readonly<Record<string, unknown>>): RefKey[] {
+  const out: RefKey[] = [];
+  for (const [name, raw] of Object.entries(annotations)) {
+    if (typeof raw !== "string" || specOfAnnotation(name)?.value !== secretName) continue;
+    const value = raw.trim();
+    if (value) out.push(secretRef(namespace, value));
+  }
+  return out;
 }
 
 /** The service reference an EndpointSlice belongs to (its `kubernetes.io/service-name` label). */

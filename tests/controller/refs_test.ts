@@ -75,6 +75,7 @@ Deno.test("refs: Secrets named by annotations, ours and ingress-nginx's (never a
       "nginx.ingress.kubernetes.io/auth-secret": "shop/htpasswd",
       "nginx.ingress.kubernetes.io/auth-tls-secret": "other/ca",
       "nginx.ingress.kubernetes.io/proxy-ssl-secret": "upstream-ca",
+      "nginx.ingress.kubernetes.io/proxy-ssl-verify": "on",
       "nginx.ingress.kubernetes.io/auth-secret-type": "auth-file",
       "nginx.ingress.kubernetes.io/auth-type": "basic",
     }),
