@@ -300,8 +300,6 @@ try {
     }
     fig("convergence_ingress_create_p50", "ms", pct(created, 50));
     fig("convergence_ingress_create_p99", "ms", pct(created, 99));
-    const st = ctl.stats();
-    fig("controller_connections_opened", "connections", st.connectionsOpened);
   } finally {
     await proxy.stop();
     await ctl.stop();

@@ -10,6 +10,7 @@
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
 import { Session } from "node:inspector/promises";
+import { mallinfo2 } from "./mallinfo.ts";
 
 log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn" });
 const kubeconfig = Deno.args[0];
@@ -141,30 +142,10 @@ function largestMappings(): string {
 /** glibc's own account of its heap (`mallinfo2`): what is in use and what is free but kept. */
 function mallocInUse(): string {
   try {
-    const fields = [
-      "arena",
-      "ordblks",
-      "smblks",
-      "hblks",
-      "hblkhd",
-      "usmblks",
-      "fsmblks",
-      "uordblks",
-      "fordblks",
-      "keepcost",
-    ];
-    const lib = Deno.dlopen("libc.so.6", {
-      mallinfo2: { parameters: [], result: { struct: fields.map(() => "usize") } },
-    });
-    try {
-      const raw = new BigUint64Array((lib.symbols.mallinfo2() as Uint8Array<ArrayBuffer>).buffer);
-      // Counts of blocks as they are, sizes in MB.
-      const counts = new Set(["ordblks", "smblks", "hblks"]);
-      const shown = (f: string, v: number) => counts.has(f) ? String(v) : `${(v / 1e6).toFixed(1)}MB`;
-      return `mallinfo2: ${fields.map((f, i) => `${f}=${shown(f, Number(raw[i]))}`).join(" ")}`;
-    } finally {
-      lib.close();
-    }
+    // Counts of blocks as they are, sizes in MB.
+    const counts = new Set(["ordblks", "smblks", "hblks"]);
+    const shown = (f: string, v: number) => counts.has(f) ? String(v) : `${(v / 1e6).toFixed(1)}MB`;
+    return `mallinfo2: ${Object.entries(mallinfo2()).map(([f, v]) => `${f}=${shown(f, v)}`).join(" ")}`;
   } catch (err) {
     return `mallinfo2: ${err}`;
   }

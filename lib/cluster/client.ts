@@ -1,18 +1,17 @@
 /**
  * @module cluster/client
- * One HTTP(S) client for the cluster API server, used for every call the controller and the
- * proxy make. Why not the generated client of @kubernetes/client-node 2.0.1: it builds a new
- * undici Agent (so a new TLS connection) for every request in `applySecurityAuthentication`, and
- * its `Watch` aborts a stream after 30 s without data (`requestTimeoutMs`). Here one keep-alive
- * `https.Agent` built from the kubeconfig's TLS material is shared by all calls (connections are
- * counted at socket creation), and every call first takes a token from the `--qps`/`--burst` bucket.
+ * One client for the cluster API server, used for every call the controller and the proxy make.
+ * Why not the generated client of @kubernetes/client-node 2.0.1: it builds a new undici Agent (so a
+ * new TLS connection) for every request in `applySecurityAuthentication`, and its `Watch` aborts a
+ * stream after 30 s without data (`requestTimeoutMs`). Here one transport built from the
+ * kubeconfig's TLS material (lib/cluster/transport.ts) carries every call, its connections kept
+ * alive, and every call first takes a token from the `--qps`/`--burst` bucket.
  */
 import http from "node:http";
-import https from "node:https";
-import type { Duplex } from "node:stream";
-import { apiRequests, connectionsOpened, rateLimiterWait } from "./metrics.ts";
+import { apiRequests, rateLimiterWait } from "./metrics.ts";
 import { TokenBucket } from "./rate_limiter.ts";
 import { type ClusterAccess, loadKubeConfig } from "./access.ts";
+import { type Exchange, type Transport, transportFor } from "./transport.ts";
 
 export interface ClusterClientOptions {
   /** Path of a kubeconfig; null/empty: in-cluster configuration. */
@@ -67,44 +66,38 @@ export class ClusterClient {
   readonly kubeConfig: ClusterAccess;
   readonly server: URL;
   readonly limiter: TokenBucket;
-  /** Connections opened so far (also exported as a metric). */
-  connectionsOpened = 0;
   /** Requests sent so far (also exported as a metric). */
   requestsSent = 0;
-  #agent: http.Agent;
-  #tls: https.AgentOptions = {};
+  #transport: Transport;
   #headers: Record<string, string> = {};
   #headersAt = -Infinity;
   #userAgent: string;
   #timeoutMs: number;
   #closed = false;
-  #streams = new Set<{ destroy(): void }>();
+  #streams = new Set<Exchange>();
 
-  private constructor(kc: ClusterAccess, opts: ClusterClientOptions) {
+  private constructor(kc: ClusterAccess, opts: ClusterClientOptions, transport: Transport) {
     this.kubeConfig = kc;
     this.server = new URL(kc.server);
     this.limiter = new TokenBucket({ qps: opts.qps, burst: opts.burst });
     this.#userAgent = opts.userAgent ?? "ingress-controller";
     this.#timeoutMs = opts.requestTimeoutMs ?? 60_000;
-    const secure = this.server.protocol === "https:";
-    const agentOptions = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64, maxFreeSockets: 16 };
-    this.#agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
-    // Count connections where the agent creates them: the only place every new socket passes.
-    const agent = this.#agent as http.Agent & { createConnection(o: unknown, cb: unknown): Duplex };
-    const create = agent.createConnection.bind(agent);
-    agent.createConnection = (o: unknown, cb: unknown) => {
-      this.connectionsOpened++;
-      connectionsOpened.inc();
-      return create(o, cb);
-    };
+    this.#transport = transport;
   }
 
   /** Loads the cluster configuration and reads its TLS material and credentials once. */
   static async create(opts: ClusterClientOptions): Promise<ClusterClient> {
     const kc = opts.kubeConfig ?? loadKubeConfig(opts.kubeconfig);
-    const client = new ClusterClient(kc, opts);
-    await client.#refreshCredentials(true);
+    const c = await kc.connection();
+    const client = new ClusterClient(kc, opts, transportFor(new URL(kc.server), c));
+    client.#headers = { ...c.headers };
+    client.#headersAt = performance.now();
     return client;
+  }
+
+  /** Which transport carries the calls (lib/cluster/transport.ts). */
+  get transport(): Transport["kind"] {
+    return this.#transport.kind;
   }
 
   /** The namespace of the kubeconfig's current context, if any. */
@@ -112,17 +105,11 @@ export class ClusterClient {
     return this.kubeConfig.namespace;
   }
 
-  async #refreshCredentials(force = false): Promise<void> {
-    if (!force && performance.now() - this.#headersAt < headerTtlMs) return;
+  async #refreshCredentials(): Promise<void> {
+    if (performance.now() - this.#headersAt < headerTtlMs) return;
     // Token and certificate files are read again (rotation); exec plugins run (lib/cluster/kubeconfig.ts).
     const c = await this.kubeConfig.connection();
-    this.#tls = {
-      ca: c.ca,
-      cert: c.cert,
-      key: c.key,
-      servername: c.servername,
-      ...(c.rejectUnauthorized !== undefined ? { rejectUnauthorized: c.rejectUnauthorized } : {}),
-    };
+    this.#transport.setTls(c);
     this.#headers = { ...c.headers };
     this.#headersAt = performance.now();
   }
@@ -138,60 +125,51 @@ export class ClusterClient {
     path: string,
     opts: RequestOptions,
     verb: string,
-    timeoutMs: number,
-  ): Promise<http.IncomingMessage> {
+    signal?: AbortSignal,
+  ): Promise<Exchange> {
     if (this.#closed) throw new Error(`cluster client is closed (${method} ${path})`);
     const waited = await this.limiter.take(opts.signal);
     rateLimiterWait.observe(waited / 1000);
     await this.#refreshCredentials();
-    // Aborted while waiting above: the abort listener below would never fire for it (a stopped
-    // informer would still open its watch and wait for the server to end it).
+    // Aborted while waiting above: the call would go out anyway (a stopped informer would still open
+    // its watch and wait for the server to end it).
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error(`${method} ${path}: aborted`);
-    const url = this.#url(path, opts.query);
-    const payload = opts.body === undefined
-      ? undefined
-      : typeof opts.body === "string"
-      ? opts.body
-      : JSON.stringify(opts.body);
+    const body = opts.body === undefined || typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
     const headers: Record<string, string> = {
       ...this.#headers,
       Accept: "application/json",
       "User-Agent": this.#userAgent,
     };
-    if (payload !== undefined) {
-      headers["Content-Type"] = opts.contentType ?? "application/json";
-      headers["Content-Length"] = String(new TextEncoder().encode(payload).length);
-    }
+    if (body !== undefined) headers["Content-Type"] = opts.contentType ?? "application/json";
     this.requestsSent++;
-    const mod = this.server.protocol === "https:" ? https : http;
-    return await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = mod.request(url, { method, headers, agent: this.#agent, ...this.#tls }, (res) => {
-        apiRequests.inc({ verb, code: String(res.statusCode ?? 0) });
-        resolve(res);
-      });
-      const onAbort = () => req.destroy(opts.signal?.reason ?? new Error("aborted"));
-      opts.signal?.addEventListener("abort", onAbort, { once: true });
-      req.on("close", () => opts.signal?.removeEventListener("abort", onAbort));
-      if (timeoutMs > 0) {
-        req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
-      }
-      req.on("error", (err) => {
-        apiRequests.inc({ verb, code: "0" });
-        reject(err);
-      });
-      if (payload !== undefined) req.write(payload);
-      req.end();
-    });
+    try {
+      const ex = await this.#transport.send({ method, url: this.#url(path, opts.query), headers, body, signal });
+      apiRequests.inc({ verb, code: String(ex.status) });
+      return ex;
+    } catch (err) {
+      apiRequests.inc({ verb, code: "0" });
+      throw err;
+    }
   }
 
   /** One API call; resolves with the parsed JSON body; rejects with `ApiError` on a non-2xx status. */
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const verb = verbOf(method, opts);
-    const res = await this.#send(method, path, opts, verb, this.#timeoutMs);
-    const text = await readAll(res);
-    const status = res.statusCode ?? 0;
-    if (status < 200 || status >= 300) throw errorFrom(status, text, method, path);
-    return (text ? JSON.parse(text) : undefined) as T;
+    // The deadline covers the answer and its whole body.
+    const deadline = new AbortController();
+    const ms = this.#timeoutMs;
+    const timer = ms > 0
+      ? setTimeout(() => deadline.abort(new Error(`${method} ${path}: no answer within ${ms} ms`)), ms)
+      : undefined;
+    try {
+      const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
+      const ex = await this.#send(method, path, opts, verb, signal);
+      const text = await readAll(ex.body);
+      if (ex.status < 200 || ex.status >= 300) throw errorFrom(ex.status, text, method, path);
+      return (text ? JSON.parse(text) : undefined) as T;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -199,17 +177,22 @@ export class ClusterClient {
    * line; the stream ends when the server ends it (timeoutSeconds) or the connection breaks.
    */
   async watch(path: string, query: RequestOptions["query"], signal?: AbortSignal): Promise<WatchStream> {
-    const res = await this.#send("GET", path, { query: { ...query, watch: "true" }, signal }, "watch", 0);
-    const status = res.statusCode ?? 0;
-    if (status !== 200) throw errorFrom(status, await readAll(res), "WATCH", path);
-    this.#streams.add(res);
+    const ex = await this.#send("GET", path, { query: { ...query, watch: "true" }, signal }, "watch", signal);
+    if (ex.status !== 200) throw errorFrom(ex.status, await readAll(ex.body), "WATCH", path);
+    this.#streams.add(ex);
     const streams = this.#streams;
+    let closed = false;
+    const close = () => {
+      closed = true;
+      streams.delete(ex);
+      ex.cancel();
+    };
     async function* events(): AsyncGenerator<RawWatchEvent> {
       const decoder = new TextDecoder();
       let buf = "";
       try {
-        for await (const chunk of res) {
-          buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+        for await (const chunk of ex.body) {
+          buf += decoder.decode(chunk, { stream: true });
           let nl: number;
           while ((nl = buf.indexOf("\n")) >= 0) {
             const line = buf.slice(0, nl).trim();
@@ -217,26 +200,22 @@ export class ClusterClient {
             if (line) yield JSON.parse(line) as RawWatchEvent;
           }
         }
+      } catch (err) {
+        // A closed watch ends its events; a broken one throws.
+        if (!closed) throw err;
       } finally {
-        streams.delete(res);
-        res.destroy();
+        close();
       }
     }
-    return {
-      events: events(),
-      close: () => {
-        streams.delete(res);
-        res.destroy();
-      },
-    };
+    return { events: events(), close };
   }
 
   /** Ends open watches and closes every kept-alive connection. */
   close(): void {
     this.#closed = true;
-    for (const s of this.#streams) s.destroy();
+    for (const s of this.#streams) s.cancel();
     this.#streams.clear();
-    this.#agent.destroy();
+    this.#transport.close();
   }
 }
 
@@ -257,9 +236,9 @@ function verbOf(method: string, opts: RequestOptions): string {
   }
 }
 
-async function readAll(res: http.IncomingMessage): Promise<string> {
+async function readAll(body: AsyncIterable<Uint8Array>): Promise<string> {
   const chunks: Uint8Array[] = [];
-  for await (const c of res) chunks.push(typeof c === "string" ? new TextEncoder().encode(c) : c);
+  for await (const c of body) chunks.push(c);
   return new TextDecoder().decode(concat(chunks));
 }
 

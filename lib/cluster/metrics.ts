@@ -1,6 +1,6 @@
 /**
  * @module cluster/metrics
- * Prometheus metrics of cluster access: API requests, connections opened, rate-limiter wait,
+ * Prometheus metrics of cluster access: API requests, rate-limiter wait,
  * watch (re)starts and relists per resource.
  */
 import { prom, registry } from "../metrics.ts";
@@ -9,12 +9,6 @@ export const apiRequests = new prom.Counter({
   name: "ingress_controller_cluster_api_requests_total",
   help: "Requests sent to the cluster API server, by verb and HTTP status code (0: no response).",
   labelNames: ["verb", "code"] as const,
-  registers: [registry],
-});
-
-export const connectionsOpened = new prom.Counter({
-  name: "ingress_controller_cluster_connections_opened_total",
-  help: "TCP (TLS) connections opened to the cluster API server.",
   registers: [registry],
 });
 

@@ -126,7 +126,6 @@ export interface ControllerStats {
   mallocTrims: number;
   watchStarts: Record<string, number>;
   lists: Record<string, number>;
-  connectionsOpened: number;
   requestsSent: number;
 }
 
@@ -650,7 +649,6 @@ class Controller {
       mallocTrims: this.#trimmer.trims,
       watchStarts: per((i) => i.watchStarts),
       lists: per((i) => i.lists),
-      connectionsOpened: this.client.connectionsOpened,
       requestsSent: this.client.requestsSent,
     };
   }

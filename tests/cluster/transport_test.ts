@@ -1,0 +1,144 @@
+/**
+ * The cluster client's two transports against the real kube-apiserver of lib/localenv, through a
+ * TCP forwarder that counts the connections the client really opens: with fetch (the default) a
+ * watch holds one connection and 30 calls beside it share one more; node:https (tls-server-name)
+ * reuses its connection across sequential calls. New TLS material builds a new fetch client and closes the old one.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { ClusterClient } from "../../lib/cluster/client.ts";
+import { loadKubeConfig } from "../../lib/cluster/access.ts";
+import { transportFor } from "../../lib/cluster/transport.ts";
+import { collectionPath, resources } from "../../lib/cluster/resources.ts";
+import { type ControlPlane, startControlPlane } from "../../lib/localenv/control_plane.ts";
+
+/** A loopback TCP forwarder to `port` that counts the connections it accepts. */
+function countingForwarder(port: number) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  const pipes: Promise<unknown>[] = [];
+  let accepted = 0;
+  const accepting = (async () => {
+    for await (const down of listener) {
+      accepted++;
+      const up = await Deno.connect({ hostname: "127.0.0.1", port });
+      conns.add(down).add(up);
+      pipes.push(down.readable.pipeTo(up.writable).catch(() => {}), up.readable.pipeTo(down.writable).catch(() => {}));
+    }
+  })().catch(() => {});
+  return {
+    url: `https://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    accepted: () => accepted,
+    async close() {
+      listener.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* already closed by its pipe */ }
+      }
+      await accepting;
+      await Promise.all(pipes);
+    },
+  };
+}
+
+/** A kubeconfig for the admin's client certificate, to `server`, with extra cluster fields. */
+async function adminConfig(cp: ControlPlane, dir: string, server: string, cluster: Record<string, unknown> = {}) {
+  const path = join(dir, `admin-${Object.keys(cluster).join("-") || "plain"}.yaml`);
+  await Deno.writeTextFile(
+    path,
+    stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server, "certificate-authority-data": btoa(cp.caPem), ...cluster } }],
+      users: [{
+        name: "u",
+        user: { "client-certificate-data": btoa(cp.admin.certPem), "client-key-data": btoa(cp.admin.keyPem) },
+      }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      "current-context": "x",
+    }),
+  );
+  return path;
+}
+
+Deno.test("cluster transports against a real API server, connections counted", async (t) => {
+  await using cp = await startControlPlane();
+  const dir = await Deno.makeTempDir({ prefix: "ic-transport-" });
+  const fwd = countingForwarder(Number(new URL(cp.server).port));
+  const cms = collectionPath(resources.configMaps, "default");
+  try {
+    await t.step("fetch: a watch holds one connection, 30 calls beside it share one more", async () => {
+      const client = await ClusterClient.create({ kubeconfig: await adminConfig(cp, dir, fwd.url), qps: 0, burst: 1 });
+      const before = fwd.accepted();
+      try {
+        assert.equal(client.transport, "fetch");
+        const watch = await client.watch(cms, { timeoutSeconds: 60 });
+        const seen: string[] = [];
+        const reading = (async () => {
+          for await (const ev of watch.events) seen.push(`${ev.type} ${ev.object?.metadata?.name}`);
+        })();
+        for (let i = 0; i < 30; i++) {
+          await client.request("POST", cms, {
+            body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `fetch-${i}` } },
+          });
+        }
+        const deadline = Date.now() + 10_000;
+        while (!seen.includes("ADDED fetch-29") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        assert.ok(seen.includes("ADDED fetch-29"), `the watch saw ${seen.length} events`);
+        watch.close();
+        await reading;
+        assert.equal(fwd.accepted() - before, 2, `opened ${fwd.accepted() - before} connections`);
+      } finally {
+        client.close();
+      }
+    });
+
+    await t.step("node:https (tls-server-name): 30 sequential calls reuse one connection", async () => {
+      const path = await adminConfig(cp, dir, fwd.url, { "tls-server-name": "localhost" });
+      const client = await ClusterClient.create({ kubeconfig: path, qps: 0, burst: 1 });
+      const before = fwd.accepted();
+      try {
+        assert.equal(client.transport, "node");
+        for (let i = 0; i < 30; i++) await client.request("GET", `${cms}/fetch-${i}`);
+        assert.ok(fwd.accepted() - before <= 1, `opened ${fwd.accepted() - before} connections`);
+      } finally {
+        client.close();
+      }
+    });
+
+    await t.step("new TLS material: a new fetch client, the old one closed once idle", async () => {
+      const access = loadKubeConfig(cp.adminKubeConfigPath);
+      const c = await access.connection();
+      const transport = transportFor(new URL(cp.server), c);
+      const get = async () => {
+        const ex = await transport.send({
+          method: "GET",
+          url: new URL(`${cp.server}${cms}/fetch-0`),
+          headers: c.headers,
+        });
+        let bytes = 0;
+        for await (const chunk of ex.body) bytes += chunk.length;
+        return { status: ex.status, bytes };
+      };
+      try {
+        assert.equal((await get()).status, 200);
+        // The same material: kept. Another key and certificate (a rotated file): a new client.
+        transport.setTls({ ...c });
+        const minted = await cp.mintUser("rotated-admin", ["system:masters"]);
+        transport.setTls({ ...c, cert: minted.certPem, key: minted.keyPem });
+        const after = await get();
+        assert.equal(after.status, 200);
+        assert.ok(after.bytes > 0);
+      } finally {
+        // Resource sanitizer: a Deno.HttpClient left open fails the test. Closing twice is harmless.
+        transport.close();
+        transport.close();
+      }
+    });
+  } finally {
+    await fwd.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
