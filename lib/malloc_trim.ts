@@ -1,11 +1,15 @@
 /**
  * @module malloc_trim
- * Gives the C heap's free pages back to the system once a burst of work is over. Response bodies,
+ * Gives memory back to the system once a burst of work is over: V8's heap by one memory-reducing
+ * collection (lib/heap_compact.ts), then the C heap's free pages. Response bodies,
  * request buffers and the runtime's own allocations live in glibc's heap, not in V8's; freed after a
  * first sync of 10,000 objects, they stay in glibc's free lists and count as the process's RSS
  * until `malloc_trim(3)` returns them (docs/controller-scale.md has the figures). Where there is no
  * glibc (or no `--allow-ffi`), trimming does nothing.
  */
+
+import { compactHeap } from "./heap_compact.ts";
+import { log } from "./log/logger.ts";
 
 const LIBC = "libc.so.6";
 
@@ -26,10 +30,27 @@ export function mallocTrim(): boolean {
   }
 }
 
+/**
+ * The heap first: a collection frees the C memory of the objects it collects (buffers, the
+ * runtime's handles), which the trim after it can give back.
+ */
+export function releaseMemory(): boolean {
+  const t0 = performance.now();
+  const compacted = compactHeap();
+  const t1 = performance.now();
+  const trimmed = mallocTrim();
+  log.v(2)?.info("memory released after work", {
+    collectMs: Math.round(t1 - t0),
+    trimMs: Math.round(performance.now() - t1),
+    rssMB: Math.round(Deno.memoryUsage().rss / 1e6),
+  });
+  return trimmed || compacted;
+}
+
 export interface IdleTrimmerOptions {
   /** Quiet time after the work ends before trimming. */
   afterIdleMs?: number;
-  /** The least time between two trims (each walks the whole C heap). */
+  /** The least time between two trims (each collects V8's heap and walks the whole C heap). */
   minIntervalMs?: number;
   trim?: () => boolean;
 }
@@ -48,7 +69,7 @@ export class IdleTrimmer {
   constructor(opts: IdleTrimmerOptions = {}) {
     this.#afterIdleMs = opts.afterIdleMs ?? 1_000;
     this.#minIntervalMs = opts.minIntervalMs ?? 10_000;
-    this.#trim = opts.trim ?? mallocTrim;
+    this.#trim = opts.trim ?? releaseMemory;
   }
 
   /** The work is over: trim after the quiet time (a timer already set is kept). */
