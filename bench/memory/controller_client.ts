@@ -1,7 +1,8 @@
 /**
  * @module bench/memory/controller_client
  * The benches' side of controller_process.ts: the controller in a process of its own, run with the
- * V8 flags the chart gives it (lib/controller/v8_flags.ts) plus `--expose-gc`, and one command per
+ * V8 flags the chart gives it (lib/controller/v8_flags.ts) plus `--expose-gc`, without the code cache
+ * as the images run it, and one command per
  * line (`report`, `idle`, `profile-start`, `profile-stop`, `heap-snapshot <file>`), each answered with one line.
  */
 import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
@@ -19,6 +20,7 @@ export function startControllerProcess(kubeconfig: string, overrides?: Record<st
     args: [
       "run",
       "-A",
+      "--no-code-cache", // as the images run it (lib/images/build.ts)
       `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB)}`, // as the chart runs it
       new URL("./controller_process.ts", import.meta.url).pathname,
       kubeconfig,

@@ -11,7 +11,7 @@
  * - app: the program's own modules (the module graph of main.ts, as `deno info` lists it), its
  *   templates, deno.json and deno.lock, and a Deno cache holding exactly the npm packages of that
  *   graph (without type declarations and source maps), so the entrypoint
- *   `deno run -A --cached-only /app/main.ts` never fetches anything.
+ *   `deno run -A --cached-only --no-code-cache /app/main.ts` never fetches anything.
  * The echo backend and pause are static Go programs of our own (lib/localenv/go/{echo,pause}).
  */
 import { dirname, join, relative } from "node:path";
@@ -41,11 +41,17 @@ export interface BuiltImage {
 /** Where the program and its Deno cache live inside the controller and proxy images. */
 const appDir = "/app";
 const denoDir = `${appDir}/deno-dir`;
+/**
+ * `--no-code-cache`: Deno's V8 code cache is an SQLite file it maps into memory (5 MB of the
+ * controller's RSS at 10,000 Ingresses, docs/controller-scale.md) and writes to, in a cache the
+ * image keeps read-only; compiling the program's modules at start costs less than that.
+ */
 const programEntrypoint = [
   "/usr/bin/deno",
   "run",
   "-A",
   "--cached-only",
+  "--no-code-cache",
   `--config=${appDir}/deno.json`,
   `${appDir}/main.ts`,
 ];
