@@ -21,6 +21,7 @@ function pipe(a: Deno.Conn, b: Deno.Conn): Promise<void> {
 
 function serve(listener: Deno.Listener, dial: () => Promise<Deno.Conn>, port: number): Forwarder {
   const open = new Set<Deno.Conn>();
+  const pipes = new Set<Promise<void>>();
   let accepted = 0;
   const loop = (async () => {
     for await (const conn of listener) {
@@ -29,10 +30,12 @@ function serve(listener: Deno.Listener, dial: () => Promise<Deno.Conn>, port: nu
       dial().then(
         (upstream) => {
           open.add(upstream);
-          pipe(conn, upstream).finally(() => {
+          const piping = pipe(conn, upstream).finally(() => {
             open.delete(conn);
             open.delete(upstream);
+            pipes.delete(piping);
           });
+          pipes.add(piping);
         },
         () => {
           open.delete(conn);
@@ -56,6 +59,7 @@ function serve(listener: Deno.Listener, dial: () => Promise<Deno.Conn>, port: nu
         } catch { /* already closed */ }
       }
       await loop;
+      await Promise.all(pipes);
     },
   };
 }
@@ -64,6 +68,12 @@ function serve(listener: Deno.Listener, dial: () => Promise<Deno.Conn>, port: nu
 export function tcpToUnix(path: string, hostname = "127.0.0.1", port = 0): Forwarder {
   const listener = Deno.listen({ hostname, port, transport: "tcp" });
   return serve(listener, () => Deno.connect({ transport: "unix", path }), (listener.addr as Deno.NetAddr).port);
+}
+
+/** Listens on a free loopback TCP port and forwards each connection to TCP 127.0.0.1:`port` (tests count connections). */
+export function tcpToTcp(port: number): Forwarder {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0, transport: "tcp" });
+  return serve(listener, () => Deno.connect({ hostname: "127.0.0.1", port }), (listener.addr as Deno.NetAddr).port);
 }
 
 /** Listens on the unix socket `path` and forwards each connection to TCP `hostname`:`port`. */

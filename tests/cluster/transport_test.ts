@@ -12,36 +12,7 @@ import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { transportFor } from "../../lib/cluster/transport.ts";
 import { collectionPath, resources } from "../../lib/cluster/resources.ts";
 import { type ControlPlane, startControlPlane } from "../../lib/localenv/control_plane.ts";
-
-/** A loopback TCP forwarder to `port` that counts the connections it accepts. */
-function countingForwarder(port: number) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const conns = new Set<Deno.Conn>();
-  const pipes: Promise<unknown>[] = [];
-  let accepted = 0;
-  const accepting = (async () => {
-    for await (const down of listener) {
-      accepted++;
-      const up = await Deno.connect({ hostname: "127.0.0.1", port });
-      conns.add(down).add(up);
-      pipes.push(down.readable.pipeTo(up.writable).catch(() => {}), up.readable.pipeTo(down.writable).catch(() => {}));
-    }
-  })().catch(() => {});
-  return {
-    url: `https://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
-    accepted: () => accepted,
-    async close() {
-      listener.close();
-      for (const c of conns) {
-        try {
-          c.close();
-        } catch { /* already closed by its pipe */ }
-      }
-      await accepting;
-      await Promise.all(pipes);
-    },
-  };
-}
+import { tcpToTcp } from "../../lib/localenv/forward.ts";
 
 /** A kubeconfig for the admin's client certificate, to `server`, with extra cluster fields. */
 async function adminConfig(cp: ControlPlane, dir: string, server: string, cluster: Record<string, unknown> = {}) {
@@ -66,12 +37,13 @@ async function adminConfig(cp: ControlPlane, dir: string, server: string, cluste
 Deno.test("cluster transports against a real API server, connections counted", async (t) => {
   await using cp = await startControlPlane();
   const dir = await Deno.makeTempDir({ prefix: "ic-transport-" });
-  const fwd = countingForwarder(Number(new URL(cp.server).port));
+  const fwd = tcpToTcp(Number(new URL(cp.server).port));
+  const fwdUrl = `https://127.0.0.1:${fwd.port}`;
   const cms = collectionPath(resources.configMaps, "default");
   try {
     await t.step("fetch: a watch holds one connection, 30 calls beside it share one more", async () => {
-      const client = await ClusterClient.create({ kubeconfig: await adminConfig(cp, dir, fwd.url), qps: 0, burst: 1 });
-      const before = fwd.accepted();
+      const client = await ClusterClient.create({ kubeconfig: await adminConfig(cp, dir, fwdUrl), qps: 0, burst: 1 });
+      const before = fwd.accepted;
       try {
         assert.equal(client.transport, "fetch");
         const watch = await client.watch(cms, { timeoutSeconds: 60 });
@@ -89,20 +61,20 @@ Deno.test("cluster transports against a real API server, connections counted", a
         assert.ok(seen.includes("ADDED fetch-29"), `the watch saw ${seen.length} events`);
         watch.close();
         await reading;
-        assert.equal(fwd.accepted() - before, 2, `opened ${fwd.accepted() - before} connections`);
+        assert.equal(fwd.accepted - before, 2, `opened ${fwd.accepted - before} connections`);
       } finally {
         client.close();
       }
     });
 
     await t.step("node:https (tls-server-name): 30 sequential calls reuse one connection", async () => {
-      const path = await adminConfig(cp, dir, fwd.url, { "tls-server-name": "localhost" });
+      const path = await adminConfig(cp, dir, fwdUrl, { "tls-server-name": "localhost" });
       const client = await ClusterClient.create({ kubeconfig: path, qps: 0, burst: 1 });
-      const before = fwd.accepted();
+      const before = fwd.accepted;
       try {
         assert.equal(client.transport, "node");
         for (let i = 0; i < 30; i++) await client.request("GET", `${cms}/fetch-${i}`);
-        assert.ok(fwd.accepted() - before <= 1, `opened ${fwd.accepted() - before} connections`);
+        assert.ok(fwd.accepted - before <= 1, `opened ${fwd.accepted - before} connections`);
       } finally {
         client.close();
       }
