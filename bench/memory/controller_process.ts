@@ -12,7 +12,10 @@ import { log } from "../../lib/log/logger.ts";
 import { Session } from "node:inspector/promises";
 import { mallinfo2 } from "./mallinfo.ts";
 
-log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn", verbosity: Number(Deno.env.get("BENCH_V") ?? 0) });
+log.configure({
+  level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn",
+  verbosity: Number(Deno.env.get("BENCH_V") ?? 0),
+});
 const kubeconfig = Deno.args[0];
 const overrides = Deno.args[1] ? JSON.parse(Deno.args[1]) : {};
 const ctl = await startController({
