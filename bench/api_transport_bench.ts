@@ -10,10 +10,10 @@
  * full collections). Each way runs in a process of its own.
  */
 import { join } from "node:path";
-import { stringify } from "yaml";
 import { figureList, percentile } from "./figures.ts";
 import { cHeapInUse } from "./memory/mallinfo.ts";
 import { startControlPlane } from "../lib/localenv/control_plane.ts";
+import { writeKubeConfig } from "../lib/localenv/kubeconfig.ts";
 import { loadKubeConfig } from "../lib/cluster/access.ts";
 import { type Transport, transportFor } from "../lib/cluster/transport.ts";
 
@@ -92,24 +92,13 @@ if (Deno.args[0] === "way") {
   const dir = await Deno.makeTempDir({ prefix: "ic-api-transport-" });
   try {
     const admin = cp.adminKubeConfigPath;
-    const node = join(dir, "node.yaml");
-    await Deno.writeTextFile(
-      node,
-      stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{
-          name: "c",
-          cluster: { server: cp.server, "certificate-authority-data": btoa(cp.caPem), "tls-server-name": "localhost" },
-        }],
-        users: [{
-          name: "u",
-          user: { "client-certificate-data": btoa(cp.admin.certPem), "client-key-data": btoa(cp.admin.keyPem) },
-        }],
-        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-        "current-context": "x",
-      }),
-    );
+    const node = await writeKubeConfig(join(dir, "node.yaml"), {
+      server: cp.server,
+      caPem: cp.caPem,
+      user: "admin",
+      credentials: { certPem: cp.admin.certPem, keyPem: cp.admin.keyPem },
+      tlsServerName: "localhost",
+    });
     const data = { v: "y".repeat(listedKb * 1000) };
     for (let i = 0; i < listed; i++) {
       const res = await cp.adminFetch(cms, {

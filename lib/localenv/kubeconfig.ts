@@ -15,6 +15,8 @@ export interface KubeConfigInput {
   credentials: Credentials;
   /** Context and cluster name; default "testenv". */
   name?: string;
+  /** The cluster's `tls-server-name` (the name the server's certificate is checked against). */
+  tlsServerName?: string;
 }
 
 const b64 = (text: string) => btoa(text);
@@ -29,7 +31,14 @@ export function kubeConfigYaml(input: KubeConfigInput): string {
   return stringify({
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name, cluster: { server: input.server, "certificate-authority-data": b64(input.caPem) } }],
+    clusters: [{
+      name,
+      cluster: {
+        server: input.server,
+        "certificate-authority-data": b64(input.caPem),
+        ...(input.tlsServerName ? { "tls-server-name": input.tlsServerName } : {}),
+      },
+    }],
     users: [{ name: input.user, user }],
     contexts: [{ name, context: { cluster: name, user: input.user } }],
     "current-context": name,

@@ -6,32 +6,23 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { stringify } from "yaml";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { transportFor } from "../../lib/cluster/transport.ts";
 import { collectionPath, resources } from "../../lib/cluster/resources.ts";
 import { type ControlPlane, startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { tcpToTcp } from "../../lib/localenv/forward.ts";
+import { writeKubeConfig } from "../../lib/localenv/kubeconfig.ts";
 
-/** A kubeconfig for the admin's client certificate, to `server`, with extra cluster fields. */
-async function adminConfig(cp: ControlPlane, dir: string, server: string, cluster: Record<string, unknown> = {}) {
-  const path = join(dir, `admin-${Object.keys(cluster).join("-") || "plain"}.yaml`);
-  await Deno.writeTextFile(
-    path,
-    stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server, "certificate-authority-data": btoa(cp.caPem), ...cluster } }],
-      users: [{
-        name: "u",
-        user: { "client-certificate-data": btoa(cp.admin.certPem), "client-key-data": btoa(cp.admin.keyPem) },
-      }],
-      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-      "current-context": "x",
-    }),
-  );
-  return path;
+/** A kubeconfig for the admin's client certificate, to `server`. */
+function adminConfig(cp: ControlPlane, dir: string, server: string, tlsServerName?: string): Promise<string> {
+  return writeKubeConfig(join(dir, `admin-${tlsServerName ?? "plain"}.yaml`), {
+    server,
+    caPem: cp.caPem,
+    user: "admin",
+    credentials: { certPem: cp.admin.certPem, keyPem: cp.admin.keyPem },
+    tlsServerName,
+  });
 }
 
 Deno.test("cluster transports against a real API server, connections counted", async (t) => {
@@ -68,7 +59,7 @@ Deno.test("cluster transports against a real API server, connections counted", a
     });
 
     await t.step("node:https (tls-server-name): 30 sequential calls reuse one connection", async () => {
-      const path = await adminConfig(cp, dir, fwdUrl, { "tls-server-name": "localhost" });
+      const path = await adminConfig(cp, dir, fwdUrl, "localhost");
       const client = await ClusterClient.create({ kubeconfig: path, qps: 0, burst: 1 });
       const before = fwd.accepted;
       try {
