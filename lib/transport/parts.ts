@@ -138,45 +138,31 @@ function boundaryBefore(unit: string, target: number): boolean {
   return fnv1a(unit) / 0x1_0000_0000 < unit.length / target;
 }
 
-/** Cuts `text` into chunks at content-defined unit boundaries; joined, they give `text` back. */
+/**
+ * Cuts `text` into chunks at content-defined unit boundaries; joined, they give `text` back. The
+ * chunks are slices of `text`: they hold no copy of it (the configuration of 10,000 Ingresses is
+ * 2 MB), and a caller keeping them keeps `text` (see resliced).
+ */
 export function chunks(text: string, target = TARGET_PART_BYTES): string[] {
   const out: string[] = [];
-  let current = "";
-  let pieces = 0;
+  let from = 0; // where the chunk being built starts
+  let pos = 0; // where its units end
   const flush = () => {
-    if (current) out.push(chunkText(current, pieces));
-    current = "";
-    pieces = 0;
+    if (pos > from) out.push(text.slice(from, pos));
+    from = pos;
   };
-  for (const unit of units(text)) {
-    if (current && boundaryBefore(unit, target)) flush();
-    if (current.length + unit.length > MAX_PART_BYTES) flush();
+  for (const unit of unitsFrom(text, 0)) {
+    if (pos > from && boundaryBefore(unit, target)) flush();
+    if (pos - from + unit.length > MAX_PART_BYTES) flush();
+    pos += unit.length;
     if (unit.length > MAX_PART_BYTES) {
       // Only a hostile or absurd unit gets here: cut it at fixed offsets.
-      for (let i = 0; i < unit.length; i += MAX_PART_BYTES) out.push(detached(unit.slice(i, i + MAX_PART_BYTES)));
-      continue;
+      for (let i = 0; i < unit.length; i += MAX_PART_BYTES) out.push(unit.slice(i, i + MAX_PART_BYTES));
+      from = pos;
     }
-    current += unit;
-    pieces++;
   }
   flush();
   return out;
-}
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-/**
- * A copy of `s` that holds nothing else: a unit is a slice of the whole file, and a chunk of one
- * unit kept from an old configuration kept all of that configuration (2 MB at 10,000 Ingresses)
- * alive. A chunk of several units is a new string anyway.
- */
-function detached(s: string): string {
-  return decoder.decode(encoder.encode(s));
-}
-
-/** A chunk's text made of `pieces` units: a lone unit is copied out of its file (see detached). */
-function chunkText(current: string, pieces: number): string {
-  return pieces === 1 ? detached(current) : current;
 }
 
 /**
@@ -193,12 +179,10 @@ type ChunkOf = Omit<Part, "name">;
 function hashedChunks(key: string, text: string, target: number): readonly ChunkOf[] {
   const hit = chunkMemo.get(key);
   chunkMemo.delete(key); // most recently used last
-  if (hit && hit.target === target && hit.text === text) {
-    chunkMemo.set(key, hit);
-    return hit.chunks;
-  }
+  // An equal copy of the text may be another string: the chunks are cut from the new one, so
+  // that the memo does not keep the old one besides it.
   const out = hit && hit.target === target
-    ? rechunk(hit.text, hit.chunks, text, target)
+    ? hit.text === text ? resliced(text, hit.chunks) : rechunk(hit.text, hit.chunks, text, target)
     : chunks(text, target).map((content) => ({ content, sha256: sha256Hex(content) }));
   chunkMemo.set(key, { text, target, chunks: out });
   if (chunkMemo.size > CHUNK_MEMO_FILES) chunkMemo.delete(chunkMemo.keys().next().value!);
@@ -244,7 +228,7 @@ export function rechunk(
   if (old.some((c) => c.content.length >= MAX_PART_BYTES)) return fresh(text);
   const common = Math.min(before.length, text.length);
   const first = commonLength(before, text, common, (s, from, to) => s.slice(from, to));
-  if (first === before.length && first === text.length) return [...old];
+  if (first === before.length && first === text.length) return resliced(text, old);
   // the length of the common suffix, not overlapping the common prefix
   const tail = commonLength(before, text, common - first, (s, from, to) => s.slice(s.length - to, s.length - from));
   // Keep the chunks that end before the first difference.
@@ -267,28 +251,37 @@ export function rechunk(
   for (let k = i, at = start; k < old.length; at += old[k].content.length, k++) {
     if (at >= before.length - tail) resume.set(at + shift, k);
   }
-  let current = "";
-  let pieces = 0;
-  let pos = start;
+  let from = start; // where the chunk being built starts
+  let pos = start; // where its units end
   const push = () => {
-    const content = chunkText(current, pieces);
+    const content = text.slice(from, pos);
     out.push({ content, sha256: sha256Hex(content) });
+    from = pos;
   };
   for (const unit of unitsFrom(text, start)) {
-    if (current && (boundaryBefore(unit, target) || current.length + unit.length > MAX_PART_BYTES)) {
+    if (pos > from && (boundaryBefore(unit, target) || pos - from + unit.length > MAX_PART_BYTES)) {
       push();
-      current = "";
-      pieces = 0;
       const k = resume.get(pos);
-      if (k !== undefined) return [...out, ...old.slice(k)];
+      if (k !== undefined) return resliced(text, [...out, ...old.slice(k)]);
     }
     if (unit.length > MAX_PART_BYTES) return fresh(text);
-    current += unit;
-    pieces++;
     pos += unit.length;
   }
-  if (current) push();
-  return out;
+  if (pos > from) push();
+  return resliced(text, out);
+}
+
+/**
+ * `chunks` (each the same content at the same place of `text`) as slices of `text`: a chunk kept
+ * from an earlier configuration is a slice of that one, and kept it whole (2 MB at 10,000
+ * Ingresses) besides the new one.
+ */
+function resliced(text: string, chunks: readonly ChunkOf[]): ChunkOf[] {
+  let at = 0;
+  return chunks.map(({ content, sha256 }) => {
+    const piece = text.slice(at, at += content.length);
+    return { content: piece, sha256 };
+  });
 }
 
 function byteSize(files: Readonly<Record<string, string>>): number {
