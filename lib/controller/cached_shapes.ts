@@ -8,6 +8,7 @@
 import { LRUCache } from "lru-cache";
 import { compactMetadata } from "../cluster/informer.ts";
 import type { KubeObject } from "../cluster/resources.ts";
+import { managedByLabel, managedByValue } from "./objects.ts";
 
 /**
  * An Ingress as the API server sends it (less managedFields and the `kubectl apply` annotation),
@@ -17,17 +18,21 @@ import type { KubeObject } from "../cluster/resources.ts";
  */
 export function cachedIngress(o: KubeObject): KubeObject {
   const ing = compactMetadata(o);
-  if (ing.status) ing.status = sharedStatus(ing.status);
+  if (ing.status) ing.status = sharedValue(ing.status);
   return ing;
 }
 
-const statuses = new LRUCache<string, object>({ max: 1_024 });
+/**
+ * One frozen copy per distinct value of the small parts many objects repeat (an Ingress status,
+ * a Service's ports, an endpoint's conditions): 10,000 Services on port 80 hold one ports list.
+ */
+const shared = new LRUCache<string, object>({ max: 4_096 });
 
-function sharedStatus(status: unknown): unknown {
-  const text = JSON.stringify(status);
-  let shared = statuses.get(text);
-  if (shared === undefined) statuses.set(text, shared = deepFreeze(JSON.parse(text)));
-  return shared;
+function sharedValue<T>(value: T): T {
+  const text = JSON.stringify(value);
+  let kept = shared.get(text);
+  if (kept === undefined) shared.set(text, kept = deepFreeze(JSON.parse(text)));
+  return kept as T;
 }
 
 function deepFreeze<T>(v: T): T {
@@ -38,11 +43,18 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/** The metadata every cached kind keeps: identity, version, and what owners and settings are read from. */
+/**
+ * The metadata a cached Service or EndpointSlice keeps: what owners and settings are read from,
+ * and the identity and version only of the controller's own objects (it updates and deletes them
+ * by uid, lib/controller/publish.ts); of a user's Service nothing reads them, and 20,000 of each
+ * were 2 MB.
+ */
 function keptMetadata(o: KubeObject): KubeObject["metadata"] {
   const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences, deletionTimestamp } =
     compactMetadata(o).metadata;
-  return { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences, deletionTimestamp };
+  return labels?.[managedByLabel] === managedByValue
+    ? { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences, deletionTimestamp }
+    : { name, namespace, labels, annotations, ownerReferences, deletionTimestamp };
 }
 
 /** An object reduced to what the controller reads of the objects it owns (and a Deployment's availability). */
@@ -72,9 +84,10 @@ export function cachedService(o: KubeObject): KubeObject {
     metadata: keptMetadata(o),
     spec: {
       type: spec.type,
-      ports: spec.ports,
+      ports: spec.ports && sharedValue(spec.ports),
       clusterIP: spec.clusterIP,
-      clusterIPs: spec.clusterIPs,
+      // Read as `clusterIPs ?? [clusterIP]` (lib/controller/status.ts): the usual one-address list is not kept.
+      clusterIPs: spec.clusterIPs?.length === 1 && spec.clusterIPs[0] === spec.clusterIP ? undefined : spec.clusterIPs,
       externalName: spec.externalName,
     },
     status: loadBalancer?.ingress?.length ? { loadBalancer } : NO_STATUS,
@@ -84,9 +97,6 @@ export function cachedService(o: KubeObject): KubeObject {
 /** Most Services show no load-balancer: one status object for all of them (cached objects are never changed in place). */
 const NO_STATUS = Object.freeze({});
 
-/** The fields of an endpoint the model reads; the rest (targetRef, nodeName, zone, hints) is per Pod and large. */
-const ENDPOINT_FIELDS = new Set(["addresses", "conditions"]);
-
 /** An EndpointSlice as the model reads it: address type, ports and each endpoint's addresses and conditions. */
 export function cachedSlice(o: KubeObject): KubeObject {
   const endpoints: KubeObject["endpoints"] = o.endpoints;
@@ -95,11 +105,11 @@ export function cachedSlice(o: KubeObject): KubeObject {
     kind: o.kind,
     metadata: keptMetadata(o),
     addressType: o.addressType,
+    // Of an endpoint the model reads addresses and conditions; the rest (targetRef, nodeName,
+    // zone, hints) is per Pod and large.
     endpoints: Array.isArray(endpoints)
-      ? endpoints.map((e) =>
-        Object.keys(e).every((k) => ENDPOINT_FIELDS.has(k)) ? e : { addresses: e.addresses, conditions: e.conditions }
-      )
+      ? endpoints.map((e) => ({ addresses: e.addresses, conditions: e.conditions && sharedValue(e.conditions) }))
       : endpoints,
-    ports: o.ports,
+    ports: o.ports && sharedValue(o.ports),
   };
 }

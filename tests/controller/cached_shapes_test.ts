@@ -118,6 +118,33 @@ Deno.test("the cached Services and EndpointSlices render exactly what the API se
   assert.equal(s.spec!.selector, undefined);
   assert.equal((s.metadata as Record<string, unknown>).managedFields, undefined);
   assert.deepEqual(s.metadata!.annotations, web.metadata!.annotations);
+  // A user's Service or slice keeps no identity or version (nothing reads them), nor a one-address clusterIPs.
+  assert.equal(s.metadata!.uid, undefined);
+  assert.equal(c.metadata!.resourceVersion, undefined);
+  assert.equal(s.spec!.clusterIPs, undefined);
+});
+
+Deno.test("equal ports and conditions are one frozen value for all the cached objects holding them", () => {
+  const port80 = () => served(service("a", [{ name: "http", port: 80, targetPort: 8080 }]));
+  const [a, b] = [port80(), port80()].map((s) => cachedService(s as KubeObject));
+  assert.equal(a.spec.ports, b.spec.ports);
+  assert.ok(Object.isFrozen(a.spec.ports[0]));
+  const other = cachedService(served(service("c", [{ name: "http", port: 81, targetPort: 8080 }])) as KubeObject);
+  assert.notEqual(other.spec.ports, a.spec.ports);
+  const slice = cachedSlice(perPod(endpointSlice("a", [{ port: 8080 }], [
+    { address: "10.1.0.1" },
+    { address: "10.1.0.2" },
+  ])) as KubeObject);
+  assert.equal(slice.endpoints[0].conditions, slice.endpoints[1].conditions);
+  assert.deepEqual(slice.endpoints.map((e: { addresses: string[] }) => e.addresses), [["10.1.0.1"], ["10.1.0.2"]]);
+});
+
+Deno.test("the controller's own Services keep their uid and version: it updates and deletes them by uid", () => {
+  const own = served(service("proxy", [{ port: 80 }]));
+  own.metadata!.labels = { "app.kubernetes.io/managed-by": "ingress-controller" };
+  const c = cachedService(own as KubeObject);
+  assert.equal(c.metadata.uid, "uid-proxy");
+  assert.equal(c.metadata.resourceVersion, "42");
 });
 
 Deno.test("a cached Service keeps what the Ingress status is made of: the load-balancer, else the cluster IPs", () => {
