@@ -195,7 +195,9 @@ function memoServers(
   if (svc && !own) {
     keepSeen(svc, {
       port: portRef,
-      slices: [...slices],
+      // Lookups hand out lists they never change (a cache's answer, kept until a slice changes),
+      // as ModelMemo's reads assume too: kept as is, not copied (10,000 of them).
+      slices,
       loopback: ctx.allowLoopbackEndpoints,
       servers,
       sliceProblems: ctx.problems.length > before ? ctx.problems.slice(before) : NO_PROBLEMS,

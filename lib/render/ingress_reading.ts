@@ -209,6 +209,18 @@ function sameReading(a: V1Ingress, b: V1Ingress): boolean {
     JSON.stringify(a.spec ?? null) === JSON.stringify(b.spec ?? null);
 }
 
+/** The `where` of the first paths of the first rules, made once: every kept route step holds one. */
+const WHERE_KEPT = 16;
+const wheres: string[][] = [];
+
+/** `spec.rules[r].http.paths[p]`, as a step keeps it (a flat string, shared for small r and p). */
+function pathWhere(r: number, p: number): string {
+  // Joined: a template literal is kept as a chain of its pieces.
+  const make = () => ["spec.rules[", r, "].http.paths[", p, "]"].join("");
+  if (r >= WHERE_KEPT || p >= WHERE_KEPT) return make();
+  return (wheres[r] ??= [])[p] ??= make();
+}
+
 /** `namespace/name` of an Ingress, as problems and routes name it. */
 export function idOf(i: { metadata?: { namespace?: string; name?: string } }): string {
   return `${i.metadata?.namespace ?? ""}/${i.metadata?.name ?? ""}`;
@@ -323,8 +335,7 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
     if (passthrough && !canary && host !== "") steps.push({ step: "passthrough", host });
     if (forceRedirect && host !== "") steps.push({ step: "forceRedirect", host });
     for (const [p, hp] of (rule.http?.paths ?? []).entries()) {
-      // Joined: a template literal is kept as a chain of its pieces, and the step keeps `where`.
-      const where = ["spec.rules[", r, "].http.paths[", p, "]"].join("");
+      const where = pathWhere(r, p);
       const pathType = hp.pathType as PathType;
       if (pathType !== "Exact" && pathType !== "Prefix" && pathType !== "ImplementationSpecific") {
         problem("InvalidPathType", `${where}.pathType: ${show(hp.pathType)} is not supported; path ignored`);
