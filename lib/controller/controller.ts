@@ -83,7 +83,15 @@ import { StatusLane } from "./status_lane.ts";
 import { forEachLimit } from "../concurrency.ts";
 import { oneLine } from "../errors.ts";
 import { PhaseTimer } from "../timers.ts";
-import { annotatedSecretRefs, refsOf, ReverseIndex, secretRef, serviceRef, sliceServiceRef } from "./refs.ts";
+import {
+  annotatedSecretRefs,
+  layerSecretNames,
+  refsOf,
+  ReverseIndex,
+  secretRef,
+  serviceRef,
+  sliceServiceRef,
+} from "./refs.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 import { type LoadBalancerIngress, loadBalancerOf, statusMatches } from "./status.ts";
 
@@ -289,6 +297,11 @@ class Controller {
   #renderMemos = new Map<GroupKey, RenderMemo>();
   /** `namespace/name` of the default certificate Secrets in use: a change re-renders every group. */
   #defaultCerts = new Set<string>();
+  /**
+   * Secret names the global or a class's settings give Secret-valued annotations (e.g. a global
+   * `auth-basic-secret`): such a Secret of any namespace may be read by any group's Ingresses.
+   */
+  #layerSecrets = new Set<string>();
   #services: Informer;
   #slices: Informer;
   #secrets: Informer;
@@ -447,6 +460,7 @@ class Controller {
     const onSecret = (o: KubeObject) => {
       const ref = secretRef(o.metadata.namespace!, o.metadata.name);
       if (this.#defaultCerts.has(`${o.metadata.namespace}/${o.metadata.name}`)) this.#requeueAll();
+      else if (this.#layerSecrets.has(o.metadata.name)) this.#requeueAll();
       users(ref);
       // Named by a Service's annotations (its settings layer): the ingresses using that Service.
       for (const service of this.#serviceSecrets.users(ref)) users(service);
@@ -1118,6 +1132,9 @@ class Controller {
             : ic ?? null,
         ),
       };
+      for (const layer of [global.settings.annotations, classValues]) {
+        for (const name of layerSecretNames(layer)) this.#layerSecrets.add(name);
+      }
       return { params, proxy, nginxCompat: settings.nginxCompat, global: global.settings, classValues };
     };
     // The class of ingress-nginx's controller: its Ingresses are translated unless its parameters say otherwise.

@@ -4,7 +4,7 @@
  * annotations name) and the reverse index from each of those to the ingresses that use it, so a
  * change re-renders only those ingresses.
  */
-import { specOfAnnotation } from "../annotations/table.ts";
+import { specOf, specOfAnnotation } from "../annotations/table.ts";
 import { secretName } from "../annotations/values.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 import { NGINX_PREFIX } from "../nginx/table.ts";
@@ -54,6 +54,21 @@ function secretRefsIn(namespace: string, annotations: Readonly<Record<string, un
     if (typeof raw !== "string" || specOfAnnotation(name)?.value !== secretName) continue;
     const value = raw.trim();
     if (value) out.push(secretRef(namespace, value));
+  }
+  return out;
+}
+
+/**
+ * The Secret names the values of a settings layer (the global ConfigMap's, a class's parameters;
+ * bare keys) give Secret-valued annotations: each names a Secret in the namespace of every Ingress
+ * the layer applies to.
+ */
+export function layerSecretNames(values: Readonly<Record<string, string>>): string[] {
+  const out: string[] = [];
+  for (const [key, raw] of Object.entries(values)) {
+    if (typeof raw !== "string" || specOf(key)?.value !== secretName) continue;
+    const value = raw.trim();
+    if (value) out.push(value);
   }
   return out;
 }

@@ -5,6 +5,7 @@
  * or an `$apr1$` line is a Warning on the Ingress, and creating the Secret re-renders.
  */
 import assert from "node:assert/strict";
+import { GLOBAL_CONFIGMAP } from "../../lib/controller/global_settings.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import {
   Cluster,
@@ -93,6 +94,47 @@ Deno.test("annotation Secrets: a CA Secret named by a Service's annotations re-r
       const cm = () => cluster.get(resources.configMaps, ns, proxyName("web"));
       const first = await eventually("the ConfigMap", cm);
       assert.deepEqual(JSON.parse(first.data["secrets.json"]), []);
+      // Created once the controller is idle: only the Secret's own event can bring the re-render.
+      await ctl.idle();
+      await cluster.apply(resources.secrets, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "upstream-ca", namespace: ns },
+        type: "Opaque",
+        data: { "ca.crt": btoa("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n") },
+      });
+      const second = await eventually("the CA in the ConfigMap", async () => {
+        const c = await cm();
+        return c?.data["secrets.json"].includes('"kind":"ca"') ? c : undefined;
+      });
+      assert.match(second.data["haproxy.cfg"], new RegExp(`verify required ca-file ${ns}_upstream-ca_ca\\.pem`));
+    } finally {
+      await ctl.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
+
+Deno.test("annotation Secrets: a Secret named by the global ConfigMap's settings re-renders when created", async () => {
+  const cluster = await Cluster.start();
+  try {
+    const ops = await cluster.namespace("ops");
+    const ns = await cluster.namespace("global-ca");
+    // Every Ingress's backends verify with the CA Secret `upstream-ca` of its own namespace.
+    await cluster.apply(resources.configMaps, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: GLOBAL_CONFIGMAP, namespace: ops },
+      data: { "backend-protocol": "h1-tls", "backend-ca-secret": "upstream-ca" },
+    });
+    await cluster.apply(resources.services, serviceObj(ns, "svc"));
+    await cluster.apply(resources.ingresses, ingressObj(ns, "web", [{ host: "web.example", service: "svc" }]));
+    const ctl = await controller(cluster, { validateProxyConfig: true, operatorNamespace: ops });
+    try {
+      const cm = () => cluster.get(resources.configMaps, ns, proxyName("web"));
+      const first = await eventually("the ConfigMap", cm);
+      assert.match(first.data["haproxy.cfg"], /http-request deny deny_status 503/, "fails closed without the CA");
       // Created once the controller is idle: only the Secret's own event can bring the re-render.
       await ctl.idle();
       await cluster.apply(resources.secrets, {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { refsOf, ReverseIndex, sliceServiceRef } from "../../lib/controller/refs.ts";
+import { layerSecretNames, refsOf, ReverseIndex, sliceServiceRef } from "../../lib/controller/refs.ts";
 
 const ingress = {
   metadata: { name: "web", namespace: "shop" },
@@ -80,5 +80,17 @@ Deno.test("refs: Secrets named by annotations, ours and ingress-nginx's (never a
       "nginx.ingress.kubernetes.io/auth-type": "basic",
     }),
     ["secret:shop/htpasswd", "secret:shop/upstream-ca"],
+  );
+});
+
+Deno.test("refs: the Secret names a settings layer gives Secret-valued keys (bare keys, any namespace)", () => {
+  assert.deepEqual(
+    layerSecretNames({
+      "auth-basic-secret": " users ",
+      "backend-ca-secret": "ca",
+      "backend-protocol": "h1-tls",
+      "client-cert-ca-secret": "",
+    }).sort(),
+    ["ca", "users"],
   );
 });
