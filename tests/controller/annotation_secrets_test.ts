@@ -94,20 +94,7 @@ Deno.test("annotation Secrets: a CA Secret named by a Service's annotations re-r
       const cm = () => cluster.get(resources.configMaps, ns, proxyName("web"));
       const first = await eventually("the ConfigMap", cm);
       assert.deepEqual(JSON.parse(first.data["secrets.json"]), []);
-      // Created once the controller is idle: only the Secret's own event can bring the re-render.
-      await ctl.idle();
-      await cluster.apply(resources.secrets, {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "upstream-ca", namespace: ns },
-        type: "Opaque",
-        data: { "ca.crt": btoa("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n") },
-      });
-      const second = await eventually("the CA in the ConfigMap", async () => {
-        const c = await cm();
-        return c?.data["secrets.json"].includes('"kind":"ca"') ? c : undefined;
-      });
-      assert.match(second.data["haproxy.cfg"], new RegExp(`verify required ca-file ${ns}_upstream-ca_ca\\.pem`));
+      await createdCaRerenders(cluster, ctl, ns);
     } finally {
       await ctl.stop();
     }
@@ -135,20 +122,7 @@ Deno.test("annotation Secrets: a Secret named by the global ConfigMap's settings
       const cm = () => cluster.get(resources.configMaps, ns, proxyName("web"));
       const first = await eventually("the ConfigMap", cm);
       assert.match(first.data["haproxy.cfg"], /http-request deny deny_status 503/, "fails closed without the CA");
-      // Created once the controller is idle: only the Secret's own event can bring the re-render.
-      await ctl.idle();
-      await cluster.apply(resources.secrets, {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "upstream-ca", namespace: ns },
-        type: "Opaque",
-        data: { "ca.crt": btoa("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n") },
-      });
-      const second = await eventually("the CA in the ConfigMap", async () => {
-        const c = await cm();
-        return c?.data["secrets.json"].includes('"kind":"ca"') ? c : undefined;
-      });
-      assert.match(second.data["haproxy.cfg"], new RegExp(`verify required ca-file ${ns}_upstream-ca_ca\\.pem`));
+      await createdCaRerenders(cluster, ctl, ns);
     } finally {
       await ctl.stop();
     }
@@ -156,3 +130,23 @@ Deno.test("annotation Secrets: a Secret named by the global ConfigMap's settings
     await cluster.stop();
   }
 });
+
+/**
+ * Once the controller is idle (so that only the Secret's own event can bring the re-render), the
+ * Opaque CA Secret `upstream-ca` is created in `ns`: the proxy `web`'s configuration verifies with it.
+ */
+async function createdCaRerenders(cluster: Cluster, ctl: { idle(): Promise<void> }, ns: string): Promise<void> {
+  await ctl.idle();
+  await cluster.apply(resources.secrets, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "upstream-ca", namespace: ns },
+    type: "Opaque",
+    data: { "ca.crt": btoa("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n") },
+  });
+  const second = await eventually("the CA in the ConfigMap", async () => {
+    const c = await cluster.get(resources.configMaps, ns, proxyName("web"));
+    return c?.data["secrets.json"].includes('"kind":"ca"') ? c : undefined;
+  });
+  assert.match(second.data["haproxy.cfg"], new RegExp(`verify required ca-file ${ns}_upstream-ca_ca\\.pem`));
+}
