@@ -459,8 +459,11 @@ class Controller {
     }
     const onSecret = (o: KubeObject) => {
       const ref = secretRef(o.metadata.namespace!, o.metadata.name);
-      if (this.#defaultCerts.has(`${o.metadata.namespace}/${o.metadata.name}`)) this.#requeueAll();
-      else if (this.#layerSecrets.has(o.metadata.name)) this.#requeueAll();
+      if (
+        this.#defaultCerts.has(`${o.metadata.namespace}/${o.metadata.name}`) || this.#layerSecrets.has(o.metadata.name)
+      ) {
+        this.#requeueAll();
+      }
       users(ref);
       // Named by a Service's annotations (its settings layer): the ingresses using that Service.
       for (const service of this.#serviceSecrets.users(ref)) users(service);

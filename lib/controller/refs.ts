@@ -4,7 +4,7 @@
  * annotations name) and the reverse index from each of those to the ingresses that use it, so a
  * change re-renders only those ingresses.
  */
-import { specOf, specOfAnnotation } from "../annotations/table.ts";
+import { type AnnotationSpec, specOf, specOfAnnotation } from "../annotations/table.ts";
 import { secretName } from "../annotations/values.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 import { NGINX_PREFIX } from "../nginx/table.ts";
@@ -49,13 +49,7 @@ export function annotatedSecretRefs(o: KubeObject): RefKey[] {
 }
 
 function secretRefsIn(namespace: string, annotations: Readonly<Record<string, unknown>>): RefKey[] {
-  const out: RefKey[] = [];
-  for (const [name, raw] of Object.entries(annotations)) {
-    if (typeof raw !== "string" || specOfAnnotation(name)?.value !== secretName) continue;
-    const value = raw.trim();
-    if (value) out.push(secretRef(namespace, value));
-  }
-  return out;
+  return secretNamesIn(annotations, specOfAnnotation).map((name) => secretRef(namespace, name));
 }
 
 /**
@@ -64,9 +58,17 @@ function secretRefsIn(namespace: string, annotations: Readonly<Record<string, un
  * the layer applies to.
  */
 export function layerSecretNames(values: Readonly<Record<string, string>>): string[] {
+  return secretNamesIn(values, specOf);
+}
+
+/** The values of the Secret-valued keys among `values` (`specFor` finds a key's annotation). */
+function secretNamesIn(
+  values: Readonly<Record<string, unknown>>,
+  specFor: (key: string) => AnnotationSpec | undefined,
+): string[] {
   const out: string[] = [];
   for (const [key, raw] of Object.entries(values)) {
-    if (typeof raw !== "string" || specOf(key)?.value !== secretName) continue;
+    if (typeof raw !== "string" || specFor(key)?.value !== secretName) continue;
     const value = raw.trim();
     if (value) out.push(value);
   }
