@@ -48,10 +48,13 @@ export interface Transport {
   close(): void;
 }
 
-/** The transport a server and its TLS settings need: fetch unless they ask for what only node:https does. */
-export function transportFor(server: URL, c: Connection): Transport {
+/**
+ * The transport a server and its TLS settings need: fetch unless they ask for what only node:https
+ * does. `maxIdle`: idle connections fetch keeps at most (node:https's agent keeps 16).
+ */
+export function transportFor(server: URL, c: Connection, maxIdle = 16): Transport {
   const ownName = c.servername !== undefined && c.servername !== server.hostname;
-  return ownName || c.rejectUnauthorized === false ? new NodeTransport(server, c) : new FetchTransport(c);
+  return ownName || c.rejectUnauthorized === false ? new NodeTransport(server, c) : new FetchTransport(c, maxIdle);
 }
 
 const pem = (v: string | Buffer | undefined): string | undefined => v === undefined ? undefined : String(v);
@@ -67,8 +70,10 @@ interface PooledClient {
 class FetchTransport implements Transport {
   readonly kind = "fetch";
   #current: PooledClient;
+  #maxIdle: number;
 
-  constructor(c: Connection) {
+  constructor(c: Connection, maxIdle: number) {
+    this.#maxIdle = maxIdle;
     this.#current = this.#make(c);
   }
 
@@ -76,6 +81,7 @@ class FetchTransport implements Transport {
     const ca = pem(c.ca), cert = pem(c.cert), key = pem(c.key);
     const client = Deno.createHttpClient({
       http2: false,
+      poolMaxIdlePerHost: this.#maxIdle,
       ...(ca ? { caCerts: [ca] } : {}),
       ...(cert && key ? { cert, key } : {}),
     });

@@ -2,7 +2,8 @@
  * The cluster client's two transports against the real kube-apiserver of lib/localenv, through a
  * TCP forwarder that counts the connections the client really opens: with fetch (the default) a
  * watch holds one connection and 30 calls beside it share one more; node:https (tls-server-name)
- * reuses its connection across sequential calls. New TLS material builds a new fetch client and closes the old one.
+ * reuses its connection across sequential calls; a burst of concurrent calls opens no more
+ * connections than the client lets calls be under way. New TLS material builds a new fetch client and closes the old one.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -53,6 +54,32 @@ Deno.test("cluster transports against a real API server, connections counted", a
         watch.close();
         await reading;
         assert.equal(fwd.accepted - before, 2, `opened ${fwd.accepted - before} connections`);
+      } finally {
+        client.close();
+      }
+    });
+
+    await t.step("fetch: 200 calls at once open no more connections than maxInFlight (8)", async () => {
+      const client = await ClusterClient.create({
+        kubeconfig: await adminConfig(cp, dir, fwdUrl),
+        qps: 0,
+        burst: 1,
+        maxInFlight: 8,
+      });
+      const before = fwd.accepted;
+      let mostActive = 0;
+      try {
+        const answers = await Promise.all(Array.from({ length: 200 }, async (_, i) => {
+          const got = await client.request("GET", `${cms}/fetch-${i % 30}`);
+          mostActive = Math.max(mostActive, client.calls.active);
+          return got.metadata.name;
+        }));
+        assert.equal(answers.length, 200);
+        assert.equal(answers[199], "fetch-19");
+        assert.ok(mostActive <= 8 && mostActive > 1, `${mostActive} calls were under way at once`);
+        const opened = fwd.accepted - before;
+        assert.ok(opened <= 8 && opened > 1, `opened ${opened} connections`);
+        assert.deepEqual(client.calls, { active: 0, waiting: 0 });
       } finally {
         client.close();
       }
