@@ -918,7 +918,8 @@ class Controller {
       conflicts++;
       ownershipConflicts.inc({ kind: desired[i].resource.kind });
       for (const ing of ingresses) {
-        this.events.record(ing, "Warning", "OwnershipConflict", conflictMessage(desired[i].resource.kind, object));
+        const message = conflictMessage(desired[i].resource.kind, object, group, this.settings.controllerId);
+        this.events.record(ing, "Warning", "OwnershipConflict", message);
       }
     }
     if (conflicts > 0) return "conflict";

@@ -61,9 +61,20 @@ function ownedByClass(o: KubeObject, className: string, controllerId: string): b
     );
 }
 
-/** The Event message for a same-named object that is not ours. */
-export function conflictMessage(kind: string, o: KubeObject): string {
-  return `${kind} ${o.metadata.namespace}/${o.metadata.name} already exists and was not created by this ` +
-    `controller for this ingress (it lacks the ${managedByLabel}=${managedByValue} label or the ownerReference ` +
-    `to this Ingress); it is left untouched and the ingress is not served until it is removed or renamed`;
+/**
+ * The Event message for a same-named object that is not ours, made for `group` (an ingress key or
+ * a class's shared group) by the controller `controllerId`.
+ */
+export function conflictMessage(kind: string, o: KubeObject, group: string, controllerId: string): string {
+  const where =
+    `${kind} ${o.metadata.namespace}/${o.metadata.name} already exists and was not created by this controller`;
+  const cls = sharedClassOf(group);
+  if (cls === null) {
+    return `${where} for this ingress (it lacks the ${managedByLabel}=${managedByValue} label or the ownerReference ` +
+      `to this Ingress); it is left untouched and the ingress is not served until it is removed or renamed`;
+  }
+  const proxy = cls === "" ? "the shared proxy of ingresses without a class" : `the shared proxy of class "${cls}"`;
+  return `${where} for ${proxy} (it lacks the ${controllerLabel}=${controllerLabelValue(controllerId)} label or the ` +
+    `${classOwnerAnnotation} annotation: another controller, or another --ingress-class, made it); it is left ` +
+    `untouched and the ingresses of that proxy are not served until it is removed or renamed`;
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { desiredObjects, proxyObjects, sharedTarget } from "../../lib/controller/objects.ts";
 import { conflictMessage, ownedBy } from "../../lib/controller/ownership.ts";
+import { classGroup } from "../../lib/controller/groups.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 
@@ -50,9 +51,21 @@ Deno.test("ownership: objects of an earlier Ingress of the same name (another ui
 });
 
 Deno.test("ownership: the conflict message names the object and says it is left alone", () => {
-  const msg = conflictMessage("ConfigMap", { metadata: { name: "web-haproxy", namespace: "shop" } });
-  assert.match(msg, /^ConfigMap shop\/web-haproxy already exists and was not created by this controller/);
+  const msg = conflictMessage("ConfigMap", { metadata: { name: "web-haproxy", namespace: "shop" } }, "shop/web", "x");
+  assert.match(
+    msg,
+    /^ConfigMap shop\/web-haproxy already exists and was not created by this controller for this ingress/,
+  );
   assert.match(msg, /left untouched/);
+  const shared = { metadata: { name: "haproxy-shared", namespace: "ops" } };
+  assert.match(
+    conflictMessage("PodDisruptionBudget", shared, classGroup("edge"), "edge"),
+    /^PodDisruptionBudget ops\/haproxy-shared already exists and was not created by this controller for the shared proxy of class "edge" \(it lacks the ingress-controller.io\/controller=edge label or the ingress-controller.io\/ingress-class annotation: another controller, or another --ingress-class, made it\); it is left untouched/,
+  );
+  assert.match(
+    conflictMessage("Service", shared, classGroup(""), "default"),
+    /for the shared proxy of ingresses without a class/,
+  );
 });
 
 Deno.test("ownership: a class's shared proxy objects are ours for that class only", () => {
