@@ -231,6 +231,8 @@ export function defaultValidator(settings: ControllerSettings): Validator {
       timeoutMs: 10_000,
       slots: settings.customTemplates ? "all" : "first",
     });
+    // Once per new structure (a passed one is not checked again): custom templates' mistakes show here.
+    if (r.warnings.length > 0) log.warn("haproxy -c warns about the generated configuration", { warnings: r.warnings });
     return r.ok ? null : r.errors.join("; ").slice(0, 800) || "haproxy -c failed";
   };
 }

@@ -44,6 +44,8 @@ export interface ValidationResult {
   ok: boolean;
   /** The lines explaining the failure (haproxy's ALERT lines, else all its output); empty when ok. */
   errors: string[];
+  /** haproxy's WARNING lines of a configuration that passed (none when a passed structure was reused). */
+  warnings: string[];
   /** Wall time of the check. */
   ms: number;
 }
@@ -75,7 +77,12 @@ export function crtListFiles(crtList: string): string[] {
 /** Runs `haproxy -c` on the rendered configuration in an isolated temporary directory. */
 export async function validateConfig(rendered: Rendered, opts: ValidateOptions = {}): Promise<ValidationResult> {
   const started = performance.now();
-  const result = (ok: boolean, errors: string[]) => ({ ok, errors, ms: performance.now() - started });
+  const result = (ok: boolean, errors: string[], warnings: string[] = []) => ({
+    ok,
+    errors,
+    warnings,
+    ms: performance.now() - started,
+  });
   const files = new Set([
     ...crtListFiles(rendered.crtList),
     ...rendered.secrets.flatMap((s) => s.file === undefined ? [] : [s.file]),
@@ -142,16 +149,16 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
       clearTimeout(timer);
     }
     if (timedOut) return result(false, [`haproxy -c did not finish within ${opts.timeoutMs ?? 10_000} ms`]);
-    if (out.success) {
-      passed.delete(structure);
-      passed.add(structure);
-      if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
-      return result(true, []);
-    }
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l !== "").map((l) =>
       l.replaceAll(dir, "<tmp>")
     );
+    if (out.success) {
+      passed.delete(structure);
+      passed.add(structure);
+      if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
+      return result(true, [], lines.filter((l) => l.includes("[WARNING]")));
+    }
     const alerts = lines.filter((l) => l.includes("[ALERT]"));
     return result(
       false,

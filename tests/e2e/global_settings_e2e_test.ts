@@ -181,27 +181,38 @@ if (!inPrivateNetwork()) {
           assert.match(await configOf(nginxName), /^\s+timeout client 60s$/m);
         });
 
-        await t.step("access logs: one parseable JSON line per request with the fields", async () => {
-          nginxLines.length = 0;
-          for (let i = 0; i < 5; i++) {
-            assert.equal((await httpsGet(nginx.httpsPort, "legacy.example", `/p${i}?q=1`)).status, 200);
-          }
-          await eventually("5 lines", () => nginxLines.length >= 5);
-          assert.equal(nginxLines.length, 5);
-          const entries = nginxLines.map((l) => JSON.parse(l));
-          for (const [i, e] of entries.entries()) {
-            assert.equal(e.method, "GET");
-            assert.equal(e.host, "legacy.example");
-            assert.equal(e.path, `/p${i}`);
-            assert.equal(e.status, 200);
-            assert.equal(e.client_ip, "127.0.0.1");
-            assert.equal(e.tls, "TLSv1.3");
-            assert.match(e.backend, /^be_ops_svc-a_80$/);
-            assert.notEqual(e.server, "<NOSRV>");
-            for (const f of ["tq", "tw", "tc", "tr", "ta", "bytes", "ts"]) assert.equal(typeof e[f], "number", f);
-            assert.match(e.time, /^\d\d\/\w{3}\/\d{4}:/);
-          }
-        });
+        await t.step(
+          "access logs: one parseable JSON line per request with the fields, none for the stats port",
+          async () => {
+            nginxLines.length = 0;
+            for (let i = 0; i < 5; i++) {
+              assert.equal((await httpsGet(nginx.httpsPort, "legacy.example", `/p${i}?q=1`)).status, 200);
+            }
+            await eventually("5 lines", () => nginxLines.length >= 5);
+            assert.equal(nginxLines.length, 5);
+            const entries = nginxLines.map((l) => JSON.parse(l));
+            for (const [i, e] of entries.entries()) {
+              assert.equal(e.method, "GET");
+              assert.equal(e.host, "legacy.example");
+              assert.equal(e.path, `/p${i}`);
+              assert.equal(e.status, 200);
+              assert.equal(e.client_ip, "127.0.0.1");
+              assert.equal(e.tls, "TLSv1.3");
+              assert.match(e.backend, /^be_ops_svc-a_80$/);
+              assert.notEqual(e.server, "<NOSRV>");
+              for (const f of ["tq", "tw", "tc", "tr", "ta", "bytes", "ts"]) assert.equal(typeof e[f], "number", f);
+              assert.match(e.time, /^\d\d\/\w{3}\/\d{4}:/);
+            }
+            // Scrapes and the stats page are not traffic: no lines (a request after them, logged, as the marker).
+            nginxLines.length = 0;
+            for (const path of ["/metrics", "/"]) {
+              assert.equal((await httpGet(nginx.statsPort, "stats", path)).status, 200);
+            }
+            assert.equal((await httpsGet(nginx.httpsPort, "legacy.example", "/after-stats")).status, 200);
+            await eventually("the marker line", () => nginxLines.length >= 1);
+            assert.deepEqual(nginxLines.map((l) => JSON.parse(l).path), ["/after-stats"]);
+          },
+        );
 
         await t.step("access-log-sample 10: 10 lines for 100 requests", async () => {
           webLines.length = 0;

@@ -42,6 +42,20 @@ Deno.test("a valid config with TLS passes haproxy -c and the temporary directory
   });
 });
 
+Deno.test("the built-in templates with the access log on draw no warning from haproxy -c; a stats frontend with `no log` does", async () => {
+  assert.match(tlsRendered.config, /log-format /);
+  await inTmp(async (tmpDir) => {
+    const res = await validateConfig(tlsRendered, { tmpDir, timeoutMs: 20_000, reuse: false });
+    assert.ok(res.ok);
+    assert.deepEqual(res.warnings, []);
+    const noLog = { ...tlsRendered, config: tlsRendered.config.replace("http-request set-log-level silent", "no log") };
+    const warned = await validateConfig(noLog, { tmpDir, timeoutMs: 20_000, reuse: false });
+    assert.ok(warned.ok);
+    assert.equal(warned.warnings.length, 1, warned.warnings.join("\n"));
+    assert.match(warned.warnings[0], /\[WARNING\].*log format ignored for frontend 'stats'/);
+  });
+});
+
 Deno.test("an invalid config fails with haproxy's ALERT lines, without the temporary path", async () => {
   await inTmp(async (tmpDir) => {
     const bad = { ...tlsRendered, config: tlsRendered.config.replace("    balance roundrobin", "    balance nosuch") };
