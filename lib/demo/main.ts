@@ -26,8 +26,15 @@ async function main(): Promise<number> {
   const dir = await Deno.makeTempDir({ prefix: "ic-demo-" });
   let child: Deno.ChildProcess;
   try {
-    child = privateNetworkCommand([Deno.execPath(), "run", "-A", stack, dir], { stdout: "inherit", stderr: "inherit" })
-      .spawn();
+    // In a session of its own, so a terminal's Ctrl-C reaches this process only and the stack is
+    // stopped in order (its controller releases the Lease before the API server stops). It stops
+    // on its own too when its stdin, held here, closes because this process is gone.
+    child = privateNetworkCommand([Deno.execPath(), "run", "-A", stack, dir], {
+      stdout: "inherit",
+      stderr: "inherit",
+      stdin: "piped",
+      detached: true,
+    }).spawn();
   } catch (err) {
     console.error(
       `demo: cannot start a private network namespace with unshare (${
@@ -47,7 +54,8 @@ async function main(): Promise<number> {
       child.kill("SIGTERM");
     } catch { /* already gone */ }
   };
-  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, stop);
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const sig of signals) Deno.addSignalListener(sig, stop);
 
   const ready = join(dir, "ready.json");
   const status = child.status;
@@ -91,7 +99,8 @@ async function main(): Promise<number> {
   }
   const { code } = await status;
   for (const f of forwarders) await f.close();
-  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.removeSignalListener(sig, stop);
+  for (const sig of signals) Deno.removeSignalListener(sig, stop);
+  await child.stdin.close().catch(() => {});
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   if (!stopping && code !== 0) {
     console.error(`demo: the demo stack exited with code ${code}; its messages are above`);

@@ -4,7 +4,7 @@
  * API server and etcd, two sample backends, the sample Namespace/Service/EndpointSlice/Ingress,
  * the controller, and haproxy driven by the proxy command. It exposes the API server and the
  * proxy's HTTP port as unix sockets in `dir` and writes `dir/ready.json` when traffic flows.
- * Stops everything on SIGTERM/SIGINT.
+ * Stops everything, in order, on SIGTERM/SIGINT or when its stdin (held by demo/main.ts) ends.
  */
 import http from "node:http";
 import { join } from "node:path";
@@ -20,6 +20,7 @@ import { log } from "../log/logger.ts";
 import { runProxy } from "../proxy/command.ts";
 import { privateAddress } from "../localenv/netns.ts";
 import { type Forwarder, unixToTcp } from "../localenv/forward.ts";
+import { register } from "../localenv/cleanup.ts";
 
 export const demo = { namespace: "demo", ingress: "web", service: "web", host: "demo.example" } as const;
 
@@ -195,9 +196,24 @@ if (import.meta.main) {
   const dir = Deno.args[0];
   if (!dir) throw new Error("usage: stack.ts <dir>");
   const stop = new AbortController();
-  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, () => stop.abort());
+  let running: Promise<void> = Promise.resolve();
+  // On a signal the stack stops its parts in order (the controller releases its Lease while the
+  // API server still runs); the test environment's own stop comes after.
+  register(() => {
+    stop.abort();
+    return running.catch(() => {});
+  }, { first: true });
+  // demo/main.ts holds our stdin open: if it is gone, stop as on a signal and remove its directory.
+  let orphaned = false;
+  (async () => {
+    for await (const _ of Deno.stdin.readable) { /* nothing is sent */ }
+    orphaned = !stop.signal.aborted;
+    stop.abort();
+  })();
   try {
-    await runStack(dir, stop.signal);
+    running = runStack(dir, stop.signal);
+    await running;
+    if (orphaned) await Deno.remove(dir, { recursive: true }).catch(() => {});
     Deno.exit(0);
   } catch (err) {
     log.error("demo failed", { error: err instanceof Error ? err.message : String(err) });

@@ -32,16 +32,23 @@ export function privateAddress(n: number): string {
  */
 export function privateNetworkCommand(
   args: readonly string[],
-  opts: { stdout?: "inherit" | "piped" | "null"; stderr?: "inherit" | "piped" | "null"; env?: Record<string, string> } =
-    {},
+  opts: {
+    stdout?: "inherit" | "piped" | "null";
+    stderr?: "inherit" | "piped" | "null";
+    stdin?: "null" | "piped";
+    env?: Record<string, string>;
+    /** In a session of its own: a terminal's Ctrl-C reaches the caller only, which stops it in order. */
+    detached?: boolean;
+  } = {},
 ): Deno.Command {
   const setup = `ip link set lo up && ip addr add ${privateSubnet}.1/24 dev lo && exec "$@"`;
   return new Deno.Command("unshare", {
     args: ["--user", "--map-root-user", "--net", "--", "sh", "-c", setup, "sh", ...args],
-    stdin: "null",
+    stdin: opts.stdin ?? "null",
     stdout: opts.stdout ?? "inherit",
     stderr: opts.stderr ?? "inherit",
     env: { ...opts.env, [marker]: "1" },
+    detached: opts.detached ?? false,
   });
 }
 
