@@ -90,9 +90,9 @@ export class ClusterClient {
   #streams = new Set<Exchange>();
   #turns: LimitFunction;
 
-  private constructor(kc: ClusterAccess, opts: ClusterClientOptions, transport: Transport) {
+  private constructor(kc: ClusterAccess, opts: ClusterClientOptions, transport: Transport, maxInFlight: number) {
     this.kubeConfig = kc;
-    this.#turns = pLimit(Math.max(1, opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT));
+    this.#turns = pLimit(maxInFlight);
     this.server = new URL(kc.server);
     this.limiter = new TokenBucket({ qps: opts.qps, burst: opts.burst });
     this.#userAgent = opts.userAgent ?? "ingress-controller";
@@ -104,8 +104,9 @@ export class ClusterClient {
   static async create(opts: ClusterClientOptions): Promise<ClusterClient> {
     const kc = opts.kubeConfig ?? loadKubeConfig(opts.kubeconfig);
     const c = await kc.connection();
-    const maxIdle = Math.max(1, opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
-    const client = new ClusterClient(kc, opts, transportFor(new URL(kc.server), c, maxIdle));
+    // As many idle connections kept as calls may be under way.
+    const maxInFlight = Math.max(1, opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
+    const client = new ClusterClient(kc, opts, transportFor(new URL(kc.server), c, maxInFlight), maxInFlight);
     client.#headers = { ...c.headers };
     client.#headersAt = performance.now();
     return client;
