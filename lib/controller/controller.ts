@@ -85,6 +85,7 @@ import { oneLine } from "../errors.ts";
 import { PhaseTimer } from "../timers.ts";
 import {
   annotatedSecretRefs,
+  anySecretRef,
   layerSecretNames,
   refsOf,
   ReverseIndex,
@@ -297,13 +298,14 @@ class Controller {
   #memos = new Map<GroupKey, ModelMemo>();
   /** Per group: what render keeps between renders (lib/render/render.ts). */
   #renderMemos = new Map<GroupKey, RenderMemo>();
-  /** `namespace/name` of the default certificate Secrets in use: a change re-renders every group. */
-  #defaultCerts = new Set<string>();
   /**
-   * Secret names the global or a class's settings give Secret-valued annotations (e.g. a global
-   * `auth-basic-secret`): such a Secret of any namespace may be read by any group's Ingresses.
+   * Per group, the Secrets its settings name, as last computed (a change to one re-renders every
+   * group): the default certificate (`namespace/name`), and the names the global or a class's
+   * settings give Secret-valued annotations (e.g. a global `auth-basic-secret`), which name a Secret
+   * in the namespace of each Ingress. Replaced at each computation, so a setting removed stops
+   * counting.
    */
-  #layerSecrets = new Set<string>();
+  #settingsSecrets = new ReverseIndex();
   #services: Informer;
   #slices: Informer;
   #secrets: Informer;
@@ -461,9 +463,7 @@ class Controller {
     }
     const onSecret = (o: KubeObject) => {
       const ref = secretRef(o.metadata.namespace!, o.metadata.name);
-      if (
-        this.#defaultCerts.has(`${o.metadata.namespace}/${o.metadata.name}`) || this.#layerSecrets.has(o.metadata.name)
-      ) {
+      if (this.#settingsSecrets.used(ref) || this.#settingsSecrets.used(anySecretRef(o.metadata.name))) {
         this.#requeueAll();
       }
       users(ref);
@@ -841,6 +841,7 @@ class Controller {
       this.#validated.delete(group);
       this.#memos.delete(group);
       this.#renderMemos.delete(group);
+      this.#settingsSecrets.delete(group);
       this.#statusSeen.delete(group);
       this.#released.delete(group);
       const removed = await this.#remove(group, new Set());
@@ -1138,9 +1139,11 @@ class Controller {
             : ic ?? null,
         ),
       };
-      for (const layer of [global.settings.annotations, classValues]) {
-        for (const name of layerSecretNames(layer)) this.#layerSecrets.add(name);
-      }
+      const cert = settings.defaultCertificateRef?.split("/");
+      this.#settingsSecrets.set(group, [
+        ...(cert ? [secretRef(cert[0], cert[1])] : []),
+        ...[global.settings.annotations, classValues].flatMap(layerSecretNames).map(anySecretRef),
+      ]);
       return { params, proxy, nginxCompat: settings.nginxCompat, global: global.settings, classValues };
     };
     // The class of ingress-nginx's controller: its Ingresses are translated unless its parameters say otherwise.
@@ -1188,7 +1191,6 @@ class Controller {
     reportTo: KubeObject | null,
   ): ProxyOptions["defaultCertificate"] {
     if (ref === null) return null;
-    this.#defaultCerts.add(ref);
     const [ns, name] = ref.split("/");
     if (ns !== proxyNamespace) {
       if (reportTo) {

@@ -16,6 +16,8 @@ export type RefKey = string;
 
 export const serviceRef = (namespace: string, name: string): RefKey => `service:${namespace}/${name}`;
 export const secretRef = (namespace: string, name: string): RefKey => `secret:${namespace}/${name}`;
+/** A Secret of this name in whichever namespace reads it (a settings layer names one per Ingress namespace). */
+export const anySecretRef = (name: string): RefKey => `secret:*/${name}`;
 
 /** The Services and Secrets `ingress` names (backends, default backend, TLS, Secret-valued annotations). */
 export function refsOf(ingress: KubeObject): RefKey[] {
@@ -97,6 +99,11 @@ export class ReverseIndex {
   delete(ingressKey: string): void {
     for (const r of this.#byIngress.get(ingressKey) ?? []) removeMember(this.#byRef, r, ingressKey);
     this.#byIngress.delete(ingressKey);
+  }
+
+  /** Whether any key uses `ref`. */
+  used(ref: RefKey): boolean {
+    return this.#byRef.has(ref);
   }
 
   /** Ingress keys using `ref`, sorted. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { layerSecretNames, refsOf, ReverseIndex, sliceServiceRef } from "../../lib/controller/refs.ts";
+import { anySecretRef, layerSecretNames, refsOf, ReverseIndex, sliceServiceRef } from "../../lib/controller/refs.ts";
 
 const ingress = {
   metadata: { name: "web", namespace: "shop" },
@@ -56,6 +56,20 @@ Deno.test("reverse index: only the ingresses that use a reference, updated on ch
   assert.deepEqual(ix.users("service:shop/other"), []);
   ix.set("shop/e", ["service:shop/other"]);
   assert.deepEqual(ix.users("service:shop/other"), ["shop/e"]);
+});
+
+Deno.test("reverse index: a group's settings Secrets count while set, and stop counting once replaced or deleted", () => {
+  const ix = new ReverseIndex();
+  ix.set("class:edge", ["secret:ops/default-cert", anySecretRef("users")]);
+  ix.set("shop/web", [anySecretRef("users")]);
+  assert.ok(ix.used("secret:ops/default-cert") && ix.used(anySecretRef("users")));
+  assert.ok(!ix.used("secret:shop/users"), "a namespaced ref is not the any-namespace one");
+  // The global setting removed: the next computation of each group replaces its refs.
+  ix.set("class:edge", ["secret:ops/default-cert"]);
+  assert.ok(ix.used(anySecretRef("users")), "still used by shop/web");
+  ix.delete("shop/web");
+  assert.ok(!ix.used(anySecretRef("users")));
+  assert.ok(ix.used("secret:ops/default-cert"));
 });
 
 Deno.test("refs: Secrets named by annotations, ours and ingress-nginx's (never another namespace's)", () => {
