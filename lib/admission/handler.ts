@@ -21,8 +21,7 @@ import { log } from "../log/logger.ts";
 import { type BodyRequest, type BodyRoute, type Reply, statusReply } from "../secure_port.ts";
 import { admissionReviews, queueRefusals } from "./metrics.ts";
 import { type QueueOutcome, ReviewQueue, type WorkerInit } from "./queue.ts";
-import type { Risk } from "../annotations/table.ts";
-import { REVIEW_API_VERSION } from "./review.ts";
+import { REVIEW_API_VERSION, type ReviewPolicy } from "./review.ts";
 
 export const WEBHOOK_PATH = "/apis/admission.ingress-controller.io/v1/ingressvalidators";
 
@@ -58,8 +57,8 @@ export interface AdmissionRouteOptions {
   readonly review: Omit<WorkerInit, "askDefaultClass">;
   /** The cluster's default IngressClass name (asked by the worker when `ingressClass` is set). */
   readonly defaultClass?: () => Promise<string | null>;
-  /** The global `annotation-risk-limit` (cached; lib/admission/webhook.ts). */
-  readonly riskLimit?: () => Risk | null;
+  /** The global `annotation-risk-limit` and `nginx-compat` (cached; lib/admission/webhook.ts). */
+  readonly policy?: () => ReviewPolicy;
   /** The registration's timeoutSeconds: the deadline when a call carries no `?timeout=`. */
   readonly timeoutSeconds: number;
   readonly limits?: Partial<QueueLimits>;
@@ -124,7 +123,7 @@ export async function admissionRoute(o: AdmissionRouteOptions): Promise<Admissio
   const limits = { ...defaultQueueLimits, ...o.limits };
   const init: WorkerInit = { ...o.review, askDefaultClass: o.defaultClass !== undefined };
   const queue = (name: string, capacity: number, concurrency: number) =>
-    ReviewQueue.start({ name, init, capacity, concurrency, defaultClass: o.defaultClass, riskLimit: o.riskLimit });
+    ReviewQueue.start({ name, init, capacity, concurrency, defaultClass: o.defaultClass, policy: o.policy });
   const started = await Promise.allSettled([
     queue("small", limits.smallCapacity, 2),
     queue("large", limits.largeCapacity, 1),

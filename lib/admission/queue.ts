@@ -12,8 +12,7 @@
  * finishes it, and a worker still busy well after the deadline is replaced).
  */
 import { log } from "../log/logger.ts";
-import type { ReviewResult } from "./review.ts";
-import type { Risk } from "../annotations/table.ts";
+import type { ReviewPolicy, ReviewResult } from "./review.ts";
 
 /** What the worker needs to decide reviews (structured-cloneable: no functions, no compiled templates). */
 export interface WorkerInit {
@@ -34,8 +33,8 @@ export type ToWorker =
     readonly id: number;
     readonly body: Uint8Array<ArrayBuffer>;
     readonly deadline: number;
-    /** The global `annotation-risk-limit` as last read by the main thread. */
-    readonly riskLimit: Risk | null;
+    /** The global settings reviews follow, as last read by the main thread. */
+    readonly policy: ReviewPolicy;
   }
   | { readonly type: "defaultClass"; readonly ask: number; readonly value: string | null };
 
@@ -59,8 +58,8 @@ export interface QueueOptions {
   readonly capacity: number;
   readonly concurrency: number;
   readonly defaultClass?: () => Promise<string | null>;
-  /** The global `annotation-risk-limit` now (a cached value: called for every review). */
-  readonly riskLimit?: () => Risk | null;
+  /** The global settings reviews follow now (a cached value: called for every review). */
+  readonly policy?: () => ReviewPolicy;
 }
 
 interface Item {
@@ -152,7 +151,7 @@ export class ReviewQueue {
         id: item.id,
         body: item.body,
         deadline: item.deadline,
-        riskLimit: this.#o.riskLimit?.() ?? null,
+        policy: this.#o.policy?.() ?? { riskLimit: null, nginxCompat: false },
       };
       this.#worker.postMessage(msg, [item.body.buffer]);
     }

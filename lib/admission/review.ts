@@ -23,6 +23,7 @@ import type { KubeObject } from "../cluster/resources.ts";
 import { handlesIngress } from "../controller/class.ts";
 import { validateAnnotations } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
+import { translatedRiskProblems } from "../nginx/translate.ts";
 import { buildModel, type ClusterLookup, type Problem, render, type Templates, validateConfig } from "../render/mod.ts";
 
 /** The part of an AdmissionReview request the webhook reads. */
@@ -61,6 +62,11 @@ export interface ReviewOptions {
   defaultClass?: () => Promise<string | null>;
   /** Annotations of this risk and above are refused (the global ConfigMap's `annotation-risk-limit`). */
   riskLimit?: Risk | null;
+  /**
+   * The global `nginx-compat` setting: `nginx.ingress.kubernetes.io/*` annotations become ours, and
+   * the keys they become are judged by the risk limit like ours.
+   */
+  nginxCompat?: boolean;
   /** With `--restrict-to-operator-namespace`: ingresses of other namespaces are not ours (allowed). */
   restrictToNamespace: string | null;
   /**
@@ -68,6 +74,12 @@ export interface ReviewOptions {
    * `timeoutMs` caps the check; the review's deadline may cut it shorter.
    */
   xray: { templates: Templates; haproxy: string; timeoutMs: number } | null;
+}
+
+/** The global settings a review follows (the main thread reads them: lib/admission/webhook.ts). */
+export interface ReviewPolicy {
+  readonly riskLimit: Risk | null;
+  readonly nginxCompat: boolean;
 }
 
 /** The outcome of one request body: a decision, or why the body is not an AdmissionReview (400). */
@@ -166,6 +178,7 @@ export async function reviewIngress(
       ...denied.map(reasonOf),
       ...validateAnnotations(ingress.metadata?.annotations, { disableRiskAtOrAbove: o.riskLimit ?? null })
         .map((p) => p.message),
+      ...(o.nginxCompat ? translatedRiskProblems(ingress, o.riskLimit ?? null) : []),
     ]),
   ];
   // Field errors first, then one line per annotation in key order (whichever check found it).

@@ -7,8 +7,7 @@
  */
 import { loadTemplates } from "../render/mod.ts";
 import type { FromWorker, ToWorker, WorkerInit } from "./queue.ts";
-import { reviewBody, type ReviewOptions } from "./review.ts";
-import type { Risk } from "../annotations/table.ts";
+import { reviewBody, type ReviewOptions, type ReviewPolicy } from "./review.ts";
 
 /** The worker's global scope, typed for what is used here (the lib of this file is the window's). */
 const scope = globalThis as unknown as {
@@ -38,12 +37,12 @@ async function reviewOptions(init: WorkerInit): Promise<ReviewOptions> {
   };
 }
 
-async function review(id: number, body: Uint8Array, deadline: number, riskLimit: Risk | null): Promise<void> {
+async function review(id: number, body: Uint8Array, deadline: number, policy: ReviewPolicy): Promise<void> {
   let result: FromWorker & { type: "result" };
   try {
     // Already answered as late by the main thread: no work for nobody.
     if (Date.now() >= deadline) result = { type: "result", id, result: { failed: "past the deadline" } };
-    else result = { type: "result", id, result: await reviewBody(body, { ...await options!, riskLimit }, deadline) };
+    else result = { type: "result", id, result: await reviewBody(body, { ...await options!, ...policy }, deadline) };
   } catch (err) {
     result = { type: "result", id, result: { failed: (err as Error).message } };
   }
@@ -60,7 +59,7 @@ scope.onmessage = ({ data }) => {
       );
       return;
     case "review":
-      return void review(data.id, data.body, data.deadline, data.riskLimit);
+      return void review(data.id, data.body, data.deadline, data.policy);
     case "defaultClass":
       classAnswers.get(data.ask)?.(data.value);
       classAnswers.delete(data.ask);

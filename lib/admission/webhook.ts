@@ -10,7 +10,7 @@ import { type ClusterClient, isStatus } from "../cluster/client.ts";
 import { Backoff } from "../cluster/backoff.ts";
 import { defaultIngressClass } from "../controller/class.ts";
 import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
-import type { Risk } from "../annotations/table.ts";
+import type { ReviewPolicy } from "./review.ts";
 import { defaultGlobalSettings, GLOBAL_CONFIGMAP, parseGlobalSettings } from "../controller/global_settings.ts";
 import { log } from "../log/logger.ts";
 import { pause } from "../timers.ts";
@@ -68,10 +68,10 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
       return null;
     }
   };
-  const riskLimit = new GlobalRiskLimit(client, s.operatorNamespace);
-  await riskLimit.refresh();
+  const policy = new GlobalPolicy(client, s.operatorNamespace);
+  await policy.refresh();
   const route = await admissionRoute({
-    riskLimit: () => riskLimit.value(),
+    policy: () => policy.value(),
     review: {
       ingressClass: s.ingressClass,
       restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
@@ -124,19 +124,19 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
 }
 
 /**
- * `annotation-risk-limit` of the controller's global ConfigMap (lib/controller/global_settings.ts)
- * for the reviews: read at start and again in the background when a review finds it older than
- * 5 s, so a review never waits for it. Unreadable: no limit (the controller still ignores the keys
- * it disables; a bad value is reported there).
+ * `annotation-risk-limit` and `nginx-compat` of the controller's global ConfigMap
+ * (lib/controller/global_settings.ts) for the reviews: read at start and again in the background
+ * when a review finds them older than 5 s, so a review never waits for them. Unreadable: no limit,
+ * no translation (the controller still ignores the keys it disables; a bad value is reported there).
  */
-class GlobalRiskLimit {
-  #value: Risk | null = null;
+class GlobalPolicy {
+  #value: ReviewPolicy = { riskLimit: null, nginxCompat: false };
   #at = 0;
   #reading: Promise<void> | null = null;
 
   constructor(readonly client: ClusterClient, readonly namespace: string) {}
 
-  value(): Risk | null {
+  value(): ReviewPolicy {
     if (Date.now() - this.#at > 5_000) void this.refresh();
     return this.#value;
   }
@@ -155,10 +155,10 @@ class GlobalRiskLimit {
         "GET",
         objectPath(resources.configMaps, this.namespace, GLOBAL_CONFIGMAP),
       );
-      this.#value = parseGlobalSettings(cm.data, defaultGlobalSettings, "global", this.namespace)
-        .settings.annotationRiskLimit;
+      const { settings } = parseGlobalSettings(cm.data, defaultGlobalSettings, "global", this.namespace);
+      this.#value = { riskLimit: settings.annotationRiskLimit, nginxCompat: settings.nginxCompat };
     } catch (err) {
-      if (isStatus(err, 404)) this.#value = null;
+      if (isStatus(err, 404)) this.#value = { riskLimit: null, nginxCompat: false };
       else {
         log.warn("admission: cannot read the global ConfigMap; the annotation risk limit stays as last read", {
           error: (err as Error).message,

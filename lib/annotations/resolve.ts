@@ -73,11 +73,12 @@ export function riskDisabled(risk: Risk, disableAtOrAbove: Risk | null | undefin
 
 /**
  * The layers a key may be set in. Global keys only in the controller's ConfigMap; frontend keys
- * also per class, and on an Ingress only when it has a proxy of its own (`proxy: dedicated`),
- * except `proxy` itself; backend keys also on the Service.
+ * also per class, and on an Ingress only when it has a proxy of its own (`proxy: dedicated`);
+ * backend keys also on the Service; keys that say what an Ingress is (`proxy`, `canary*`) only on
+ * the Ingress.
  */
 export function layersOf(spec: AnnotationSpec, dedicated: boolean): readonly Layer[] {
-  if (spec.key === "proxy") return ["global", "class", "ingress"];
+  if (spec.ingressOnly) return ["ingress"];
   switch (spec.scope) {
     case "global":
       return ["global"];
@@ -90,8 +91,12 @@ export function layersOf(spec: AnnotationSpec, dedicated: boolean): readonly Lay
   }
 }
 
-function isDedicated(annotations: Readonly<Record<string, string>>): boolean {
-  return annotations[PREFIX + "proxy"] === "dedicated";
+/** Whether an Ingress has a proxy of its own: `proxy: dedicated`, unless the risk limit turns `proxy` off. */
+export function isDedicated(
+  annotations: Readonly<Record<string, string>>,
+  disableRiskAtOrAbove: Risk | null | undefined,
+): boolean {
+  return annotations[PREFIX + "proxy"] === "dedicated" && !riskDisabled(specOf("proxy")!.risk, disableRiskAtOrAbove);
 }
 
 /**
@@ -121,7 +126,7 @@ export function validateAnnotations(
     const parsed = spec.value.parse(raw);
     if (!parsed.ok) {
       out.push({ annotation: name, message: valueMessage(name, raw, parsed.reason) });
-    } else if (!layersOf(spec, isDedicated(all)).includes(layer)) {
+    } else if (!layersOf(spec, isDedicated(all, o.disableRiskAtOrAbove)).includes(layer)) {
       out.push({ annotation: name, message: `annotation ${name} cannot be set on ${wherePlaced(spec, layer)}` });
     } else if (riskDisabled(spec.risk, o.disableRiskAtOrAbove)) {
       out.push({
@@ -136,6 +141,7 @@ export function validateAnnotations(
 
 function wherePlaced(spec: AnnotationSpec, layer: Layer): string {
   if (layer === "service") return `a Service (it is a ${spec.scope} setting; set it on the Ingress)`;
+  if (spec.ingressOnly) return `the ${layer} ConfigMap: only an Ingress sets it`;
   if (spec.scope === "global") return "an Ingress: it is a global setting of the controller's ConfigMap";
   return "an Ingress sharing its class's proxy: it is a frontend setting; set it in the IngressClass's ConfigMap, " +
     `or give the Ingress its own proxy (${PREFIX}proxy: dedicated)`;
@@ -169,7 +175,7 @@ export function resolveSetting<T = unknown>(
 ): Resolved<T> {
   const spec = specOf(key);
   if (!spec) throw new Error(`bug: no annotation ${key} in the table`);
-  const allowed = layersOf(spec, isDedicated(layers.ingress ?? {}));
+  const allowed = layersOf(spec, isDedicated(layers.ingress ?? {}, o.disableRiskAtOrAbove));
   const problems: AnnotationProblem[] = [];
   for (const layer of [...LAYERS].reverse()) {
     const values = layers[layer];

@@ -39,6 +39,8 @@ export interface AnnotationSpec {
   readonly example: string;
   /** Older full keys read as this key (the new key wins when both are set). */
   readonly aliases?: readonly string[];
+  /** Only an Ingress may set it: it says what that Ingress is (a canary, a dedicated proxy), never a default. */
+  readonly ingressOnly?: boolean;
 }
 
 const SERVED = "served" as const;
@@ -245,6 +247,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     {
       key: "proxy",
       scope: "frontend",
+      ingressOnly: true,
       risk: "medium",
       value: v.oneOf(["shared", "dedicated"] as const),
       default: "shared",
@@ -615,7 +618,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       example: "Lax",
     },
   ]),
-  ...inGroup({ group: "Canary", scope: "path" }, [
+  ...inGroup({ group: "Canary", scope: "path", ingressOnly: true }, [
     {
       key: "canary",
       status: SERVED,
@@ -623,7 +626,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       value: v.bool,
       default: "false",
       docs:
-        "This Ingress is the canary of the Ingress with the same host and path: it gets the requests the `canary-*` rules select (header, then cookie, then weight). It adds no route of its own; without such a route it is ignored with a Warning. A canary rule changes `haproxy.cfg` (a reload), unlike routes.",
+        "This Ingress is the canary of the Ingress of the same namespace with the same host and path: it gets the requests the `canary-*` rules select (header, then cookie, then weight). It adds no route of its own; without such a route in its namespace it is ignored with a Warning (a canary never takes another namespace's traffic). A canary rule changes `haproxy.cfg` (a reload), unlike routes.",
       example: "true",
     },
     {

@@ -50,7 +50,10 @@ import {
   GLOBAL_CONFIGMAP,
   type GlobalSettings,
   parseGlobalSettings,
+  type SettingsProblem,
 } from "./global_settings.ts";
+import type { Risk } from "../annotations/table.ts";
+import type { OwnershipPolicy } from "../render/host_ownership.ts";
 import { translateIngress } from "../nginx/translate.ts";
 import { PREFIX } from "../annotations/table.ts";
 import { type ProxyOptions, threadsForCpuLimit } from "../render/proxy_options.ts";
@@ -253,6 +256,8 @@ interface StatusSeen {
   wanted: string;
   want: LoadBalancerIngress[] | null;
   changed: Set<string>;
+  /** Members that own none of the hosts they name (Model.unserved): their status lists no address. */
+  unserved: ReadonlySet<string>;
 }
 
 class Controller {
@@ -285,6 +290,9 @@ class Controller {
   #params: Informer | null = null;
   /** The controller's global ConfigMap (lib/controller/global_settings.ts), by name only. */
   #global: Informer;
+  #globalParsed: { cm: KubeObject | null; settings: GlobalSettings; problems: SettingsProblem[] } | null = null;
+  /** The risk limit the Ingresses were last filed into groups with. */
+  #groupedWith: Risk | null = null;
   /** Ingress uid → the signature of the nginx annotations last reported, so each is reported once. */
   #nginxReported = new Map<string, string>();
   /** Each Ingress object as translated from its nginx annotations (computed once per object). */
@@ -470,11 +478,18 @@ class Controller {
       // Named by a Service's annotations (its settings layer): the ingresses using that Service.
       for (const service of this.#serviceSecrets.users(ref)) users(service);
     };
-    // Global settings: every group renders them.
+    // Global settings: every group renders them; the risk limit also decides who gets a dedicated proxy.
+    const onGlobal = () => {
+      if (this.#riskLimit() !== this.#groupedWith) {
+        this.#groupedWith = this.#riskLimit();
+        for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key, true);
+      }
+      this.#requeueAll();
+    };
     this.#global.on({
-      onAdd: () => this.#requeueAll(),
-      onUpdate: (old, o) => JSON.stringify(old.data ?? {}) !== JSON.stringify(o.data ?? {}) && this.#requeueAll(),
-      onDelete: () => this.#requeueAll(),
+      onAdd: onGlobal,
+      onUpdate: (old, o) => JSON.stringify(old.data ?? {}) !== JSON.stringify(o.data ?? {}) && onGlobal(),
+      onDelete: onGlobal,
     });
     for (const informer of [this.#secrets, this.#opaqueSecrets]) {
       informer.on({
@@ -555,7 +570,7 @@ class Controller {
   #ingressChanged(key: string, onlyIfMoved = false): void {
     const ing = this.#ingresses.store.get(key);
     const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
-    const group = handled ? groupOf(ing!, this.#defaultClass()) : null;
+    const group = handled ? groupOf(ing!, this.#defaultClass(), this.#riskLimit()) : null;
     const before = this.#groups.set(key, group);
     if (onlyIfMoved && before === group) return;
     if (handled) this.#index.set(key, refsOf(ing!));
@@ -582,7 +597,7 @@ class Controller {
     const key = this.#key(ing);
     const group = this.#groups.groupOf(key);
     const seen = group === null ? undefined : this.#statusSeen.get(group);
-    if (!seen?.want || statusMatches(ing, seen.want)) return;
+    if (!seen?.want || statusMatches(ing, seen.unserved.has(key) ? [] : seen.want)) return;
     seen.changed.add(key);
     this.#queue.add(group!);
   }
@@ -792,8 +807,9 @@ class Controller {
     want: LoadBalancerIngress[],
     ingresses: readonly KubeObject[],
     narrowed: boolean,
+    unserved: readonly string[],
   ): Iterable<KubeObject> {
-    const wanted = JSON.stringify(want);
+    const wanted = `${JSON.stringify(want)}\0${unserved.join(",")}`;
     const seen = this.#statusSeen.get(group);
     if (!seen || narrowed || seen.wanted !== wanted) {
       // A validation that left ingresses out makes the next pass whole again. The changes noted
@@ -801,6 +817,7 @@ class Controller {
       if (seen) {
         seen.wanted = narrowed ? "" : wanted;
         seen.want = want;
+        seen.unserved = new Set(unserved);
       }
       return ingresses;
     }
@@ -854,7 +871,9 @@ class Controller {
     let ingresses = [...members, ...leaving];
     let narrowed = false;
     // From here on, the ingresses that change are noted for the status pass.
-    if (!this.#statusSeen.has(group)) this.#statusSeen.set(group, { wanted: "", want: null, changed: new Set() });
+    if (!this.#statusSeen.has(group)) {
+      this.#statusSeen.set(group, { wanted: "", want: null, changed: new Set(), unserved: new Set() });
+    }
     const build = (list: readonly KubeObject[]) => this.#build(group, list, gs, restrictTo);
     const phases = new PhaseTimer();
     let built = build(ingresses);
@@ -960,9 +979,15 @@ class Controller {
     // Only ingresses whose status differs (or that are moving here) get a job: at 10,000 members,
     // queueing one per member on every change cost more than the change itself.
     const want = this.#wantedStatus(group, target, proxyService);
-    for (const ing of this.#statusCandidates(group, want, ingresses, narrowed)) {
+    const unserved = built.model.unserved ?? [];
+    for (const ing of this.#statusCandidates(group, want, ingresses, narrowed, unserved)) {
       const key = this.#key(ing);
       if (this.#groups.groupOf(key) !== group) continue;
+      if (unserved.length > 0 && unserved.includes(key)) {
+        // Every host it names belongs to another namespace: it shows no address (an Event says why).
+        if (!statusMatches(ing, [])) this.#statusLane.add(key, () => this.#clearOwnStatus(group, key));
+        continue;
+      }
       if (!this.#handovers.has(key) && (want.length === 0 || statusMatches(ing, want))) {
         this.#served.set(key, group);
         continue;
@@ -1103,12 +1128,28 @@ class Controller {
     return sharedTarget(cls, this.#classes?.store.get(cls), this.settings.operatorNamespace);
   }
 
+  /** The global ConfigMap's settings, parsed once per object. */
+  #parsedGlobal(): { cm: KubeObject | null; settings: GlobalSettings; problems: SettingsProblem[] } {
+    const ns = this.settings.operatorNamespace;
+    const cm = this.#global.store.get(`${ns}/${GLOBAL_CONFIGMAP}`) ?? null;
+    if (this.#globalParsed?.cm !== cm) {
+      this.#globalParsed = cm
+        ? { cm, ...parseGlobalSettings(cm.data, defaultGlobalSettings, "global", ns) }
+        : { cm, settings: defaultGlobalSettings, problems: [] };
+    }
+    return this.#globalParsed;
+  }
+
+  /** The global `annotation-risk-limit` (it also decides whether `proxy: dedicated` is heard). */
+  #riskLimit(): Risk | null {
+    return this.#parsedGlobal().settings.annotationRiskLimit;
+  }
+
   /** The global ConfigMap's settings; its problems become Warning Events on it. */
   #globalSettings(): { settings: GlobalSettings; object: KubeObject | null } {
     const ns = this.settings.operatorNamespace;
-    const cm = this.#global.store.get(`${ns}/${GLOBAL_CONFIGMAP}`) ?? null;
+    const { cm, settings, problems } = this.#parsedGlobal();
     if (!cm) return { settings: defaultGlobalSettings, object: null };
-    const { settings, problems } = parseGlobalSettings(cm.data, defaultGlobalSettings, "global", ns);
     for (const p of problems) {
       this.events.record(cm, "Warning", "InvalidSetting", `ConfigMap ${ns}/${GLOBAL_CONFIGMAP}: ${p.message}`);
     }
@@ -1144,7 +1185,14 @@ class Controller {
         ...(cert ? [secretRef(cert[0], cert[1])] : []),
         ...[global.settings.annotations, classValues].flatMap(layerSecretNames).map(anySecretRef),
       ]);
-      return { params, proxy, nginxCompat: settings.nginxCompat, global: global.settings, classValues };
+      return {
+        params,
+        proxy,
+        nginxCompat: settings.nginxCompat,
+        ownership: settings.ownership,
+        global: global.settings,
+        classValues,
+      };
     };
     // The class of ingress-nginx's controller: its Ingresses are translated unless its parameters say otherwise.
     const base = ic?.spec?.controller === NGINX_CONTROLLER
@@ -1233,6 +1281,7 @@ class Controller {
       namespace: restrictTo,
       layers: { global: gs.global.annotations, class: gs.classValues },
       disableRiskAtOrAbove: gs.global.annotationRiskLimit,
+      ownership: gs.ownership,
     });
   }
 
@@ -1402,6 +1451,13 @@ class Controller {
     return loadBalancerOf(own);
   }
 
+  /** Clears the status of a member of `group` that owns none of its hosts (if it still is one). */
+  async #clearOwnStatus(group: GroupKey, key: string): Promise<void> {
+    const now = this.#ingresses.store.get(key);
+    if (!now || this.#groups.groupOf(key) !== group || statusMatches(now, [])) return;
+    await this.#patchStatus(now.metadata.namespace!, now.metadata.name, null);
+  }
+
   /** Clears the status of an ingress no group of this controller serves any more (if it still exists). */
   #clearStatus(key: string): void {
     const ing = this.#ingresses.store.get(key);
@@ -1488,6 +1544,8 @@ interface GroupSettings {
   params: ClassParams;
   proxy: ProxyOptions;
   nginxCompat: boolean;
+  /** Who may serve which host of the group's proxy (the class's, else the global setting). */
+  ownership: OwnershipPolicy;
   global: GlobalSettings;
   /** Our annotation keys set in the class's parameters (the `class` layer). */
   classValues: Readonly<Record<string, string>>;

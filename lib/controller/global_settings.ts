@@ -4,8 +4,8 @@
  * chart creates it) and the proxy keys of a class's parameters ConfigMap, which override the
  * global values for the same keys (README "Global settings"): timeouts, `max-connections`,
  * `ssl-min-version`, `ssl-ciphers`, `ssl-ciphersuites`, `http2`, `access-log`,
- * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`; in the
- * global ConfigMap only, `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
+ * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`,
+ * `namespace-ownership`, `pinned-hosts`; in the global ConfigMap only, `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
  * annotation's value at the global or class layer (annotations/resolve.ts). Every value is parsed
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
  * one bad key never affects another.
@@ -15,6 +15,13 @@ import { riskDisabled, showValue } from "../annotations/resolve.ts";
 import * as v from "../annotations/values.ts";
 import { isDns1123Subdomain } from "../render/patterns.ts";
 import { CIPHERS, DEFAULT_PROXY_OPTIONS, type ProxyOptions, type SslVersion } from "../render/proxy_options.ts";
+import {
+  DEFAULT_OWNERSHIP,
+  NAMESPACE_OWNERSHIP,
+  type NamespaceOwnership,
+  type OwnershipPolicy,
+  parsePins,
+} from "../render/host_ownership.ts";
 
 /** The name of the global ConfigMap in the controller's namespace. */
 export const GLOBAL_CONFIGMAP = "ingress-controller";
@@ -28,6 +35,8 @@ export interface GlobalSettings {
   nginxCompat: boolean;
   /** Annotations of this risk and above are disabled; null: none (global ConfigMap only). */
   annotationRiskLimit: Risk | null;
+  /** Who may serve a host of a shared proxy (`namespace-ownership`, `pinned-hosts`; docs/host-ownership.md). */
+  ownership: OwnershipPolicy;
   /** Bare annotation keys set at this layer (for resolveSetting's `global` / `class` layer). */
   annotations: Readonly<Record<string, string>>;
 }
@@ -37,6 +46,7 @@ export const defaultGlobalSettings: GlobalSettings = Object.freeze({
   defaultCertificateRef: null,
   nginxCompat: false,
   annotationRiskLimit: null,
+  ownership: DEFAULT_OWNERSHIP,
   annotations: Object.freeze({}),
 });
 
@@ -76,6 +86,8 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "accept-proxy-protocol",
   "nginx-compat",
   "annotation-risk-limit",
+  "namespace-ownership",
+  "pinned-hosts",
 ]);
 
 /** Whether a ConfigMap key is read by this module (a setting, or one of our annotations). */
@@ -98,7 +110,7 @@ export function parseGlobalSettings(
   const bad = (key: string, value: string, why: string) =>
     problems.push({ key, message: `${key}: ${showValue(value)} ${why}` });
   const proxy = { ...base.proxy, timeouts: { ...base.proxy.timeouts } };
-  let { defaultCertificateRef, nginxCompat, annotationRiskLimit } = base;
+  let { defaultCertificateRef, nginxCompat, annotationRiskLimit, ownership } = base;
   const annotations: Record<string, string> = {};
   for (const key of Object.keys(data ?? {}).sort()) {
     const value = data![key];
@@ -141,18 +153,31 @@ export function parseGlobalSettings(
       if (layer !== "global") bad(key, value, "is a setting of the controller's global ConfigMap only; ignored here");
       else if (RISK.test(value)) annotationRiskLimit = value === "none" ? null : value as Risk;
       else bad(key, value, `is not ${RISKS.join(", ")} or none; ${keeps}`);
+    } else if (key === "namespace-ownership") {
+      if ((NAMESPACE_OWNERSHIP as readonly string[]).includes(value)) {
+        ownership = { ...ownership, mode: value as NamespaceOwnership };
+      } else bad(key, value, `is not ${NAMESPACE_OWNERSHIP.join(" or ")}; ${keeps}`);
+    } else if (key === "pinned-hosts") {
+      const p = parsePins(value);
+      // A class's pins replace the global ones for its proxy (a class names the hosts of its own tenants).
+      if (p.ok) ownership = { ...ownership, pins: p.pins };
+      else bad(key, value, `${p.reason}; ${keeps}`);
     } else if (layer === "global" && !specOf(key)) {
       problems.push({ key, message: `key ${showValue(key)} is not a setting of this controller; ignored` });
     }
     // Our annotations at this layer (timeouts are both: the defaults section and the layer's value).
     const spec = specOf(key);
-    if (spec) {
+    if (spec?.ingressOnly) bad(key, value, "is set only on an Ingress (it says what that Ingress is); ignored here");
+    else if (spec) {
       const p = spec.value.parse(value);
       if (p.ok) annotations[key] = value;
       else if (!(key in TIMEOUT_KEYS) && !PROXY_SETTING_KEYS.has(key)) bad(key, value, `${p.reason}; ${keeps}`);
     }
   }
-  return { settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, annotations }, problems };
+  return {
+    settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, ownership, annotations },
+    problems,
+  };
 }
 
 /**

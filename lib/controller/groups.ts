@@ -10,6 +10,8 @@
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { ingressClassOf } from "./class.ts";
+import { isDedicated as asksDedicated } from "../annotations/resolve.ts";
+import type { Risk } from "../annotations/table.ts";
 import { createHash } from "node:crypto";
 
 export const proxyModeAnnotation = "ingress-controller.io/proxy";
@@ -29,14 +31,17 @@ export function sharedClassOf(group: GroupKey): string | null {
   return group.startsWith(classPrefix) ? group.slice(classPrefix.length) : null;
 }
 
-/** Whether `ingress` asks for its own proxy. */
-export function isDedicated(ingress: KubeObject): boolean {
-  return ingress.metadata.annotations?.[proxyModeAnnotation] === dedicatedValue;
+/**
+ * Whether `ingress` gets its own proxy: it asks for one, and `proxy` is not turned off by the
+ * global `annotation-risk-limit` (then it joins its class's proxy; the model reports the key).
+ */
+export function isDedicated(ingress: KubeObject, riskLimit: Risk | null = null): boolean {
+  return asksDedicated(ingress.metadata.annotations ?? {}, riskLimit);
 }
 
 /** The group of a handled ingress. */
-export function groupOf(ingress: KubeObject, defaultClass: string | null): GroupKey {
-  if (isDedicated(ingress)) return `${ingress.metadata.namespace}/${ingress.metadata.name}`;
+export function groupOf(ingress: KubeObject, defaultClass: string | null, riskLimit: Risk | null = null): GroupKey {
+  if (isDedicated(ingress, riskLimit)) return `${ingress.metadata.namespace}/${ingress.metadata.name}`;
   return classGroup(ingressClassOf(ingress, defaultClass) ?? "");
 }
 

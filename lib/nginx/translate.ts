@@ -6,8 +6,8 @@
  * compatibility mode cannot write its value as ours (nginx/convert.ts). Other annotations are not
  * reported. `translateIngress` is the compatibility mode itself: the report and our annotations.
  */
-import { showValue } from "../annotations/resolve.ts";
-import { PREFIX, specOf } from "../annotations/table.ts";
+import { riskDisabled, showValue } from "../annotations/resolve.ts";
+import { annotationName, PREFIX, type Risk, specOf } from "../annotations/table.ts";
 import { type IngressContext, NGINX_PREFIX, NGINX_RULES, type Verdict } from "./table.ts";
 import { convertedAnnotations, CONVERTERS } from "./convert.ts";
 
@@ -90,4 +90,30 @@ export function translateIngress(ingress: IngressLike): { rows: ReportRow[]; ann
     .filter((r) => r.verdict === "supported" || r.verdict === "translated")
     .map((r) => r.annotation.slice(NGINX_PREFIX.length));
   return { rows, annotations: convertedAnnotations(applied, ctx) };
+}
+
+/**
+ * One line per `nginx.ingress.kubernetes.io/*` annotation of `ingress` that compatibility mode
+ * would apply as a key of ours the risk limit turns off: the webhook refuses it as it refuses our
+ * key written directly, so a translation is no way around `annotation-risk-limit`.
+ */
+export function translatedRiskProblems(ingress: IngressLike, riskLimit: Risk | null): string[] {
+  if (riskLimit === null) return [];
+  const annotations = ingress.metadata?.annotations ?? {};
+  const ctx: IngressContext = { namespace: ingress.metadata?.namespace ?? "", annotations };
+  const out: string[] = [];
+  for (const row of checkIngress(ingress)) {
+    if (row.verdict !== "supported" && row.verdict !== "translated") continue;
+    const key = row.annotation.slice(NGINX_PREFIX.length);
+    const disabled = Object.keys(convertedAnnotations([key], ctx))
+      .map((name) => specOf(name.slice(PREFIX.length))!)
+      .filter((spec) => riskDisabled(spec.risk, riskLimit));
+    for (const spec of disabled) {
+      out.push(
+        `annotation ${row.annotation} is disabled: it becomes ${annotationName(spec)}, whose risk is ${spec.risk}, ` +
+          `and annotations of risk ${riskLimit} and above are turned off in this controller's settings`,
+      );
+    }
+  }
+  return out;
 }

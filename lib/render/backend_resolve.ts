@@ -5,6 +5,7 @@
  * (lib/render/settings.ts). What cannot be resolved is a problem of the route; a Service that
  * cannot be reached still gets its backend, without servers (503 until endpoints appear).
  */
+import type { IngressSettings } from "./ingress_settings.ts";
 import type { V1EndpointSlice, V1IngressBackend, V1Service, V1ServicePort } from "@kubernetes/client-node";
 import {
   isDns1123Label,
@@ -44,8 +45,8 @@ export interface ReadContext {
   baseline: string;
   /** JSON of DEFAULT_SETTINGS. */
   defaultJson: string;
-  /** `path-regex` of an Ingress without annotations of the table (the global and class layers). */
-  regexByDefault: boolean;
+  /** The Ingress-wide settings of an Ingress without annotations of the table (the global and class layers). */
+  ingressDefaults: IngressSettings;
   problems: Problem[];
   backends: Map<string, Backend>;
   services: Set<string>;

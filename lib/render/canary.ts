@@ -9,8 +9,7 @@
  * cookie (`never`, then `always`), then the weight.
  */
 import { createHash } from "node:crypto";
-import { resolveSetting } from "../annotations/resolve.ts";
-import { quoted, type SettingReport } from "./settings.ts";
+import { quoted } from "./settings.ts";
 
 export interface CanaryRule {
   /** The backend the main route points to (its reserved copy). */
@@ -26,26 +25,6 @@ export interface CanaryRule {
 }
 
 export type CanarySettings = Omit<CanaryRule, "main" | "canary">;
-
-/** The canary settings of an Ingress's annotations; null: not a canary. */
-export function canarySettings(
-  annotations: Readonly<Record<string, string>>,
-  report: SettingReport,
-): CanarySettings | null {
-  const get = <T>(key: string): T | null => {
-    const r = resolveSetting<T>(key, { ingress: annotations });
-    for (const p of r.problems) report("InvalidAnnotation", `${p.message}; ignored`);
-    return r.value;
-  };
-  // every key is read (a bad value is reported even when the Ingress is not a canary)
-  const settings = {
-    weight: get<number>("canary-weight") ?? 0,
-    header: get<string>("canary-header"),
-    headerValue: get<string>("canary-header-value") ?? "always",
-    cookie: get<string>("canary-cookie"),
-  };
-  return get<boolean>("canary") ? settings : null;
-}
 
 /** The name of the main route's reserved copy of its backend: stable per route key. */
 export function reservedName(backend: string, routeKey: string): string {

@@ -14,14 +14,15 @@
  */
 import type { V1EndpointSlice, V1Ingress, V1IngressBackend } from "@kubernetes/client-node";
 import { isDns1123Label, isDns1123Subdomain, isHost, isPath } from "./patterns.ts";
-import { readAnnotation, resolveSetting, valueMessage } from "../annotations/resolve.ts";
 import { pathRegex } from "../annotations/values.ts";
-import { type CanarySettings, canarySettings } from "./canary.ts";
+import type { CanarySettings } from "./canary.ts";
+import { ingressSettings } from "./ingress_settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 import { hasTableAnnotations } from "./settings_memo.ts";
 import { type ReadContext, type Report, resolveBackend } from "./backend_resolve.ts";
 import { show } from "./show.ts";
 import type { IngressKey, KeptMerge } from "./model_delta.ts";
+import { CATCH_ALL } from "./host_ownership.ts";
 import type { Backend, ClientCertCheck, ClusterLookup, Match, PathType, Problem, Route, TlsCert } from "./model.ts";
 
 /** What resolving one backend reference produced; the model takes it only if the route is used. */
@@ -73,6 +74,12 @@ export interface IngressFragment {
   clientCert: ClientCertCheck | null;
   /** Secrets read outside backends (TLS, client certificate CA): the model re-renders when they change. */
   secrets: string[];
+  /**
+   * The hosts the Ingress names (rule and TLS hosts, wildcards as written) and CATCH_ALL for
+   * host-less rules or a default backend, once each: its claims on hosts (render/host_ownership.ts).
+   * A canary claims nothing: it joins routes of its namespace.
+   */
+  claims: string[];
   steps: Step[];
 }
 
@@ -104,6 +111,8 @@ export class ModelMemo {
   readonly latest = new Map<string, { ing: V1Ingress; kept: Kept }>();
   /** The last full build's state, from which the next one may be a delta (lib/render/model_delta.ts). */
   merge: KeptMerge | null = null;
+  /** The owners the last build decided (render/host_ownership.ts): the next full build keeps them while they claim. */
+  owners: ReadonlyMap<string, string> | null = null;
   /** Builds made as deltas (for tests and the scale benchmark). */
   deltas = 0;
 }
@@ -275,6 +284,7 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
     canary: null,
     clientCert: null,
     secrets: [],
+    claims: NONE,
     steps,
   };
   if (!isDns1123Label(ns) || !isDns1123Subdomain(name)) {
@@ -293,29 +303,49 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
   const secrets = new Set<string>();
   const rctx: ReadContext = { ...ctx, secrets };
   const annotations = ing.metadata?.annotations ?? {};
-  // Most Ingresses set none of the table's keys: their defaults need no reading.
-  const own = hasTableAnnotations(annotations);
-  fragment.sslRedirect = !own || boolAnnotation(annotations, "ssl-redirect", true, problem);
-  fragment.redirectCode = own
-    ? annotationValue<string>(annotations, "ssl-redirect-code", problem, "; using 308") ?? "308"
-    : "308";
-  const canary = fragment.canary = own ? canarySettings(annotations, problem) : null;
-  const www = own && boolAnnotation(annotations, "www-redirect", false, problem);
-  const regexPaths = own ? pathRegexOn(ctx, annotations, problem) : ctx.regexByDefault;
-  const clientCert = fragment.clientCert = own ? clientCertCheck(rctx, ns, annotations, problem) : null;
-  const passthrough = own && boolAnnotation(annotations, "ssl-passthrough", false, problem);
+  // Most Ingresses set none of the table's keys: the layers' values, read once per model, apply.
+  const settings = hasTableAnnotations(annotations)
+    ? ingressSettings(ctx.resolve, annotations, problem)
+    : ctx.ingressDefaults;
+  fragment.sslRedirect = settings.sslRedirect;
+  fragment.redirectCode = settings.redirectCode;
+  const canary = fragment.canary = settings.canary;
+  const www = settings.www;
+  const regexPaths = settings.regexPaths;
+  const clientCert = fragment.clientCert = clientCertCheck(rctx, ns, settings.clientCert, problem);
+  const passthrough = settings.passthrough;
   // as ingress-nginx: HTTPS is terminated in front of the proxy, so the hosts need no TLS of their own
-  const forceRedirect = own && !canary && boolAnnotation(annotations, "force-ssl-redirect", false, problem);
+  const forceRedirect = !canary && settings.forceRedirect;
 
+  const claims = new Set<string>();
+  const ruleHosts: string[] = [];
+  for (const rule of ing.spec?.rules ?? []) {
+    const host = rule.host ?? "";
+    if (host === "") {
+      if ((rule.http?.paths ?? []).length > 0) claims.add(CATCH_ALL);
+    } else if (isHost(host) && !ruleHosts.includes(host)) ruleHosts.push(host);
+  }
   for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
     const hosts: string[] = [];
     for (const h of tls.hosts ?? []) {
       if (isHost(h)) hosts.push(h);
       else problem("InvalidHost", `spec.tls[${t}].hosts: ${show(h)} is not a valid host; ignored`);
     }
+    // Without hosts, the entry is for the Ingress's own rule hosts: a certificate is never served
+    // without SNI names, where it would answer for every host of the proxy.
+    if ((tls.hosts ?? []).length === 0) hosts.push(...ruleHosts);
     const cert = tlsCert(rctx, ns, tls.secretName, `spec.tls[${t}]`, problem);
-    if (cert) steps.push({ step: "tls", t, hosts, cert });
+    if (cert && hosts.length === 0) {
+      if ((tls.hosts ?? []).length > 0) continue; // every host was invalid (reported above)
+      problem(
+        "TLSWithoutHosts",
+        `spec.tls[${t}]: no hosts, and the Ingress has no rule with a host; Secret ${ns}/${tls.secretName} is not served`,
+      );
+    } else if (cert) steps.push({ step: "tls", t, hosts, cert });
+    for (const h of hosts) claims.add(h);
   }
+  for (const h of ruleHosts) claims.add(h);
+  if (ing.spec?.defaultBackend) claims.add(CATCH_ALL);
   if (clientCert) steps.push({ step: "clientCertWithoutTls" });
 
   if (ing.spec?.defaultBackend) {
@@ -368,41 +398,10 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
     }
   }
   fragment.secrets = secrets.size > 0 ? [...secrets] : NONE;
+  if (!canary && claims.size > 0) fragment.claims = [...claims];
   // Copied for the same reason as the reads: the fragment lives as long as its Ingress.
   fragment.steps = steps.slice();
   return fragment;
-}
-
-/** Reads a key of the annotation table (ours or its legacy alias); an invalid value is a problem. */
-function annotationValue<T>(
-  annotations: Record<string, string>,
-  key: string,
-  problem: Report,
-  tail = "",
-): T | undefined {
-  const read = readAnnotation<T>(annotations, key);
-  if (!read) return undefined;
-  const parsed = read.parsed;
-  if (parsed.ok) return parsed.value;
-  problem("InvalidAnnotation", valueMessage(read.name, read.raw, parsed.reason) + tail);
-  return undefined;
-}
-
-/** `path-regex` through the precedence and risk limit of the backend settings (lib/render/settings.ts). */
-export function pathRegexOn(
-  ctx: Pick<ReadContext, "resolve">,
-  annotations: Record<string, string>,
-  problem: Report,
-): boolean {
-  const r = resolveSetting<boolean>("path-regex", { ...ctx.resolve.layers, ingress: annotations }, {
-    disableRiskAtOrAbove: ctx.resolve.disableRiskAtOrAbove,
-  });
-  for (const p of r.problems) problem("InvalidAnnotation", `${p.message}; ignored`);
-  return r.value === true;
-}
-
-function boolAnnotation(annotations: Record<string, string>, key: string, dflt: boolean, problem: Report): boolean {
-  return annotationValue<boolean>(annotations, key, problem, `; using ${dflt}`) ?? dflt;
 }
 
 /**
@@ -413,13 +412,11 @@ function boolAnnotation(annotations: Record<string, string>, key: string, dflt: 
 function clientCertCheck(
   ctx: ReadContext,
   ns: string,
-  annotations: Record<string, string>,
+  asked: { name: string; verify: "required" | "optional" } | null,
   problem: Report,
 ): ClientCertCheck | null {
-  const name = annotationValue<string>(annotations, "client-cert-ca-secret", problem, "; ignored");
-  if (name === undefined) return null;
-  const verify = annotationValue<"required" | "optional">(annotations, "client-cert-verify", problem, "; ignored") ??
-    "required";
+  if (asked === null) return null;
+  const { name, verify } = asked;
   ctx.secrets.add(`${ns}/${name}`);
   const secret = ctx.lookup.secret(ns, name);
   if (!secret || !tlsSummaryOf(secret).ca) {

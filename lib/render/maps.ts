@@ -19,7 +19,11 @@
  *   It is the one map whose order matters, so it is never sorted, and the proxy replaces it as a
  *   whole (runtime_changes.ts): `add map` would append an entry at the end of the list.
  * - `passthrough.map` (`map_str`, by SNI): the `ssl-passthrough` hosts, by host part, value their
- *   `mode tcp` backend (docs/ssl-passthrough.md).
+ *   `mode tcp` backend (docs/ssl-passthrough.md), or `ic_terminate` for a host under a passthrough
+ *   wildcard that another namespace serves (its connections are terminated as usual).
+ * - `owned-hosts.map` (`map_str`): owned hosts, by host part, whose requests no route of their owner
+ *   matched: `404`, or `catch-all` (skip the wildcard rules, go on to the host-less ones), so they
+ *   never reach another namespace's wildcard or host-less rules (render/host_ownership.ts).
  * This module imports only name patterns and small helpers, so the proxy can check received map files with it.
  */
 import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
@@ -29,6 +33,8 @@ import { compareRoutes } from "./route_order.ts";
 import { insertSorted, removeSorted } from "./sorted.ts";
 import { cmp } from "./show.ts";
 
+const NO_STOPS: readonly { host: string; stop: string }[] = Object.freeze([]);
+
 /** The map files: ConfigMap keys (contracts.md §4) and file names in the proxy's cert dir. */
 export const MAP_FILES = [
   "routes-exact.map",
@@ -36,6 +42,7 @@ export const MAP_FILES = [
   "redirect-hosts.map",
   "routes-regex.map",
   "passthrough.map",
+  "owned-hosts.map",
 ] as const;
 export type MapFile = typeof MAP_FILES[number];
 /** The maps whose line order is their lookup order (`map_reg` walks its list and stops at the first match). */
@@ -83,13 +90,14 @@ export function routeMaps(
   redirectCodes: Readonly<Record<string, string>> = {},
   passthrough: readonly { host: string; backend: string }[] = [],
   memo: MapsMemo | null = null,
+  stops: readonly { host: string; stop: string }[] = NO_STOPS,
 ): RouteMaps {
   const last = memo?.last;
   const tables = (last && changedTables(last, routes)) ?? sortedTables(routes);
   const small = (last?.small.redirectHosts === redirectHosts && last.small.redirectCodes === redirectCodes &&
-      last.small.passthrough === passthrough)
+      last.small.passthrough === passthrough && last.small.stops === stops)
     ? last.small
-    : smallMaps(redirectHosts, redirectCodes, passthrough);
+    : smallMaps(redirectHosts, redirectCodes, passthrough, stops);
   if (memo) memo.last = { ...tables, small };
   return {
     "routes-exact.map": tables.texts.exact,
@@ -97,6 +105,7 @@ export function routeMaps(
     "redirect-hosts.map": small.texts.redirect,
     "routes-regex.map": tables.texts.regex,
     "passthrough.map": small.texts.passthrough,
+    "owned-hosts.map": small.texts.stops,
   };
 }
 
@@ -114,7 +123,8 @@ interface SmallMaps {
   redirectHosts: readonly string[];
   redirectCodes: Readonly<Record<string, string>>;
   passthrough: readonly { host: string; backend: string }[];
-  texts: { redirect: string; passthrough: string };
+  stops: readonly { host: string; stop: string }[];
+  texts: { redirect: string; passthrough: string; stops: string };
 }
 
 /** What routeMaps keeps between the calls for one proxy (lib/render/render.ts's RenderMemo holds it). */
@@ -229,6 +239,7 @@ function smallMaps(
   redirectHosts: readonly string[],
   redirectCodes: Readonly<Record<string, string>>,
   passthrough: readonly { host: string; backend: string }[],
+  stops: readonly { host: string; stop: string }[],
 ): SmallMaps {
   const redirect = new Map(
     redirectHosts.map((h) => [hostKey(h), /^30[1278]$/.test(redirectCodes[h]) ? redirectCodes[h] : "1"]),
@@ -236,8 +247,9 @@ function smallMaps(
   const texts = {
     redirect: mapText(redirect),
     passthrough: mapText(new Map(passthrough.map((p) => [hostKey(p.host), p.backend]))),
+    stops: mapText(new Map(stops.map((s) => [hostKey(s.host), s.stop]))),
   };
-  return { redirectHosts, redirectCodes, passthrough, texts };
+  return { redirectHosts, redirectCodes, passthrough, stops, texts };
 }
 
 function entryOf(r: MapRoute): MapEntry {

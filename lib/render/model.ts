@@ -46,10 +46,19 @@ import { type BackendSettings, DEFAULT_SETTINGS, type ResolveContext, settingsHa
 import type { SecretLike } from "./tls_secret.ts";
 import { memoBackendSettings } from "./settings_memo.ts";
 import { type ReadContext, type Report, SERVICE_NAME_LABEL } from "./backend_resolve.ts";
-import { fragmentOf, idOf, type IngressFragment, ModelMemo, pathRegexOn, type Resolved } from "./ingress_reading.ts";
+import { fragmentOf, idOf, type IngressFragment, ModelMemo, type Resolved } from "./ingress_reading.ts";
+import { ingressSettings } from "./ingress_settings.ts";
 import { cmp, show } from "./show.ts";
 import { compareRoutes } from "./route_order.ts";
 import { type AfterReplay, compareKeys, type IngressKey, KeptMerge, MergeRecord } from "./model_delta.ts";
+import {
+  CATCH_ALL,
+  DEFAULT_OWNERSHIP,
+  HostOwners,
+  type OwnershipPolicy,
+  type Stop,
+  wildcardOf,
+} from "./host_ownership.ts";
 
 export { compareRoutes, ModelMemo, SERVICE_NAME_LABEL };
 export type PathType = "Exact" | "Prefix" | "ImplementationSpecific";
@@ -105,8 +114,13 @@ export interface TlsCert {
   file: string;
   namespace: string;
   name: string;
-  /** SNI names served with this certificate, sorted; empty: no filter (the names in the certificate). */
+  /** SNI names served with this certificate, sorted (never empty: a certificate is never a default). */
   hosts: string[];
+  /**
+   * Hosts under one of `hosts`' wildcards that another namespace owns, sorted: negative SNI
+   * filters (`!host`), so the wildcard's certificate is not served for them.
+   */
+  excluded?: string[];
 }
 
 /** A host's client certificate check (`client-cert-*`), rendered on its crt-list line. */
@@ -119,6 +133,11 @@ export interface ClientCertCheck {
 export interface Model {
   /** `namespace/name` of the ingresses merged into this model, oldest first. */
   ingresses: string[];
+  /**
+   * Ingresses that name hosts and own none of them (render/host_ownership.ts), oldest first: they
+   * are not in `ingresses`, and their status lists no address.
+   */
+  unserved?: string[];
   /** Routes in match order: exact hosts, wildcard hosts, any host; longer paths first; Exact before prefix. */
   routes: Route[];
   /** Sorted by name. */
@@ -135,8 +154,16 @@ export interface Model {
   canaries?: CanaryRule[];
   /** TLS hosts that ask for client certificates: the CA Secret (its `_ca.pem` file) and the check. */
   clientCerts?: Record<string, ClientCertCheck>;
-  /** `ssl-passthrough` hosts and their `mode tcp` backend, sorted by host (docs/ssl-passthrough.md). */
+  /**
+   * `ssl-passthrough` hosts and their `mode tcp` backend, sorted by host (docs/ssl-passthrough.md);
+   * PASS_TERMINATE for a host under a passthrough wildcard that another namespace serves itself.
+   */
   passthrough?: { host: string; backend: string }[];
+  /**
+   * Owned hosts whose unmatched requests must not fall through to another namespace's wildcard or
+   * host-less rules, sorted by host (render/host_ownership.ts, `owned-hosts.map`).
+   */
+  stops?: { host: string; stop: Stop }[];
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */
   refs: { services: string[]; secrets: string[] };
 }
@@ -184,6 +211,13 @@ export interface ModelInput {
   layers?: { global?: Readonly<Record<string, string>>; class?: Readonly<Record<string, string>> };
   /** Annotations of this risk and above are ignored (the global `annotation-risk-limit`). */
   disableRiskAtOrAbove?: Risk | null;
+  /** Who may serve a host (render/host_ownership.ts); default: Strict, no pins. */
+  ownership?: OwnershipPolicy;
+  /**
+   * The owners the last model of this proxy decided (BuildResult.owners): a host stays with its
+   * owner while the owner still names it. With a memo, the memo's are used.
+   */
+  previousOwners?: ReadonlyMap<string, string> | null;
   /**
    * Keeps each Ingress's fragment between models (lib/render/ingress_reading.ts): only for callers
    * whose Ingresses and lookup objects are replaced, never changed in place (the controller's caches).
@@ -195,7 +229,12 @@ export interface BuildResult {
   model: Model;
   problems: Problem[];
   servable: boolean;
+  /** The decided owners (claim → namespace) under a Strict policy; null under InterNamespaceAllowed. */
+  owners: ReadonlyMap<string, string> | null;
 }
+
+/** The `passthrough.map` value of a host whose TLS connections are terminated, not passed through. */
+export const PASS_TERMINATE = "ic_terminate";
 
 /** The legacy prefix; its keys are aliases of `ingress-controller.io/` keys (lib/annotations/table.ts). */
 export const ANNOTATION_PREFIX = "ingress.kubernetes.io/";
@@ -269,9 +308,13 @@ interface Merge {
   wwwHosts: { host: string; ns: string; id: string }[];
   /** Hosts of Ingresses with `ssl-passthrough`, in Ingress order. */
   passHosts: { host: string; id: string; problem: Report }[];
+  /** Who may serve which host (Strict); null: every namespace may (InterNamespaceAllowed). */
+  owners: HostOwners | null;
 }
 
 interface CanaryPath {
+  /** The canary Ingress's namespace: it joins routes of that namespace only. */
+  ns: string;
   key: string;
   backend: string;
   settings: CanarySettings;
@@ -286,7 +329,6 @@ export function buildModel(input: ModelInput): BuildResult {
     disableRiskAtOrAbove: input.disableRiskAtOrAbove ?? null,
   };
   const resolveKey = JSON.stringify(resolve);
-  const partial = { resolve, resolveKey };
   const ctx: ReadContext = {
     lookup: input.lookup,
     allowLoopbackEndpoints: input.allowLoopbackEndpoints === true,
@@ -294,14 +336,15 @@ export function buildModel(input: ModelInput): BuildResult {
     resolveKey,
     baseline: memoBackendSettings(resolveKey, resolve, {}, {}, null).json,
     defaultJson: JSON.stringify(DEFAULT_SETTINGS),
-    regexByDefault: pathRegexOn(partial, {}, () => {}),
+    ingressDefaults: ingressSettings(resolve, {}, () => {}),
     problems: [],
     backends: new Map(),
     services: new Set(),
     secrets: new Set(),
   };
   const namespace = input.namespace ?? null;
-  const env = `${resolveKey}\0${ctx.allowLoopbackEndpoints}\0${namespace ?? ""}`;
+  const policy = input.ownership ?? DEFAULT_OWNERSHIP;
+  const env = `${resolveKey}\0${ctx.allowLoopbackEndpoints}\0${namespace ?? ""}\0${JSON.stringify(policy)}`;
   const accepted: string[] = [];
   const m: Merge = {
     routes: new Map(),
@@ -313,6 +356,7 @@ export function buildModel(input: ModelInput): BuildResult {
     canaryPaths: [],
     wwwHosts: [],
     passHosts: [],
+    owners: null,
   };
   const memo = input.memo;
   // Ingresses gone are dropped from the memo's latest objects now and then, not on every build.
@@ -334,18 +378,31 @@ export function buildModel(input: ModelInput): BuildResult {
   }
   // With a memo, the replay is recorded, so that the next change may be a delta (model_delta.ts).
   const record = memo ? new MergeRecord() : null;
-  const replayed: { fragment: IngressFragment; key: IngressKey }[] = [];
-  for (const { i, key } of oldestFirst(input.ingresses, memo)) {
-    const fragment = fragmentOf(ctx, i, env, namespace, memo);
-    if (fragment.accepted) accepted.push(fragment.id);
+  const replayed: { fragment: IngressFragment; key: IngressKey; accepted: boolean }[] = [];
+  const unserved: string[] = [];
+  const read = oldestFirst(input.ingresses, memo).map(({ i, key }) => ({
+    fragment: fragmentOf(ctx, i, env, namespace, memo),
+    key,
+  }));
+  if (policy.mode === "Strict") {
+    m.owners = new HostOwners(policy);
+    m.owners.decide(
+      read.filter((r) => r.fragment.accepted).map((r) => ({ ns: r.fragment.ns, claims: r.fragment.claims })),
+      (memo ? memo.owners : input.previousOwners) ?? null,
+    );
+  }
+  for (const { fragment, key } of read) {
     for (const s of fragment.secrets) {
       ctx.secrets.add(s);
       record?.secret(s);
     }
     const before = ctx.problems.length;
+    const served = fragment.accepted && claimsServed(ctx, m.owners, fragment);
+    if (served) accepted.push(fragment.id);
+    else if (fragment.accepted) unserved.push(fragment.id);
     replay(ctx, m, fragment, record);
     if (record) {
-      replayed.push({ fragment, key });
+      replayed.push({ fragment, key, accepted: served });
       if (ctx.problems.length > before) record.problems.set(fragment.id, ctx.problems.slice(before));
     }
   }
@@ -353,16 +410,18 @@ export function buildModel(input: ModelInput): BuildResult {
   const { routes, redirect, clientCerts, defaultBackend } = m;
   const replayProblems = ctx.problems.length;
   const canaries = joinCanaries(ctx, routes, m.canaryPaths);
-  addWwwTwins(ctx, routes, m.wwwHosts);
+  addWwwTwins(ctx, routes, m.wwwHosts, m.owners);
   const passthrough = passthroughBackends(ctx, routes, m.passHosts);
+  const passHosts = excludeFromPassthrough(passthrough.hosts, routes, m);
   const model: Model = {
     canaries,
     ingresses: accepted,
+    unserved,
     routes: [...routes.values()].sort(compareRoutes),
     backends: [...usedBackends(ctx, routes, canaries, defaultBackend), ...passthrough.backends]
       .sort((a, b) => cmp(a.name, b.name)),
     defaultBackend: defaultBackend?.name ?? null,
-    tls: [...m.certs.values()].sort((a, b) => cmp(a.file, b.file)),
+    tls: excludeOwnedHosts([...m.certs.values()], m.owners).sort((a, b) => cmp(a.file, b.file)),
     redirectHosts: [...redirect.keys()].sort(),
     redirectCodes: Object.fromEntries([...redirect].filter(([, c]) => c !== "308").sort()),
     ...(clientCerts.size > 0
@@ -376,7 +435,8 @@ export function buildModel(input: ModelInput): BuildResult {
         ),
       }
       : {}),
-    passthrough: passthrough.hosts,
+    passthrough: passHosts,
+    stops: m.owners?.stops().map(([host, stop]) => ({ host, stop })) ?? [],
     refs: { services: [...ctx.services].sort(), secrets: [...ctx.secrets].sort() },
   };
   const servable = model.routes.length > 0 || model.defaultBackend !== null;
@@ -395,13 +455,57 @@ export function buildModel(input: ModelInput): BuildResult {
     // What the passes after the replay looked at: a delta must leave it alone (model_delta.ts).
     const after: AfterReplay = {
       keys: new Set(m.canaryPaths.map((c) => c.key)),
-      hosts: new Set([...m.wwwHosts.map((w) => wwwTwin(w.host)), ...m.passHosts.map((p) => p.host)]),
+      hosts: new Set([
+        ...m.wwwHosts.map((w) => wwwTwin(w.host)),
+        ...m.passHosts.map((p) => p.host),
+        ...passHosts.map((p) => p.host),
+      ]),
       backends: new Set(canaries.map((c) => c.canary)),
       problems: ctx.problems.slice(replayProblems),
     };
-    memo.merge = servable ? new KeptMerge(env, record!, routes, ctx.backends, model, replayed, after) : null;
+    memo.merge = servable
+      ? new KeptMerge(env, record!, routes, ctx.backends, model, replayed, after, m.owners, policy)
+      : null;
+    memo.owners = m.owners?.owners ?? null;
   }
-  return { model, problems: [...unique.values()], servable };
+  return { model, problems: [...unique.values()], servable, owners: m.owners?.owners ?? null };
+}
+
+/** The owner of a claim, as problems name it. */
+function claimName(claim: string): string {
+  return claim === CATCH_ALL ? "the catch-all (rules without host and spec.defaultBackend)" : `host ${claim}`;
+}
+
+/**
+ * Reports each claim of `f` another namespace owns (one Warning per host); false when the
+ * Ingress names hosts and owns none of them (its status then lists no address).
+ */
+function claimsServed(ctx: ReadContext, owners: HostOwners | null, f: IngressFragment): boolean {
+  if (owners === null || f.claims.length === 0) return true;
+  let served = 0;
+  for (const c of f.claims) {
+    const owner = owners.ownerOf(c);
+    if (owner === f.ns) {
+      served++;
+      continue;
+    }
+    const pinned = owners.pinned(c) !== null;
+    const w = c === CATCH_ALL ? null : wildcardOf(c);
+    const through = !pinned && owner !== null && owners.owners.get(c) === undefined && w !== null
+      ? ` (its wildcard ${w})`
+      : "";
+    ctx.problems.push({
+      object: f.id,
+      kind: "Ingress",
+      reason: "HostAlreadyClaimed",
+      message: owner === null
+        ? `${claimName(c)} is reserved by the administrator (pinned-hosts) for another namespace; ` +
+          "its rules, TLS entries and annotations in this Ingress are not served"
+        : `${claimName(c)} belongs to namespace ${owner}${through}${pinned ? ", pinned by the administrator" : ""}` +
+          "; its rules, TLS entries and annotations in this Ingress are not served (namespace-ownership: Strict)",
+    });
+  }
+  return served > 0;
 }
 
 /** Takes what resolving a backend produced (only for references the model uses). */
@@ -418,6 +522,9 @@ function take(ctx: ReadContext, r: Resolved, record: MergeRecord | null): string
 function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRecord | null): void {
   const id = f.id;
   const problem: Report = (reason, message) => ctx.problems.push({ object: id, kind: "Ingress", reason, message });
+  // Steps for hosts of other namespaces are left out silently: claimsServed reported each host once.
+  const owners = m.owners;
+  const may = (host: string) => owners === null || owners.mayServe(f.ns, host);
   let tlsHosts = 0;
   for (const s of f.steps) {
     switch (s.step) {
@@ -428,6 +535,7 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRec
         const { t, cert } = s;
         const served: string[] = [];
         for (const h of s.hosts) {
+          if (!may(h)) continue;
           const owner = m.sniOwner.get(h);
           if (owner === undefined || owner.file === cert.file) {
             m.sniOwner.set(h, { file: cert.file, secret: `${cert.namespace}/${cert.name}`, ingress: id });
@@ -442,6 +550,17 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRec
         }
         tlsHosts += served.length;
         const existing = m.certs.get(cert.file);
+        if (served.length === 0) {
+          // A certificate is served only for SNI names of its Ingress's namespace: never as a default.
+          if (!existing) {
+            problem(
+              "TLSNotServed",
+              `spec.tls[${t}]: Secret ${cert.namespace}/${cert.name} serves none of its hosts here (each belongs to ` +
+                "another namespace or uses an older Ingress's Secret); not served",
+            );
+          }
+          break;
+        }
         const merged = new Set([...(existing?.hosts ?? []), ...served]);
         m.certs.set(cert.file, { ...cert, hosts: [...merged].sort() });
         if (f.sslRedirect) {
@@ -476,6 +595,7 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRec
         }
         break;
       case "defaultBackend": {
+        if (!may(CATCH_ALL)) break;
         const be = take(ctx, s.resolved, record);
         if (!be) break;
         if (m.defaultBackend === null) m.defaultBackend = { name: be, ingress: id };
@@ -488,20 +608,23 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRec
         break;
       }
       case "www":
-        m.wwwHosts.push({ host: s.host, ns: f.ns, id });
+        if (may(s.host)) m.wwwHosts.push({ host: s.host, ns: f.ns, id });
         break;
       case "passthrough":
-        m.passHosts.push({ host: s.host, id, problem });
+        if (may(s.host)) m.passHosts.push({ host: s.host, id, problem });
         break;
       case "forceRedirect":
-        if (!m.redirect.has(s.host)) m.redirect.set(s.host, f.redirectCode);
+        if (may(s.host) && !m.redirect.has(s.host)) m.redirect.set(s.host, f.redirectCode);
         break;
       case "canary": {
         const be = take(ctx, s.resolved, record);
-        if (be) m.canaryPaths.push({ key: s.key, backend: be, settings: f.canary!, where: s.where, problem });
+        if (be) {
+          m.canaryPaths.push({ ns: f.ns, key: s.key, backend: be, settings: f.canary!, where: s.where, problem });
+        }
         break;
       }
       case "route": {
+        if (!may(s.host || CATCH_ALL)) break;
         record?.claim(s.key);
         const winner = m.routes.get(s.key);
         if (winner) {
@@ -529,17 +652,17 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRec
  * Each canary path joins the main route of its host, path and type (another Ingress's): the route
  * then points to a reserved copy of its backend, named for the route, which the canary rules key on.
  */
-function joinCanaries(
-  ctx: ReadContext,
-  routes: Map<string, Route>,
-  paths: { key: string; backend: string; settings: CanarySettings; where: string; problem: Report }[],
-): CanaryRule[] {
+function joinCanaries(ctx: ReadContext, routes: Map<string, Route>, paths: CanaryPath[]): CanaryRule[] {
   const out = new Map<string, CanaryRule>();
   const joined = new Set<string>();
   for (const c of paths) {
     const main = routes.get(c.key);
-    if (!main) {
-      c.problem("CanaryWithoutMain", `${c.where}: no other Ingress routes this host and path; canary ignored`);
+    // Only a route of the canary's own namespace: another namespace's traffic is never split off.
+    if (!main || namespaceOf(main.ingress) !== c.ns) {
+      c.problem(
+        "CanaryWithoutMain",
+        `${c.where}: no other Ingress of namespace ${c.ns} routes this host and path; canary ignored`,
+      );
       continue;
     }
     if (joined.has(c.key)) {
@@ -557,6 +680,12 @@ function joinCanaries(
   return [...out.values()].sort((a, b) => cmp(a.main, b.main));
 }
 
+/** The namespace of an Ingress id `namespace/name` ("" for a route the model made itself). */
+function namespaceOf(ingress: string): string {
+  const slash = ingress.indexOf("/");
+  return slash < 0 ? "" : ingress.slice(0, slash);
+}
+
 /** The `www-redirect` twin of a host: `www.` added or removed. */
 function wwwTwin(host: string): string {
   return host.startsWith("www.") ? host.slice(4) : `www.${host}`;
@@ -570,12 +699,16 @@ function addWwwTwins(
   ctx: ReadContext,
   routes: Map<string, Route>,
   hosts: { host: string; ns: string; id: string }[],
+  owners: HostOwners | null,
 ): void {
   if (hosts.length === 0) return;
   const routed = new Set([...routes.values()].map((r) => r.host));
   for (const { host, ns, id } of hosts) {
     const twin = wwwTwin(host);
     if (routed.has(twin) || !isHost(twin)) continue;
+    // The twin is not claimed by the Ingress: it may take it only while no other namespace owns it.
+    const twinOwner = owners?.ownerOf(twin) ?? null;
+    if (twinOwner !== null && twinOwner !== ns) continue;
     routed.add(twin);
     const settings: BackendSettings = { ...structuredClone(DEFAULT_SETTINGS), wwwRedirectTo: host };
     const name = `be_${ns}_www_${settingsHash(settings)}`;
@@ -612,8 +745,8 @@ function passthroughBackends(
   ctx: ReadContext,
   routes: Map<string, Route>,
   hosts: { host: string; id: string; problem: Report }[],
-): { hosts: { host: string; backend: string }[]; backends: Backend[] } {
-  const out = new Map<string, string>();
+): { hosts: { host: string; backend: string; ns: string }[]; backends: Backend[] } {
+  const out = new Map<string, { backend: string; ns: string }>();
   const backends = new Map<string, Backend>();
   for (const { host, id, problem } of hosts) {
     if (out.has(host)) continue;
@@ -632,12 +765,58 @@ function passthroughBackends(
     if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
     const { settings: _, ...plain } = b;
     backends.set(name, { ...plain, name, mode: "tcp", timeoutServer: null });
-    out.set(host, name);
+    out.set(host, { backend: name, ns: b.namespace });
   }
   return {
-    hosts: [...out].map(([host, backend]) => ({ host, backend })).sort((a, b) => cmp(a.host, b.host)),
+    hosts: [...out].map(([host, { backend, ns }]) => ({ host, backend, ns })).sort((a, b) => cmp(a.host, b.host)),
     backends: [...backends.values()],
   };
+}
+
+/**
+ * Hosts under a passthrough wildcard (`*.bank.test`) that another namespace than the wildcard's
+ * routes, terminates or owns keep TLS termination: PASS_TERMINATE in `passthrough.map` stops the
+ * wildcard lookup for them. Returns the passthrough hosts with those added, sorted by host.
+ */
+function excludeFromPassthrough(
+  pass: readonly { host: string; backend: string; ns: string }[],
+  routes: Map<string, Route>,
+  m: Merge,
+): { host: string; backend: string }[] {
+  const out = pass.map(({ host, backend }) => ({ host, backend }));
+  const wildcards = new Map(pass.filter((p) => p.host.startsWith("*.")).map((p) => [p.host, p.ns]));
+  if (wildcards.size === 0) return out;
+  const passing = new Set(pass.map((p) => p.host));
+  const servedBy = new Map<string, Set<string>>();
+  const add = (host: string, ns: string | null) => {
+    if (ns === null || host === "" || host.startsWith("*.") || passing.has(host)) return;
+    let s = servedBy.get(host);
+    if (!s) servedBy.set(host, s = new Set());
+    s.add(ns);
+  };
+  for (const r of routes.values()) add(r.host, namespaceOf(r.ingress));
+  for (const [h, o] of m.sniOwner) add(h, namespaceOf(o.ingress));
+  for (const h of m.owners?.ownedHosts() ?? []) add(h, m.owners!.ownerOf(h));
+  for (const [host, namespaces] of servedBy) {
+    const w = wildcardOf(host);
+    const ns = w === null ? undefined : wildcards.get(w);
+    if (ns !== undefined && [...namespaces].some((n) => n !== ns)) out.push({ host, backend: PASS_TERMINATE });
+  }
+  return out.sort((a, b) => cmp(a.host, b.host));
+}
+
+/** The certificates with their wildcards' exclusions: the exact hosts under them another namespace owns. */
+function excludeOwnedHosts(certs: TlsCert[], owners: HostOwners | null): TlsCert[] {
+  if (owners === null || !certs.some((c) => c.hosts.some((h) => h.startsWith("*.")))) return certs;
+  const under = new Map<string, string[]>();
+  for (const h of owners.ownedHosts()) {
+    const w = wildcardOf(h);
+    if (w !== null) under.set(w, [...(under.get(w) ?? []), h]);
+  }
+  return certs.map((c) => {
+    const excluded = c.hosts.flatMap((w) => (under.get(w) ?? []).filter((h) => owners.ownerOf(h) !== c.namespace));
+    return excluded.length === 0 ? c : { ...c, excluded: [...new Set(excluded)].sort() };
+  });
 }
 
 /** The backends something routes to (a canary's main route leaves its former backend unused), unsorted. */

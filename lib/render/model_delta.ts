@@ -10,10 +10,14 @@
  * passthrough) look at a few route keys and hosts only: a delta must not touch those. Everything
  * else (changed Ingresses with TLS, default backends, canaries, `www`, passthrough, route
  * conflicts, `default-backend` fallbacks, another settings layer, more than DELTA_LIMIT changed
- * Ingresses) is built again from all fragments. tests/render/model_delta_test.ts compares both ways
- * through random changes.
+ * Ingresses) is built again from all fragments. Under a Strict host ownership policy
+ * (render/host_ownership.ts) a delta may also add a host no one owns and drop a host its owner's
+ * last Ingress names when no other namespace names it; anything that would move a host between
+ * namespaces, refuse a claim, or touch a wildcard or the catch-all's owner is built in full.
+ * tests/render/model_delta_test.ts compares both ways through random changes.
  */
 import type { Backend, BuildResult, Model, Problem, Route } from "./model.ts";
+import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, wildcardOf } from "./host_ownership.ts";
 import type { IngressFragment, Resolved } from "./ingress_reading.ts";
 import { compareRoutes } from "./route_order.ts";
 import { insertSorted, lowerBound, removeSorted } from "./sorted.ts";
@@ -80,7 +84,7 @@ export class MergeRecord {
 export interface AfterReplay {
   /** Route keys the canaries joined. */
   keys: ReadonlySet<string>;
-  /** Hosts whose routes the `www` twins and passthrough looked at. */
+  /** Hosts whose routes the `www` twins and passthrough looked at (passthrough wildcards: the hosts under them). */
   hosts: ReadonlySet<string>;
   /** The canaries' backends (used without a route of their own). */
   backends: ReadonlySet<string>;
@@ -113,6 +117,10 @@ export class KeptMerge {
   readonly troubled: IngressKey[] = [];
   /** Whether the arrays above are the last model's (not to be changed in place). */
   #shared = true;
+  /** Strict policy: claim → namespace → how many kept Ingresses of that namespace make the claim. */
+  readonly #claims = new Map<string, Map<string, number>>();
+  /** The model's stops (copied before a change). */
+  #stops: { host: string; stop: Stop }[];
   /**
    * The last delta's input, its entries index by index, and the lookup's generation then (see
    * `apply`). Kept from one delta to the next, so it holds the Ingress objects of the last build
@@ -130,14 +138,19 @@ export class KeptMerge {
     readonly backendByName: Map<string, Backend>,
     /** The model the next delta starts from (its other fields are kept as they are). */
     public model: Model,
-    fragments: readonly { fragment: IngressFragment; key: IngressKey }[],
+    fragments: readonly { fragment: IngressFragment; key: IngressKey; accepted: boolean }[],
     readonly after: AfterReplay,
+    /** The decided owners (changed in place by deltas), null under InterNamespaceAllowed. */
+    readonly owners: HostOwners | null = null,
+    readonly policy: OwnershipPolicy | null = null,
   ) {
-    for (const { fragment, key } of fragments) {
+    for (const { fragment, key, accepted } of fragments) {
       this.byId.set(fragment.id, { fragment, key, seen: 0 });
-      if (fragment.accepted) this.accepted.push(key);
+      if (accepted) this.accepted.push(key);
       if (record.problems.has(fragment.id)) this.troubled.push(key);
+      if (owners) this.#count(fragment, 1);
     }
+    this.#stops = model.stops ?? [];
     for (const r of routeByKey.values()) inc(this.routeUses, r.backend);
     for (const b of backendByName.values()) {
       if (b.fallback && this.#used(b.name, false)) this.fallbackTargets.add(b.fallback);
@@ -229,17 +242,115 @@ export class KeptMerge {
       return this.#result(false);
     }
     if (!this.#appliable(removed, added)) return null;
+    const ownership = this.owners ? this.#ownership(removed, added) : [];
+    if (ownership === null) return null;
     this.#own();
     for (const k of removed) this.#remove(k);
     for (const a of added) this.#add(a.fragment, a.key, epoch);
+    if (this.owners) {
+      for (const k of removed) this.#count(k.fragment, -1);
+      for (const a of added) this.#count(a.fragment, 1);
+      this.#ownHosts(ownership);
+    }
     if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
     remember();
     return this.#result(true);
   }
 
+  /** Adds `by` to the counts of `f`'s claims. */
+  #count(f: IngressFragment, by: number): void {
+    if (!f.accepted) return;
+    for (const c of f.claims) {
+      let per = this.#claims.get(c);
+      if (!per) this.#claims.set(c, per = new Map());
+      const n = (per.get(f.ns) ?? 0) + by;
+      if (n > 0) per.set(f.ns, n);
+      else per.delete(f.ns);
+      if (per.size === 0) this.#claims.delete(c);
+    }
+  }
+
+  /**
+   * The owners' changes of a delta (module header), or null when it would move, refuse or touch
+   * more than new and dropped exact hosts. Changes nothing.
+   */
+  #ownership(
+    removed: readonly KeptFragment[],
+    added: readonly { fragment: IngressFragment }[],
+  ): { claim: string; ns: string | null }[] | null {
+    const owners = this.owners!;
+    const change = new Map<string, Map<string, number>>();
+    const note = (f: IngressFragment, by: number) => {
+      if (!f.accepted) return;
+      for (const c of f.claims) {
+        let per = change.get(c);
+        if (!per) change.set(c, per = new Map());
+        per.set(f.ns, (per.get(f.ns) ?? 0) + by);
+      }
+    };
+    for (const k of removed) note(k.fragment, -1);
+    for (const a of added) note(a.fragment, 1);
+    const out: { claim: string; ns: string | null }[] = [];
+    for (const [claim, per] of change) {
+      const owner = owners.ownerOf(claim);
+      const decided = owners.owners.get(claim);
+      const now = this.#claims.get(claim);
+      const after = (ns: string) => (now?.get(ns) ?? 0) + (per.get(ns) ?? 0);
+      for (const [ns, by] of per) {
+        if (by > 0 && owner !== ns) {
+          // A claim another namespace owns is refused (the full build reports it); a new wildcard or catch-all changes the stops of other hosts.
+          if (owner !== null || claim === CATCH_ALL || claim.startsWith("*.") || out.some((o) => o.claim === claim)) {
+            return null;
+          }
+          out.push({ claim, ns });
+        } else if (by > 0 && decided === undefined && owners.pinned(claim) === null) {
+          // Owned through its wildcard: decided now, as the full build does; the Warnings of other
+          // namespaces' claims on it would then read otherwise.
+          if ([...(now?.keys() ?? [])].some((o) => o !== ns)) return null;
+          out.push({ claim, ns });
+        } else if (decided === ns && after(ns) <= 0) {
+          const others = new Set([...(now?.keys() ?? []), ...per.keys()]);
+          others.delete(ns);
+          if ([...others].some((o) => after(o) > 0) || claim === CATCH_ALL || claim.startsWith("*.")) return null;
+          out.push({ claim, ns: null });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Applies `#ownership`'s changes: the decided owners and the stops of those hosts. */
+  #ownHosts(changes: readonly { claim: string; ns: string | null }[]): void {
+    const owners = this.owners!;
+    let stops: { host: string; stop: Stop }[] | null = null;
+    for (const { claim, ns } of changes) {
+      if (ns === null) owners.owners.delete(claim);
+      else owners.owners.set(claim, ns);
+      const stop = ns === null ? null : owners.stopOf(claim);
+      const i = lowerBound(this.#stops, { host: claim } as { host: string; stop: Stop }, (a, b) => cmp(a.host, b.host));
+      const present = i < this.#stops.length && this.#stops[i].host === claim;
+      if (!present && stop === null) continue;
+      stops ??= this.#stops.slice();
+      if (present && stop === null) stops.splice(i, 1);
+      else if (present) stops[i] = { host: claim, stop: stop! };
+      else stops.splice(i, 0, { host: claim, stop: stop! });
+      this.#stops = stops;
+    }
+    if (stops) this.model = { ...this.model, stops };
+  }
+
   #appliable(removed: readonly KeptFragment[], added: readonly { fragment: IngressFragment }[]): boolean {
     const freed = new Map<string, number>();
-    const watched = (s: { key: string; host: string }) => this.after.keys.has(s.key) || this.after.hosts.has(s.host);
+    const watched = (s: { key: string; host: string }) => {
+      if (this.after.keys.has(s.key) || this.after.hosts.has(s.host)) return true;
+      const w = s.host === "" ? null : wildcardOf(s.host);
+      return w !== null && this.after.hosts.has(w);
+    };
+    const owners = this.owners;
+    for (const { fragment } of removed) {
+      // Steps of a claim another namespace owns were left out of the model: not this fragment's to remove.
+      if (owners && fragment.accepted && fragment.claims.some((c) => owners.ownerOf(c) !== fragment.ns)) return false;
+    }
     for (const { fragment } of [...removed, ...added]) {
       if (!simple(fragment)) return false;
       for (const s of fragment.steps) if (s.step === "route" && watched(s)) return false;
@@ -265,14 +376,17 @@ export class KeptMerge {
   #remove(kept: KeptFragment): void {
     const { fragment: f, key } = kept;
     this.byId.delete(f.id);
+    const unserved = this.model.unserved ?? [];
+    if (unserved.includes(f.id)) this.model = { ...this.model, unserved: unserved.filter((id) => id !== f.id) };
     if (f.accepted && removeSorted(this.accepted, key, compareKeys)) this.#acceptedIds = null;
     if (this.record.problems.delete(f.id)) removeSorted(this.troubled, key, compareKeys);
     for (const s of f.secrets) this.#unref(this.record.secrets, this.secrets, s);
     const touched = new Set<string>();
     for (const s of f.steps) {
       if (s.step !== "route") continue;
-      this.record.claims.delete(s.key);
       const route = this.routeByKey.get(s.key);
+      if (route && route.ingress !== f.id) continue; // another Ingress's (this one's step was refused)
+      this.record.claims.delete(s.key);
       if (route) {
         this.routeByKey.delete(s.key);
         removeSorted(this.routes, route, compareRoutes);
@@ -366,7 +480,7 @@ export class KeptMerge {
       };
       this.#shared = true;
     }
-    return { model: this.model, problems: [...unique.values()], servable: true };
+    return { model: this.model, problems: [...unique.values()], servable: true, owners: this.owners?.owners ?? null };
   }
 }
 

@@ -155,6 +155,12 @@ export interface ProxyView {
   sslCiphers: string | null;
   sslCiphersuites: string | null;
   alpn: string;
+  /**
+   * `strict-sni` on the TLS binds: without a default certificate of the administrator's, a TLS name
+   * no certificate serves is refused in the handshake, so no Ingress's certificate is ever served
+   * as the default (HAProxy's default is the first crt-list line's).
+   */
+  strictSni: boolean;
   /** `log` line of the global section; null: no access log. */
   logTarget: string | null;
   /** Quoted `log-format` argument; null: no access log. */
@@ -216,6 +222,7 @@ export function proxyView(o: ProxyOptions): ProxyView {
     sslCiphers: o.sslCiphers,
     sslCiphersuites: o.sslCiphersuites,
     alpn: o.http2 ? "h2,http/1.1" : "http/1.1",
+    strictSni: o.defaultCertificate === null,
     logTarget: logging ? `stdout format raw ${sample < 100 ? `sample ${sampleRatio(sample)} ` : ""}local0 info` : null,
     logFormat: logging ? quoted(o.accessLog === "json" ? JSON_LOG_FORMAT : TEXT_LOG_FORMAT) : null,
     tcpLogFormat: logging ? quoted(o.accessLog === "json" ? TCP_JSON_LOG_FORMAT : TCP_TEXT_LOG_FORMAT) : null,

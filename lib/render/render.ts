@@ -7,6 +7,7 @@
  * a route-only change leaves `haproxy.cfg` as it is.
  */
 import type { Backend, Model } from "./model.ts";
+import { wildcardOf } from "./host_ownership.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, MapsMemo, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
@@ -102,7 +103,12 @@ export function buildView(
 ): View {
   const crtList = model.tls.flatMap((c) => {
     if (!PEM_FILE.test(c.file)) throw new Error(`bug: unsafe file ${c.file}`);
-    for (const h of c.hosts) if (!isHost(h)) throw new Error(`bug: unvalidated host ${JSON.stringify(h)}`);
+    const excluded = c.excluded ?? [];
+    for (const h of [...c.hosts, ...excluded]) {
+      if (!isHost(h)) throw new Error(`bug: unvalidated host ${JSON.stringify(h)}`);
+    }
+    // A line without SNI filters would serve the certificate for every name: never for an Ingress's.
+    if (c.hosts.length === 0) throw new Error(`bug: certificate ${c.file} without hosts`);
     // hosts asking for client certificates get lines of their own: the options of a line apply to all its names
     const byCheck = new Map<string, string[]>();
     for (const h of c.hosts) {
@@ -110,8 +116,11 @@ export function buildView(
       const options = check ? `[ca-file ${caFile(check)} verify ${check.verify}]` : "";
       byCheck.set(options, [...(byCheck.get(options) ?? []), h]);
     }
-    if (c.hosts.length === 0) byCheck.set("", []);
-    return [...byCheck].map(([options, hosts]) => [c.file, ...(options ? [options] : []), ...hosts].join(" "));
+    return [...byCheck].map(([options, hosts]) => {
+      // negative filters (hosts another namespace owns under a wildcard) on the lines with that wildcard
+      const not = excluded.filter((h) => hosts.includes(wildcardOf(h)!)).map((h) => `!${h}`);
+      return [c.file, ...(options ? [options] : []), ...hosts, ...not].join(" ");
+    });
   });
   // HAProxy serves the first certificate of the crt-list when no SNI filter matches.
   if (proxy.defaultCertificate) crtList.unshift(`${proxy.defaultCertificate.file} !*`);
@@ -220,6 +229,7 @@ export function render(
       model.redirectCodes,
       model.passthrough,
       memo?.maps ?? null,
+      model.stops,
     ),
   };
 }

@@ -26,6 +26,8 @@ Deno.test("global settings: every key parsed", () => {
     "default-certificate": "other/wildcard",
     "nginx-compat": "true",
     "annotation-risk-limit": "high",
+    "namespace-ownership": "InterNamespaceAllowed",
+    "pinned-hosts": "shop.example.com=shop, *.bank.example=bank,*=edge",
     "load-balance": "leastconn",
   });
   assert.deepEqual(problems, []);
@@ -43,6 +45,14 @@ Deno.test("global settings: every key parsed", () => {
     defaultCertificateRef: "other/wildcard",
     nginxCompat: true,
     annotationRiskLimit: "high",
+    ownership: {
+      mode: "InterNamespaceAllowed",
+      pins: [
+        { host: "shop.example.com", namespace: "shop" },
+        { host: "*.bank.example", namespace: "bank" },
+        { host: "*", namespace: "edge" },
+      ],
+    },
     // Timeouts are also the global layer of the annotations of the same name.
     annotations: {
       "load-balance": "leastconn",
@@ -69,6 +79,10 @@ Deno.test("global settings: a bad value keeps that key's default and is reported
     "annotation-risk-limit": "extreme",
     "hsts": "maybe",
     "no-such-key": "1",
+    "namespace-ownership": "Loose",
+    "pinned-hosts": "shop.example.com=Shop",
+    "canary": "true",
+    "proxy": "dedicated",
   };
   const { settings, problems } = parse({ ...hostile, "timeout-client": "30s" });
   assert.deepEqual(problems.map((p) => p.key).sort(), Object.keys(hostile).sort());
@@ -80,6 +94,8 @@ Deno.test("global settings: a bad value keeps that key's default and is reported
   });
   assert.equal(settings.defaultCertificateRef, null);
   assert.equal(settings.annotationRiskLimit, null);
+  assert.deepEqual(settings.ownership, defaultGlobalSettings.ownership);
+  assert.match(problems.find((p) => p.key === "canary")!.message, /only on an Ingress/);
   assert.deepEqual(settings.annotations, { "timeout-client": "30s" });
 });
 

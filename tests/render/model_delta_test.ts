@@ -210,3 +210,79 @@ Deno.test("model memo: a new object of an Ingress that reads the same (a status 
   assert.equal(older.model.routes[0].ingress, "default/one");
   assert.deepEqual(older, buildModel({ ingresses: [at("2026-01-01T00:00:00Z"), other], lookup }));
 });
+
+Deno.test("model deltas with host ownership: 400 random changes in three namespaces, every model equals a full build with the same previous owners", async () => {
+  const templates = await loadTemplates(null);
+  let seed = 23;
+  const rand = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  const namespaces = ["t1", "t2", "t3"];
+  // One object per Service and slice, as the controller's caches hand them out (kept fragments stay).
+  const services = new Map(
+    namespaces.map((ns) => [ns, service("svc", [{ name: "http", port: 80, targetPort: 8080 }], ns)]),
+  );
+  const slices = new Map(namespaces.map((ns, k) => [ns, [
+    endpointSlice("svc", [{ name: "http", port: 8080 }], [{ address: `10.0.${k + 1}.1` }], { namespace: ns }),
+  ]]));
+  const lookup: ClusterLookup = {
+    service: (ns) => services.get(ns),
+    endpointSlices: (ns) => slices.get(ns) ?? [],
+    secret: () => undefined,
+  };
+  // Hosts of their own (deltas), hosts two namespaces name (ownership), wildcards, host-less rules.
+  const hostOf = (i: number) => {
+    const r = rand(20);
+    if (r === 0) return `*.w${rand(3)}.example.com`;
+    if (r === 1) return "";
+    if (r < 5) return `${["a", "b", "c"][rand(3)]}.w${rand(3)}.example.com`;
+    return `own${i}-${rand(1000)}.example.com`;
+  };
+  const makeIngress = (i: number): V1Ingress =>
+    ingress({
+      namespace: namespaces[rand(3)],
+      name: `ing-${i}`,
+      created: `2026-01-0${1 + rand(9)}T00:00:0${rand(10)}Z`,
+      rules: [{
+        host: hostOf(i) || undefined,
+        paths: [{ path: rand(2) ? "/" : `/p${rand(3)}`, pathType: "Prefix", service: "svc", port: 80 }],
+      }],
+      defaultBackend: rand(60) === 0 ? { service: "svc", port: 80 } : undefined,
+    });
+  const ingresses: (V1Ingress | null)[] = Array.from({ length: 200 }, (_, i) => makeIngress(i));
+  const memo = new ModelMemo();
+  const renderMemo = new RenderMemo();
+  const policies = [
+    { mode: "Strict" as const, pins: [] },
+    { mode: "Strict" as const, pins: [{ host: "a.w1.example.com", namespace: "t2" }] },
+  ];
+  let previous: ReadonlyMap<string, string> | null = null;
+  let moved = 0;
+  for (let step = 0; step < 400; step++) {
+    const what = rand(40);
+    const i = rand(ingresses.length);
+    if (what < 4) ingresses[i] = ingresses[i] ? null : makeIngress(i);
+    else {
+      for (let k = rand(3); k >= 0; k--) {
+        const j = rand(ingresses.length);
+        ingresses[j] = makeIngress(j);
+      }
+    }
+    const ownership = policies[step < 300 ? 0 : 1];
+    const input = { ingresses: ingresses.filter((x) => x !== null), lookup, ownership };
+    const fresh = buildModel({ ...input, previousOwners: previous });
+    const kept = buildModel({ ...input, memo });
+    assert.deepEqual(kept, fresh, `step ${step}`);
+    // The owners the model was built with are what the next one keeps.
+    if (previous && [...previous].some(([h, ns]) => fresh.owners?.get(h) !== undefined && fresh.owners.get(h) !== ns)) {
+      moved++;
+    }
+    previous = kept.owners === null ? null : new Map(kept.owners);
+    const want = configMapData(render(fresh.model, templates));
+    assert.deepEqual(configMapData(render(kept.model, templates, undefined, renderMemo)), want, `step ${step}`);
+  }
+  assert.ok(memo.deltas > 100, `only ${memo.deltas} of 400 builds were deltas`);
+  assert.ok(memo.deltas < 400, "every build was a delta: the refusals were never exercised");
+  assert.ok(moved > 0, "no host ever changed owner: the sticky rule was never exercised");
+});

@@ -80,6 +80,7 @@ Deno.test("the contract's directives: binds, stats socket, crt-base, stats page"
     "redirect-hosts.map",
     "routes-regex.map",
     "passthrough.map",
+    "owned-hosts.map",
   ]);
   assert.equal(data["redirect-hosts.map"], ".example.org 1\nfoo.example.com 1\n");
   assert.deepEqual(JSON.parse(data["secrets.json"]), secrets);
