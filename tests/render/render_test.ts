@@ -60,7 +60,8 @@ Deno.test("the contract's directives: binds, stats socket, crt-base, stats page"
   has('    crt-base "${IC_CERT_DIR}"');
   has('    stats socket "${IC_RUNTIME_SOCKET}" mode 600 level admin expose-fd listeners');
   has('    bind "${IC_BIND_ADDR}:${IC_HTTP_PORT}"');
-  has('    bind "${IC_BIND_ADDR}:${IC_HTTPS_PORT}" ssl crt-list "${IC_CERT_DIR}/crt-list" alpn h2,http/1.1');
+  // Without a default certificate of the administrator's, no Ingress's certificate answers an unknown name.
+  has('    bind "${IC_BIND_ADDR}:${IC_HTTPS_PORT}" ssl crt-list "${IC_CERT_DIR}/crt-list" alpn h2,http/1.1 strict-sni');
   has('    bind "${IC_BIND_ADDR}:${IC_STATS_PORT}"');
   has("    http-request use-service prometheus-exporter if { path /metrics }");
   has("    http-request redirect scheme https code 308 if { var(txn.redirect) -m found }");
