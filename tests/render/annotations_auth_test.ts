@@ -16,7 +16,7 @@ import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/proxy/files.ts";
 import type { DesiredState } from "../../lib/proxy/apply.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
+import { CRYPT_HASHES, endpointSlice, ingress, service } from "./fixtures.ts";
 import { proxyUnderTest, workerPid } from "../proxy/fixtures.ts";
 
 const A = "ingress-controller.io/";
@@ -177,33 +177,16 @@ Deno.test("auth-basic-secret: 401 with the realm without or with wrong credentia
   assert.equal((await get("open.example.com")).status, 200);
 });
 
-/**
- * Hashes computed once with Debian 12's crypt(3) (libxcrypt), too slow to compute in each run:
- * SHA-crypt at the rounds limit, and the costly shapes a hostile tenant writes.
- */
-const CRYPT = {
-  /** crypt("bob-pw", "$6$rounds=30000$costbound") */
-  bobSha512AtLimit: "$6$rounds=30000$costbound$D6IuT40tssze4LBVLCjVGS.A1luq0tbZCXthBWEGURyU4oz7kdJDvqKlP3h90bvi" +
-    "KcJtQ91Cr.78rbtulNQnv0",
-  /** crypt("carol-pw", "$5$rounds=30000$costbound") */
-  carolSha256AtLimit: "$5$rounds=30000$costbound$14jAm..BbXWT9rMkLs4EJkR0inJj7/vbee.hrlPtQC0",
-  /** crypt("mallory-pw", "$2b$16$MalloryCostlyHashSalt."): about 3 s a check, past HAProxy's watchdog */
-  malloryBcrypt16: "$2b$16$MalloryCostlyHashSalt.r7wyBF4rFZunNe4e0k7XQFEgPheF/Pe",
-  /** crypt("trudy-pw", "$6$rounds=20000000$trudyslow"): about 5 s a check */
-  trudySha512Slow: "$6$rounds=20000000$trudyslow$grDK29W/pQizqMdrZSzEXhcNBXYOfAg5vLvO52B1mtE8TS8l31p44PvpCGoLjvuHq" +
-    "wJqYggKB5R.WBSNWSYAx.",
-};
-
 Deno.test("auth-basic-secret: hashes at the cost limits are served; costlier lines are refused by name, never reach haproxy, and their passwords stall nothing", async () => {
   await using web = await startBackend({ name: "web" });
   await using proxy = await proxyUnderTest();
   const htpasswd = [
     `alice:${bcrypt.hashSync("alice-pw", 7)}`,
-    `bob:${CRYPT.bobSha512AtLimit}`,
-    `carol:${CRYPT.carolSha256AtLimit}`,
+    `bob:${CRYPT_HASHES.bobSha512AtLimit}`,
+    `carol:${CRYPT_HASHES.carolSha256AtLimit}`,
     `eve:${bcrypt.hashSync("eve-pw", 8)}`,
-    `mallory:${CRYPT.malloryBcrypt16}`,
-    `trudy:${CRYPT.trudySha512Slow}`,
+    `mallory:${CRYPT_HASHES.malloryBcrypt16}`,
+    `trudy:${CRYPT_HASHES.trudySha512Slow}`,
   ].join("\n");
   const annotations = { [`${A}auth-basic-secret`]: "users" };
   const hosts = { "auth.example.com": annotations, "open.example.com": {} };
