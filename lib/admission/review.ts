@@ -71,7 +71,8 @@ export interface ReviewOptions {
   restrictToNamespace: string | null;
   /**
    * The xray (`haproxy -c` of the rendered configuration); null with `--bypass-validating-webhook-xray`.
-   * `timeoutMs` caps the check; the review's deadline may cut it shorter.
+   * `timeoutMs` caps the check (render/validate.ts's CHECK_TIME_LIMIT_MS, as the controller's);
+   * the review's deadline may cut it shorter.
    */
   xray: { templates: Templates; haproxy: string; timeoutMs: number } | null;
 }
@@ -201,8 +202,11 @@ export async function reviewIngress(
   const check = await validateConfig(rendered, { haproxy: x.haproxy, timeoutMs, reuse: false });
   if (check.ok) return allow(uid, warnings);
   // The check itself could not run: not proven wrong, but not checked either, so refused.
-  if (check.errors.length === 1 && /^haproxy -c did not finish/.test(check.errors[0])) {
-    return deny(uid, denialMessage([`${check.errors[0]}: ${tooLate}`]), 503);
+  if (check.timedOut) {
+    const why = timeoutMs < x.timeoutMs ? tooLate : `that is the time limit of every haproxy -c (the controller's ` +
+      `too, which would leave this Ingress out); an Ingress whose configuration cannot be checked in time is ` +
+      `refused: split it into smaller Ingresses, or look for a value that makes the check costly`;
+    return deny(uid, denialMessage([`${check.errors[0]}: ${why}`]), 503);
   }
   if (check.errors.length === 1 && /^haproxy binary .* not found/.test(check.errors[0])) {
     return deny(

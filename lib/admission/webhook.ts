@@ -14,6 +14,7 @@ import type { ReviewPolicy } from "./review.ts";
 import { defaultGlobalSettings, GLOBAL_CONFIGMAP, parseGlobalSettings } from "../controller/global_settings.ts";
 import { log } from "../log/logger.ts";
 import { pause } from "../timers.ts";
+import { CHECK_TIME_LIMIT_MS } from "../render/validate.ts";
 import { type AdmissionRoute, admissionRoute, type QueueLimits } from "./handler.ts";
 import { registrations } from "./metrics.ts";
 import {
@@ -75,7 +76,11 @@ export async function createAdmissionWebhook(s: AdmissionSettings, deps: Admissi
     review: {
       ingressClass: s.ingressClass,
       restrictToNamespace: s.restrictToOperatorNamespace ? s.operatorNamespace : null,
-      xray: s.bypassXray ? null : { customTemplates: s.customTemplates, haproxy: s.haproxy, timeoutMs: Infinity },
+      xray: s.bypassXray ? null : {
+        customTemplates: s.customTemplates,
+        haproxy: s.haproxy,
+        timeoutMs: CHECK_TIME_LIMIT_MS,
+      },
     },
     ...(s.ingressClass ? { defaultClass } : {}),
     timeoutSeconds: s.timeoutSeconds,

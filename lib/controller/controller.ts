@@ -99,8 +99,14 @@ import {
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 import { type LoadBalancerIngress, loadBalancerOf, statusMatches } from "./status.ts";
 
+/** Why a rendered configuration was refused; `timedOut`: the check did not finish within its limit. */
+export interface ValidationProblem {
+  readonly message: string;
+  readonly timedOut: boolean;
+}
+
 /** Checks a rendered configuration; resolves with null when valid, else with the reason. */
-export type Validator = (rendered: Rendered) => Promise<string | null>;
+export type Validator = (rendered: Rendered) => Promise<ValidationProblem | null>;
 
 export interface ControllerDeps {
   client?: ClusterClient;
@@ -232,12 +238,13 @@ export function defaultValidator(settings: ControllerSettings): Validator {
   return async (rendered) => {
     const r = await validateConfig(rendered, {
       haproxy: settings.haproxyBinary,
-      timeoutMs: 10_000,
+      timeoutMs: settings.validateTimeoutMs,
       slots: settings.customTemplates ? "all" : "first",
     });
     // Once per new structure (a passed one is not checked again): custom templates' mistakes show here.
     if (r.warnings.length > 0) log.warn("haproxy -c warns about the generated configuration", { warnings: r.warnings });
-    return r.ok ? null : r.errors.join("; ").slice(0, 800) || "haproxy -c failed";
+    if (r.ok) return null;
+    return { message: r.errors.join("; ").slice(0, 800) || "haproxy -c failed", timedOut: r.timedOut };
   };
 }
 
@@ -326,7 +333,14 @@ class Controller {
   /** Per group, the owned objects written or found ours (path → uid); the caches may lag behind. */
   #publishedBy = new Map<string, Map<string, string>>();
   /** The configurations validated (per group, and per ingress alone when isolating a failure). */
-  #validated = new Map<string, { config: string; crtList: string; files: string }>();
+  #validated = new Map<string, CheckedForm>();
+  /**
+   * Ingresses whose configuration alone `haproxy -c` refused (by key): left out again without a
+   * check while that configuration stays the same, so a check that runs into its time limit costs
+   * the other ingresses of the group that wait once, not at every change. A timed-out verdict is
+   * believed for {@link TIMED_OUT_KEPT_MS} only (a busy node may have caused it).
+   */
+  #refusedAlone = new Map<string, CheckedForm & { problem: ValidationProblem; until: number }>();
   /**
    * Groups blocked by a foreign object, looked at again after a backoff: foreign objects are
    * not watched (the caches hold ours only). Kept out of the queue so `idle()` still means "no
@@ -577,6 +591,7 @@ class Controller {
     else {
       this.#index.delete(key);
       this.#validated.delete(`ingress:${key}`);
+      this.#refusedAlone.delete(key);
       this.#nginxReported.delete(key);
     }
     const serving = this.#served.groupOf(key);
@@ -1057,9 +1072,11 @@ class Controller {
   }
 
   /**
-   * Validates a group's configuration; when `haproxy -c` refuses a merged configuration, each
-   * ingress is validated alone and those refused alone are left out (with an Event), so one
-   * ingress's bad value never takes the others down. Null: nothing valid to publish.
+   * Validates a group's configuration; when `haproxy -c` refuses a merged configuration (or does
+   * not finish within its limit), each ingress is validated alone and those refused alone are left
+   * out (with an Event), so one ingress's bad or costly value never takes the others down. An
+   * ingress refused alone before, with the same configuration alone, is left out before the
+   * merged check. Null: nothing valid to publish.
    */
   async #validateGroup(
     group: GroupKey,
@@ -1069,42 +1086,67 @@ class Controller {
     build: (list: readonly KubeObject[]) => BuildResult,
     proxy: ProxyOptions,
   ): Promise<Validated | null> {
-    const check = async (id: string, r: Rendered): Promise<string | null> => {
+    const check = async (id: string, form: CheckedForm, r: Rendered): Promise<ValidationProblem | null> => {
       // What `haproxy -c` can refuse: haproxy.cfg, the crt-list and the certificate files it names.
       // Map lines were checked when rendered, so a route-only change (same haproxy.cfg) skips the
       // check without hashing 2 MB of configuration (the texts are compared as they are).
       const seen = this.#validated.get(id);
-      const files = r.secrets.map((s) => s.file).join(" ");
-      if (seen && seen.config === r.config && seen.crtList === r.crtList && seen.files === files) return null;
+      if (seen && sameForm(seen, form)) return null;
       this.#counts.validations++;
       const problem = await this.validate!(r);
-      if (problem === null) this.#validated.set(id, { config: r.config, crtList: r.crtList, files });
+      if (problem === null) this.#validated.set(id, form);
       else validationFailures.inc();
       return problem;
     };
-    const refused = (ing: KubeObject, problem: string) =>
+    const refused = (ing: KubeObject, problem: ValidationProblem) =>
       this.events.record(
         ing,
         "Warning",
         "ValidationFailed",
-        `haproxy -c refused the rendered configuration; the last good one keeps serving: ${problem}`,
+        problem.timedOut
+          ? `haproxy -c timed out on the rendered configuration and it is treated as refused; the last good one ` +
+            `keeps serving: ${problem.message}`
+          : `haproxy -c refused the rendered configuration; the last good one keeps serving: ${problem.message}`,
       );
-    const whole = await check(group, rendered);
-    if (whole === null) {
-      return { ingresses, built, rendered };
+    const alone = (ing: KubeObject): Rendered | null => {
+      const model = build([ing]);
+      return model.servable ? render(model.model, this.templates, proxy) : null;
+    };
+    const now = performance.now();
+    const known: KubeObject[] = [];
+    for (const ing of ingresses) {
+      const before = this.#refusedAlone.get(keyOf(ing));
+      if (!before) continue;
+      const r = before.until > now ? alone(ing) : null;
+      if (r !== null && sameForm(before, formOf(r))) {
+        known.push(ing);
+        refused(ing, before.problem);
+      } else this.#refusedAlone.delete(keyOf(ing));
     }
+    if (known.length > 0) {
+      ingresses = ingresses.filter((ing) => !known.includes(ing));
+      if (ingresses.length === 0) return null;
+      built = build(ingresses);
+      if (!built.servable) return null;
+      rendered = render(built.model, this.templates, proxy);
+    }
+    const whole = await check(group, formOf(rendered), rendered);
+    if (whole === null) return { ingresses, built, rendered };
     if (ingresses.length === 1) {
+      this.#rememberRefused(ingresses[0], formOf(rendered), whole);
       refused(ingresses[0], whole);
       return null;
     }
     const kept: KubeObject[] = [];
     for (const ing of ingresses) {
-      const alone = build([ing]);
-      const problem = alone.servable
-        ? await check(`ingress:${keyOf(ing)}`, render(alone.model, this.templates, proxy))
-        : null;
+      const r = alone(ing);
+      const form = r && formOf(r);
+      const problem = r ? await check(`ingress:${keyOf(ing)}`, form!, r) : null;
       if (problem === null) kept.push(ing);
-      else refused(ing, problem);
+      else {
+        this.#rememberRefused(ing, form!, problem);
+        refused(ing, problem);
+      }
     }
     if (kept.length === 0 || kept.length === ingresses.length) {
       if (kept.length === ingresses.length) { for (const ing of ingresses) refused(ing, whole); }
@@ -1113,12 +1155,18 @@ class Controller {
     const keptModel = build(kept);
     if (!keptModel.servable) return null;
     const again = render(keptModel.model, this.templates, proxy);
-    const problem = await check(group, again);
+    const problem = await check(group, formOf(again), again);
     if (problem !== null) {
       for (const ing of kept) refused(ing, problem);
       return null;
     }
     return { ingresses: kept, built: keptModel, rendered: again };
+  }
+
+  /** Notes that `ing`'s configuration alone (`form`) was refused (Controller.#refusedAlone). */
+  #rememberRefused(ing: KubeObject, form: CheckedForm, problem: ValidationProblem): void {
+    const until = problem.timedOut ? performance.now() + TIMED_OUT_KEPT_MS : Infinity;
+    this.#refusedAlone.set(keyOf(ing), { ...form, problem, until });
   }
 
   /** Where the objects of `group` live and who owns them. */
@@ -1531,6 +1579,25 @@ export const NGINX_CONTROLLER = "k8s.io/ingress-nginx";
 function partsBeforeHead(desired: readonly Desired[]): number {
   return Math.max(0, desired.findIndex((d) => d.object.metadata.labels?.[partOfLabel] === undefined));
 }
+
+/** What `haproxy -c` reads of a rendered configuration: the same form gets the same verdict. */
+interface CheckedForm {
+  config: string;
+  crtList: string;
+  /** The certificate and CA file names, space-separated. */
+  files: string;
+}
+
+function formOf(r: Rendered): CheckedForm {
+  return { config: r.config, crtList: r.crtList, files: r.secrets.map((s) => s.file).join(" ") };
+}
+
+function sameForm(a: CheckedForm, b: CheckedForm): boolean {
+  return a.config === b.config && a.crtList === b.crtList && a.files === b.files;
+}
+
+/** How long a check that ran into its time limit is believed (then the configuration is checked again). */
+const TIMED_OUT_KEPT_MS = 10 * 60_000;
 
 /** The ingresses of a group whose configuration passed `haproxy -c`, their model and rendering. */
 interface Validated {

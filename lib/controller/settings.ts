@@ -5,6 +5,7 @@
  */
 import { operatorNamespace } from "../cluster/access.ts";
 import { DEFAULT_LIMITS, type SplitLimits } from "../transport/parts.ts";
+import { CHECK_TIME_LIMIT_MS } from "../render/validate.ts";
 import { leaderElectionDefaults } from "./leader.ts";
 
 export interface ControllerSettings {
@@ -29,6 +30,11 @@ export interface ControllerSettings {
   operatorService: string;
   /** haproxy binary used by validation. */
   haproxyBinary: string;
+  /**
+   * The time limit of one `haproxy -c` (lib/render/validate.ts's CHECK_TIME_LIMIT_MS, shared with
+   * the webhook); a configuration that exceeds it is refused. No option sets it (tests shorten it).
+   */
+  validateTimeoutMs: number;
   /** Concurrent reconciles. */
   workers: number;
   /** Coalescing window of the work queue. */
@@ -82,6 +88,7 @@ export const defaultSettings: ControllerSettings = {
   validateProxyConfig: true,
   operatorService: "ingress-controller-operator",
   haproxyBinary: "haproxy",
+  validateTimeoutMs: CHECK_TIME_LIMIT_MS,
   workers: 4,
   coalesceMs: 10,
   handoverGraceMs: 10_000,

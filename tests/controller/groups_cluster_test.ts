@@ -377,6 +377,73 @@ Deno.test("proxy groups against a real API server", async (t) => {
     );
 
     await t.step(
+      "a configuration whose haproxy -c runs past the time limit leaves out only its ingress, once",
+      async () => {
+        const dir = await costlyOnPathTemplates();
+        const costly = { className: "costly" };
+        const check = defaultValidator({
+          ...defaultSettings,
+          customTemplates: `${dir}/*.eta`,
+          validateTimeoutMs: 1_500,
+        });
+        /** The checks (the real haproxy -c, with its limit) of a configuration holding the costly userlist. */
+        let costlyChecks = 0;
+        const c = await controller(cluster, {
+          ingressClass: "costly",
+          controllerId: "costly",
+          operatorNamespace: ops,
+          customTemplates: `${dir}/*.eta`,
+          validateProxyConfig: true,
+          validateTimeoutMs: 1_500,
+        }, {
+          validate: (rendered) => {
+            if (rendered.config.includes("userlist costly_check")) costlyChecks++;
+            return check(rendered);
+          },
+        });
+        const name = sharedProxyName("costly");
+        const cfg = async () =>
+          Object.values((await cluster.get(resources.configMaps, ops, name))?.data ?? {}).join("\n");
+        try {
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(a, "steady", [{ host: "steady.example", service: "web" }], costly),
+          );
+          await eventually("the shared configuration", async () => (await cfg()).includes("steady.example"));
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(b, "slow", [{ host: "slow.example", path: "/costly", service: "web" }], costly),
+          );
+          const ev = await eventually(
+            "a ValidationFailed Event on the ingress whose check timed out",
+            async () => (await cluster.events(b, "slow")).find((e) => e.reason === "ValidationFailed"),
+          );
+          assert.match(ev.message, /^haproxy -c timed out on the rendered configuration and it is treated as refused/);
+          assert.match(ev.message, /did not finish within 1500 ms/);
+          const checked = costlyChecks;
+          assert.ok(checked >= 2, `the merged configuration and the ingress alone: ${checked}`);
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(
+              a,
+              "steady",
+              [{ host: "steady.example", service: "web" }, { host: "more.example", service: "web" }],
+              costly,
+            ),
+          );
+          await eventually("the other ingress's change published", async () => (await cfg()).includes("more.example"));
+          assert.doesNotMatch(await cfg(), /slow\.example|costly_check/);
+          assert.equal(costlyChecks, checked, "the ingress that timed out is left out without another check");
+          assert.equal((await cluster.events(a, "steady")).filter((e) => e.reason === "ValidationFailed").length, 0);
+          assert.deepEqual(await haproxyChecksRunning(), [], "no haproxy -c is left running");
+        } finally {
+          await c.stop();
+          await Deno.remove(dir, { recursive: true });
+        }
+      },
+    );
+
+    await t.step(
       "a large configuration's new parts are created while haproxy -c checks it; a refused one's are named by no head and go with the next publish",
       async () => {
         const dir = await brokenOnPathTemplates();
@@ -480,4 +547,32 @@ async function tlsSecret(ns: string, name: string, host: string): Promise<KubeOb
     type: "kubernetes.io/tls",
     stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem },
   };
+}
+
+/**
+ * Custom templates valid for every model; with the path /costly, the configuration gets a userlist
+ * whose bcrypt cost 31 HAProxy checks while it parses: `haproxy -c` would run for days.
+ */
+async function costlyOnPathTemplates(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "ic-groups-templates-" });
+  const builtin = await Deno.readTextFile(new URL("../../templates/defaults.eta", import.meta.url));
+  const userlist = `userlist costly_check\n    user a password '$2b$31$${"a".repeat(53)}'\n`;
+  await Deno.writeTextFile(
+    `${dir}/defaults.eta`,
+    builtin + `<% if (it.model.routes.some((r) => r.path === "/costly")) { %>${userlist}<% } %>`,
+  );
+  return dir;
+}
+
+/** Pids of the `haproxy -c` processes this test process started that are still running. */
+async function haproxyChecksRunning(): Promise<number[]> {
+  const pids: number[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`).catch(() => "");
+    const stat = await Deno.readTextFile(`/proc/${e.name}/stat`).catch(() => "");
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (/^[^\0]*haproxy\0-c\0/.test(cmd) && Number(ppid) === Deno.pid && state !== "Z") pids.push(Number(e.name));
+  }
+  return pids;
 }

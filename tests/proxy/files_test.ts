@@ -190,6 +190,24 @@ Deno.test("secretContents: CA bundles and userlists; a missing htpasswd Secret g
   }
 });
 
+Deno.test("secretContents: the proxy judges the Secret it reads itself; a hash above the cost limits is left out of its userlist and named", () => {
+  const refs = parseSecretRefs(JSON.stringify([{ kind: "htpasswd", namespace: "ns", name: "users" }]));
+  // what the Secret holds when the proxy reads it, whatever the controller saw before
+  const auth = [
+    `alice:${HASHES.bcrypt}`,
+    `mallory:$2y$16$${"m".repeat(53)}`,
+    `trudy:$6$rounds=20000000$salt$${"t".repeat(86)}`,
+  ].join("\n");
+  const warnings: string[] = [];
+  const out = secretContents(refs, () => ({ data: { auth: btoa(auth) } }), (id, why) => warnings.push(`${id} ${why}`));
+  assert.ok(!("waiting" in out));
+  assert.equal(out.userlists, `userlist ul_ns_users\n    user alice password '${HASHES.bcrypt}'\n`);
+  assert.deepEqual(warnings.map((w) => w.replace(/;.*/, "")), [
+    "ns/users user mallory: bcrypt cost 16 is above the proxy's limit of 7",
+    "ns/users user trudy: SHA-crypt rounds=20000000 is above the proxy's limit of 30000",
+  ]);
+});
+
 Deno.test("PEM_FILE is the contract's anchored pattern", () => {
   for (const good of ["a_b.pem", "ns-1_my.cert-2.pem", "0_0.pem"]) assert.ok(PEM_FILE.test(good), good);
   for (const bad of ["_b.pem", "a_.pem", "a_b.pem\n", "a/b_c.pem", "A_b.pem", "a_b.pem.x", "a-_b.pem", ".._b.pem"]) {

@@ -16,8 +16,8 @@ import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/proxy/files.ts";
 import type { DesiredState } from "../../lib/proxy/apply.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
-import { proxyUnderTest } from "../proxy/fixtures.ts";
+import { CRYPT_HASHES, endpointSlice, ingress, service } from "./fixtures.ts";
+import { proxyUnderTest, workerPid } from "../proxy/fixtures.ts";
 
 const A = "ingress-controller.io/";
 
@@ -175,6 +175,54 @@ Deno.test("auth-basic-secret: 401 with the realm without or with wrong credentia
   assert.ok((await proxy.applier.apply(gone.state)).ok);
   assert.equal((await get("auth.example.com", "alice:new-pw")).status, 401);
   assert.equal((await get("open.example.com")).status, 200);
+});
+
+Deno.test("auth-basic-secret: hashes at the cost limits are served; costlier lines are refused by name, never reach haproxy, and their passwords stall nothing", async () => {
+  await using web = await startBackend({ name: "web" });
+  await using proxy = await proxyUnderTest();
+  const htpasswd = [
+    `alice:${bcrypt.hashSync("alice-pw", 7)}`,
+    `bob:${CRYPT_HASHES.bobSha512AtLimit}`,
+    `carol:${CRYPT_HASHES.carolSha256AtLimit}`,
+    `eve:${bcrypt.hashSync("eve-pw", 8)}`,
+    `mallory:${CRYPT_HASHES.malloryBcrypt16}`,
+    `trudy:${CRYPT_HASHES.trudySha512Slow}`,
+  ].join("\n");
+  const annotations = { [`${A}auth-basic-secret`]: "users" };
+  const hosts = { "auth.example.com": annotations, "open.example.com": {} };
+  const secrets = [secret("users", { auth: htpasswd })];
+  const { state, problems, warnings } = await desired(objects(web.port, hosts, secrets), secrets);
+  // the controller's Warning and the proxy's own verdict name the same users
+  assert.equal(problems.length, 1);
+  assert.match(
+    problems[0],
+    /^InvalidSecret: .*Secret default\/users: user eve: bcrypt cost 8 is above the proxy's limit of 7/,
+  );
+  assert.match(
+    problems[0],
+    /; user mallory: bcrypt cost 16 is above .*; user trudy: SHA-crypt rounds=20000000 is above /,
+  );
+  assert.deepEqual(warnings.map((w) => w.replace(/ is above.*/, "")), [
+    "default/users: user eve: bcrypt cost 8",
+    "default/users: user mallory: bcrypt cost 16",
+    "default/users: user trudy: SHA-crypt rounds=20000000",
+  ]);
+  assert.deepEqual([...state.userlists!.matchAll(/user (\w+) password/g)].map((m) => m[1]), ["alice", "bob", "carol"]);
+  assert.ok((await proxy.applier.apply(state)).ok);
+  const worker = await workerPid(proxy.haproxy);
+
+  const url = `http://${proxy.bind}:${proxy.httpPort}/`;
+  const get = (user: string) => curl(["-H", "Host: auth.example.com", "-u", user, url]);
+  for (const user of ["alice:alice-pw", "bob:bob-pw", "carol:carol-pw"]) {
+    const started = performance.now();
+    assert.equal((await get(user)).status, 200, user);
+    console.log(`${user.split(":")[0]}: answered in ${Math.round(performance.now() - started)} ms`);
+  }
+  for (const user of ["eve:eve-pw", "mallory:mallory-pw", "trudy:trudy-pw"]) {
+    assert.equal((await get(user)).status, 401, `${user}: its line was left out`);
+  }
+  assert.equal((await get("alice:alice-pw")).status, 200);
+  assert.equal(await workerPid(proxy.haproxy), worker, "the same worker serves on: no watchdog abort, no restart");
 });
 
 /** A TLS server on loopback whose certificate for `api.internal` is signed by `ca`. */

@@ -125,3 +125,21 @@ export function loopbackServices(
     endpointSlices: list.map((s) => endpointSlice(s.name, [{ name: "", port: s.port }], [{ address: "127.0.0.1" }])),
   };
 }
+
+/**
+ * Hashes computed once with Debian 12's crypt(3) (libxcrypt), too slow to compute in each run:
+ * SHA-crypt at the proxy's rounds limit, and the costly shapes a hostile tenant writes (each names
+ * the password it was made from).
+ */
+export const CRYPT_HASHES = {
+  /** crypt("bob-pw", "$6$rounds=30000$costbound") */
+  bobSha512AtLimit: "$6$rounds=30000$costbound$D6IuT40tssze4LBVLCjVGS.A1luq0tbZCXthBWEGURyU4oz7kdJDvqKlP3h90bvi" +
+    "KcJtQ91Cr.78rbtulNQnv0",
+  /** crypt("carol-pw", "$5$rounds=30000$costbound") */
+  carolSha256AtLimit: "$5$rounds=30000$costbound$14jAm..BbXWT9rMkLs4EJkR0inJj7/vbee.hrlPtQC0",
+  /** crypt("mallory-pw", "$2b$16$MalloryCostlyHashSalt."): about 3 s a check, past HAProxy's watchdog */
+  malloryBcrypt16: "$2b$16$MalloryCostlyHashSalt.r7wyBF4rFZunNe4e0k7XQFEgPheF/Pe",
+  /** crypt("trudy-pw", "$6$rounds=20000000$trudyslow"): about 5 s a check */
+  trudySha512Slow: "$6$rounds=20000000$trudyslow$grDK29W/pQizqMdrZSzEXhcNBXYOfAg5vLvO52B1mtE8TS8l31p44PvpCGoLjvuHq" +
+    "wJqYggKB5R.WBSNWSYAx.",
+};

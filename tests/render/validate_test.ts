@@ -4,6 +4,7 @@ import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts";
 import { crtListFiles, throwawayPem, validateConfig } from "../../lib/render/validate.ts";
 import { ingress, service, tlsSecret } from "./fixtures.ts";
+import { haproxyProcessesFor } from "../proxy/fixtures.ts";
 
 const templates = await loadTemplates(null);
 const tlsRendered: Rendered = render(
@@ -106,6 +107,44 @@ Deno.test("the check is killed when it exceeds its timeout", async () => {
       assert.match(res.errors[0], /did not finish within 300 ms/);
     } finally {
       await Deno.remove(haproxy);
+    }
+  });
+});
+
+Deno.test("a configuration haproxy -c cannot finish in time is refused as timed out, and haproxy is gone", async () => {
+  // HAProxy runs crypt(3) on every userlist hash while it parses: bcrypt cost 31 takes days.
+  const costly = {
+    ...tlsRendered,
+    config: `${tlsRendered.config}\nuserlist costly\n    user a password '$2b$31$${"a".repeat(53)}'\n`,
+  };
+  await inTmp(async (tmpDir) => {
+    const res = await validateConfig(costly, { tmpDir, timeoutMs: 1_500, reuse: false });
+    assert.deepEqual([res.ok, res.timedOut, res.errors], [false, true, ["haproxy -c did not finish within 1500 ms"]]);
+    assert.deepEqual(await haproxyProcessesFor(tmpDir), [], "the check was killed");
+    // the same configuration with a hash within the limits passes
+    const cheap = { ...costly, config: costly.config.replace("$2b$31$", "$2b$05$") };
+    const ok = await validateConfig(cheap, { tmpDir, timeoutMs: 20_000, reuse: false });
+    assert.deepEqual([ok.ok, ok.timedOut], [true, false], ok.errors.join("\n"));
+  });
+});
+
+Deno.test("a timed-out check kills what the binary started too: nothing holds the check open or outlives it", async () => {
+  await inTmp(async (tmpDir) => {
+    const base = join(tmpDir, "..", tmpDir.split("/").at(-1)!);
+    const [pidFile, finished] = [`${base}-child.pid`, `${base}-child.finished`];
+    // A wrapper whose child keeps stdout open: killing the wrapper alone would leave the check
+    // waiting for the child, which would then finish and say so.
+    const haproxy = await fakeHaproxy(tmpDir, `(sleep 20; echo yes > '${finished}') &\necho $! > '${pidFile}'\nwait`);
+    try {
+      const res = await validateConfig(tlsRendered, { haproxy, tmpDir, timeoutMs: 500, reuse: false });
+      assert.deepEqual([res.ok, res.timedOut], [false, true]);
+      await assert.rejects(Deno.stat(finished), Deno.errors.NotFound, "the child was killed, it did not finish");
+      const child = Number(await Deno.readTextFile(pidFile));
+      const state = await Deno.readTextFile(`/proc/${child}/stat`).then((s) => s.split(") ")[1][0]).catch(() => "gone");
+      assert.ok(state === "gone" || state === "Z", `the wrapper's child ${child} is ${state}`);
+    } finally {
+      await Deno.remove(haproxy);
+      for (const f of [pidFile, finished]) await Deno.remove(f).catch(() => {});
     }
   });
 });
