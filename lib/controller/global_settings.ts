@@ -15,6 +15,7 @@ import { riskDisabled, showValue } from "../annotations/resolve.ts";
 import * as v from "../annotations/values.ts";
 import { isDns1123Subdomain } from "../render/patterns.ts";
 import { CIPHERS, DEFAULT_PROXY_OPTIONS, type ProxyOptions, type SslVersion } from "../render/proxy_options.ts";
+import { AUTH_URL_ALLOWED_HOSTS, parseHostPatterns } from "../annotations/auth_target.ts";
 
 /** The name of the global ConfigMap in the controller's namespace. */
 export const GLOBAL_CONFIGMAP = "ingress-controller";
@@ -76,6 +77,7 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "accept-proxy-protocol",
   "nginx-compat",
   "annotation-risk-limit",
+  AUTH_URL_ALLOWED_HOSTS,
 ]);
 
 /** Whether a ConfigMap key is read by this module (a setting, or one of our annotations). */
@@ -141,6 +143,11 @@ export function parseGlobalSettings(
       if (layer !== "global") bad(key, value, "is a setting of the controller's global ConfigMap only; ignored here");
       else if (RISK.test(value)) annotationRiskLimit = value === "none" ? null : value as Risk;
       else bad(key, value, `is not ${RISKS.join(", ")} or none; ${keeps}`);
+    } else if (key === AUTH_URL_ALLOWED_HOSTS) {
+      // The hosts auth-url may name (render/ext_auth.ts reads it from this layer's values, so a
+      // class's list replaces the global one); a bad list keeps the lower layer's.
+      if (parseHostPatterns(value)) annotations[key] = value;
+      else bad(key, value, `is not a comma-separated list of host names or *.domain patterns; ${keeps}`);
     } else if (layer === "global" && !specOf(key)) {
       problems.push({ key, message: `key ${showValue(key)} is not a setting of this controller; ignored` });
     }
