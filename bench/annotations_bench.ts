@@ -18,15 +18,9 @@ import { startHaproxy } from "../lib/localenv/haproxy.ts";
 import { freePorts } from "../lib/localenv/ports.ts";
 import { startBackend } from "../lib/localenv/backend.ts";
 import { luaDirOf, writeLuaFiles } from "../lib/render/lua.ts";
-import { inPrivateNetwork, prepareOutside, privateAddress, privateNetworkCommand } from "../lib/localenv/netns.ts";
+import { privateAddress, runInPrivateNetwork } from "../lib/localenv/netns.ts";
 
-if (!inPrivateNetwork()) {
-  const self = new URL(import.meta.url).pathname;
-  await prepareOutside(self);
-  const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", self], { stdout: "piped" }).output();
-  await Deno.stdout.write(out.stdout);
-  Deno.exit(out.code);
-}
+await runInPrivateNetwork(new URL(import.meta.url).pathname);
 
 const SECONDS = Math.min(Number(Deno.env.get("BENCH_SECONDS") ?? 2), 30);
 const ROUNDS = 3;

@@ -115,3 +115,15 @@ export async function testInPrivateNetwork(testFile: string, opts: { resolver?: 
   ], { resolver: opts.resolver }).output();
   return out.code;
 }
+
+/**
+ * For a benchmark script that must run inside the namespace: outside it, runs the script again
+ * there, passes its stdout on (the figures) and exits with its code; inside, returns.
+ */
+export async function runInPrivateNetwork(script: string): Promise<void> {
+  if (inPrivateNetwork()) return;
+  await prepareOutside(script);
+  const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", script], { stdout: "piped" }).output();
+  await Deno.stdout.write(out.stdout);
+  Deno.exit(out.code);
+}
