@@ -136,9 +136,10 @@ function authority(url: string): { host: string; port: number; tls: boolean } | 
 /**
  * The address policy for a URL whose path and query the caller checked (its host may be in any
  * case and end in a dot, which are refused here with a clear reason): the target, or why it is
- * refused (the end of `annotation KEY: "url" <reason>`).
+ * refused (the end of `annotation KEY: "url" <reason>`). `browser`: the URL is where a browser is
+ * sent (auth-signin), which may name a single-label host.
  */
-export function authTarget(url: string): AuthTarget | { refused: string } {
+export function authTarget(url: string, opts: { browser?: boolean } = {}): AuthTarget | { refused: string } {
   const a = authority(url);
   if (typeof a === "string") return { refused: a };
   const { host, port } = a;
@@ -167,7 +168,8 @@ export function authTarget(url: string): AuthTarget | { refused: string } {
   if (!labels.every((l) => LABEL.test(l)) || host.length > 253) return { refused: "has a host that is not a DNS name" };
   const named = REFUSED_NAMES[host] ?? (host.endsWith(".localhost") ? REFUSED_NAMES.localhost : undefined);
   if (named) return refuse(`names ${named}`);
-  if (labels.length < 2) {
+  // A browser (auth-signin) resolves with its own search domains; the proxy resolves without any.
+  if (labels.length < 2 && !opts.browser) {
     return {
       refused: "has a single-label host: the proxy resolves names without search domains; write the full name, " +
         "e.g. oauth2-proxy.auth.svc.cluster.local",

@@ -258,16 +258,6 @@ export const url: ValueKind<string> = kind(
   2048,
 );
 
-/** A URL, or an absolute path on the request's own host. */
-export const urlOrPath: ValueKind<string> = kind(
-  "`https://` URL or absolute path (same host)",
-  (raw) =>
-    URL_RE.test(raw) || new RegExp(`^${PATH}${QUERY}$`).test(raw)
-      ? ok(raw)
-      : bad("is not an http(s):// URL or an absolute path"),
-  2048,
-);
-
 /**
  * A URL of external authentication: an `http://` or `https://` URL whose target passes the address
  * policy of annotations/auth_target.ts. The host may be written in any case and end in a dot here
@@ -276,13 +266,14 @@ export const urlOrPath: ValueKind<string> = kind(
 const AUTH_URL_RE = new RegExp(
   `^https?://(?:[A-Za-z0-9.-]{1,254}|\\[[0-9a-fA-F:.]{2,45}\\])(?::[1-9][0-9]{0,4})?(?:${PATH})?${QUERY}$`,
 );
+function authUrlOf(raw: string, browser: boolean): Parsed<AuthTarget> {
+  if (!AUTH_URL_RE.test(raw)) return bad("is not an http:// or https:// URL");
+  const t = authTarget(raw, { browser });
+  return "refused" in t ? bad(t.refused) : ok(t);
+}
 export const authUrl: ValueKind<AuthTarget> = kind(
   '`http://` or `https://` URL of a host the proxy may contact (README "External authentication")',
-  (raw) => {
-    if (!AUTH_URL_RE.test(raw)) return bad("is not an http:// or https:// URL");
-    const t = authTarget(raw);
-    return "refused" in t ? bad(t.refused) : ok(t);
-  },
+  (raw) => authUrlOf(raw, false),
   2048,
 );
 
@@ -291,8 +282,9 @@ export const authSignin: ValueKind<string> = kind(
   "absolute path (same host) or `https://` URL",
   (raw) => {
     if (new RegExp(`^${PATH}${QUERY}$`).test(raw)) return ok(raw);
-    const p = authUrl.parse(raw);
-    return p.ok ? ok(raw) : bad(
+    const p = authUrlOf(raw, true);
+    if (p.ok) return ok(raw);
+    return bad(
       p.reason === "is not an http:// or https:// URL" ? "is not an http(s):// URL or an absolute path" : p.reason,
     );
   },

@@ -162,6 +162,10 @@ Deno.test("auth-url: hostile syntax is refused before the policy", () => {
 Deno.test("auth-signin: a path, or a URL that passes the same address policy", () => {
   assert.ok(v.authSignin.parse("/oauth2/start?x=1").ok);
   assert.ok(v.authSignin.parse("https://auth.example.com/oauth2/start").ok);
+  assert.ok(
+    v.authSignin.parse("https://sso/start").ok,
+    "a browser resolves a single-label name with its search domains",
+  );
   for (
     const [raw, why] of [
       ["http://169.254.169.254/", /link-local/],
