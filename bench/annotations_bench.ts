@@ -5,7 +5,9 @@
  * rate limits, body limit, timeouts, load balancing, sticky cookie: its backend variant holds ~30
  * rules) against a host whose Ingress sets none, in the same run, alternating rounds; and a host
  * with external authentication (`auth-url`: one auth request per request, through our Lua action
- * and HAProxy's httpclient, to a loopback auth service that answers 200). 4 keep-alive clients,
+ * and HAProxy's httpclient, to an auth service on a private address that answers 200; loopback
+ * addresses are refused as auth targets, so the bench runs in a private network namespace,
+ * lib/localenv/netns.ts). 4 keep-alive clients,
  * BENCH_SECONDS (default 2) per round, 3 rounds each. Prints a JSON array of {name, unit, value} as
  * its last stdout line.
  */
@@ -16,6 +18,9 @@ import { startHaproxy } from "../lib/localenv/haproxy.ts";
 import { freePorts } from "../lib/localenv/ports.ts";
 import { startBackend } from "../lib/localenv/backend.ts";
 import { luaDirOf, writeLuaFiles } from "../lib/render/lua.ts";
+import { privateAddress, runInPrivateNetwork } from "../lib/localenv/netns.ts";
+
+await runInPrivateNetwork(new URL(import.meta.url).pathname);
 
 const SECONDS = Math.min(Number(Deno.env.get("BENCH_SECONDS") ?? 2), 30);
 const ROUNDS = 3;
@@ -54,7 +59,8 @@ const fig = (name: string, unit: string, value: number) => {
 
 const web = await startBackend({ name: "web" });
 let authRequests = 0;
-const auth = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+const authAddress = privateAddress(2);
+const auth = Deno.serve({ hostname: authAddress, port: 0, onListen: () => {} }, () => {
   authRequests++;
   return new Response(null, { status: 200, headers: { "X-Auth-Request-User": "bench" } });
 });
@@ -72,7 +78,7 @@ const { model, problems } = buildModel({
     ingress("plain", "plain.example", {}),
     ingress("tuned", "tuned.example", TWENTY),
     ingress("authed", "authed.example", {
-      [`${A}auth-url`]: `http://127.0.0.1:${auth.addr.port}/auth`,
+      [`${A}auth-url`]: `http://${authAddress}:${auth.addr.port}/auth`,
       [`${A}auth-response-headers`]: "X-Auth-Request-User",
     }),
   ],

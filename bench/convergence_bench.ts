@@ -20,7 +20,7 @@ import { percentile } from "./figures.ts";
 import { startControllerProcess } from "./memory/controller_client.ts";
 import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
-import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
+import { runInPrivateNetwork } from "../lib/localenv/netns.ts";
 import { proxyName } from "../lib/controller/objects.ts";
 import { Informer } from "../lib/cluster/informer.ts";
 import { ClusterClient } from "../lib/cluster/client.ts";
@@ -45,14 +45,7 @@ interface Figure {
   value: number;
 }
 
-if (!inPrivateNetwork()) {
-  const self = new URL(import.meta.url).pathname;
-  await prepareOutside(self);
-  const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", self], { stdout: "piped" }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  await Deno.stdout.write(new TextEncoder().encode(text));
-  Deno.exit(out.code);
-}
+await runInPrivateNetwork(new URL(import.meta.url).pathname);
 
 log.configure({ level: "warn" });
 const started = performance.now();

@@ -16,7 +16,7 @@
  */
 import { startControllerProcess } from "./memory/controller_client.ts";
 import http from "node:http";
-import { inPrivateNetwork, prepareOutside, privateNetworkCommand } from "../lib/localenv/netns.ts";
+import { runInPrivateNetwork } from "../lib/localenv/netns.ts";
 import { sharedProxyName } from "../lib/controller/groups.ts";
 import { collectionPath, resources } from "../lib/cluster/resources.ts";
 import { log } from "../lib/log/logger.ts";
@@ -27,13 +27,7 @@ import { figureList, percentile } from "./figures.ts";
 const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);
 const CHANGES = Number(Deno.env.get("BENCH_CHANGES") ?? 40);
 
-if (!inPrivateNetwork()) {
-  const self = new URL(import.meta.url).pathname;
-  await prepareOutside(self);
-  const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", self], { stdout: "piped" }).output();
-  await Deno.stdout.write(out.stdout);
-  Deno.exit(out.code);
-}
+await runInPrivateNetwork(new URL(import.meta.url).pathname);
 
 log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn" });
 const { figures, fig } = figureList();

@@ -478,20 +478,20 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       key: "auth-url",
       status: SERVED,
       risk: "high",
-      value: v.url,
+      value: v.authUrl,
       default: null,
       docs:
-        "External authentication: each request is first sent to this URL (a GET with the original headers, no body); 2xx lets it through, 401/403 are returned to the client, anything else (the service down, 5 s without an answer) is a 500.",
+        "External authentication: each request is first sent to this URL (a GET with the request's cookies, `Authorization`, the headers `auth-request-headers` names and the proxy's `X-Original-*`/`X-Forwarded-*` set; no body); 2xx lets it through, 401/403 are returned to the client, anything else (the service down, 5 s without an answer) is a 500. Loopback, link-local, cloud metadata and the proxy's own ports are refused, before and after name resolution, as are hosts outside the class's `auth-url-allowed-hosts` (README \"External authentication\"); a refused or invalid value makes every request of the route a 500, never an unauthenticated pass.",
       example: "http://oauth2-proxy.auth.svc.cluster.local/oauth2/auth",
     },
     {
       key: "auth-signin",
       status: SERVED,
       risk: "high",
-      value: v.urlOrPath,
+      value: v.authSignin,
       default: null,
       docs:
-        "With `auth-url`: a 401 becomes a redirect to this URL, with the original URL in the `rd` query parameter (the oauth2-proxy pattern).",
+        "With `auth-url`: a 401 becomes a redirect to this URL, with the original URL in the `rd` query parameter (the oauth2-proxy pattern). A URL's host follows `auth-url`'s address policy.",
       example: "/oauth2/start",
     },
     {
@@ -502,6 +502,16 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: null,
       docs: "With `auth-url`: copy these headers of the authentication response into the request sent to the backend.",
       example: "X-Auth-Request-User, X-Auth-Request-Email",
+    },
+    {
+      key: "auth-request-headers",
+      status: SERVED,
+      risk: "medium",
+      value: v.authRequestHeaders,
+      default: null,
+      docs:
+        "With `auth-url`: these request headers of the client are sent to the authentication service too (by default only `Cookie` and `Authorization` are).",
+      example: "X-Api-Key, Accept",
     },
   ]),
   ...inGroup({ group: "Access and limits", scope: "path" }, [

@@ -6,9 +6,11 @@
  * around list items, which users write (`10.0.0.0/8, 192.168.0.0/16`). What a parser accepts is
  * safe to place in HAProxy's configuration once quoted for its place: no quotes, no backslash, no
  * `${` (environment expansion) and no `%` (log-format) except where a kind says otherwise.
- * This module imports nothing from lib/: lib/render reads annotations through it.
+ * This module imports nothing from lib/ but its sibling annotations/auth_target.ts (which imports
+ * nothing of lib/ either): lib/render reads annotations through it.
  */
 import { isIPv4, isIPv6 } from "node:net";
+import { type AuthTarget, authTarget } from "./auth_target.ts";
 
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
@@ -256,14 +258,76 @@ export const url: ValueKind<string> = kind(
   2048,
 );
 
-/** A URL, or an absolute path on the request's own host. */
-export const urlOrPath: ValueKind<string> = kind(
-  "`https://` URL or absolute path (same host)",
-  (raw) =>
-    URL_RE.test(raw) || new RegExp(`^${PATH}${QUERY}$`).test(raw)
-      ? ok(raw)
-      : bad("is not an http(s):// URL or an absolute path"),
+/**
+ * A URL of external authentication: an `http://` or `https://` URL whose target passes the address
+ * policy of annotations/auth_target.ts. The host may be written in any case and end in a dot here
+ * only so that the policy refuses those spellings with a reason of its own.
+ */
+const AUTH_URL_RE = new RegExp(
+  `^https?://(?:[A-Za-z0-9.-]{1,254}|\\[[0-9a-fA-F:.]{2,45}\\])(?::[1-9][0-9]{0,4})?(?:${PATH})?${QUERY}$`,
+);
+function authUrlOf(raw: string, browser: boolean): Parsed<AuthTarget> {
+  if (!AUTH_URL_RE.test(raw)) return bad("is not an http:// or https:// URL");
+  const t = authTarget(raw, { browser });
+  return "refused" in t ? bad(t.refused) : ok(t);
+}
+export const authUrl: ValueKind<AuthTarget> = kind(
+  '`http://` or `https://` URL of a host the proxy may contact (README "External authentication")',
+  (raw) => authUrlOf(raw, false),
   2048,
+);
+
+/** Where `auth-signin` sends a browser: a path on the request's own host, or a URL passing the address policy. */
+export const authSignin: ValueKind<string> = kind(
+  "absolute path (same host) or `https://` URL",
+  (raw) => {
+    if (new RegExp(`^${PATH}${QUERY}$`).test(raw)) return ok(raw);
+    const p = authUrlOf(raw, true);
+    if (p.ok) return ok(raw);
+    return bad(
+      p.reason === "is not an http:// or https:// URL" ? "is not an http(s):// URL or an absolute path" : p.reason,
+    );
+  },
+  2048,
+);
+
+/**
+ * Request headers the proxy sets on the authentication request itself, or that belong to the
+ * connection: a client's copy is never forwarded (templates/ic_ext_auth.lua).
+ */
+export const AUTH_OWN_HEADERS: readonly string[] = [
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "expect",
+  "x-original-url",
+  "x-original-method",
+  "x-forwarded-for",
+  "x-forwarded-host",
+  "x-forwarded-proto",
+  "x-real-ip",
+  "x-auth-request-redirect",
+  "x-sent-from",
+];
+
+/** Client request headers forwarded to the auth service besides `Cookie` and `Authorization`. */
+export const authRequestHeaders: ValueKind<string[]> = kind(
+  "comma-separated header names (not the ones the proxy sets itself)",
+  (raw) => {
+    const p = headerNames.parse(raw);
+    if (!p.ok) return p;
+    const own = p.value.find((h) => AUTH_OWN_HEADERS.includes(h.toLowerCase()));
+    return own === undefined ? ok(p.value) : bad(
+      `names ${own}, which the proxy sets on the authentication request itself (README "External authentication")`,
+    );
+  },
+  MAX_VALUE_LENGTH,
 );
 
 /** A rewrite target: an absolute path that may hold `$1`…`$9` (captures of a regex path). */

@@ -22,6 +22,7 @@ import {
   type OwnershipPolicy,
   parsePins,
 } from "../render/host_ownership.ts";
+import { AUTH_URL_ALLOWED_HOSTS, parseHostPatterns } from "../annotations/auth_target.ts";
 
 /** The name of the global ConfigMap in the controller's namespace. */
 export const GLOBAL_CONFIGMAP = "ingress-controller";
@@ -88,6 +89,7 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "annotation-risk-limit",
   "namespace-ownership",
   "pinned-hosts",
+  AUTH_URL_ALLOWED_HOSTS,
 ]);
 
 /** Whether a ConfigMap key is read by this module (a setting, or one of our annotations). */
@@ -162,6 +164,11 @@ export function parseGlobalSettings(
       // A class's pins replace the global ones for its proxy (a class names the hosts of its own tenants).
       if (p.ok) ownership = { ...ownership, pins: p.pins };
       else bad(key, value, `${p.reason}; ${keeps}`);
+    } else if (key === AUTH_URL_ALLOWED_HOSTS) {
+      // The hosts auth-url may name (render/ext_auth.ts reads it from this layer's values, so a
+      // class's list replaces the global one); a bad list keeps the lower layer's.
+      if (parseHostPatterns(value)) annotations[key] = value;
+      else bad(key, value, `is not a comma-separated list of host names or *.domain patterns; ${keeps}`);
     } else if (layer === "global" && !specOf(key)) {
       problems.push({ key, message: `key ${showValue(key)} is not a setting of this controller; ignored` });
     }

@@ -15,6 +15,12 @@ import { ensureHaproxy } from "./haproxy.ts";
 export const privateSubnet = "10.255.255";
 const marker = "IC_PRIVATE_NETNS";
 
+/**
+ * With `resolver`, the namespace's /etc/resolv.conf names only this address, where a test's DNS
+ * server (lib/localenv/dns.ts) answers.
+ */
+export const dnsAddress = `${privateSubnet}.53`;
+
 /** Whether this process runs inside the private namespace (set up by `privateNetworkCommand`). */
 export function inPrivateNetwork(): boolean {
   return Deno.env.get(marker) === "1";
@@ -39,11 +45,31 @@ export function privateNetworkCommand(
     env?: Record<string, string>;
     /** In a session of its own: a terminal's Ctrl-C reaches the caller only, which stops it in order. */
     detached?: boolean;
+    /**
+     * In a mount namespace too, whose /etc/resolv.conf names only {@link dnsAddress}: names resolve
+     * through the test's DNS server (lib/localenv/dns.ts), as HAProxy's resolvers read that file.
+     */
+    resolver?: boolean;
   } = {},
 ): Deno.Command {
-  const setup = `ip link set lo up && ip addr add ${privateSubnet}.1/24 dev lo && exec "$@"`;
+  // The bind mount's source is removed at once: the mount keeps the file, nothing is left in /tmp.
+  const resolver = opts.resolver
+    ? `f=$(mktemp) && printf 'nameserver ${dnsAddress}\\n' > "$f" && mount --bind "$f" /etc/resolv.conf && rm "$f" && `
+    : "";
+  const setup = `${resolver}ip link set lo up && ip addr add ${privateSubnet}.1/24 dev lo && exec "$@"`;
   return new Deno.Command("unshare", {
-    args: ["--user", "--map-root-user", "--net", "--", "sh", "-c", setup, "sh", ...args],
+    args: [
+      "--user",
+      "--map-root-user",
+      "--net",
+      ...(opts.resolver ? ["--mount"] : []),
+      "--",
+      "sh",
+      "-c",
+      setup,
+      "sh",
+      ...args,
+    ],
     stdin: opts.stdin ?? "null",
     stdout: opts.stdout ?? "inherit",
     stderr: opts.stderr ?? "inherit",
@@ -77,7 +103,7 @@ export async function prepareOutside(entry: string): Promise<void> {
  * For a test file that must run inside the namespace: outside it, the file's tests run again as
  * `deno test` inside one; resolves with that run's exit code (0: they all passed).
  */
-export async function testInPrivateNetwork(testFile: string): Promise<number> {
+export async function testInPrivateNetwork(testFile: string, opts: { resolver?: boolean } = {}): Promise<number> {
   await prepareOutside(testFile);
   const out = await privateNetworkCommand([
     Deno.execPath(),
@@ -86,6 +112,18 @@ export async function testInPrivateNetwork(testFile: string): Promise<number> {
     "--sanitize-ops",
     "--sanitize-resources",
     testFile,
-  ]).output();
+  ], { resolver: opts.resolver }).output();
   return out.code;
+}
+
+/**
+ * For a benchmark script that must run inside the namespace: outside it, runs the script again
+ * there, passes its stdout on (the figures) and exits with its code; inside, returns.
+ */
+export async function runInPrivateNetwork(script: string): Promise<void> {
+  if (inPrivateNetwork()) return;
+  await prepareOutside(script);
+  const out = await privateNetworkCommand([Deno.execPath(), "run", "-A", script], { stdout: "piped" }).output();
+  await Deno.stdout.write(out.stdout);
+  Deno.exit(out.code);
 }

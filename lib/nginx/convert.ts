@@ -152,12 +152,14 @@ function maxSeconds(a: string, b: string | undefined): number {
 
 /**
  * Our annotations for the nginx annotations whose verdict is `supported` or `translated` (`keys`,
- * without the prefix): full annotation name → value. Values our parser refuses are left out; a key
- * the Ingress sets itself is left out too (its own value wins).
+ * without the prefix): full annotation name → value. Values our parser refuses are left out, except
+ * for the keys of `unparsed` (external authentication: written so that our resolution refuses them
+ * and the route fails closed); a key the Ingress sets itself is left out too (its own value wins).
  */
 export function convertedAnnotations(
   keys: readonly string[],
   ctx: IngressContext,
+  unparsed: readonly string[] = [],
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of keys) {
@@ -166,7 +168,7 @@ export function convertedAnnotations(
     if (!convert || raw === undefined) continue;
     for (const [ours, value] of Object.entries(convert(raw, ctx))) {
       const spec = specOf(ours);
-      if (!spec || !spec.value.parse(value).ok) continue;
+      if (!spec || (!unparsed.includes(key) && !spec.value.parse(value).ok)) continue;
       if (readAnnotation(ctx.annotations, ours) !== undefined) continue;
       out[annotationName(spec)] = value;
     }

@@ -37,6 +37,11 @@ export interface NginxRule {
   readonly verdict: Verdict;
   readonly note: string;
   readonly check?: (raw: string, ctx: IngressContext) => Outcome | undefined;
+  /**
+   * A value that cannot be applied is still written as our key (whose parser then refuses it), so the
+   * route answers 500 instead of going unprotected: external authentication never fails open.
+   */
+  readonly failClosed?: true;
 }
 
 const nginx = (ctx: IngressContext, key: string) => ctx.annotations[NGINX_PREFIX + key];
@@ -371,13 +376,16 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-url": {
     to: ["auth-url"],
     verdict: "translated",
-    note: "the auth request is always a GET with the original headers (not the body) and ends in a 500 after about " +
-      "5 s; a host name is resolved through the proxy's resolv.conf name servers without search domains (write the " +
-      "full name, e.g. oauth2-proxy.auth.svc.cluster.local)",
+    failClosed: true,
+    note: "the auth request is always a GET with the request's cookies, Authorization and the X-Original-*/" +
+      "X-Forwarded-* headers (ingress-nginx sends every client header; list more in " +
+      "ingress-controller.io/auth-request-headers), never the body, and ends in a 500 after about 5 s; a host " +
+      "name is resolved through the proxy's resolv.conf name servers without search domains (write the full name, " +
+      "e.g. oauth2-proxy.auth.svc.cluster.local); loopback, link-local and metadata addresses are refused",
     check: (raw) =>
       /\$/.test(raw)
         ? { verdict: "unsupported", to: [], note: "nginx variables are not available: give the auth service's own URL" }
-        : valueOf(v.url)(raw),
+        : valueOf(v.authUrl)(raw),
   },
   "auth-signin": {
     to: ["auth-signin"],
@@ -394,14 +402,17 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
           note: "nginx variables other than $host and $escaped_request_uri are not available",
         };
       }
-      return valueOf(v.urlOrPath)(stripped);
+      return valueOf(v.authSignin)(stripped);
     },
   },
-  "auth-response-headers": supported("auth-response-headers", valueOf(v.headerNames)),
+  "auth-response-headers": { ...supported("auth-response-headers", valueOf(v.headerNames)), failClosed: true },
   "auth-method": unsupported("the auth request is always a GET; X-Original-Method carries the request's method"),
   "auth-cache-key": unsupported("auth answers are not cached"),
   "auth-cache-duration": unsupported("auth answers are not cached"),
-  "auth-proxy-set-headers": unsupported("extra headers to the auth service are not available"),
+  "auth-proxy-set-headers": unsupported(
+    "a ConfigMap of header values for the auth request is not read; to forward client headers to the auth " +
+      "service, list them in ingress-controller.io/auth-request-headers",
+  ),
   "auth-request-redirect": unsupported("X-Auth-Request-Redirect is always the request's path and query"),
   "auth-signin-redirect-param": unsupported("the original URL is always passed as rd"),
   "auth-always-set-cookie": unsupported(

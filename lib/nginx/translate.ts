@@ -28,18 +28,27 @@ export interface IngressLike {
   };
 }
 
+/** What happens to a fail-closed key (nginx/table.ts `failClosed`) that cannot be applied. */
+const FAILS_CLOSED = "the Ingress's paths answer 500 instead of passing unauthenticated";
+
 /** The verdict and note of one annotation (`key` without the prefix). */
 export function translateAnnotation(key: string, raw: string, ctx: IngressContext): { verdict: Verdict; note: string } {
   const rule = NGINX_RULES[key];
   if (!rule) return { verdict: "unsupported", note: "not translated: this annotation is ignored" };
   const out = rule.check?.(raw, ctx) ?? {};
+  const closed = rule.failClosed ? `; ${FAILS_CLOSED}` : "";
   if (out.bad !== undefined) {
-    return { verdict: "refused", note: `invalid value ${showValue(raw)}: it ${out.bad}; the annotation is ignored` };
+    return {
+      verdict: "refused",
+      note: `invalid value ${showValue(raw)}: it ${out.bad}; ${
+        rule.failClosed ? FAILS_CLOSED : "the annotation is ignored"
+      }`,
+    };
   }
   const verdict = out.verdict ?? rule.verdict;
   const note = out.note ?? rule.note;
   const to = out.to ?? rule.to;
-  if (verdict !== "supported" && verdict !== "translated") return { verdict, note };
+  if (verdict !== "supported" && verdict !== "translated") return { verdict, note: note + closed };
   const pending = to.filter((k) => specOf(k)?.status !== "served");
   if (pending.length === 0) {
     if (CONVERTERS[key]) return { verdict, note };
@@ -89,7 +98,11 @@ export function translateIngress(ingress: IngressLike): { rows: ReportRow[]; ann
   const applied = rows
     .filter((r) => r.verdict === "supported" || r.verdict === "translated")
     .map((r) => r.annotation.slice(NGINX_PREFIX.length));
-  return { rows, annotations: convertedAnnotations(applied, ctx) };
+  // Fail-closed keys not applied (nginx/table.ts `failClosed`) are written as they are: our parser refuses them.
+  const closed = rows
+    .map((r) => r.annotation.slice(NGINX_PREFIX.length))
+    .filter((k) => NGINX_RULES[k]?.failClosed && !applied.includes(k));
+  return { rows, annotations: convertedAnnotations([...applied, ...closed], ctx, closed) };
 }
 
 /**

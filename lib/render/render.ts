@@ -14,6 +14,7 @@ import { slotLines } from "./slots.ts";
 import { caFile, type SecretId, settingsLines } from "./settings.ts";
 import { canaryLines } from "./canary.ts";
 import { luaLoads } from "./lua.ts";
+import { extAuthResolverLines } from "./ext_auth.ts";
 import { errorPageLines, errorPagesRouting } from "./error_pages.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "./proxy_options.ts";
@@ -65,6 +66,8 @@ export interface View {
   proxy: ProxyView;
   /** Lua files `global` loads from `${IC_LUA_DIR}` (lib/render/lua.ts): only those some backend uses. */
   luaFiles: string[];
+  /** The `resolvers` section auth host names are resolved with; empty when no auth URL names a host. */
+  authResolvers: string[];
   /** The HTTP frontend reads redirect-hosts.map (some TLS, or `force-ssl-redirect` hosts). */
   httpsRedirect: boolean;
   /** The routing lines of the internal frontend of error pages (lib/render/error_pages.ts); empty: none. */
@@ -150,7 +153,10 @@ export function buildView(
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
     proxy: proxyView(proxy),
-    luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth), pageBackends.length > 0),
+    luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth?.target), pageBackends.length > 0),
+    authResolvers: model.backends.some((b) => b.settings?.extAuth?.target?.address === "name")
+      ? extAuthResolverLines()
+      : [],
     errorPages: errorPagesRouting(pageBackends.map((b) => b.fallback!)),
   };
 }

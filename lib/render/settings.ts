@@ -248,7 +248,7 @@ export function resolveBackendSettings(
       if (usable) s.backendTls.ca = usable;
     }
   }
-  s.extAuth = resolveExtAuth(set, report);
+  s.extAuth = resolveExtAuth(layers, risk, report);
   const htpasswd = set<string>("auth-basic-secret");
   if (htpasswd !== null && secrets) {
     // a missing or bad Secret still renders the check: its userlist is empty and denies everyone

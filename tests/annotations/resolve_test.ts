@@ -111,7 +111,7 @@ Deno.test("precedence: global < class < Ingress < Service (backend keys); bad la
     class: { "auth-url": "http://auth.example/a" },
     ingress: { "ingress-controller.io/auth-url": "http://evil.example/b" },
   }, { disableRiskAtOrAbove: "high" });
-  assert.equal(risky.value, "http://auth.example/a");
+  assert.equal((risky.value as { url: string }).url, "http://auth.example/a");
   assert.equal(risky.source, "class");
   assert.match(risky.problems[0].message, /is disabled \(risk high\)/);
 

@@ -122,7 +122,7 @@ Deno.test("URLs, paths, rewrite targets, names", () => {
   for (
     const raw of ["ftp://x", "https://Example.com", "https://x/%zz", "https://x/$host", "//x", "https://x/a b"]
   ) refused(v.url, raw);
-  assert.equal(good(v.urlOrPath, "/oauth2/start"), "/oauth2/start");
+  assert.equal(good(v.authSignin, "/oauth2/start"), "/oauth2/start");
   assert.deepEqual(good(v.rewriteTarget, "/$2"), { target: "/$2", captures: true });
   assert.deepEqual(good(v.rewriteTarget, "/"), { target: "/", captures: false });
   for (const raw of ["$1", "/$0", "/${1}", "/a\\1"]) refused(v.rewriteTarget, raw);

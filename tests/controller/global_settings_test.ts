@@ -162,3 +162,29 @@ Deno.test("dedicated proxies: the Ingress's frontend annotations as settings, ri
   assert.deepEqual(limited.problems.map((p) => p.key), ["accept-proxy-protocol"]);
   assert.match(limited.problems[0].message, /^accept-proxy-protocol is disabled \(risk high\)/);
 });
+
+Deno.test("auth-url-allowed-hosts: a checked host list in the layer's values; a class's replaces the global one", () => {
+  const global = parse({ "auth-url-allowed-hosts": "oauth2-proxy.auth.svc.cluster.local, *.sso.svc.cluster.local" });
+  assert.deepEqual(global.problems, []);
+  assert.equal(
+    global.settings.annotations["auth-url-allowed-hosts"],
+    "oauth2-proxy.auth.svc.cluster.local, *.sso.svc.cluster.local",
+  );
+  const cls = parseGlobalSettings(
+    { "auth-url-allowed-hosts": "dex.sso.svc.cluster.local" },
+    global.settings,
+    "class",
+    "ops",
+  );
+  assert.deepEqual([cls.problems, cls.settings.annotations], [[], {
+    "auth-url-allowed-hosts": "dex.sso.svc.cluster.local",
+  }]);
+  assert.ok(isSettingKey("auth-url-allowed-hosts"));
+  assert.deepEqual(parseClassParams({ "auth-url-allowed-hosts": "a.example.com" }).problems, []);
+  for (const bad of ["", "auth.example.com/x", "*", "a.example.com,'b'", "${HOME}.example.com"]) {
+    const r = parse({ "auth-url-allowed-hosts": bad });
+    assert.equal(r.problems.length, 1, bad);
+    assert.match(r.problems[0].message, /^auth-url-allowed-hosts: .* is not a comma-separated list of host names/);
+    assert.equal(r.settings.annotations["auth-url-allowed-hosts"], undefined, "a bad list is not used");
+  }
+});

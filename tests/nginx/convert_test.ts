@@ -41,8 +41,23 @@ Deno.test("compatibility: the oauth2-proxy pattern becomes auth-url, auth-signin
     ["auth-signin", "translated"],
     ["auth-url", "translated"],
   ]);
+  // Not applicable, yet written as it is: our parser refuses it and the route answers 500 (never unauthenticated).
   const vars = translateIngress(ing({ [`${N}auth-url`]: "https://$host/oauth2/auth" }));
-  assert.deepEqual([vars.annotations, vars.rows[0].verdict], [{}, "unsupported"], "nginx variables are not applied");
+  assert.deepEqual(
+    [vars.annotations, vars.rows[0].verdict],
+    [{ "ingress-controller.io/auth-url": "https://$host/oauth2/auth" }, "unsupported"],
+  );
+  assert.match(vars.rows[0].note, /nginx variables are not available.*answer 500 instead of passing unauthenticated/);
+  const metadata = translateIngress(ing({
+    [`${N}auth-url`]: "http://169.254.169.254/latest/meta-data/",
+    [`${N}auth-response-headers`]: "X-User, X'Evil",
+  }));
+  assert.deepEqual(metadata.annotations, {
+    "ingress-controller.io/auth-url": "http://169.254.169.254/latest/meta-data/",
+    "ingress-controller.io/auth-response-headers": "X-User, X'Evil",
+  });
+  assert.deepEqual(metadata.rows.map((r) => r.verdict), ["refused", "refused"]);
+  assert.match(metadata.rows[1].note, /link-local.*answer 500 instead of passing unauthenticated/);
 });
 
 Deno.test("compatibility: the Ingress's own key (or its legacy alias) wins; bad values are not applied", () => {

@@ -62,7 +62,7 @@ export async function withProxy(
   objects: Omit<ModelInput, "allowLoopbackEndpoints">,
   pems: Record<string, string>,
   fn: (ports: ProxyPorts) => Promise<void>,
-  opts: { allowProblems?: boolean; proxy?: ProxyOptions } = {},
+  opts: { allowProblems?: boolean; proxy?: ProxyOptions; bindAddress?: string; httpPort?: number } = {},
 ): Promise<void> {
   const { model, problems } = buildModel({ ...objects, allowLoopbackEndpoints: true });
   if (!opts.allowProblems) assert.deepEqual(problems, []);
@@ -76,9 +76,11 @@ export async function withProxy(
     for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
     for (const s of rendered.secrets) if (s.file) await Deno.writeTextFile(join(certDir, s.file), pems[s.file]);
     await writeLuaFiles(luaDirOf(dir));
-    const [http, https, stats] = freePorts(3);
+    const bind = opts.bindAddress ?? "127.0.0.1";
+    const [free, https, stats] = freePorts(3, bind);
+    const http = opts.httpPort ?? free;
     const env = {
-      IC_BIND_ADDR: "127.0.0.1",
+      IC_BIND_ADDR: bind,
       IC_HTTP_PORT: String(http),
       IC_HTTPS_PORT: String(https),
       IC_STATS_PORT: String(stats),
