@@ -307,3 +307,25 @@ Deno.test("regex paths: a valid one passes the xray (haproxy compiles it); an in
     /^spec\.rules\[0\]\.http\.paths\[0\]\.path: "\/x\(\?\{code\}\)" has "\(\?" at 2; only \(\?:…\) groups are allowed/,
   );
 });
+
+Deno.test("risk limit: translated nginx.ingress.kubernetes.io keys are judged as the keys they become", async () => {
+  const annotations = {
+    "nginx.ingress.kubernetes.io/canary": "true",
+    "nginx.ingress.kubernetes.io/canary-by-header": "X-Canary",
+    "nginx.ingress.kubernetes.io/proxy-body-size": "8m",
+  };
+  const limited = { ...base, riskLimit: "medium" as const };
+  const res = await reviewIngress(requestFor(good({ annotations })), { ...limited, nginxCompat: true });
+  assert.equal(res.allowed, false);
+  assert.equal(
+    res.status!.message,
+    "annotation nginx.ingress.kubernetes.io/canary-by-header is disabled: it becomes " +
+      "ingress-controller.io/canary-header, whose risk is medium, and annotations of risk medium and above are " +
+      "turned off in this controller's settings; annotation nginx.ingress.kubernetes.io/proxy-body-size is " +
+      "disabled: it becomes ingress-controller.io/max-body-size, whose risk is medium, and annotations of risk " +
+      "medium and above are turned off in this controller's settings",
+  );
+  // Without compatibility mode they do nothing, and are not judged; without a limit they pass.
+  assert.equal((await reviewIngress(requestFor(good({ annotations })), limited)).allowed, true);
+  assert.equal((await reviewIngress(requestFor(good({ annotations })), { ...base, nginxCompat: true })).allowed, true);
+});
