@@ -61,7 +61,9 @@ Deno.test("the contract's directives: binds, stats socket, crt-base, stats page"
   has('    stats socket "${IC_RUNTIME_SOCKET}" mode 600 level admin expose-fd listeners');
   has('    bind "${IC_BIND_ADDR}:${IC_HTTP_PORT}"');
   has('    bind "${IC_BIND_ADDR}:${IC_HTTPS_PORT}" ssl crt-list "${IC_CERT_DIR}/crt-list" alpn h2,http/1.1');
-  has('    bind "${IC_BIND_ADDR}:${IC_STATS_PORT}"');
+  has('    bind "${IC_STATS_ADDR-127.0.0.1}:${IC_STATS_PORT}"');
+  // The stats page lists every tenant's backends: never on the address clients reach.
+  assert.ok(!config.includes('"${IC_BIND_ADDR}:${IC_STATS_PORT}"'));
   has("    http-request use-service prometheus-exporter if { path /metrics }");
   has("    http-request redirect scheme https code 308 if { var(txn.redirect) -m found }");
   has("    default_backend be_default_api_8080");
