@@ -56,7 +56,16 @@ import { PREFIX } from "../annotations/table.ts";
 import { type ProxyOptions, threadsForCpuLimit } from "../render/proxy_options.ts";
 import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
-import { classGroup, GroupIndex, type GroupKey, groupOf, sharedClassOf, sharedProxyName } from "./groups.ts";
+import {
+  allowedGroupOf,
+  classGroup,
+  dedicatedValue,
+  GroupIndex,
+  type GroupKey,
+  proxyModeAnnotation,
+  sharedClassOf,
+  sharedProxyName,
+} from "./groups.ts";
 import { gatedWriter, holderIdentity, LeaderElector, type Leadership, leaseName, type Writer } from "./leader.ts";
 import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
 import {
@@ -285,6 +294,8 @@ class Controller {
   #params: Informer | null = null;
   /** The controller's global ConfigMap (lib/controller/global_settings.ts), by name only. */
   #global: Informer;
+  /** Its `dedicated-proxies` setting, which decides the group of every ingress asking for a proxy of its own. */
+  #dedicatedProxies = defaultGlobalSettings.dedicatedProxies;
   /** Ingress uid → the signature of the nginx annotations last reported, so each is reported once. */
   #nginxReported = new Map<string, string>();
   /** Each Ingress object as translated from its nginx annotations (computed once per object). */
@@ -470,11 +481,20 @@ class Controller {
       // Named by a Service's annotations (its settings layer): the ingresses using that Service.
       for (const service of this.#serviceSecrets.users(ref)) users(service);
     };
-    // Global settings: every group renders them.
+    // Global settings: every group renders them; `dedicated-proxies` also moves ingresses between groups.
+    const onGlobal = (cm: KubeObject | null) => {
+      const ns = this.settings.operatorNamespace;
+      const dedicated = parseGlobalSettings(cm?.data, defaultGlobalSettings, "global", ns).settings.dedicatedProxies;
+      if (dedicated !== this.#dedicatedProxies) {
+        this.#dedicatedProxies = dedicated;
+        for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key, true);
+      }
+      this.#requeueAll();
+    };
     this.#global.on({
-      onAdd: () => this.#requeueAll(),
-      onUpdate: (old, o) => JSON.stringify(old.data ?? {}) !== JSON.stringify(o.data ?? {}) && this.#requeueAll(),
-      onDelete: () => this.#requeueAll(),
+      onAdd: onGlobal,
+      onUpdate: (old, o) => JSON.stringify(old.data ?? {}) !== JSON.stringify(o.data ?? {}) && onGlobal(o),
+      onDelete: () => onGlobal(null),
     });
     for (const informer of [this.#secrets, this.#opaqueSecrets]) {
       informer.on({
@@ -555,7 +575,9 @@ class Controller {
   #ingressChanged(key: string, onlyIfMoved = false): void {
     const ing = this.#ingresses.store.get(key);
     const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
-    const group = handled ? groupOf(ing!, this.#defaultClass()) : null;
+    const placed = handled ? allowedGroupOf(ing!, this.#defaultClass(), this.#dedicatedProxies) : null;
+    const group = placed?.group ?? null;
+    if (placed?.refused) this.#dedicatedRefused(ing!, placed.group);
     const before = this.#groups.set(key, group);
     if (onlyIfMoved && before === group) return;
     if (handled) this.#index.set(key, refsOf(ing!));
@@ -575,6 +597,40 @@ class Controller {
       this.#statusSeen.get(g)?.changed.add(key);
       this.#queue.add(g);
     }
+  }
+
+  /**
+   * `ing` asks for a proxy of its own while the settings turn them off: it is served by its shared
+   * proxy, and told so. Only the leader writes Events; a new term looks at every ingress again.
+   */
+  #dedicatedRefused(ing: KubeObject, group: GroupKey): void {
+    if (!this.leadership.leading) return;
+    const proxy = proxyOf(group, this.settings);
+    this.events.record(
+      ing,
+      "Warning",
+      "DedicatedProxyDisabled",
+      `${proxyModeAnnotation}: ${dedicatedValue} is ignored: dedicated proxies are turned off in the controller's ` +
+        `settings (${GLOBAL_CONFIGMAP} ConfigMap, dedicated-proxies: "false"); this Ingress is served by the shared ` +
+        `proxy ${proxy.namespace}/${proxy.name}, without frontend annotations of its own`,
+    );
+  }
+
+  /**
+   * Whether a refused delete (403) of a dedicated proxy's objects is expected: dedicated proxies
+   * are turned off, and the RBAC that goes with it (the Helm chart's) allows no writes in the
+   * Ingress's namespace. Its objects stay for the admin to delete; retrying cannot help.
+   */
+  #leftBehind(group: GroupKey, err: unknown): boolean {
+    if (sharedClassOf(group) !== null || this.#dedicatedProxies || !isStatus(err, 403)) return false;
+    const proxy = proxyOf(group, this.settings);
+    const message = `dedicated proxies are turned off and the controller may not delete the former dedicated proxy ` +
+      `${proxy.namespace}/${proxy.name}: delete its objects (labelled ${managedByLabel}=${managedByValue}, ` +
+      `app.kubernetes.io/instance=${proxy.name}) yourself`;
+    log.warn(message, { group, error: oneLine(err) });
+    const ing = this.#ingresses.store.get(group);
+    if (ing) this.events.record(ing, "Warning", "DedicatedProxyLeftBehind", message);
+    return true;
   }
 
   /** Someone changed only the status of `ing`: when it is not what its group shows, the group writes it back. */
@@ -844,7 +900,12 @@ class Controller {
       this.#settingsSecrets.delete(group);
       this.#statusSeen.delete(group);
       this.#released.delete(group);
-      const removed = await this.#remove(group, new Set());
+      let removed = false;
+      try {
+        removed = await this.#remove(group, new Set());
+      } catch (err) {
+        if (!this.#leftBehind(group, err)) throw err;
+      }
       this.#release(group, new Set());
       return removed ? "removed" : "unchanged";
     }

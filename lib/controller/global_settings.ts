@@ -5,7 +5,7 @@
  * global values for the same keys (README "Global settings"): timeouts, `max-connections`,
  * `ssl-min-version`, `ssl-ciphers`, `ssl-ciphersuites`, `http2`, `access-log`,
  * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`; in the
- * global ConfigMap only, `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
+ * global ConfigMap only, `annotation-risk-limit` and `dedicated-proxies`. A key that names one of our annotations (bare, as `hsts`) is that
  * annotation's value at the global or class layer (annotations/resolve.ts). Every value is parsed
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
  * one bad key never affects another.
@@ -28,6 +28,13 @@ export interface GlobalSettings {
   nginxCompat: boolean;
   /** Annotations of this risk and above are disabled; null: none (global ConfigMap only). */
   annotationRiskLimit: Risk | null;
+  /**
+   * Whether an Ingress may have a proxy of its own (`ingress-controller.io/proxy: dedicated`), which
+   * the controller writes in the Ingress's namespace; false: such Ingresses join their class's
+   * shared proxy (global ConfigMap only; the Helm chart writes it from `dedicatedProxies.enabled`,
+   * with the RBAC to match).
+   */
+  dedicatedProxies: boolean;
   /** Bare annotation keys set at this layer (for resolveSetting's `global` / `class` layer). */
   annotations: Readonly<Record<string, string>>;
 }
@@ -37,6 +44,7 @@ export const defaultGlobalSettings: GlobalSettings = Object.freeze({
   defaultCertificateRef: null,
   nginxCompat: false,
   annotationRiskLimit: null,
+  dedicatedProxies: true,
   annotations: Object.freeze({}),
 });
 
@@ -76,6 +84,7 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "accept-proxy-protocol",
   "nginx-compat",
   "annotation-risk-limit",
+  "dedicated-proxies",
 ]);
 
 /** Whether a ConfigMap key is read by this module (a setting, or one of our annotations). */
@@ -98,7 +107,7 @@ export function parseGlobalSettings(
   const bad = (key: string, value: string, why: string) =>
     problems.push({ key, message: `${key}: ${showValue(value)} ${why}` });
   const proxy = { ...base.proxy, timeouts: { ...base.proxy.timeouts } };
-  let { defaultCertificateRef, nginxCompat, annotationRiskLimit } = base;
+  let { defaultCertificateRef, nginxCompat, annotationRiskLimit, dedicatedProxies } = base;
   const annotations: Record<string, string> = {};
   for (const key of Object.keys(data ?? {}).sort()) {
     const value = data![key];
@@ -141,6 +150,10 @@ export function parseGlobalSettings(
       if (layer !== "global") bad(key, value, "is a setting of the controller's global ConfigMap only; ignored here");
       else if (RISK.test(value)) annotationRiskLimit = value === "none" ? null : value as Risk;
       else bad(key, value, `is not ${RISKS.join(", ")} or none; ${keeps}`);
+    } else if (key === "dedicated-proxies") {
+      if (layer !== "global") bad(key, value, "is a setting of the controller's global ConfigMap only; ignored here");
+      else if (BOOL.test(value)) dedicatedProxies = value === "true";
+      else bad(key, value, `is not "true" or "false"; ${keeps}`);
     } else if (layer === "global" && !specOf(key)) {
       problems.push({ key, message: `key ${showValue(key)} is not a setting of this controller; ignored` });
     }
@@ -152,7 +165,10 @@ export function parseGlobalSettings(
       else if (!(key in TIMEOUT_KEYS) && !PROXY_SETTING_KEYS.has(key)) bad(key, value, `${p.reason}; ${keeps}`);
     }
   }
-  return { settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, annotations }, problems };
+  return {
+    settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, dedicatedProxies, annotations },
+    problems,
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  allowedGroupOf,
   classGroup,
   GroupIndex,
   groupOf,
@@ -40,6 +41,21 @@ Deno.test("groups: `ingress-controller.io/proxy: dedicated` gives the ingress it
     groupOf(ing("x", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "Dedicated" }), null),
     "class:edge",
   );
+});
+
+Deno.test("groups: with dedicated proxies turned off, an ingress asking for one joins its shared group, refused", () => {
+  const d = ing("api", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "dedicated" });
+  assert.deepEqual(allowedGroupOf(d, null, true), { group: "shop/api", refused: false });
+  assert.deepEqual(allowedGroupOf(d, null, false), { group: "class:edge", refused: true });
+  // Class-less: the default class's group, or the class-less one.
+  const bare = ing("bare", {}, { "ingress-controller.io/proxy": "dedicated" });
+  assert.deepEqual(allowedGroupOf(bare, "web", false), { group: "class:web", refused: true });
+  assert.deepEqual(allowedGroupOf(bare, null, false), { group: "class:", refused: true });
+  // An ingress that asks for nothing is never refused.
+  assert.deepEqual(allowedGroupOf(ing("a", { ingressClassName: "edge" }), null, false), {
+    group: "class:edge",
+    refused: false,
+  });
 });
 
 Deno.test("groups: shared proxy names are DNS-1035 labels that leave room for -stats, apart from dedicated names", () => {
