@@ -26,10 +26,9 @@ import { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "../../lib/
 import { proxyName } from "../../lib/controller/objects.ts";
 import { reconciles } from "../../lib/controller/metrics.ts";
 import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
-import { collectionPath, objectPath } from "../../lib/cluster/resources.ts";
+import { apiVersionOf, collectionPath, objectPath } from "../../lib/cluster/resources.ts";
 import { applyManifests, type ManifestObject, parseManifests } from "../../lib/deploy/apply.ts";
 import { NAMESPACE, renderChart } from "../../lib/deploy/manifests.ts";
-import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
   backends,
   Cluster,
@@ -42,6 +41,7 @@ import {
   serviceObj,
   setDeploymentAvailable,
   sliceObj,
+  tlsSecretObj,
 } from "../../lib/localenv/harness.ts";
 import { startProxy } from "../../lib/localenv/proxy_run.ts";
 
@@ -131,29 +131,24 @@ if (!inPrivateNetwork()) {
             },
           },
         });
-        await forbidden("a Deployment in tenant-b", post(resources.deployments, b, deployment(b)));
-        await forbidden("a Service in tenant-b", post(resources.services, b, serviceObj(b, "takeover")));
-        await forbidden(
-          "a ConfigMap in tenant-b",
-          post(resources.configMaps, b, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: b } }),
-        );
-        await forbidden(
-          "a ServiceAccount in tenant-b",
-          post(resources.serviceAccounts, b, {
-            apiVersion: "v1",
-            kind: "ServiceAccount",
-            metadata: { name: "x", namespace: b },
-          }),
-        );
-        await forbidden(
-          "a PodDisruptionBudget in tenant-b",
-          post(resources.podDisruptionBudgets, b, {
-            apiVersion: "policy/v1",
-            kind: "PodDisruptionBudget",
-            metadata: { name: "x", namespace: b },
-            spec: { maxUnavailable: 1, selector: { matchLabels: { app: "x" } } },
-          }),
-        );
+        const objectIn = (r: (typeof resources)[keyof typeof resources], extra: Record<string, unknown> = {}) =>
+          [r, {
+            apiVersion: apiVersionOf(r),
+            kind: r.kind,
+            metadata: { name: "takeover", namespace: b },
+            ...extra,
+          }] as const;
+        for (
+          const [r, body] of [
+            [resources.deployments, deployment(b)] as const,
+            [resources.services, serviceObj(b, "takeover")] as const,
+            objectIn(resources.configMaps),
+            objectIn(resources.serviceAccounts),
+            objectIn(resources.podDisruptionBudgets, {
+              spec: { maxUnavailable: 1, selector: { matchLabels: { app: "takeover" } } },
+            }),
+          ]
+        ) await forbidden(`a ${r.kind} in ${b}`, post(r, b, body));
         await forbidden(
           "changing tenant-b's Role",
           client.request("PATCH", objectPath(resources.roles, b, "tenant-admin"), {
@@ -194,19 +189,7 @@ if (!inPrivateNetwork()) {
         await cluster.apply(resources.services, serviceObj(ns, svc));
         await cluster.apply(resources.endpointSlices, sliceObj(ns, svc, [be]));
       }
-      const ca = await createCA({ commonName: "tenancy CA" });
-      const leaf = await issueCertificate(ca, {
-        commonName: "shop.example",
-        dnsNames: ["shop.example"],
-        usages: ["serverAuth"],
-      });
-      await cluster.apply(resources.secrets, {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "shop-tls", namespace: a },
-        type: "kubernetes.io/tls",
-        stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem },
-      });
+      await cluster.apply(resources.secrets, await tlsSecretObj(a, "shop-tls", "shop.example"));
       const cls = { className: CLASS };
       await cluster.apply(
         resources.ingresses,

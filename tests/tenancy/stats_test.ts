@@ -13,7 +13,6 @@
  * below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
 import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { exporterPort, statsPort } from "../../lib/controller/objects.ts";
@@ -24,6 +23,7 @@ import {
   Cluster,
   controller,
   eventually,
+  httpGet,
   ingressObj,
   resources,
   serviceObj,
@@ -31,28 +31,6 @@ import {
 } from "../../lib/localenv/harness.ts";
 import { startProxy } from "../../lib/localenv/proxy_run.ts";
 import { readExposition } from "../exporter/helpers.ts";
-
-/** GET `http://address:port/` with Host `host`: the status and the answering test backend, or the network error. */
-function get(address: string, port: number, host: string): Promise<{ status: number; backend: string | null }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: address, port, path: "/", headers: { host }, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => {
-        let backend: string | null = null;
-        try {
-          backend = JSON.parse(body).name ?? null;
-        } catch { /* not a test backend */ }
-        resolve({ status: res.statusCode ?? 0, backend });
-      });
-      res.on("error", reject);
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error("no answer within 10 s")));
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 /** Opens a TCP connection to `address:port`; the error code when refused (null: it connected). */
 async function connectError(address: string, port: number): Promise<string | null> {
@@ -120,7 +98,7 @@ if (!inPrivateNetwork()) {
         try {
           await t.step("tenant B reaches its host on the proxy's address, not the stats port there", async () => {
             await eventually("tenant B's host served", async () => {
-              const r = await get(podIp, proxy.httpPort, "blog.example");
+              const r = await httpGet(proxy.httpPort, "blog.example", "/", podIp);
               return r.status === 200 && r.backend === "beta";
             }, 60_000);
             assert.equal(await connectError(podIp, proxy.statsPort), "ECONNREFUSED");
