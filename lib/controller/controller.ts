@@ -57,14 +57,16 @@ import { type ProxyOptions, threadsForCpuLimit } from "../render/proxy_options.t
 import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
 import {
-  allowedGroupOf,
   classGroup,
+  dedicatedRefused,
   dedicatedValue,
   GroupIndex,
   type GroupKey,
+  groupOf,
   proxyModeAnnotation,
   sharedClassOf,
   sharedProxyName,
+  withoutDedicated,
 } from "./groups.ts";
 import { gatedWriter, holderIdentity, LeaderElector, type Leadership, leaseName, type Writer } from "./leader.ts";
 import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
@@ -575,9 +577,9 @@ class Controller {
   #ingressChanged(key: string, onlyIfMoved = false): void {
     const ing = this.#ingresses.store.get(key);
     const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
-    const placed = handled ? allowedGroupOf(ing!, this.#defaultClass(), this.#dedicatedProxies) : null;
-    const group = placed?.group ?? null;
-    if (placed?.refused) this.#dedicatedRefused(ing!, placed.group);
+    const refused = handled && dedicatedRefused(ing!, this.#dedicatedProxies);
+    const group = handled ? groupOf(refused ? withoutDedicated(ing!) : ing!, this.#defaultClass()) : null;
+    if (refused) this.#dedicatedRefused(ing!, group!);
     const before = this.#groups.set(key, group);
     if (onlyIfMoved && before === group) return;
     if (handled) this.#index.set(key, refsOf(ing!));

@@ -6,9 +6,7 @@
  * `ingress-controller.io/proxy: dedicated` (its own objects in its namespace, as before shared
  * proxies existed: the group key is the ingress key). A class-less ingress the controller handles
  * joins the default IngressClass's group; without a default class, the group `class:` (proxy
- * `haproxy-shared`). With the controller's setting `dedicated-proxies: "false"` nobody gets a
- * dedicated proxy: such an ingress joins its shared group. The index keeps both directions so an
- * event touches only its groups.
+ * `haproxy-shared`). The index keeps both directions so an event touches only its groups.
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { ingressClassOf } from "./class.ts";
@@ -39,28 +37,23 @@ export function isDedicated(ingress: KubeObject): boolean {
 /** The group of a handled ingress. */
 export function groupOf(ingress: KubeObject, defaultClass: string | null): GroupKey {
   if (isDedicated(ingress)) return `${ingress.metadata.namespace}/${ingress.metadata.name}`;
-  return sharedGroupOf(ingress, defaultClass);
-}
-
-/** The shared group a handled ingress belongs to when it has no proxy of its own. */
-export function sharedGroupOf(ingress: KubeObject, defaultClass: string | null): GroupKey {
   return classGroup(ingressClassOf(ingress, defaultClass) ?? "");
 }
 
 /**
- * The group of a handled ingress under the controller's `dedicated-proxies` setting: turned off
- * (the Helm chart's default, whose RBAC then allows no writes in tenant namespaces), an ingress
- * asking for a proxy of its own joins its shared group instead, and `refused` says so (the caller
- * reports it with a Warning Event).
+ * Whether the controller's `dedicated-proxies` setting refuses the proxy of its own `ingress` asks
+ * for. Turned off (the Helm chart's default, whose RBAC allows no writes in tenant namespaces),
+ * such an ingress is filed as if it had not asked ({@link withoutDedicated}: its shared group), and
+ * the caller reports it with a Warning Event.
  */
-export function allowedGroupOf(
-  ingress: KubeObject,
-  defaultClass: string | null,
-  dedicatedProxies: boolean,
-): { group: GroupKey; refused: boolean } {
-  const group = groupOf(ingress, defaultClass);
-  if (dedicatedProxies || sharedClassOf(group) !== null) return { group, refused: false };
-  return { group: sharedGroupOf(ingress, defaultClass), refused: true };
+export function dedicatedRefused(ingress: KubeObject, dedicatedProxies: boolean): boolean {
+  return !dedicatedProxies && isDedicated(ingress);
+}
+
+/** `ingress` without its request for a proxy of its own, for {@link groupOf}. */
+export function withoutDedicated(ingress: KubeObject): KubeObject {
+  const { [proxyModeAnnotation]: _, ...annotations } = ingress.metadata.annotations ?? {};
+  return { ...ingress, metadata: { ...ingress.metadata, annotations } };
 }
 
 /**

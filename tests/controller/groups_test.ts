@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import {
-  allowedGroupOf,
   classGroup,
+  dedicatedRefused,
   GroupIndex,
   groupOf,
   isDedicated,
   sharedClassOf,
   sharedProxyName,
+  withoutDedicated,
 } from "../../lib/controller/groups.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
@@ -43,19 +44,21 @@ Deno.test("groups: `ingress-controller.io/proxy: dedicated` gives the ingress it
   );
 });
 
-Deno.test("groups: with dedicated proxies turned off, an ingress asking for one joins its shared group, refused", () => {
-  const d = ing("api", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "dedicated" });
-  assert.deepEqual(allowedGroupOf(d, null, true), { group: "shop/api", refused: false });
-  assert.deepEqual(allowedGroupOf(d, null, false), { group: "class:edge", refused: true });
+Deno.test("groups: with dedicated proxies turned off, an ingress asking for one is refused and joins its shared group", () => {
+  const ask = { "ingress-controller.io/proxy": "dedicated", "ingress-controller.io/hsts": "true" };
+  const d = ing("api", { ingressClassName: "edge" }, ask);
+  assert.equal(dedicatedRefused(d, true), false);
+  assert.equal(dedicatedRefused(d, false), true);
+  assert.equal(groupOf(withoutDedicated(d), null), "class:edge");
+  // Its other annotations stay; the cached object is not changed.
+  assert.deepEqual(withoutDedicated(d).metadata.annotations, { "ingress-controller.io/hsts": "true" });
+  assert.equal(d.metadata.annotations!["ingress-controller.io/proxy"], "dedicated");
   // Class-less: the default class's group, or the class-less one.
-  const bare = ing("bare", {}, { "ingress-controller.io/proxy": "dedicated" });
-  assert.deepEqual(allowedGroupOf(bare, "web", false), { group: "class:web", refused: true });
-  assert.deepEqual(allowedGroupOf(bare, null, false), { group: "class:", refused: true });
+  const bare = withoutDedicated(ing("bare", {}, ask));
+  assert.equal(groupOf(bare, "web"), "class:web");
+  assert.equal(groupOf(bare, null), "class:");
   // An ingress that asks for nothing is never refused.
-  assert.deepEqual(allowedGroupOf(ing("a", { ingressClassName: "edge" }), null, false), {
-    group: "class:edge",
-    refused: false,
-  });
+  assert.equal(dedicatedRefused(ing("a", { ingressClassName: "edge" }), false), false);
 });
 
 Deno.test("groups: shared proxy names are DNS-1035 labels that leave room for -stats, apart from dedicated names", () => {
