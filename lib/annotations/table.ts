@@ -253,7 +253,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: "shared",
       status: SERVED,
       docs:
-        "`dedicated`: the Ingress gets a proxy of its own in its namespace (`<ingress>-haproxy`: its own Deployment, Service and address) instead of its class's shared one (docs/proxy-groups.md).",
+        "`dedicated`: the Ingress gets a proxy of its own in its namespace (`<ingress>-haproxy`: its own Deployment, Service and address) instead of its class's shared one (docs/proxy-groups.md), unless the global setting `dedicated-proxies` is `\"false\"` (the Helm chart's default): then it joins the shared one with a Warning Event.",
       example: "dedicated",
     },
   ]),

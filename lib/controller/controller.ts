@@ -59,7 +59,18 @@ import { PREFIX } from "../annotations/table.ts";
 import { type ProxyOptions, threadsForCpuLimit } from "../render/proxy_options.ts";
 import { type ClassParams, defaultClassParams, parametersRef, parseClassParams } from "./class_params.ts";
 import { EventRecorder } from "./events.ts";
-import { classGroup, GroupIndex, type GroupKey, groupOf, sharedClassOf, sharedProxyName } from "./groups.ts";
+import {
+  classGroup,
+  dedicatedRefused,
+  dedicatedValue,
+  GroupIndex,
+  type GroupKey,
+  groupOf,
+  proxyModeAnnotation,
+  sharedClassOf,
+  sharedProxyName,
+  withoutDedicated,
+} from "./groups.ts";
 import { gatedWriter, holderIdentity, LeaderElector, type Leadership, leaseName, type Writer } from "./leader.ts";
 import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
 import {
@@ -298,8 +309,8 @@ class Controller {
   /** The controller's global ConfigMap (lib/controller/global_settings.ts), by name only. */
   #global: Informer;
   #globalParsed: { cm: KubeObject | null; settings: GlobalSettings; problems: SettingsProblem[] } | null = null;
-  /** The risk limit the Ingresses were last filed into groups with. */
-  #groupedWith: Risk | null = null;
+  /** The global settings that decide groups (risk limit, `dedicated-proxies`) the Ingresses were last filed with. */
+  #groupedWith = "";
   /** Ingress uid → the signature of the nginx annotations last reported, so each is reported once. */
   #nginxReported = new Map<string, string>();
   /** Each Ingress object as translated from its nginx annotations (computed once per object). */
@@ -492,10 +503,13 @@ class Controller {
       // Named by a Service's annotations (its settings layer): the ingresses using that Service.
       for (const service of this.#serviceSecrets.users(ref)) users(service);
     };
-    // Global settings: every group renders them; the risk limit also decides who gets a dedicated proxy.
+    // Global settings: every group renders them; the risk limit and `dedicated-proxies` also decide
+    // who gets a proxy of its own, so they move ingresses between groups.
     const onGlobal = () => {
-      if (this.#riskLimit() !== this.#groupedWith) {
-        this.#groupedWith = this.#riskLimit();
+      const s = this.#parsedGlobal().settings;
+      const grouping = `${s.annotationRiskLimit}|${s.dedicatedProxies}`;
+      if (grouping !== this.#groupedWith) {
+        this.#groupedWith = grouping;
         for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key, true);
       }
       this.#requeueAll();
@@ -584,7 +598,10 @@ class Controller {
   #ingressChanged(key: string, onlyIfMoved = false): void {
     const ing = this.#ingresses.store.get(key);
     const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
-    const group = handled ? groupOf(ing!, this.#defaultClass(), this.#riskLimit()) : null;
+    const risk = this.#riskLimit();
+    const refused = handled && dedicatedRefused(ing!, this.#parsedGlobal().settings.dedicatedProxies, risk);
+    const group = handled ? groupOf(refused ? withoutDedicated(ing!) : ing!, this.#defaultClass(), risk) : null;
+    if (refused) this.#dedicatedRefused(ing!, group!);
     const before = this.#groups.set(key, group);
     if (onlyIfMoved && before === group) return;
     if (handled) this.#index.set(key, refsOf(ing!));
@@ -605,6 +622,42 @@ class Controller {
       this.#statusSeen.get(g)?.changed.add(key);
       this.#queue.add(g);
     }
+  }
+
+  /**
+   * `ing` asks for a proxy of its own while the settings turn them off: it is served by its shared
+   * proxy, and told so. Only the leader writes Events; a new term looks at every ingress again.
+   */
+  #dedicatedRefused(ing: KubeObject, group: GroupKey): void {
+    if (!this.leadership.leading) return;
+    const proxy = proxyOf(group, this.settings);
+    this.events.record(
+      ing,
+      "Warning",
+      "DedicatedProxyDisabled",
+      `${proxyModeAnnotation}: ${dedicatedValue} is ignored: dedicated proxies are turned off in the controller's ` +
+        `settings (${GLOBAL_CONFIGMAP} ConfigMap, dedicated-proxies: "false"); this Ingress is served by the shared ` +
+        `proxy ${proxy.namespace}/${proxy.name}, without frontend annotations of its own`,
+    );
+  }
+
+  /**
+   * Whether a refused delete (403) of a dedicated proxy's objects is expected: dedicated proxies
+   * are turned off, and the RBAC that goes with it (the Helm chart's) allows no writes in the
+   * Ingress's namespace. Its objects stay for the admin to delete; retrying cannot help.
+   */
+  #leftBehind(group: GroupKey, err: unknown): boolean {
+    if (sharedClassOf(group) !== null || this.#parsedGlobal().settings.dedicatedProxies || !isStatus(err, 403)) {
+      return false;
+    }
+    const proxy = proxyOf(group, this.settings);
+    const message = `dedicated proxies are turned off and the controller may not delete the former dedicated proxy ` +
+      `${proxy.namespace}/${proxy.name}: delete its objects (labelled ${managedByLabel}=${managedByValue}, ` +
+      `app.kubernetes.io/instance=${proxy.name}) yourself`;
+    log.warn(message, { group, error: oneLine(err) });
+    const ing = this.#ingresses.store.get(group);
+    if (ing) this.events.record(ing, "Warning", "DedicatedProxyLeftBehind", message);
+    return true;
   }
 
   /** Someone changed only the status of `ing`: when it is not what its group shows, the group writes it back. */
@@ -876,7 +929,12 @@ class Controller {
       this.#settingsSecrets.delete(group);
       this.#statusSeen.delete(group);
       this.#released.delete(group);
-      const removed = await this.#remove(group, new Set());
+      let removed = false;
+      try {
+        removed = await this.#remove(group, new Set());
+      } catch (err) {
+        if (!this.#leftBehind(group, err)) throw err;
+      }
       this.#release(group, new Set());
       return removed ? "removed" : "unchanged";
     }

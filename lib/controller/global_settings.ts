@@ -5,7 +5,8 @@
  * global values for the same keys (README "Global settings"): timeouts, `max-connections`,
  * `ssl-min-version`, `ssl-ciphers`, `ssl-ciphersuites`, `http2`, `access-log`,
  * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`,
- * `namespace-ownership`, `pinned-hosts`; in the global ConfigMap only, `annotation-risk-limit`. A key that names one of our annotations (bare, as `hsts`) is that
+ * `namespace-ownership`, `pinned-hosts`; in the global ConfigMap only, `annotation-risk-limit` and
+ * `dedicated-proxies`. A key that names one of our annotations (bare, as `hsts`) is that
  * annotation's value at the global or class layer (annotations/resolve.ts). Every value is parsed
  * with an anchored pattern; a bad one is reported and that key keeps its lower layer's value, so
  * one bad key never affects another.
@@ -38,6 +39,13 @@ export interface GlobalSettings {
   annotationRiskLimit: Risk | null;
   /** Who may serve a host of a shared proxy (`namespace-ownership`, `pinned-hosts`; docs/host-ownership.md). */
   ownership: OwnershipPolicy;
+  /**
+   * Whether an Ingress may have a proxy of its own (`ingress-controller.io/proxy: dedicated`), which
+   * the controller writes in the Ingress's namespace; false: such Ingresses join their class's
+   * shared proxy (global ConfigMap only; the Helm chart writes it from `dedicatedProxies.enabled`,
+   * with the RBAC to match).
+   */
+  dedicatedProxies: boolean;
   /** Bare annotation keys set at this layer (for resolveSetting's `global` / `class` layer). */
   annotations: Readonly<Record<string, string>>;
 }
@@ -48,6 +56,7 @@ export const defaultGlobalSettings: GlobalSettings = Object.freeze({
   nginxCompat: false,
   annotationRiskLimit: null,
   ownership: DEFAULT_OWNERSHIP,
+  dedicatedProxies: true,
   annotations: Object.freeze({}),
 });
 
@@ -90,6 +99,7 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "namespace-ownership",
   "pinned-hosts",
   AUTH_URL_ALLOWED_HOSTS,
+  "dedicated-proxies",
 ]);
 
 /** Whether a ConfigMap key is read by this module (a setting, or one of our annotations). */
@@ -112,7 +122,7 @@ export function parseGlobalSettings(
   const bad = (key: string, value: string, why: string) =>
     problems.push({ key, message: `${key}: ${showValue(value)} ${why}` });
   const proxy = { ...base.proxy, timeouts: { ...base.proxy.timeouts } };
-  let { defaultCertificateRef, nginxCompat, annotationRiskLimit, ownership } = base;
+  let { defaultCertificateRef, nginxCompat, annotationRiskLimit, ownership, dedicatedProxies } = base;
   const annotations: Record<string, string> = {};
   for (const key of Object.keys(data ?? {}).sort()) {
     const value = data![key];
@@ -169,6 +179,10 @@ export function parseGlobalSettings(
       // class's list replaces the global one); a bad list keeps the lower layer's.
       if (parseHostPatterns(value)) annotations[key] = value;
       else bad(key, value, `is not a comma-separated list of host names or *.domain patterns; ${keeps}`);
+    } else if (key === "dedicated-proxies") {
+      if (layer !== "global") bad(key, value, "is a setting of the controller's global ConfigMap only; ignored here");
+      else if (BOOL.test(value)) dedicatedProxies = value === "true";
+      else bad(key, value, `is not "true" or "false"; ${keeps}`);
     } else if (layer === "global" && !specOf(key)) {
       problems.push({ key, message: `key ${showValue(key)} is not a setting of this controller; ignored` });
     }
@@ -182,7 +196,15 @@ export function parseGlobalSettings(
     }
   }
   return {
-    settings: { proxy, defaultCertificateRef, nginxCompat, annotationRiskLimit, ownership, annotations },
+    settings: {
+      proxy,
+      defaultCertificateRef,
+      nginxCompat,
+      annotationRiskLimit,
+      ownership,
+      dedicatedProxies,
+      annotations,
+    },
     problems,
   };
 }

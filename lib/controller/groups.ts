@@ -46,6 +46,26 @@ export function groupOf(ingress: KubeObject, defaultClass: string | null, riskLi
 }
 
 /**
+ * Whether the controller's `dedicated-proxies` setting refuses the proxy of its own `ingress` asks
+ * for. Turned off (the Helm chart's default, whose RBAC allows no writes in tenant namespaces),
+ * such an ingress is filed as if it had not asked ({@link withoutDedicated}: its shared group), and
+ * the caller reports it with a Warning Event.
+ */
+export function dedicatedRefused(
+  ingress: KubeObject,
+  dedicatedProxies: boolean,
+  riskLimit: Risk | null = null,
+): boolean {
+  return !dedicatedProxies && isDedicated(ingress, riskLimit);
+}
+
+/** `ingress` without its request for a proxy of its own, for {@link groupOf}. */
+export function withoutDedicated(ingress: KubeObject): KubeObject {
+  const { [proxyModeAnnotation]: _, ...annotations } = ingress.metadata.annotations ?? {};
+  return { ...ingress, metadata: { ...ingress.metadata, annotations } };
+}
+
+/**
  * Name of a shared proxy's objects: `haproxy-class-<class>` while that is a DNS-1035 label of at
  * most 55 characters (room for `-stats`), else `haproxy-class-<hash>`; `haproxy-shared` for
  * class-less ingresses without a default class. Dedicated proxies are `<ingress>-haproxy` or

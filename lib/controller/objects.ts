@@ -4,8 +4,9 @@
  * IngressClass, or an ingress's dedicated proxy in its namespace, owned by the Ingress:
  * lib/controller/groups.ts): the configuration (lib/controller/transport.ts: a ConfigMap, contracts
  * §4), the proxy Deployment (haproxy image running `proxy`, exporter sidecar), the public Service
- * in front of it (http and https only), a ClusterIP stats Service (`<proxy name>-stats`: the stats
- * page and the exporter's `metrics`, never behind the public load balancer) and, with `--rbac`, a
+ * in front of it (http and https only), a ClusterIP stats Service (`<proxy name>-stats`: the
+ * exporter's `metrics` only, never behind the public load balancer; HAProxy's stats page stays on
+ * the pod's loopback) and, with `--rbac`, a
  * ServiceAccount, Role and RoleBinding that allow only reading that ConfigMap and the Secrets it
  * needs (a Role and RoleBinding in each namespace holding some of them); the IngressClass's
  * parameters (lib/controller/class_params.ts) set replicas, resources, node selector and the
@@ -33,7 +34,6 @@ import {
   proxyDeploymentSpec,
   proxyDisruptionBudgetSpec,
   type ProxyPodInput,
-  statsPort,
 } from "./proxy_pod.ts";
 import type { ControllerSettings } from "./settings.ts";
 import { type ClassParams, defaultClassParams } from "./class_params.ts";
@@ -311,14 +311,12 @@ export function proxyObjects(
       resources.services,
       {
         spec: {
-          // Inside the cluster only: the stats page and the exporter sidecar, which the
-          // ServiceMonitor (when the cluster has one) scrapes.
+          // Inside the cluster only: the exporter sidecar, which the ServiceMonitor (when the
+          // cluster has one) scrapes. Never the stats page: it lists every tenant's backends and
+          // endpoints, and HAProxy serves it on the pod's loopback only (templates/stats.eta).
           type: "ClusterIP",
           selector,
-          ports: [
-            { name: "stats", port: statsPort, targetPort: "stats", protocol: "TCP" },
-            { name: "metrics", port: exporterPort, targetPort: "metrics", protocol: "TCP" },
-          ],
+          ports: [{ name: "metrics", port: exporterPort, targetPort: "metrics", protocol: "TCP" }],
         },
       },
       target.statsName,

@@ -15,6 +15,7 @@ export const httpsPort = 443;
 /** Where HAProxy listens in the pod: unprivileged, so the pod needs no capability (the Service maps 80/443). */
 export const containerHttpPort = 8080;
 export const containerHttpsPort = 8443;
+/** HAProxy's stats page: on the pod's loopback only (lib/proxy/haproxy.ts), read there by the exporter. */
 export const statsPort = 56789;
 export const exporterPort = 56790;
 /** The proxy's probe endpoint (`proxy --health-port`). */
@@ -150,7 +151,6 @@ export function proxyDeploymentSpec(p: ProxyPodInput): Record<string, unknown> {
             ports: [
               { name: "http", containerPort: containerHttpPort, protocol: "TCP" },
               { name: "https", containerPort: containerHttpsPort, protocol: "TCP" },
-              { name: "stats", containerPort: statsPort, protocol: "TCP" },
               { name: "health", containerPort: healthPort, protocol: "TCP" },
             ],
             startupProbe: probe("/livez", "health", { periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 60 }),

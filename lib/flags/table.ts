@@ -859,7 +859,8 @@ export const proxyTable = {
     default: all(56789),
     min: 0,
     max: 65535,
-    help: "The proxy's stats page and exporter port",
+    help:
+      "Port of HAProxy's stats page, which the exporter sidecar reads; on the loopback only (--bind-address when it is a loopback address, else 127.0.0.1)",
   },
   "health-port": {
     kind: "int",

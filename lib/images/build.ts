@@ -119,7 +119,7 @@ export async function buildImages(
         entrypoint: programEntrypoint,
         cmd: ["proxy"],
         env: programEnv,
-        ports: [80, 443, 56789],
+        ports: [80, 443],
         workdir: appDir,
       }],
       ["echo", [echo], { ref: refs.echo, entrypoint: ["/echo"], ports: [8080], user: "65534:65534" }],

@@ -14,6 +14,7 @@ import { type ControllerDeps, type ControllerHandle, startController } from "../
 import type { ControllerSettings } from "../controller/settings.ts";
 import { dedicatedValue, proxyModeAnnotation } from "../controller/groups.ts";
 import { privateAddress } from "./netns.ts";
+import { createCA, issueCertificate } from "../pki/certs.ts";
 
 export { resources };
 
@@ -187,6 +188,19 @@ export function dedicatedIngressObj(...[ns, name, rules, opts = {}]: Parameters<
   });
 }
 
+/** A `kubernetes.io/tls` Secret for `host`, its certificate issued by a CA of its own. */
+export async function tlsSecretObj(ns: string, name: string, host: string): Promise<KubeObject> {
+  const ca = await createCA({ commonName: `${host} test CA` });
+  const leaf = await issueCertificate(ca, { commonName: host, dnsNames: [host], usages: ["serverAuth"] });
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace: ns },
+    type: "kubernetes.io/tls",
+    stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem },
+  };
+}
+
 /** Plays the Deployment controller (the API server alone runs none): the Deployment reports `n` available replicas. */
 export async function setDeploymentAvailable(cluster: Cluster, ns: string, name: string, n = 1): Promise<void> {
   await cluster.client.request("PATCH", objectPath(resources.deployments, ns, name, "status"), {
@@ -228,11 +242,11 @@ export interface Answer {
   path: string | null;
 }
 
-/** GET through haproxy on 127.0.0.1:`port` with `host` as the Host header (plain HTTP). */
-export function httpGet(port: number, host: string, path = "/"): Promise<Answer> {
+/** GET through haproxy on `address` (default 127.0.0.1):`port` with `host` as the Host header (plain HTTP). */
+export function httpGet(port: number, host: string, path = "/", address = "127.0.0.1"): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: "127.0.0.1", port, path, method: "GET", headers: { host }, agent: false },
+      { host: address, port, path, method: "GET", headers: { host }, agent: false },
       (res) => {
         let body = "";
         res.setEncoding("utf8");

@@ -1,7 +1,7 @@
 /**
  * @module lib/localenv/proxy_run
- * Runs the proxy command (lib/proxy) for one ConfigMap beside a real haproxy on 127.0.0.1,
- * as the proxy pod would run it.
+ * Runs the proxy command (lib/proxy) for one ConfigMap beside a real haproxy on 127.0.0.1 (or
+ * another address of the private network namespace, as a pod IP), as the proxy pod would run it.
  */
 import { ensureHaproxy } from "./haproxy.ts";
 import { freePorts } from "./ports.ts";
@@ -10,6 +10,8 @@ import type { ApplyResult } from "../proxy/apply.ts";
 import { type Cluster, resources } from "./harness.ts";
 
 export interface ProxyRun {
+  /** `--bind-address`: where clients reach HAProxy. */
+  address: string;
   httpPort: number;
   httpsPort: number;
   statsPort: number;
@@ -20,7 +22,8 @@ export interface ProxyRun {
 }
 
 /**
- * Runs the proxy command (lib/proxy) for one ConfigMap, with haproxy on 127.0.0.1. With
+ * Runs the proxy command (lib/proxy) for one ConfigMap, with haproxy on `bindAddress` (default
+ * 127.0.0.1). With
  * `followDeployment` it plays the kubelet for the proxy Deployment of the same name: once that
  * Deployment is gone, the proxy stops (in a cluster its pod would be deleted).
  */
@@ -28,10 +31,11 @@ export async function startProxy(
   cluster: Cluster,
   ns: string,
   configmap: string,
-  opts: { followDeployment?: boolean; accessLog?: (line: string) => void } = {},
+  opts: { followDeployment?: boolean; accessLog?: (line: string) => void; bindAddress?: string } = {},
 ): Promise<ProxyRun> {
   const haproxy = await ensureHaproxy();
-  const [httpPort, httpsPort, statsPort] = freePorts(3);
+  const bindAddress = opts.bindAddress ?? "127.0.0.1";
+  const [httpPort, httpsPort, statsPort] = freePorts(3, bindAddress);
   const workDir = await Deno.makeTempDir({ prefix: "ic-e2e-proxy-" });
   const abort = new AbortController();
   const applied: ApplyResult[] = [];
@@ -42,7 +46,7 @@ export async function startProxy(
       configmap,
       haproxy,
       workDir,
-      bindAddress: "127.0.0.1",
+      bindAddress,
       httpPort,
       httpsPort,
       statsPort,
@@ -67,6 +71,7 @@ export async function startProxy(
     })();
   }
   return {
+    address: bindAddress,
     httpPort,
     httpsPort,
     statsPort,

@@ -25,12 +25,23 @@ export interface HAProxyEnvSettings {
   certDir: string;
 }
 
+/**
+ * Where the stats listener binds: always a loopback address, because the stats page lists every
+ * tenant's backends, endpoints and traffic. `--bind-address` itself when it is one (tests give
+ * each proxy a loopback address of its own), else 127.0.0.1, where the exporter sidecar of the
+ * pod reads it (`--proxy.scrape-uri`).
+ */
+export function statsAddress(bindAddress: string): string {
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bindAddress) || bindAddress === "::1" ? bindAddress : "127.0.0.1";
+}
+
 /** The environment the rendered config expects (contracts.md §4). */
 export function haproxyEnv(s: HAProxyEnvSettings): Record<string, string> {
   return {
     IC_BIND_ADDR: s.bindAddress,
     IC_HTTP_PORT: String(s.httpPort),
     IC_HTTPS_PORT: String(s.httpsPort),
+    IC_STATS_ADDR: statsAddress(s.bindAddress),
     IC_STATS_PORT: String(s.statsPort),
     IC_RUNTIME_SOCKET: s.runtimeSocket,
     IC_CERT_DIR: s.certDir,

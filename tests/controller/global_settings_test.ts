@@ -28,6 +28,7 @@ Deno.test("global settings: every key parsed", () => {
     "annotation-risk-limit": "high",
     "namespace-ownership": "InterNamespaceAllowed",
     "pinned-hosts": "shop.example.com=shop, *.bank.example=bank,*=edge",
+    "dedicated-proxies": "false",
     "load-balance": "leastconn",
   });
   assert.deepEqual(problems, []);
@@ -53,6 +54,7 @@ Deno.test("global settings: every key parsed", () => {
         { host: "*", namespace: "edge" },
       ],
     },
+    dedicatedProxies: false,
     // Timeouts are also the global layer of the annotations of the same name.
     annotations: {
       "load-balance": "leastconn",
@@ -77,6 +79,7 @@ Deno.test("global settings: a bad value keeps that key's default and is reported
     "access-log-sample": "0",
     "default-certificate": "a/b/c",
     "annotation-risk-limit": "extreme",
+    "dedicated-proxies": "no",
     "hsts": "maybe",
     "no-such-key": "1",
     "namespace-ownership": "Loose",
@@ -96,6 +99,9 @@ Deno.test("global settings: a bad value keeps that key's default and is reported
   assert.equal(settings.annotationRiskLimit, null);
   assert.deepEqual(settings.ownership, defaultGlobalSettings.ownership);
   assert.match(problems.find((p) => p.key === "canary")!.message, /only on an Ingress/);
+  // Without the key (or with a bad value) Ingresses may still ask for a proxy of their own.
+  assert.equal(settings.dedicatedProxies, true);
+  assert.equal(defaultGlobalSettings.dedicatedProxies, true);
   assert.deepEqual(settings.annotations, { "timeout-client": "30s" });
 });
 
@@ -106,6 +112,7 @@ Deno.test("class parameters override the global values for the same keys; the re
       "max-connections": "200",
       "access-log": "off",
       "annotation-risk-limit": "low",
+      "dedicated-proxies": "false",
       "replicas": "2",
       "access-log-sample": "x",
     },
@@ -118,7 +125,8 @@ Deno.test("class parameters override the global values for the same keys; the re
   assert.equal(settings.proxy.sslMinVersion, "TLSv1.3");
   assert.equal(settings.proxy.accessLogSample, 100);
   // Global-only key refused in a class; the class's other keys (replicas) are class_params.ts's.
-  assert.deepEqual(problems.map((p) => p.key), ["access-log-sample", "annotation-risk-limit"]);
+  assert.deepEqual(problems.map((p) => p.key), ["access-log-sample", "annotation-risk-limit", "dedicated-proxies"]);
+  assert.equal(settings.dedicatedProxies, true, "a class cannot turn dedicated proxies off (or on)");
   assert.match(problems[0].message, /global value applies/);
   assert.deepEqual(parseClassParams({ "replicas": "2", "access-log": "off", "hsts": "true" }).problems, []);
   assert.ok(isSettingKey("access-log") && isSettingKey("hsts") && !isSettingKey("replicas"));

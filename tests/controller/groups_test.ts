@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import {
   classGroup,
+  dedicatedRefused,
   GroupIndex,
   groupOf,
   isDedicated,
   sharedClassOf,
   sharedProxyName,
+  withoutDedicated,
 } from "../../lib/controller/groups.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
@@ -40,6 +42,23 @@ Deno.test("groups: `ingress-controller.io/proxy: dedicated` gives the ingress it
     groupOf(ing("x", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "Dedicated" }), null),
     "class:edge",
   );
+});
+
+Deno.test("groups: with dedicated proxies turned off, an ingress asking for one is refused and joins its shared group", () => {
+  const ask = { "ingress-controller.io/proxy": "dedicated", "ingress-controller.io/hsts": "true" };
+  const d = ing("api", { ingressClassName: "edge" }, ask);
+  assert.equal(dedicatedRefused(d, true), false);
+  assert.equal(dedicatedRefused(d, false), true);
+  assert.equal(groupOf(withoutDedicated(d), null), "class:edge");
+  // Its other annotations stay; the cached object is not changed.
+  assert.deepEqual(withoutDedicated(d).metadata.annotations, { "ingress-controller.io/hsts": "true" });
+  assert.equal(d.metadata.annotations!["ingress-controller.io/proxy"], "dedicated");
+  // Class-less: the default class's group, or the class-less one.
+  const bare = withoutDedicated(ing("bare", {}, ask));
+  assert.equal(groupOf(bare, "web"), "class:web");
+  assert.equal(groupOf(bare, null), "class:");
+  // An ingress that asks for nothing is never refused.
+  assert.equal(dedicatedRefused(ing("a", { ingressClassName: "edge" }), false), false);
 });
 
 Deno.test("groups: shared proxy names are DNS-1035 labels that leave room for -stats, apart from dedicated names", () => {

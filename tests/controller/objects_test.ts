@@ -50,7 +50,8 @@ Deno.test("objects: ConfigMap, Deployment, public and stats Services owned by th
   assert.equal(exporter.image, "docker.io/ingresscontroller/ingress-controller:9.0.0");
   assert.ok(exporter.args.includes(`--proxy.server-metric-fields=${defaultSettings.proxyServerMetricFields}`));
   assert.ok(exporter.args.includes("--proxy.timeout=5s"));
-  // The public Service carries traffic only; the stats page and metrics sit on a ClusterIP Service.
+  // The public Service carries traffic only; the metrics sit on a ClusterIP Service, and HAProxy's
+  // stats page (every tenant's backends) on no Service at all: it listens on the pod's loopback.
   const [pub, stats] = [plain[2].object, plain[3].object];
   assert.equal(pub.spec.type, "LoadBalancer");
   assert.deepEqual(pub.spec.ports.map((p: Port) => [p.name, p.port, p.targetPort]), [
@@ -60,7 +61,6 @@ Deno.test("objects: ConfigMap, Deployment, public and stats Services owned by th
   assert.equal(pub.metadata.labels![componentLabel], undefined);
   assert.equal(stats.spec.type, "ClusterIP");
   assert.deepEqual(stats.spec.ports.map((p: Port) => [p.name, p.port, p.targetPort, p.protocol]), [
-    ["stats", statsPort, "stats", "TCP"],
     ["metrics", exporterPort, "metrics", "TCP"],
   ]);
   assert.deepEqual(stats.spec.selector, pub.spec.selector);
@@ -69,6 +69,7 @@ Deno.test("objects: ConfigMap, Deployment, public and stats Services owned by th
   // The pods expose the ports the stats Service targets.
   const podPorts = plain[1].object.spec.template.spec.containers.flatMap((c: { ports: Port[] }) => c.ports);
   for (const p of stats.spec.ports) assert.ok(podPorts.some((c: { name: string }) => c.name === p.targetPort));
+  assert.ok(!podPorts.some((c: { containerPort: number }) => c.containerPort === statsPort), "no stats port");
 
   const rbac = desiredObjects(ing, data, ["tls-b", "tls-a"], { ...defaultSettings, rbac: true });
   assert.deepEqual(rbac.map((d) => d.object.kind), [
@@ -106,7 +107,7 @@ Deno.test("objects: the ServiceMonitor selects the stats Service, not the public
   const [pub, stats, sm] = [objs[2].object, objs[3].object, objs[4].object];
   // Same Services with or without a ServiceMonitor: metrics is always on the stats Service only.
   assert.deepEqual(pub.spec.ports.map((p: Port) => p.port), [80, 443]);
-  assert.deepEqual(stats.spec.ports.map((p: Port) => p.port), [statsPort, exporterPort]);
+  assert.deepEqual(stats.spec.ports.map((p: Port) => p.port), [exporterPort]);
   const matches = (labels: Record<string, string>) =>
     Object.entries(sm.spec.selector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
   assert.equal(matches(stats.metadata.labels!), true);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
 import type { ResourceType } from "../../lib/cluster/resources.ts";
 import { discoverServiceMonitor } from "../../lib/controller/monitoring.ts";
-import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
+import { exporterPort, proxyName, statsServiceName } from "../../lib/controller/objects.ts";
 import {
   Cluster,
   controller,
@@ -70,7 +70,7 @@ Deno.test("cloud exposure and ServiceMonitors against a real API server", async 
         assert.deepEqual(ports(svc as never), [["http", 80], ["https", 443]]);
         const stats = (await cluster.get(resources.services, ns, statsServiceName("plain")))!;
         assert.equal(stats.spec.type, "ClusterIP");
-        assert.deepEqual(ports(stats as never), [["stats", statsPort], ["metrics", exporterPort]]);
+        assert.deepEqual(ports(stats as never), [["metrics", exporterPort]]);
         assert.equal(ctl.stats().reconciles > 0, true);
       } finally {
         await ctl.stop();

@@ -10,6 +10,13 @@
  *   option the release lacks, an unknown release and the webhook outside A fail the render;
  * - with the webhook on, the generated serving chain and the configuration's CA bundle agree with
  *   what the controller derives from the chain;
+ * - least privilege: by default (shared proxies only) the proxies' objects are written in the release
+ *   namespace only, and cluster-wide only the Ingresses' status, Events, the secure port's reviews and
+ *   the shared proxy's Roles and RoleBindings (any name only for `create`, which Kubernetes cannot
+ *   limit); no `bind`, `escalate` or wildcard anywhere; dedicatedProxies.enabled adds the cluster-wide
+ *   writes and turns the controller's `dedicated-proxies` setting on; the chart's shared proxy name
+ *   and controller label are the controller's own;
+ * - the NetworkPolicy of the proxy pods: off by default; on, metrics only from the namespaces named;
  * - every object of every render is accepted by the real kube-apiserver (server-side apply, dry run).
  */
 import assert from "node:assert/strict";
@@ -21,6 +28,9 @@ import { valuesOptionsBlock } from "../../lib/deploy/chart_options.ts";
 import { chartDir, helm, NAMESPACE, renderChart, syncGenerated } from "../../lib/deploy/manifests.ts";
 import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
 import { startControlPlane } from "../../lib/localenv/mod.ts";
+import { sharedProxyName } from "../../lib/controller/groups.ts";
+import { controllerLabelValue, desiredObjects } from "../../lib/controller/objects.ts";
+import { defaultSettings } from "../../lib/controller/settings.ts";
 
 const find = (objs: ManifestObject[], kind: string) => objs.filter((o) => o.kind === kind);
 const one = (objs: ManifestObject[], kind: string) => {
@@ -75,6 +85,8 @@ Deno.test("chart: defaults run release A with --rbac, probes on the secure port 
       "Deployment",
       "IngressClass",
       "Role",
+      "Role",
+      "RoleBinding",
       "RoleBinding",
       "RoleBinding",
       "Service",
@@ -252,6 +264,17 @@ Deno.test("chart: every rendered object is accepted by the real kube-apiserver (
     ["release B", ["--set", "release=B"]],
     ["release C", ["--set", "release=C"]],
     ["webhook and audit on", ["--set", "webhook.enabled=true", "--set", "audit.enabled=true"]],
+    ["dedicated proxies, ServiceMonitors and the NetworkPolicy", [
+      "--set",
+      "dedicatedProxies.enabled=true",
+      "--set",
+      "rbac.serviceMonitors=true",
+      "--set",
+      "networkPolicy.enabled=true",
+      "--set",
+      "networkPolicy.metricsNamespaces={monitoring}",
+    ]],
+    ["without --ingress-class", ["--set", "ingressClass.create=false"]],
     ["options and default class", [
       "--set",
       "controller.options.v=2",
@@ -287,4 +310,192 @@ Deno.test("chart: the controller runs with the V8 flags of lib/controller/v8_fla
   const flags = (objs: ManifestObject[]) => container(objs).env.find((e: any) => e.name === "DENO_V8_FLAGS")?.value;
   assert.equal(flags(await render()), v8Flags(CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB));
   assert.equal(flags(await render(["--set", "controller.heapLimitMB=1536"])), v8Flags(1536, CONTROLLER_SEMI_SPACE_MB));
+});
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+const WRITE_VERBS = new Set(["create", "update", "patch", "delete", "deletecollection", "*"]);
+const rulesOf = (o: any): Rule[] => o.rules ?? [];
+
+/** `resource verb` for every write a set of rules grants, `resource verb name` when limited to names. */
+function writeGrants(rules: Rule[]): string[] {
+  const out: string[] = [];
+  for (const r of rules) {
+    for (const res of r.resources) {
+      for (const verb of r.verbs.filter((v) => WRITE_VERBS.has(v))) {
+        if (r.resourceNames?.length) { for (const n of r.resourceNames) out.push(`${res} ${verb} ${n}`); }
+        else out.push(`${res} ${verb}`);
+      }
+    }
+  }
+  return out.sort();
+}
+
+const clusterRole = (objs: ManifestObject[]) => one(objs, "ClusterRole");
+const proxiesRole = (objs: ManifestObject[]) =>
+  find(objs, "Role").find((o) => o.metadata.name.endsWith("-proxies")) as any;
+const globalSettings = (objs: ManifestObject[]) =>
+  find(objs, "ConfigMap").find((o) => o.metadata.name === "ingress-controller") as any;
+
+Deno.test("chart: by default the proxies' objects are written in the release namespace only; cluster-wide, the least Kubernetes allows", async () => {
+  const objs = await render();
+  const shared = sharedProxyName("ingress-controller");
+  // Everything the controller may write outside its namespace: the Ingresses' status, Events, the
+  // secure port's reviews and, for the shared proxy's Secret-reading Role and RoleBinding in each
+  // tenant namespace, `create` (which resourceNames cannot limit) and the rest on that name only.
+  assert.deepEqual(
+    writeGrants(rulesOf(clusterRole(objs))),
+    [
+      "events create",
+      "ingresses/status patch",
+      `rolebindings delete ${shared}`,
+      "rolebindings create",
+      `rolebindings patch ${shared}`,
+      `roles delete ${shared}`,
+      "roles create",
+      `roles patch ${shared}`,
+      "subjectaccessreviews create",
+      "tokenreviews create",
+    ].sort(),
+  );
+  const named = rulesOf(clusterRole(objs)).filter((r) => r.resources.includes("roles"));
+  assert.deepEqual(named.map((r) => [r.verbs, r.resourceNames ?? null]), [
+    [["list", "watch", "create"], null],
+    [["get", "patch", "delete"], [shared]],
+  ]);
+  // The proxies' own objects: in the release namespace, through a Role bound to the controller.
+  const role = proxiesRole(objs);
+  assert.equal(role.metadata.namespace, NAMESPACE);
+  assert.deepEqual(writeGrants(rulesOf(role)), [
+    "configmaps create",
+    "configmaps delete",
+    "configmaps patch",
+    "deployments create",
+    "deployments delete",
+    "deployments patch",
+    "poddisruptionbudgets create",
+    "poddisruptionbudgets delete",
+    "poddisruptionbudgets patch",
+    "serviceaccounts create",
+    "serviceaccounts delete",
+    "serviceaccounts patch",
+    "services create",
+    "services delete",
+    "services patch",
+  ]);
+  const binding = find(objs, "RoleBinding").find((o: any) => o.roleRef.name === role.metadata.name) as any;
+  assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "ingress-controller", namespace: NAMESPACE }]);
+  // Nothing that lifts Kubernetes' escalation prevention, and no wildcards.
+  for (const o of [...find(objs, "ClusterRole"), ...find(objs, "Role")]) {
+    for (const r of rulesOf(o)) {
+      for (const v of r.verbs) {
+        assert.ok(!["bind", "escalate", "impersonate", "*"].includes(v), `${v} in ${o.metadata.name}`);
+      }
+      assert.ok(!r.resources.includes("*") && !r.apiGroups.includes("*"), `a wildcard in ${o.metadata.name}`);
+    }
+  }
+  // The controller is told: an Ingress asking for a dedicated proxy joins the shared one.
+  assert.equal(globalSettings(objs).data["dedicated-proxies"], "false");
+});
+
+Deno.test("chart: dedicatedProxies.enabled grants the proxies' writes in every namespace and turns the setting on", async () => {
+  const objs = await render(["--set", "dedicatedProxies.enabled=true", "--set", "rbac.serviceMonitors=true"]);
+  const grants = writeGrants(rulesOf(clusterRole(objs)));
+  for (
+    const res of ["services", "configmaps", "serviceaccounts", "deployments", "poddisruptionbudgets", "servicemonitors"]
+  ) {
+    for (const verb of ["create", "patch", "delete"]) assert.ok(grants.includes(`${res} ${verb}`), `${res} ${verb}`);
+  }
+  // Dedicated proxies are named after their Ingress: their Roles cannot be limited to a name.
+  for (const verb of ["create", "patch", "delete"]) assert.ok(grants.includes(`roles ${verb}`), `roles ${verb}`);
+  assert.equal(globalSettings(objs).data["dedicated-proxies"], "true");
+  // Without --rbac, no ServiceAccounts, Roles or RoleBindings at all.
+  const plain = writeGrants(rulesOf(clusterRole(
+    await render(["--set", "dedicatedProxies.enabled=true", "--set", "controller.options.rbac=false"]),
+  )));
+  assert.ok(plain.includes("deployments create"));
+  assert.equal(plain.some((g) => /^(roles|rolebindings|serviceaccounts) /.test(g)), false, plain.join(", "));
+  await assert.rejects(
+    render(["--set", "globalSettings.settings.dedicated-proxies=true"]),
+    /globalSettings\.settings\.dedicated-proxies: set dedicatedProxies\.enabled instead/,
+  );
+});
+
+Deno.test("chart: the shared proxy's name and the controller label are the controller's own, for any --ingress-class", async () => {
+  for (const cls of ["ingress-controller", "edge", "my.class", "Edge_1", "x".repeat(60)]) {
+    const objs = await render([
+      "--set-string",
+      `controller.options.ingress-class=${cls}`,
+      "--set",
+      "networkPolicy.enabled=true",
+    ]);
+    const named = rulesOf(clusterRole(objs)).find((r) => r.resourceNames && r.resources.includes("roles"))!;
+    assert.deepEqual(named.resourceNames, [sharedProxyName(cls)], cls);
+    const np = one(objs, "NetworkPolicy");
+    assert.equal(np.spec.podSelector.matchLabels["ingress-controller.io/controller"], controllerLabelValue(cls), cls);
+  }
+  // Without --ingress-class the controller may run a shared proxy for any class: no name is known.
+  const objs = await render(["--set", "ingressClass.create=false", "--set", "networkPolicy.enabled=true"]);
+  const roles = rulesOf(clusterRole(objs)).filter((r) => r.resources.includes("roles"));
+  assert.deepEqual(roles.map((r) => [r.verbs, r.resourceNames ?? null]), [
+    [["list", "watch", "create"], null],
+    [["get", "patch", "delete"], null],
+  ]);
+  assert.equal(
+    one(objs, "NetworkPolicy").spec.podSelector.matchLabels["ingress-controller.io/controller"],
+    controllerLabelValue("default"),
+  );
+});
+
+Deno.test("chart: the proxies' NetworkPolicy is off by default; on, metrics only from the namespaces named", async () => {
+  assert.deepEqual(find(await render(), "NetworkPolicy"), []);
+  const objs = await render([
+    "--set",
+    "networkPolicy.enabled=true",
+    "--set",
+    "networkPolicy.metricsNamespaces={monitoring,obs}",
+    "--set",
+    "networkPolicy.metricsFrom[0].ipBlock.cidr=192.0.2.0/24",
+  ]);
+  const np = one(objs, "NetworkPolicy");
+  assert.equal(np.metadata.namespace, NAMESPACE);
+  assert.deepEqual(np.spec.policyTypes, ["Ingress"]);
+  assert.deepEqual(np.spec.podSelector.matchLabels, {
+    "app.kubernetes.io/managed-by": "ingress-controller",
+    "app.kubernetes.io/name": "haproxy",
+    "ingress-controller.io/controller": "ingress-controller",
+  });
+  const [traffic, probes, metrics] = np.spec.ingress;
+  // Traffic and probes from anywhere (no `from`); the named ports of the proxy pod (lib/controller/proxy_pod.ts).
+  assert.deepEqual(traffic, { ports: [{ port: "http", protocol: "TCP" }, { port: "https", protocol: "TCP" }] });
+  assert.deepEqual(probes, { ports: [{ port: "health", protocol: "TCP" }] });
+  assert.deepEqual(metrics, {
+    from: [
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } },
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "obs" } } },
+      { ipBlock: { cidr: "192.0.2.0/24" } },
+    ],
+    ports: [{ port: "metrics", protocol: "TCP" }],
+  });
+  assert.equal(np.spec.ingress.length, 3, "nothing else is admitted: no stats port");
+  // Those names are the proxy pod's container ports; HAProxy's stats port is not one (loopback only).
+  const ing = {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: { name: "w", namespace: "n", uid: "u" },
+  };
+  const data = { "haproxy.cfg": "global\n", "crt-list": "", "secrets.json": "[]" };
+  const deployment = desiredObjects(ing, data, [], defaultSettings).find((d) => d.object.kind === "Deployment")!;
+  const ports = deployment.object.spec.template.spec.containers.flatMap((c: any) => c.ports.map((p: any) => p.name));
+  assert.deepEqual(ports.sort(), ["health", "http", "https", "metrics"]);
+  // Nobody named: the metrics port admits no one.
+  const closed = one(await render(["--set", "networkPolicy.enabled=true"]), "NetworkPolicy");
+  assert.deepEqual(closed.spec.ingress.map((r: any) => r.ports.map((p: any) => p.port)), [["http", "https"], [
+    "health",
+  ]]);
 });

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
-import { exporterPort, proxyName, statsPort, statsServiceName } from "../../lib/controller/objects.ts";
+import { exporterPort, proxyName, statsServiceName } from "../../lib/controller/objects.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
   backends,
@@ -68,7 +68,8 @@ if (!inPrivateNetwork()) {
               assert.equal(o.metadata.ownerReferences?.[0]?.controller, true);
             }
             const svc = (await cluster.get(resources.services, ns, name))!;
-            // The public Service carries traffic only; stats and metrics are on the ClusterIP stats Service.
+            // The public Service carries traffic only; metrics are on the ClusterIP stats Service (HAProxy's
+            // stats page on no Service: it listens on the pod's loopback).
             type Port = { name: string; port: number };
             assert.deepEqual(svc.spec.ports.map((p: Port) => [p.name, p.port]), [["http", 80], ["https", 443]]);
             const stats = await eventually(
@@ -76,10 +77,7 @@ if (!inPrivateNetwork()) {
               () => cluster.get(resources.services, ns, statsServiceName("web")),
             );
             assert.equal(stats.spec.type, "ClusterIP");
-            assert.deepEqual(stats.spec.ports.map((p: Port) => [p.name, p.port]), [
-              ["stats", statsPort],
-              ["metrics", exporterPort],
-            ]);
+            assert.deepEqual(stats.spec.ports.map((p: Port) => [p.name, p.port]), [["metrics", exporterPort]]);
             assert.equal(stats.metadata.ownerReferences?.[0]?.kind, "Ingress");
             assert.equal(stats.metadata.ownerReferences?.[0]?.controller, true);
             // It selects the proxy pods.

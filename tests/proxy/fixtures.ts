@@ -66,7 +66,7 @@ export function buildConfig(spec: ConfigSpec): string {
     "    timeout http-keep-alive 10s",
     "",
     "frontend stats",
-    '    bind "${IC_BIND_ADDR}:${IC_STATS_PORT}"',
+    '    bind "${IC_STATS_ADDR-127.0.0.1}:${IC_STATS_PORT}"',
     "    stats enable",
     "    stats uri /",
     "",

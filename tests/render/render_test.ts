@@ -62,7 +62,9 @@ Deno.test("the contract's directives: binds, stats socket, crt-base, stats page"
   has('    bind "${IC_BIND_ADDR}:${IC_HTTP_PORT}"');
   // Without a default certificate of the administrator's, no Ingress's certificate answers an unknown name.
   has('    bind "${IC_BIND_ADDR}:${IC_HTTPS_PORT}" ssl crt-list "${IC_CERT_DIR}/crt-list" alpn h2,http/1.1 strict-sni');
-  has('    bind "${IC_BIND_ADDR}:${IC_STATS_PORT}"');
+  has('    bind "${IC_STATS_ADDR-127.0.0.1}:${IC_STATS_PORT}"');
+  // The stats page lists every tenant's backends: never on the address clients reach.
+  assert.ok(!config.includes('"${IC_BIND_ADDR}:${IC_STATS_PORT}"'));
   has("    http-request use-service prometheus-exporter if { path /metrics }");
   has("    http-request redirect scheme https code 308 if { var(txn.redirect) -m found }");
   has("    default_backend be_default_api_8080");

@@ -110,3 +110,39 @@ release's option names, as JSON {name: [value, …]} (a list option holds each i
 {{- end }}
 {{- toJson $out }}
 {{- end }}
+
+{{/* The controller's --ingress-class, or "" when it runs without one (it then handles every class). */}}
+{{- define "ingress-controller.ingressClass" -}}
+{{- $opts := include "ingress-controller.options" . | fromJson }}
+{{- index $opts "ingress-class" | default list | first | default "" }}
+{{- end }}
+
+{{/*
+The name of the shared proxy of --ingress-class, as lib/controller/groups.ts's sharedProxyName
+makes it (a chart test compares them); "" without --ingress-class: the controller may then run a
+shared proxy for any class, so no name is known in advance.
+*/}}
+{{- define "ingress-controller.sharedProxyName" -}}
+{{- $class := include "ingress-controller.ingressClass" . }}
+{{- if ne $class "" }}
+{{- $name := printf "haproxy-class-%s" $class }}
+{{- if and (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $name) (le (len $name) 55) }}
+{{- $name }}
+{{- else }}
+{{- printf "haproxy-class-%s" (sha256sum $class | trunc 10) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The value of the label ingress-controller.io/controller on the objects the controller makes: its
+--ingress-class or "default", as lib/controller/objects.ts's controllerLabelValue writes it.
+*/}}
+{{- define "ingress-controller.controllerLabel" -}}
+{{- $id := include "ingress-controller.ingressClass" . | default "default" }}
+{{- if and (regexMatch "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" $id) (le (len $id) 63) }}
+{{- $id }}
+{{- else }}
+{{- printf "h-%s" (sha256sum $id | trunc 16) }}
+{{- end }}
+{{- end }}
