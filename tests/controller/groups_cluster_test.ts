@@ -154,7 +154,7 @@ Deno.test("proxy groups against a real API server", async (t) => {
         assert.equal((await cluster.get(resources.ingresses, a, "one"))!.metadata.resourceVersion, before);
       });
 
-      await t.step("a route conflict: the oldest ingress wins, the other gets an Event naming it", async () => {
+      await t.step("another namespace's rule on an owned host: not served, an Event naming the owner", async () => {
         await cluster.apply(
           resources.ingresses,
           ingressObj(
@@ -165,16 +165,16 @@ Deno.test("proxy groups against a real API server", async (t) => {
           ),
         );
         const ev = await eventually(
-          "a RouteConflict Event on the later ingress",
-          async () => (await cluster.events(b, "late")).find((e) => e.reason === "RouteConflict"),
+          "a HostAlreadyClaimed Event on the later ingress",
+          async () => (await cluster.events(b, "late")).find((e) => e.reason === "HostAlreadyClaimed"),
         );
         assert.equal(ev.type, "Warning");
-        assert.match(ev.message, new RegExp(`already routed by ingress ${a}/one`));
+        assert.match(ev.message, new RegExp(`^host one\\.example belongs to namespace ${a};`));
         await eventually(
           "the later ingress's other host served",
           async () => (await config()).includes("late.example"),
         );
-        assert.equal((await cluster.events(a, "one")).filter((e) => e.reason === "RouteConflict").length, 0);
+        assert.equal((await cluster.events(a, "one")).filter((e) => e.type === "Warning").length, 0);
       });
 
       await t.step("a bad Secret in one ingress leaves the others' routes alone", async () => {

@@ -55,6 +55,7 @@ if (!inPrivateNetwork()) {
             assert.deepEqual(Object.keys(cm.data).sort(), [
               "crt-list",
               "haproxy.cfg",
+              "owned-hosts.map",
               "passthrough.map",
               "redirect-hosts.map",
               "routes-exact.map",

@@ -126,7 +126,7 @@ if (!inPrivateNetwork()) {
         });
 
         await t.step(
-          "a conflicting route: the oldest ingress keeps it; the other gets an Event naming it",
+          "another namespace's rule on an owned host: the owner keeps it; the other gets an Event naming the owner",
           async () => {
             await cluster.apply(
               resources.ingresses,
@@ -136,10 +136,10 @@ if (!inPrivateNetwork()) {
               }], web),
             );
             const ev = await eventually(
-              "a RouteConflict Event",
-              async () => (await cluster.events(b, "late")).find((e) => e.reason === "RouteConflict"),
+              "a HostAlreadyClaimed Event",
+              async () => (await cluster.events(b, "late")).find((e) => e.reason === "HostAlreadyClaimed"),
             );
-            assert.match(ev.message, new RegExp(`ingress ${a}/one`));
+            assert.match(ev.message, new RegExp(`belongs to namespace ${a}`));
             await eventually(
               "late.example served",
               async () => (await httpGet(sharedProxy.httpPort, "late.example")).backend === "gamma",

@@ -103,6 +103,8 @@ if (!inPrivateNetwork()) {
           "b.example lets bob in",
           async () => (await getAs(port, "b.example", "bob", "bob-pw")) === 200,
         );
+        // (the first start is noted once its apply returns, which may be after haproxy answers)
+        await eventually("haproxy's first start noted", () => proxy!.applied.some((r) => r.kind === "start"));
         const starts = proxy.applied.filter((r) => r.kind === "start").length;
 
         // Tenant B's costly users try their passwords while tenant A's clients keep coming.
