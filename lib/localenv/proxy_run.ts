@@ -16,6 +16,10 @@ export interface ProxyRun {
   workDir: string;
   /** How each configuration the proxy saw was applied (start, reload, runtime, none), in order. */
   applied: ApplyResult[];
+  /** The Secrets left out of each configuration the proxy was about to apply (`namespace/name: reason`), in order. */
+  leftOut: string[][];
+  /** With `probes`: the port of `/readyz`, `/livez` on 127.0.0.1; else null. */
+  healthPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -28,13 +32,15 @@ export async function startProxy(
   cluster: Cluster,
   ns: string,
   configmap: string,
-  opts: { followDeployment?: boolean; accessLog?: (line: string) => void } = {},
+  opts: { followDeployment?: boolean; accessLog?: (line: string) => void; probes?: boolean } = {},
 ): Promise<ProxyRun> {
   const haproxy = await ensureHaproxy();
-  const [httpPort, httpsPort, statsPort] = freePorts(3);
+  const [httpPort, httpsPort, statsPort, health] = freePorts(4);
+  const healthPort = opts.probes ? health : null;
   const workDir = await Deno.makeTempDir({ prefix: "ic-e2e-proxy-" });
   const abort = new AbortController();
   const applied: ApplyResult[] = [];
+  const leftOut: string[][] = [];
   const done = runProxy(
     {
       kubeconfig: cluster.kubeconfig,
@@ -46,9 +52,14 @@ export async function startProxy(
       httpPort,
       httpsPort,
       statsPort,
+      ...(healthPort ? { healthPort } : {}),
     },
     abort.signal,
-    { onApply: (r) => applied.push(r), accessLog: opts.accessLog },
+    {
+      onApply: (r) => applied.push(r),
+      onLeftOut: (l) => leftOut.push(l.map((x) => `${x.ref.namespace}/${x.ref.name}: ${x.reason}`)),
+      accessLog: opts.accessLog,
+    },
   ).catch((err: unknown) => {
     console.error(`proxy for ${ns}/${configmap} failed: ${err}`);
   });
@@ -72,6 +83,8 @@ export async function startProxy(
     statsPort,
     workDir,
     applied,
+    leftOut,
+    healthPort,
     stop: async () => {
       abort.abort();
       await done;
