@@ -128,13 +128,14 @@ if (!inPrivateNetwork()) {
               tlsSecretOf(b, "b-tls", await mismatchedPair("b.example")) as KubeObject,
             );
             await cluster.apply(resources.ingresses, bIngress({ tls: true }));
+            await ctl.idle();
+            await aChangesServed();
             const ev = await eventually(
               "an InvalidSecret Event on B's Ingress",
               async () => (await cluster.events(b, "shop")).find((e) => e.reason === "InvalidSecret"),
             );
             assert.equal(ev.type, "Warning");
             assert.match(ev.message, /Secret tenant-b\/b-tls is unusable: tls\.key does not match the certificate/);
-            await aChangesServed();
             assert.equal((await httpGet(proxy.httpPort, "b.example")).backend, "gamma", "B's route itself stays");
             await freshProxyServesA();
           },
@@ -149,6 +150,8 @@ if (!inPrivateNetwork()) {
               resources.ingresses,
               bIngress({ annotations: { [`${A}backend-protocol`]: "h1-tls", [`${A}backend-ca-secret`]: "b-ca" } }),
             );
+            await ctl.idle();
+            await aChangesServed();
             const ev = await eventually(
               "an InvalidSecret Event naming b-ca",
               async () =>
@@ -159,7 +162,6 @@ if (!inPrivateNetwork()) {
               "B's backend fails closed",
               async () => (await httpGet(proxy.httpPort, "b.example")).status === 503,
             );
-            await aChangesServed();
             await freshProxyServesA();
           },
         );
@@ -172,11 +174,12 @@ if (!inPrivateNetwork()) {
               resources.secrets,
               tlsSecretOf(b, "b-tls", await weakChainPair("b.example")) as KubeObject,
             );
+            await ctl.idle();
+            await aChangesServed();
             await eventually(
               "the proxy leaves b-tls out",
               () => proxy.leftOut.at(-1)?.some((r) => /^tenant-b\/b-tls: HAProxy refuses its file/.test(r)),
             );
-            await aChangesServed();
             const fresh = await freshProxyServesA();
             assert.ok(fresh.leftOut.flat().some((r) => /^tenant-b\/b-tls: HAProxy refuses its file/.test(r)));
           },
