@@ -54,18 +54,20 @@ export class FileChecker {
    * when `checkNew`, else counted as unchecked. Forgets the files `pems` no longer has.
    */
   async check(pems: ReadonlyMap<string, string>, checkNew: boolean): Promise<FileVerdicts> {
+    // Runs at every configuration change (an endpoint, a route) with every file: known ones cost a lookup.
     const refused = new Map<string, string>();
     const fresh: string[] = [];
-    const known = new Map<string, Verdict>();
+    let listed = 0;
     for (const [file, pem] of pems) {
-      if (!PEM_FILE.test(file) && !CA_FILE.test(file)) continue;
       const verdict = this.#known.get(file);
-      if (verdict && verdict.pem === pem) {
-        known.set(file, verdict);
+      if (verdict) listed++;
+      if (verdict?.pem === pem) {
         if (verdict.refusal !== null) refused.set(file, verdict.refusal);
-      } else fresh.push(file);
+      } else if (PEM_FILE.test(file) || CA_FILE.test(file)) fresh.push(file);
     }
-    this.#known = known;
+    if (listed < this.#known.size) {
+      for (const file of this.#known.keys()) if (!pems.has(file)) this.#known.delete(file);
+    }
     if (!checkNew || fresh.length === 0) return { refused, unchecked: checkNew ? 0 : fresh.length };
     const found = await this.#refusedAmong(fresh, pems);
     for (const file of fresh) {
@@ -82,9 +84,9 @@ export class FileChecker {
    */
   loaded(pems: ReadonlyMap<string, string>): void {
     for (const [file, pem] of pems) {
-      if (!PEM_FILE.test(file) && !CA_FILE.test(file)) continue;
-      if (this.#known.get(file)?.refusal) continue;
-      this.#known.set(file, { pem, refusal: null });
+      const verdict = this.#known.get(file);
+      if (verdict?.pem === pem || verdict?.refusal) continue;
+      if (PEM_FILE.test(file) || CA_FILE.test(file)) this.#known.set(file, { pem, refusal: null });
     }
   }
 

@@ -101,6 +101,13 @@ Deno.test("file check: the real haproxy names exactly the files it refuses, in o
     const loaded = await checker.check(unknown, true);
     assert.equal(runs(), 3);
     assert.ok(loaded.refused.has("b_weak.pem") && !loaded.refused.has("c_new.pem"));
+    // a file no longer listed is forgotten: listed again, it is checked again
+    const only = new Map([["a_good.pem", pems.get("a_good.pem")!]]);
+    assert.deepEqual([...(await checker.check(only, true)).refused], []);
+    assert.equal(runs(), 3);
+    const back = await checker.check(new Map(only).set("b_weak.pem", pems.get("b_weak.pem")!), true);
+    assert.ok(back.refused.has("b_weak.pem"));
+    assert.equal(runs(), 4, "checked again, alone");
   } finally {
     await Deno.remove(workDir, { recursive: true });
   }
