@@ -17,9 +17,9 @@
  * a block it cannot parse. Of what it loads, only some keys can serve a TLS client: none of
  * OpenSSL's default TLS 1.2 ciphers and no TLS 1.3 scheme signs with DSA, and OpenSSL 3.0 (like the
  * browsers) signs a TLS 1.3 handshake only on P-256, P-384 and P-521. So the verdict accepts RSA
- * (2048+), ECDSA on those three curves, Ed25519 and Ed448 keys. The proxy also loads each file with
- * its own HAProxy before using it (lib/proxy/file_check.ts): that is the final word, this the
- * early, explained one.
+ * (2048+), ECDSA on those three curves, Ed25519 and Ed448 keys. The proxy also loads each new file
+ * with its own HAProxy before using it (lib/proxy/file_check.ts; at its first start only if the
+ * whole configuration is refused): that is the final word, this the early, explained one.
  */
 import { Buffer } from "node:buffer";
 import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from "node:crypto";
