@@ -6,8 +6,10 @@
  * case for one proxy). Also the time of `haproxy -c` on the merged configuration of 1,000
  * ingresses. Prints the figures as a JSON array on the last line of stdout.
  */
-import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
 import { buildModel, type ClusterLookup, lookupFromLists } from "../lib/render/model.ts";
+import { summarizedSecret } from "../lib/render/tls_secret.ts";
+import { createCA, issueCertificate } from "../lib/pki/certs.ts";
 import { loadTemplates, render } from "../lib/render/render.ts";
 import { validateConfig } from "../lib/render/validate.ts";
 
@@ -16,6 +18,12 @@ interface Figure {
   unit: string;
   value: number;
 }
+
+/** One real certificate for every TLS Secret: the controller judges a Secret's content for real. */
+const cert = await issueCertificate(await createCA({ commonName: "bench CA" }), {
+  commonName: "host.example.com",
+  usages: ["serverAuth"],
+});
 
 function cluster(n: number): { ingresses: V1Ingress[]; lookup: ClusterLookup } {
   const ingresses: V1Ingress[] = [];
@@ -53,14 +61,16 @@ function cluster(n: number): { ingresses: V1Ingress[]; lookup: ClusterLookup } {
       })),
     });
   }
-  const secrets = ingresses.filter((_, i) => i % 10 === 0).map((ing, i) => ({
-    type: "kubernetes.io/tls",
-    metadata: { namespace: ing.metadata!.namespace, name: `tls-${i * 10}` },
-    data: {
-      "tls.crt": btoa("-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n"),
-      "tls.key": btoa("-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n"),
-    },
-  }));
+  // As the controller's Secret cache holds them: summaries, judged once (lib/render/tls_secret.ts).
+  const secrets = ingresses.filter((_, i) => i % 10 === 0).map((ing, i) =>
+    summarizedSecret({
+      apiVersion: "v1",
+      kind: "Secret",
+      type: "kubernetes.io/tls",
+      metadata: { namespace: ing.metadata!.namespace!, name: `tls-${i * 10}` },
+      data: { "tls.crt": btoa(cert.certPem), "tls.key": btoa(cert.keyPem) },
+    }) as V1Secret
+  );
   return { ingresses, lookup: lookupFromLists({ services, endpointSlices: slices, secrets }) };
 }
 

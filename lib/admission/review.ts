@@ -18,13 +18,21 @@
  * saying so. `reviewBody` is the whole decision from the request body; it runs in the review
  * worker (admission/review_worker.ts), off the secure port's event loop.
  */
-import type { V1Ingress, V1Secret } from "@kubernetes/client-node";
+import type { V1Ingress } from "@kubernetes/client-node";
 import type { KubeObject } from "../cluster/resources.ts";
 import { handlesIngress } from "../controller/class.ts";
 import { validateAnnotations } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
 import { translatedRiskProblems } from "../nginx/translate.ts";
-import { buildModel, type ClusterLookup, type Problem, render, type Templates, validateConfig } from "../render/mod.ts";
+import {
+  buildModel,
+  type ClusterLookup,
+  type Problem,
+  render,
+  type SecretLike,
+  type Templates,
+  validateConfig,
+} from "../render/mod.ts";
 
 /** The part of an AdmissionReview request the webhook reads. */
 export interface AdmissionRequest {
@@ -101,17 +109,17 @@ const NOT_JUDGED = new Set([
 /** Problems inside the Ingress that the controller resolves deterministically: warnings. */
 const WARN = new Set(["RouteConflict", "TLSHostConflict"]);
 
-/** Every referenced Secret exists as a kubernetes.io/tls Secret (the xray uses throwaway certificates anyway). */
+/**
+ * Every referenced Secret exists as a usable kubernetes.io/tls Secret: only its verdict is read
+ * (the xray uses throwaway certificates anyway).
+ */
 const assumeSecretsExist: ClusterLookup = {
   service: () => undefined,
   endpointSlices: () => [],
-  secret: (namespace, name): V1Secret => ({
+  secret: (namespace, name): SecretLike => ({
     metadata: { namespace, name },
     type: "kubernetes.io/tls",
-    data: {
-      "tls.crt": btoa("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n"),
-      "tls.key": btoa("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n"),
-    },
+    tlsSummary: { valid: true, sha256: "", ca: false, caReason: "there is no ca.crt", htpasswd: null },
   }),
 };
 

@@ -1361,7 +1361,7 @@ class Controller {
     const secret = this.#lookup.secret(ns, name);
     if (secret && tlsSummaryOf(secret).valid) return { file: `${ns}_${name}.pem`, namespace: ns, name };
     const message = `default-certificate: Secret ${ref} ${
-      secret ? "is not a kubernetes.io/tls Secret with PEM tls.crt and tls.key" : "not found"
+      secret ? `is unusable: ${tlsSummaryOf(secret).reason}` : "not found"
     }; no default certificate is served`;
     if (reportTo) this.events.record(reportTo, "Warning", "InvalidSetting", message);
     else log.warn("invalid setting", { message });

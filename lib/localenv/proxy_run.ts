@@ -18,6 +18,10 @@ export interface ProxyRun {
   workDir: string;
   /** How each configuration the proxy saw was applied (start, reload, runtime, none), in order. */
   applied: ApplyResult[];
+  /** The Secrets left out of each configuration the proxy was about to apply (`namespace/name: reason`), in order. */
+  leftOut: string[][];
+  /** With `probes`: the port of `/readyz`, `/livez` on 127.0.0.1; else null. */
+  healthPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -31,14 +35,16 @@ export async function startProxy(
   cluster: Cluster,
   ns: string,
   configmap: string,
-  opts: { followDeployment?: boolean; accessLog?: (line: string) => void; bindAddress?: string } = {},
+  opts: { followDeployment?: boolean; accessLog?: (line: string) => void; bindAddress?: string; probes?: boolean } = {},
 ): Promise<ProxyRun> {
   const haproxy = await ensureHaproxy();
   const bindAddress = opts.bindAddress ?? "127.0.0.1";
-  const [httpPort, httpsPort, statsPort] = freePorts(3, bindAddress);
+  const [httpPort, httpsPort, statsPort, health] = freePorts(4, bindAddress);
+  const healthPort = opts.probes ? health : null;
   const workDir = await Deno.makeTempDir({ prefix: "ic-e2e-proxy-" });
   const abort = new AbortController();
   const applied: ApplyResult[] = [];
+  const leftOut: string[][] = [];
   const done = runProxy(
     {
       kubeconfig: cluster.kubeconfig,
@@ -50,9 +56,14 @@ export async function startProxy(
       httpPort,
       httpsPort,
       statsPort,
+      ...(healthPort ? { healthPort } : {}),
     },
     abort.signal,
-    { onApply: (r) => applied.push(r), accessLog: opts.accessLog },
+    {
+      onApply: (r) => applied.push(r),
+      onLeftOut: (l) => leftOut.push(l.map((x) => `${x.ref.namespace}/${x.ref.name}: ${x.reason}`)),
+      accessLog: opts.accessLog,
+    },
   ).catch((err: unknown) => {
     console.error(`proxy for ${ns}/${configmap} failed: ${err}`);
   });
@@ -77,6 +88,8 @@ export async function startProxy(
     statsPort,
     workDir,
     applied,
+    leftOut,
+    healthPort,
     stop: async () => {
       abort.abort();
       await done;

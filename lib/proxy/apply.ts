@@ -14,7 +14,7 @@
  */
 import { join } from "node:path";
 import { log } from "../log/logger.ts";
-import { CA_FILE, isSecretFile, PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
+import { CA_FILE, isPemFile, PEM_FILE, readTextOrNull, writeFileAtomic } from "./files.ts";
 import type { HAProxy } from "./haproxy.ts";
 import {
   applies,
@@ -45,7 +45,10 @@ import { oneLine } from "../errors.ts";
 export interface DesiredState {
   readonly config: string;
   readonly crtList: string;
-  /** PEM content by file name: certificates ({@link PEM_FILE}) and CA bundles ({@link CA_FILE}). */
+  /**
+   * PEM content by file name: certificates ({@link PEM_FILE}), CA bundles ({@link CA_FILE}) and the
+   * stand-in certificate (lib/proxy/left_out.ts).
+   */
   readonly pems: ReadonlyMap<string, string>;
   /** `userlists.cfg` (the userlists of htpasswd Secrets), HAProxy's second `-f` file; absent: empty. */
   readonly userlists?: string;
@@ -149,7 +152,7 @@ export class Applier {
 
   async #decideAndApply(next: DesiredState): Promise<Omit<ApplyResult, "durationMs">> {
     for (const file of next.pems.keys()) {
-      if (!isSecretFile(file)) {
+      if (!isPemFile(file)) {
         return { kind: "none", ok: false, serversChanged: 0, stage: "input", error: `bad PEM file name ${file}` };
       }
     }
@@ -352,7 +355,7 @@ export class Applier {
   async #removeStalePems(next: DesiredState): Promise<void> {
     try {
       for await (const entry of Deno.readDir(this.#certDir)) {
-        if (entry.isFile && isSecretFile(entry.name) && !next.pems.has(entry.name)) {
+        if (entry.isFile && isPemFile(entry.name) && !next.pems.has(entry.name)) {
           await Deno.remove(join(this.#certDir, entry.name));
           log.info("removed a certificate no longer used", { file: entry.name });
         }

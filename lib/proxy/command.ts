@@ -5,8 +5,11 @@
  * `secrets.json`, contracts.md §4) and the Secrets that lists (TLS certificates, CA bundles,
  * htpasswd files for `userlists.cfg`), and applies every change
  * through {@link Applier}: nothing, Runtime API, or a verified hitless reload. HAProxy starts
- * with the first complete configuration (every listed Secret present) and is stopped cleanly
- * when `signal` aborts.
+ * with the first complete configuration (every listed Secret read) and is stopped cleanly
+ * when `signal` aborts. A TLS or CA Secret that is missing, unusable, or whose file HAProxy
+ * refuses (each new file is loaded on its own first: lib/proxy/file_check.ts) is left out
+ * (lib/proxy/left_out.ts), logged once and counted in `ingress_controller_proxy_secret_left_out`:
+ * it never stops the configuration of the others.
  *
  * Readiness: with `--health-port`, `/readyz` (lib/proxy/health_endpoint.ts) passes only while
  * HAProxy runs the configuration the proxy last accepted (passed `haproxy -c`): not before the
@@ -39,12 +42,14 @@ import { type KubeObject, objectPath, resources } from "../cluster/resources.ts"
 import { PartCache } from "../transport/part_cache.ts";
 import { PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
 import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
-import { parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
+import { type LeftOut, parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
+import { FileChecker } from "./file_check.ts";
+import { leaveOut, makeStandIns, type StandIns } from "./left_out.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { MAP_FILES, type MapFile } from "../render/maps.ts";
 import { HAProxy } from "./haproxy.ts";
 import { type HealthEndpoint, startHealthEndpoint } from "./health_endpoint.ts";
-import { applyFailures } from "./metrics.ts";
+import { applyFailures, secretsLeftOut } from "./metrics.ts";
 import { HealthChecks } from "../health.ts";
 
 export type { ProxySettings };
@@ -58,6 +63,8 @@ export interface RunProxyHooks {
   onApply?: (result: ApplyResult, timing: { eventAt: number }) => void;
   /** Called when the ConfigMap or a Secret cannot be used (nothing is applied; the last good config serves). */
   onProblem?: (message: string) => void;
+  /** Called with the TLS and CA Secrets left out of each configuration about to be applied (often none). */
+  onLeftOut?: (leftOut: readonly LeftOut[]) => void;
   /** Called once HAProxy and the watches run, with the parts a test may inspect. */
   onReady?: (parts: { haproxy: HAProxy; applier: Applier }) => void;
   /** An existing cluster client (default: one built from `settings.kubeconfig`). */
@@ -189,6 +196,12 @@ function blank(text: string, parts: readonly ReadPart[] | undefined): boolean {
   return parts ? !parts.some((p) => /\S/.test(p.content)) : text.trim() === "";
 }
 
+/** What the ConfigMap and Secrets ask for, and the TLS and CA Secrets that could not give a file. */
+interface Wanted {
+  readonly state: DesiredState;
+  readonly leftOut: readonly LeftOut[];
+}
+
 /** The watch → desired state → apply loop of one proxy. */
 class ProxyRuntime {
   readonly haproxy: HAProxy;
@@ -215,6 +228,14 @@ class ProxyRuntime {
   #waiting: string;
   /** Set while a configuration that passed `haproxy -c` failed to start or reload: why. */
   #unapplied: string | null = null;
+  /** HAProxy's verdict on each certificate and CA file. */
+  #files: FileChecker;
+  /** What replaces a file left out, made when first needed. */
+  #standIns: Promise<StandIns> | null = null;
+  /** The reason logged for each Secret left out, so that it is logged once. */
+  #leftOutLogged = new Map<string, string>();
+  /** Set when the last screened configuration has files HAProxy has not judged yet. */
+  #unchecked = false;
 
   constructor(
     readonly settings: ProxySettings,
@@ -238,6 +259,10 @@ class ProxyRuntime {
       accessLog: hooks.accessLog,
     });
     this.applier = new Applier({ haproxy: this.haproxy, workDir, certDir });
+    this.#files = new FileChecker(
+      (config, dir) => this.haproxy.check(config, { IC_CERT_DIR: dir }),
+      join(workDir, "file-check"),
+    );
     this.#waiting = `waiting for the ConfigMap ${namespace}/${settings.configmap}`;
     this.#parts = new PartCache(settings.configmap, (name) => this.#readPart(name));
     this.#configMap = new Informer(client, resources.configMaps, {
@@ -362,7 +387,9 @@ class ProxyRuntime {
   }
 
   async #reconcile(eventAt: number): Promise<void> {
-    let desired = await this.#desiredState();
+    const wanted = await this.#desiredState();
+    // Before the first start each file is not loaded on its own: the start loads them all anyway.
+    let desired = wanted && await this.#screened(wanted, this.applier.current !== null);
     let restartingLastGood = false;
     if (!desired || (this.#refused && sameState(this.#refused, desired))) {
       // Nothing new to apply. But if HAProxy died meanwhile, bring the last good config back.
@@ -371,10 +398,16 @@ class ProxyRuntime {
       log.info("restarting haproxy with the last good configuration");
       [desired, restartingLastGood] = [lastGood, true];
     }
-    const result = await this.applier.apply(desired);
+    let result = await this.applier.apply(desired);
+    if (!result.ok && result.stage === "check" && wanted && this.#unchecked && !restartingLastGood) {
+      log.info("the configuration was refused; loading each certificate and CA file on its own");
+      desired = await this.#screened(wanted, true);
+      result = await this.applier.apply(desired);
+    }
     this.#lastProblem = "";
     if (result.ok) {
       if (!restartingLastGood) [this.#refused, this.#unapplied] = [null, null];
+      this.#files.loaded(desired.pems);
       this.#retry.reset();
       clearTimeout(this.#retryTimer);
     } else if (result.stage === "check" || result.stage === "input") {
@@ -388,10 +421,55 @@ class ProxyRuntime {
   }
 
   /**
-   * What the ConfigMap and Secrets ask for, or null (logged) when the ConfigMap is missing or
-   * invalid or a listed Secret is missing or unusable: then nothing is applied.
+   * `wanted` without the TLS and CA files that are left out: those its Secrets could not give, and
+   * those HAProxy refuses (new files are loaded on their own first when `checkNew`). Reports them.
    */
-  async #desiredState(): Promise<DesiredState | null> {
+  async #screened(wanted: Wanted, checkNew: boolean): Promise<DesiredState> {
+    const { state, leftOut } = wanted;
+    const verdicts = await this.#files.check(state.pems, checkNew);
+    this.#unchecked = verdicts.unchecked > 0;
+    const all = [...leftOut];
+    if (verdicts.refused.size > 0) {
+      const byFile = new Map(this.#refs?.refs.map((r) => [r.file, r]));
+      for (const [file, reason] of verdicts.refused) {
+        const ref = byFile.get(file);
+        if (ref) all.push({ ref, reason: `HAProxy refuses its file: ${reason}` });
+      }
+    }
+    this.#reportLeftOut(all);
+    if (all.length === 0) return state;
+    this.#standIns ??= makeStandIns();
+    return leaveOut(state, new Set(all.map((l) => l.ref.file!)), await this.#standIns);
+  }
+
+  /** Logs each Secret left out once per reason and sets the metric to what is left out now. */
+  #reportLeftOut(leftOut: readonly LeftOut[]): void {
+    secretsLeftOut.reset();
+    const logged = new Map<string, string>();
+    for (const { ref, reason } of leftOut) {
+      secretsLeftOut.set({ namespace: ref.namespace, name: ref.name, kind: ref.kind }, 1);
+      const key = `${ref.kind} ${ref.namespace}/${ref.name}`;
+      logged.set(key, reason);
+      if (this.#leftOutLogged.get(key) === reason) continue;
+      log.warn("Secret left out of the proxy's configuration; everything else is applied", {
+        secret: `${ref.namespace}/${ref.name}`,
+        kind: ref.kind,
+        reason,
+        effect: ref.kind === "ca"
+          ? "nothing verifies against it: client certificates are refused, a verified backend answers 503"
+          : "its hosts get the default certificate",
+      });
+    }
+    this.#leftOutLogged = logged;
+    this.hooks.onLeftOut?.(leftOut);
+  }
+
+  /**
+   * What the ConfigMap and Secrets ask for, with the TLS and CA Secrets that cannot give a file,
+   * or null (logged) when the ConfigMap is missing or invalid or a listed Secret is not known yet:
+   * then nothing is applied.
+   */
+  async #desiredState(): Promise<Wanted | null> {
     const cmName = this.settings.configmap;
     const cm = this.#configMap.store.get(`${this.namespace}/${cmName}`);
     const where = { namespace: this.namespace, configmap: cmName };
@@ -483,7 +561,8 @@ class ProxyRuntime {
       this.#waiting = `waiting for the ${ref.kind} Secret ${ref.namespace}/${ref.name}`;
       return null;
     }
-    return { config, crtList, maps, ...contents, ...(parts ? { parts } : {}) };
+    const { pems, userlists, leftOut } = contents;
+    return { state: { config, crtList, maps, pems, userlists, ...(parts ? { parts } : {}) }, leftOut };
   }
 
   /** The content of a part ConfigMap; null when it is absent or not (yet) readable. */

@@ -5,11 +5,14 @@
  * key material; and the checks on `secrets.json` entries and their Secrets (contracts.md §4) that
  * decide which files may be written and under which name: TLS certificates, CA bundles and the
  * `userlist` sections of htpasswd Secrets (written together to `userlists.cfg`, a second `-f`).
+ * A TLS or CA Secret that is missing or unusable is left out with its reason (lib/proxy/left_out.ts
+ * says what takes its place); it never stops the others.
  */
 import { basename, dirname, join } from "node:path";
 // lib/render/patterns.ts imports nothing, so the proxy loads no renderer with its name patterns.
 import { CA_FILE, isDns1123Label, isDns1123Subdomain, PEM_FILE } from "../render/patterns.ts";
-import { type Htpasswd, isCaBundle, parseHtpasswd, userlistName, userlistSection } from "../render/secret_content.ts";
+import { type Htpasswd, parseHtpasswd, userlistName, userlistSection } from "../render/secret_content.ts";
+import { asciiField, caBundle, tlsPair } from "../pki/secret_checks.ts";
 
 /** What a listed Secret becomes: a certificate + key PEM, a CA bundle, or a `userlist` section. */
 export type SecretKind = "tls" | "ca" | "htpasswd";
@@ -33,6 +36,18 @@ export { CA_FILE, PEM_FILE };
 /** A file of the cert dir the proxy writes from a Secret: a TLS certificate or a CA bundle. */
 export function isSecretFile(file: string): boolean {
   return PEM_FILE.test(file) || CA_FILE.test(file);
+}
+
+/**
+ * The certificate the proxy serves as the default when the certificates of the crt-list's first
+ * line are left out (lib/proxy/left_out.ts). No Secret's file can have this name: a namespace is
+ * never empty.
+ */
+export const STAND_IN_FILE = "_no-certificate.pem";
+
+/** A PEM file of the cert dir: a Secret's file or the stand-in certificate. */
+export function isPemFile(file: string): boolean {
+  return isSecretFile(file) || file === STAND_IN_FILE;
 }
 
 /** The file a Secret of this kind gets (null: `htpasswd`, which goes into `userlists.cfg`). */
@@ -171,70 +186,87 @@ export interface TlsSecretLike {
   data?: Record<string, string>;
 }
 
-const CERT_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/;
-const KEY_BLOCK =
-  /-----BEGIN ((RSA|EC) )?PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END ((RSA|EC) )?PRIVATE KEY-----/;
-
 /**
  * The PEM file content HAProxy wants for a kubernetes.io/tls Secret: the certificate chain
- * (`tls.crt`) then the key (`tls.key`). Throws an Error naming the Secret when it is not of that
- * type or does not hold PEM data.
+ * (`tls.crt`) then the key (`tls.key`). Throws an Error naming the Secret and saying why when
+ * the proxy cannot serve it (lib/pki/secret_checks.ts: the controller's verdict, judged again on
+ * what the proxy read).
  */
 export function tlsSecretPem(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): string {
-  const what = `Secret ${ref.namespace}/${ref.name}`;
-  if (secret.type !== "kubernetes.io/tls") {
-    throw new Error(`${what} has type ${JSON.stringify(secret.type ?? "")}, not kubernetes.io/tls`);
-  }
-  const crt = decodeField(secret, "tls.crt", what);
-  const key = decodeField(secret, "tls.key", what);
-  if (!CERT_BLOCK.test(crt)) throw new Error(`${what}: tls.crt holds no PEM certificate`);
-  if (!KEY_BLOCK.test(key)) throw new Error(`${what}: tls.key holds no PEM private key`);
-  return `${crt.trimEnd()}\n${key.trimEnd()}\n`;
+  return pemOrThrow(ref, tlsVerdict(secret));
 }
 
-/** The CA bundle (`ca.crt`) of a Secret of any type; throws an Error naming the Secret when it is not PEM certificates only. */
+/**
+ * The CA bundle (`ca.crt`) of a Secret of any type; throws an Error naming the Secret and saying
+ * why when it is not PEM certificates only, each of which parses.
+ */
 export function caSecretPem(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): string {
-  const what = `Secret ${ref.namespace}/${ref.name}`;
-  const ca = decodeField(secret, "ca.crt", what);
-  if (!isCaBundle(ca)) throw new Error(`${what}: ca.crt holds something else than PEM certificates`);
-  return `${ca.trim()}\n`;
+  return pemOrThrow(ref, caVerdict(secret));
+}
+
+function tlsVerdict(secret: TlsSecretLike): PemVerdict {
+  const pair = tlsPair(secret);
+  return "problem" in pair ? pair : { pem: `${pair.crt.trimEnd()}\n${pair.key.trimEnd()}\n` };
+}
+
+function caVerdict(secret: TlsSecretLike): PemVerdict {
+  const ca = caBundle(secret);
+  return "problem" in ca ? ca : { pem: `${ca.text.trim()}\n` };
+}
+
+function pemOrThrow(ref: Pick<SecretRef, "namespace" | "name">, verdict: PemVerdict): string {
+  if ("problem" in verdict) throw new Error(`Secret ${ref.namespace}/${ref.name}: ${verdict.problem}`);
+  return verdict.pem;
 }
 
 /** The users of an htpasswd Secret (key `auth`); an Error naming the Secret when it has no such key. */
 export function htpasswdOf(ref: Pick<SecretRef, "namespace" | "name">, secret: TlsSecretLike): Htpasswd {
-  return parseHtpasswd(decodeField(secret, "auth", `Secret ${ref.namespace}/${ref.name}`));
+  const auth = asciiField(secret, "auth");
+  if ("problem" in auth) throw new Error(`Secret ${ref.namespace}/${ref.name}: ${auth.problem}`);
+  return parseHtpasswd(auth.text);
 }
 
-/**
- * The PEM of each Secret object by kind: a watch hands out the same object until the Secret changes,
- * and every configuration change lists every Secret again (10,000 TLS Secrets were decoded from
- * base64 and checked on each one-route change). Refusals are not kept: they throw each time.
- */
-const pems = new WeakMap<TlsSecretLike, { tls?: string; ca?: string }>();
+/** A PEM file's content, or why the Secret cannot give one. */
+type PemVerdict = { readonly pem: string } | { readonly problem: string };
 
-function pemOf(ref: SecretRef, secret: TlsSecretLike): string {
+/**
+ * The verdict on each Secret object by kind: a watch hands out the same object until the Secret
+ * changes, and every configuration change lists every Secret again (10,000 TLS Secrets were
+ * decoded from base64 and checked on each one-route change).
+ */
+const pems = new WeakMap<TlsSecretLike, { tls?: PemVerdict; ca?: PemVerdict }>();
+
+function pemOf(ref: SecretRef, secret: TlsSecretLike): PemVerdict {
   const kind = ref.kind === "ca" ? "ca" : "tls";
   const known = pems.get(secret) ?? {};
-  const pem = known[kind] ?? (kind === "ca" ? caSecretPem(ref, secret) : tlsSecretPem(ref, secret));
-  pems.set(secret, { ...known, [kind]: pem });
-  return pem;
+  const verdict = known[kind] ?? (kind === "ca" ? caVerdict(secret) : tlsVerdict(secret));
+  pems.set(secret, { ...known, [kind]: verdict });
+  return verdict;
 }
 
 /** A listed Secret as the proxy knows it: the object, `null` when it is known not to exist, `undefined` when not known yet. */
 export type SecretLookup = (ref: SecretRef) => TlsSecretLike | null | undefined;
 
-/** The files of the listed Secrets: PEMs by file name and `userlists.cfg`. */
+/** A listed TLS or CA Secret whose file is left out of the configuration, and why. */
+export interface LeftOut {
+  readonly ref: SecretRef;
+  readonly reason: string;
+}
+
+/** The files of the listed Secrets: PEMs by file name, `userlists.cfg`, and the Secrets left out. */
 export interface SecretContents {
   pems: Map<string, string>;
   userlists: string;
+  leftOut: LeftOut[];
 }
 
 /**
- * What the listed Secrets become (contracts.md §4). A TLS or CA Secret not there (yet) is waited
- * for (`waiting`), and one with unusable content throws an Error naming it: the last good
- * configuration keeps serving. An htpasswd Secret known to be missing or without a usable `auth`
- * gives an empty `userlist ul_<ns>_<name>` (every request on its routes gets 401, never open) and
- * blocks nothing else; each refused line is passed to `warn`.
+ * What the listed Secrets become (contracts.md §4). A Secret whose watch has not listed it yet is
+ * waited for (`waiting`). A TLS or CA Secret known to be missing or with content the proxy cannot
+ * use gets no file and is in `leftOut` with its reason: everything else is applied. An htpasswd
+ * Secret known to be missing or without a usable `auth` gives an empty `userlist ul_<ns>_<name>`
+ * (every request on its routes gets 401, never open) and blocks nothing else; each refused line
+ * is passed to `warn`.
  */
 export function secretContents(
   refs: readonly SecretRef[],
@@ -243,11 +275,14 @@ export function secretContents(
 ): SecretContents | { waiting: SecretRef } {
   const pems = new Map<string, string>();
   const userlists: string[] = [];
+  const leftOut: LeftOut[] = [];
   for (const ref of refs) {
     const secret = lookup(ref);
-    if (secret === undefined || (secret === null && ref.kind !== "htpasswd")) return { waiting: ref };
+    if (secret === undefined) return { waiting: ref };
     if (ref.kind !== "htpasswd") {
-      pems.set(ref.file!, pemOf(ref, secret!));
+      const verdict: PemVerdict = secret === null ? { problem: "the Secret does not exist" } : pemOf(ref, secret);
+      if ("pem" in verdict) pems.set(ref.file!, verdict.pem);
+      else leftOut.push({ ref, reason: verdict.problem });
       continue;
     }
     const id = `${ref.namespace}/${ref.name}`;
@@ -264,20 +299,5 @@ export function secretContents(
     }
     userlists.push(userlistSection(userlistName(ref.namespace, ref.name), users));
   }
-  return { pems, userlists: userlists.join("") };
-}
-
-function decodeField(secret: TlsSecretLike, field: string, what: string): string {
-  const b64 = secret.data?.[field];
-  if (typeof b64 !== "string" || b64 === "") throw new Error(`${what} has no ${field}`);
-  let text: string;
-  try {
-    const bin = atob(b64);
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
-  } catch {
-    throw new Error(`${what}: ${field} is not base64 of UTF-8 text`);
-  }
-  // A PEM file is ASCII; anything else (NUL, control characters) has no business in it.
-  if (/[^\x20-\x7e\r\n\t]/.test(text)) throw new Error(`${what}: ${field} holds non-PEM bytes`);
-  return text;
+  return { pems, userlists: userlists.join(""), leftOut };
 }

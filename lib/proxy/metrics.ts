@@ -1,8 +1,8 @@
 /**
  * @module proxy/metrics
  * Prometheus metrics of the proxy command: configuration applies by kind (none, runtime,
- * reload, start: the reload count), failures by stage, apply duration, and the servers, map
- * files and certificates changed through the Runtime API.
+ * reload, start: the reload count), failures by stage, apply duration, the servers, map
+ * files and certificates changed through the Runtime API, and the Secrets left out.
  */
 import { prom, registry } from "../metrics.ts";
 
@@ -51,5 +51,13 @@ export const certsChanged = new prom.Counter({
 export const lastApplySuccess = new prom.Gauge({
   name: "ingress_controller_proxy_last_apply_success",
   help: "1 when the last configuration apply succeeded, 0 when it failed (the last good config is serving).",
+  registers: [registry],
+});
+
+export const secretsLeftOut = new prom.Gauge({
+  name: "ingress_controller_proxy_secret_left_out",
+  help:
+    "1 for each TLS or CA Secret whose file the proxy leaves out (missing, unusable, or refused by HAProxy); everything else is applied.",
+  labelNames: ["namespace", "name", "kind"] as const,
   registers: [registry],
 });

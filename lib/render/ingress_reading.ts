@@ -423,7 +423,8 @@ function clientCertCheck(
     problem(
       "InvalidSecret",
       `annotation ingress-controller.io/client-cert-ca-secret: Secret ${ns}/${name} ` +
-        `${secret ? "has no ca.crt of PEM certificates" : "not found"}; no client certificate is asked for` +
+        `${secret ? `is unusable: ${tlsSummaryOf(secret).caReason}` : "not found"}; ` +
+        "no client certificate is asked for" +
         (verify === "required" ? " and every request gets 403" : ""),
     );
     return null;
@@ -455,7 +456,7 @@ function tlsCert(
   if (!tlsSummaryOf(secret).valid) {
     problem(
       "InvalidSecret",
-      `${where}: Secret ${ns}/${secretName} is not a kubernetes.io/tls Secret with PEM tls.crt and tls.key; ` +
+      `${where}: Secret ${ns}/${secretName} is unusable: ${tlsSummaryOf(secret).reason}; ` +
         `TLS for these hosts is ignored`,
     );
     return null;

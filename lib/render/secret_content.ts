@@ -1,8 +1,8 @@
 /**
  * @module render/secret_content
- * The checks on the content of the Secrets the proxy writes besides TLS certificates
- * (contracts.md §4): CA bundles (`ca.crt`, PEM certificates only) and htpasswd files (`auth`),
- * and the HAProxy `userlist` sections made from the latter. Shared by the controller, which keeps
+ * The checks on the content of htpasswd files (`auth`, contracts.md §4) and the HAProxy
+ * `userlist` sections made from them (TLS certificates and CA bundles: lib/pki/secret_checks.ts).
+ * Shared by the controller, which keeps
  * only a verdict of a Secret (lib/render/tls_secret.ts), and the proxy, which writes the files
  * (lib/proxy/files.ts); it imports nothing, so the proxy loads no renderer with it.
  *
@@ -14,10 +14,6 @@
  * in the worker thread that serves every host of the proxy, on each request naming that user, and
  * once per line whenever it loads its configuration (docs/password-hash-costs.md).
  */
-
-/** Every certificate of a CA bundle; nothing else (keys, text) may be in it. */
-const CA_BUNDLE =
-  /^(?:[ \t\r\n]*-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----)+[ \t\r\n]*$/;
 
 /** A user name HAProxy compares with the decoded `Authorization: Basic` credentials. */
 const USER = /^[A-Za-z0-9._@+-]{1,64}$/;
@@ -91,11 +87,6 @@ export interface HtpasswdUser {
 export interface Htpasswd {
   readonly users: readonly HtpasswdUser[];
   readonly refused: readonly string[];
-}
-
-/** Whether `text` is one or more PEM certificates and nothing else. */
-export function isCaBundle(text: string): boolean {
-  return text.length <= 1024 * 1024 && CA_BUNDLE.test(text);
 }
 
 /**

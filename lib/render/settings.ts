@@ -306,7 +306,7 @@ function usableSecret(
   const summary = secret && tlsSummaryOf(secret);
   let why: string | null = null;
   if (!summary) why = "not found";
-  else if (kind === "ca" && !summary.ca) why = "has no ca.crt of PEM certificates";
+  else if (kind === "ca" && !summary.ca) why = `is unusable: ${summary.caReason}`;
   else if (kind === "htpasswd" && !summary.htpasswd) why = "has no auth key (htpasswd file)";
   else if (kind === "htpasswd" && summary.htpasswd!.refused.length > 0) {
     report("InvalidSecret", `${where}: ${summary.htpasswd!.refused.join("; ")}; those lines are ignored`);

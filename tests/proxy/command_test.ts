@@ -2,8 +2,10 @@
  * `runProxy` against a real kube-apiserver and a real HAProxy: it watches its ConfigMap and a TLS
  * Secret as a user whose Role only names those two objects (resourceNames, as the controller's
  * Role does), serves through HAProxy, and follows every change: endpoints without a reload,
- * structure and certificates with a reload, an invalid config refused while the old one serves,
- * a killed HAProxy restarted with the last good config; and on abort nothing is left running.
+ * structure and certificates with a reload, an unusable Secret left out while the rest applies,
+ * an invalid config refused while the old one serves, a killed HAProxy restarted with the last
+ * good config; and on abort nothing is left running. One tenant's bad certificate or CA file
+ * never stops the others' configuration, nor a fresh proxy's start.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -19,11 +21,15 @@ import {
   get,
   haproxyProcessesFor,
   httpsGet,
+  localProxySettings,
   loopbackAddress,
   proxyReader,
   testCertificate,
   workerPid,
 } from "./fixtures.ts";
+import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
+import { tlsPairProblem } from "../../lib/pki/secret_checks.ts";
+import { caSecretOf, GARBAGE_CERT, goodPair, mismatchedPair, tlsSecretOf, weakChainPair } from "../pki/materials.ts";
 
 const NS = "proxy-e2e";
 const CM = "ingress-web-proxy";
@@ -114,14 +120,14 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     const [httpPort, httpsPort, statsPort] = freePorts(3, bind);
     const url = `http://${bind}:${httpPort}`;
     const results: ApplyResult[] = [];
-    const problems: string[] = [];
+    const leftOut: string[] = [];
     let haproxy: HAProxy | null = null;
     running = runProxy(
       proxySettings(kubeconfig, NS, haproxyBinary, workDir, bind, [httpPort, httpsPort, statsPort]),
       stop.signal,
       {
         onApply: (r) => results.push(r),
-        onProblem: (m) => problems.push(m),
+        onLeftOut: (l) => leftOut.push(...l.map((x) => `${x.ref.namespace}/${x.ref.name}: ${x.reason}`)),
         onReady: (parts) => haproxy = parts.haproxy,
       },
     );
@@ -181,17 +187,22 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       () => Promise.resolve(results.length > appliedBeforeRotation || undefined),
     );
 
-    // 5. A Secret whose certificate is not PEM is not used: nothing is applied, the last good
-    //    certificate keeps serving; then the good Secret comes back.
+    // 5. A Secret whose certificate is not PEM is left out (its host gets the stand-in default
+    //    certificate) and everything else is applied; then the good Secret comes back.
     const appliedBefore = results.length;
     await api(cp, "PUT", `/api/v1/namespaces/${NS}/secrets/${SECRET}`, {
       ...tlsSecret(cert2),
       data: { "tls.crt": btoa("not a certificate"), "tls.key": btoa(cert2.keyPem) },
     });
-    await eventually("the Secret problem", () => Promise.resolve(problems.find((m) => /no PEM certificate/.test(m))));
-    assert.equal(results.length, appliedBefore);
-    assert.match(await httpsGet(bind, httpsPort, "web.test", cert2.caPem), /"name":"two"/);
+    await eventually("the Secret left out", () => Promise.resolve(leftOut.find((m) => /no PEM certificate/.test(m))));
+    await eventually("its apply", () => Promise.resolve(results.slice(appliedBefore).find((r) => r.ok)));
+    await assert.rejects(httpsGet(bind, httpsPort, "web.test", cert2.caPem), "the stand-in is not web.test's");
+    assert.equal((await get(url, "web.test")).name, "two");
     await api(cp, "PUT", `/api/v1/namespaces/${NS}/secrets/${SECRET}`, tlsSecret(cert2));
+    await eventually(
+      "the certificate back",
+      async () => /"name":"two"/.test(await httpsGet(bind, httpsPort, "web.test", cert2.caPem)) || undefined,
+    );
 
     // 6. An invalid configuration is refused; the last good one keeps serving.
     const applied = results.length;
@@ -325,5 +336,150 @@ Deno.test("runProxy turns an htpasswd Secret into a userlist: missing denies eve
     await running?.catch(() => {});
     await web.close();
     await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("runProxy leaves out what one Secret cannot give or HAProxy refuses; the rest applies, a fresh proxy starts ready", async () => {
+  const haproxyBinary = await ensureHaproxy();
+  await using cp = await startControlPlane();
+  const ns = "proxy-left-out";
+  const one = await startBackend({ name: "one", host: loopbackAddress() });
+  const two = await startBackend({ name: "two", host: loopbackAddress() });
+  const backendCa = await createCA({ commonName: "backend CA" });
+  const backendLeaf = await issueCertificate(backendCa, {
+    commonName: "api.internal",
+    dnsNames: ["api.internal"],
+    usages: ["serverAuth"],
+  });
+  const verified = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert: backendLeaf.certPem, key: backendLeaf.keyPem, onListen: () => {} },
+    () => Response.json({ name: "verified" }),
+  );
+  const workDirs = [
+    await Deno.makeTempDir({ prefix: "ic-proxy-left-out-" }),
+    await Deno.makeTempDir({ prefix: "ic-proxy-left-out-" }),
+  ];
+  const stop = new AbortController();
+  const running: Promise<void>[] = [];
+  try {
+    await api(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
+    const good = await goodPair("a.test");
+    const put = (body: { metadata: { name: string } }) =>
+      api(cp, "PUT", `/api/v1/namespaces/${ns}/secrets/${body.metadata.name}`, body);
+    for (
+      const body of [
+        tlsSecretOf(ns, "a-tls", good),
+        tlsSecretOf(ns, "b-tls", await mismatchedPair("b.test")),
+        caSecretOf(ns, "b-ca", backendCa.certPem + GARBAGE_CERT),
+      ]
+    ) await api(cp, "POST", `/api/v1/namespaces/${ns}/secrets`, body);
+    /** `a.test` on backend `a` (the endpoint given), `v.test` on a TLS backend verified with b-ca. */
+    const cmData = (a: { address: string; port: number }) => ({
+      "haproxy.cfg": buildConfig({
+        backends: [{ name: "a", endpoints: [{ address: a.address, port: a.port }] }],
+        tls: true,
+        frontendExtra: ["    use_backend v if { var(txn.host) -m str v.test }"],
+      }) +
+        "backend v\n" +
+        `    server s1 127.0.0.1:${verified.addr.port} ssl verify required ` +
+        `ca-file "\${IC_CERT_DIR}/${ns}_b-ca_ca.pem" sni str(api.internal)\n`,
+      "crt-list": `${ns}_a-tls.pem a.test\n${ns}_b-tls.pem b.test\n`,
+      "secrets.json": JSON.stringify([
+        { kind: "ca", file: `${ns}_b-ca_ca.pem`, namespace: ns, name: "b-ca" },
+        { kind: "tls", file: `${ns}_a-tls.pem`, namespace: ns, name: "a-tls" },
+        { kind: "tls", file: `${ns}_b-tls.pem`, namespace: ns, name: "b-tls" },
+      ]),
+    });
+    await api(cp, "POST", `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: CM, namespace: ns },
+      data: cmData(one),
+    });
+    const kubeconfig = await proxyReader(cp, ns, { configmap: CM, secrets: ["a-tls", "b-tls", "b-ca"] });
+
+    /** A proxy on its own address and ports, with probes; what it applied and left out. */
+    const start = (workDir: string) => {
+      const settings = localProxySettings({
+        kubeconfig,
+        namespace: ns,
+        configmap: CM,
+        haproxy: haproxyBinary,
+        workDir,
+      });
+      const results: ApplyResult[] = [];
+      const leftOut: string[][] = [];
+      const run = runProxy(settings, stop.signal, {
+        onApply: (r) => results.push(r),
+        onLeftOut: (l) => leftOut.push(l.map((x) => `${x.ref.name}: ${x.reason}`)),
+      });
+      run.catch(() => {});
+      running.push(run);
+      const url = `http://${settings.bindAddress}:${settings.httpPort}`;
+      const ready = async () => {
+        const res = await fetch(`http://${settings.bindAddress}:${settings.healthPort}/readyz`);
+        await res.body?.cancel();
+        return res.status;
+      };
+      return { settings, results, leftOut, url, ready };
+    };
+
+    // 1. A fresh proxy with a mismatched key and a CA bundle of armoured garbage: it starts, is
+    //    ready, serves a.test with its certificate; the CA's backend fails closed (503).
+    const first = start(workDirs[0]);
+    await eventually("the start", () => Promise.resolve(first.results.find((r) => r.kind === "start" && r.ok)));
+    assert.equal(await first.ready(), 200);
+    assert.equal((await get(first.url, "a.test")).name, "one");
+    assert.match(
+      await httpsGet(first.settings.bindAddress, first.settings.httpsPort, "a.test", good.ca.certPem),
+      /"name":"one"/,
+    );
+    assert.equal((await get(first.url, "v.test")).status, 503);
+    const reasons = first.leftOut.at(-1)!;
+    assert.deepEqual(reasons.map((r) => r.split(":")[0]), ["b-ca", "b-tls"]);
+    assert.match(reasons[0], /^b-ca: certificate 2 of ca\.crt cannot be parsed/);
+    assert.equal(reasons[1], "b-tls: tls.key does not match the certificate (the first one in tls.crt)");
+    const crtList = await Deno.readTextFile(join(workDirs[0], "certs", "crt-list"));
+    assert.equal(crtList, `${ns}_a-tls.pem a.test\n`);
+
+    // 2. The CA fixed: the backend is verified and reached.
+    await put(caSecretOf(ns, "b-ca", backendCa.certPem));
+    await eventually(
+      "the verified backend",
+      async () => (await get(first.url, "v.test")).name === "verified" || undefined,
+    );
+
+    // 3. b-tls becomes a chain the controller's check passes but HAProxy refuses (a 192-bit CA in
+    //    it), and a.test moves to another endpoint at once: the move is applied, b-tls left out.
+    const weak = await weakChainPair("b.test");
+    assert.equal(tlsPairProblem(weak.crt, weak.key), null);
+    await put(tlsSecretOf(ns, "b-tls", weak));
+    await api(
+      cp,
+      "PATCH",
+      `/api/v1/namespaces/${ns}/configmaps/${CM}`,
+      { data: cmData(two) },
+      "application/merge-patch+json",
+    );
+    await eventually("a.test moved", async () => (await get(first.url, "a.test")).name === "two" || undefined);
+    await eventually(
+      "b-tls refused by HAProxy",
+      () =>
+        Promise.resolve(
+          first.leftOut.at(-1)?.find((r) => /^b-tls: HAProxy refuses its file: unable to load chain/.test(r)),
+        ),
+    );
+    assert.equal(await first.ready(), 200);
+
+    // 4. A fresh proxy for the same configuration (a new pod): it becomes ready and serves.
+    const second = start(workDirs[1]);
+    await eventually("the second start", () => Promise.resolve(second.results.find((r) => r.kind === "start" && r.ok)));
+    assert.equal(await second.ready(), 200);
+    assert.equal((await get(second.url, "a.test")).name, "two");
+    assert.equal((await get(second.url, "v.test")).name, "verified");
+    assert.ok(second.leftOut.at(-1)!.some((r) => /^b-tls: HAProxy refuses its file/.test(r)));
+  } finally {
+    stop.abort();
+    await Promise.all(running.map((r) => r.catch(() => {})));
+    await Promise.all([one.close(), two.close(), verified.shutdown()]);
+    for (const dir of workDirs) await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });

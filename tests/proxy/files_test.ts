@@ -13,6 +13,7 @@ import {
 } from "../../lib/proxy/files.ts";
 import { parseHtpasswd } from "../../lib/render/secret_content.ts";
 import { testCertificate } from "./fixtures.ts";
+import { GARBAGE_CERT } from "../pki/materials.ts";
 
 Deno.test("writeFileAtomic writes, replaces, keeps the mode and leaves no temporary file", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ic-proxy-files-" });
@@ -154,7 +155,7 @@ Deno.test("parseHtpasswd: crypt(3) hashes kept; $apr1$, other hashes, bad user n
   for (const r of refused) assert.ok(!r.includes("$2y$05$") && !r.includes("eeee"), "no hash in a message");
 });
 
-Deno.test("secretContents: CA bundles and userlists; a missing htpasswd Secret gives an empty userlist, a missing CA waits", async () => {
+Deno.test("secretContents: CA bundles and userlists; a missing htpasswd Secret gives an empty userlist, a missing CA is left out", async () => {
   const { certPem, keyPem } = await testCertificate("site.test");
   const refs = parseSecretRefs(JSON.stringify([
     { kind: "ca", file: "ns_ca_ca.pem", namespace: "ns", name: "ca" },
@@ -181,12 +182,25 @@ Deno.test("secretContents: CA bundles and userlists; a missing htpasswd Secret g
     "ns/gone the Secret does not ex",
     "ns/users user eve: $apr1$ (Apa",
   ]);
-  // not known yet (the watch has not listed): wait, as for a missing CA Secret
+  assert.deepEqual(out.leftOut, []);
+  // not known yet (the watch has not listed): wait
   assert.deepEqual(secretContents(refs, () => undefined, () => {}), { waiting: refs[0] });
-  assert.deepEqual(secretContents(refs, (r) => r.kind === "ca" ? null : secrets.users, () => {}), { waiting: refs[0] });
+  // a CA Secret known to be missing, or unusable, is left out with its reason; the rest is there
+  const missing = secretContents(refs, (r) => r.kind === "ca" ? null : secrets.users, () => {});
+  assert.ok("leftOut" in missing);
+  assert.deepEqual(missing.leftOut, [{ ref: refs[0], reason: "the Secret does not exist" }]);
+  assert.deepEqual([...missing.pems.keys()], []);
+  assert.match(missing.userlists, /user alice/);
+  const garbage = secretContents(
+    refs,
+    (r) => r.kind === "ca" ? { data: { "ca.crt": btoa(`${certPem}${GARBAGE_CERT}`) } } : secrets.users,
+    () => {},
+  );
+  assert.ok("leftOut" in garbage);
+  assert.match(garbage.leftOut[0].reason, /^certificate 2 of ca\.crt cannot be parsed/);
   // a CA bundle must be certificates only
   for (const bad of [`${certPem}${keyPem}`, "hello", ""]) {
-    assert.throws(() => caSecretPem(refs[0], { data: { "ca.crt": btoa(bad) } }), /^Error: Secret ns\/ca/);
+    assert.throws(() => caSecretPem(refs[0], { data: { "ca.crt": btoa(bad) } }), /^Error: Secret ns\/ca: /);
   }
 });
 
@@ -215,14 +229,17 @@ Deno.test("PEM_FILE is the contract's anchored pattern", () => {
   }
 });
 
-Deno.test("tlsSecretPem: cert chain then key, only from kubernetes.io/tls Secrets with PEM data", async () => {
+Deno.test("tlsSecretPem: cert chain then key, only from kubernetes.io/tls Secrets the proxy can serve", async () => {
   const { certPem, keyPem } = await testCertificate("site.test");
   const ref = { file: "ns_site.pem", namespace: "ns", name: "site" };
   const data = { "tls.crt": btoa(certPem), "tls.key": btoa(keyPem) };
   const pem = tlsSecretPem(ref, { type: "kubernetes.io/tls", data });
   assert.equal(pem, `${certPem.trimEnd()}\n${keyPem.trimEnd()}\n`);
   assert.ok(pem.indexOf("BEGIN CERTIFICATE") < pem.indexOf("PRIVATE KEY"));
-  assert.throws(() => tlsSecretPem(ref, { type: "Opaque", data }), /not kubernetes.io\/tls/);
+  assert.throws(
+    () => tlsSecretPem(ref, { type: "Opaque", data }),
+    /^Error: Secret ns\/site: its type is "Opaque", not kubernetes.io\/tls$/,
+  );
   assert.throws(
     () => tlsSecretPem(ref, { type: "kubernetes.io/tls", data: { "tls.crt": data["tls.crt"] } }),
     /tls.key/,
@@ -233,7 +250,12 @@ Deno.test("tlsSecretPem: cert chain then key, only from kubernetes.io/tls Secret
   );
   assert.throws(
     () => tlsSecretPem(ref, { type: "kubernetes.io/tls", data: { ...data, "tls.key": btoa(certPem) } }),
-    /no PEM private key/,
+    /tls\.key holds a certificate/,
+  );
+  const other = await testCertificate("site.test");
+  assert.throws(
+    () => tlsSecretPem(ref, { type: "kubernetes.io/tls", data: { ...data, "tls.key": btoa(other.keyPem) } }),
+    /^Error: Secret ns\/site: tls\.key does not match the certificate/,
   );
   assert.throws(
     () => tlsSecretPem(ref, { type: "kubernetes.io/tls", data: { ...data, "tls.crt": "%%%" } }),
@@ -241,7 +263,7 @@ Deno.test("tlsSecretPem: cert chain then key, only from kubernetes.io/tls Secret
   );
   assert.throws(
     () => tlsSecretPem(ref, { type: "kubernetes.io/tls", data: { ...data, "tls.crt": btoa(certPem + "\x00") } }),
-    /non-PEM/,
+    /other than printable ASCII/,
   );
 });
 
@@ -277,8 +299,18 @@ Deno.test("secretContents decodes a Secret object once: the same object again co
   current = secret(two);
   assert.equal(pem(), tlsSecretPem({ namespace: "ns", name: "site" }, secret(two)));
   assert.ok(reads > first, "a changed Secret (a new object) is decoded");
-  // a refused Secret is refused every time (nothing kept)
-  current = { type: "Opaque", data: {} } as never;
-  assert.throws(() => pem(), /has type "Opaque", not kubernetes\.io\/tls/);
-  assert.throws(() => pem(), /has type "Opaque", not kubernetes\.io\/tls/);
+  // a refused Secret is left out with its reason, and judged once per object too
+  current = secret({ certPem: one.certPem, keyPem: two.keyPem });
+  const leftOut = () => {
+    const out = secretContents(refs, () => current, () => {});
+    assert.ok("leftOut" in out && out.pems.size === 0);
+    return out.leftOut.map((l) => l.reason);
+  };
+  const before = reads;
+  const mismatch = ["tls.key does not match the certificate (the first one in tls.crt)"];
+  assert.deepEqual(leftOut(), mismatch);
+  const judged = reads;
+  assert.ok(judged > before);
+  assert.deepEqual(leftOut(), mismatch);
+  assert.equal(reads, judged, "a refused Secret object is not judged again");
 });

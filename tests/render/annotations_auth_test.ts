@@ -16,7 +16,7 @@ import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/proxy/files.ts";
 import type { DesiredState } from "../../lib/proxy/apply.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
-import { CRYPT_HASHES, endpointSlice, ingress, service } from "./fixtures.ts";
+import { CRYPT_HASHES, endpointSlice, FIXTURE_CERT, ingress, service } from "./fixtures.ts";
 import { proxyUnderTest, workerPid } from "../proxy/fixtures.ts";
 
 const A = "ingress-controller.io/";
@@ -270,8 +270,8 @@ Deno.test("backend-ca-secret: the backend's certificate is verified against the 
       broken,
     );
     assert.deepEqual(problems, [
-      "InvalidSecret: annotation ingress-controller.io/backend-ca-secret: Secret default/backend-ca has no ca.crt " +
-      "of PEM certificates; every request gets 503 (the backend is never reached unverified)",
+      "InvalidSecret: annotation ingress-controller.io/backend-ca-secret: Secret default/backend-ca is unusable: " +
+      "ca.crt holds something else than PEM certificates; every request gets 503 (the backend is never reached unverified)",
     ]);
     assert.ok((await proxy.applier.apply(state)).ok);
     assert.equal(await get(), 503);
@@ -375,10 +375,9 @@ Deno.test("client-cert-*: required refuses TLS without a certificate of the CA, 
 
 Deno.test("client-cert-*: the oldest Ingress's check of a host wins; an Ingress without TLS hosts is warned", () => {
   const secrets = [
-    secret("tls", { "tls.crt": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" }, "kubernetes.io/tls"),
-    secret("ca", { "ca.crt": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" }),
+    secret("tls", { "tls.crt": FIXTURE_CERT.certPem, "tls.key": FIXTURE_CERT.keyPem }, "kubernetes.io/tls"),
+    secret("ca", { "ca.crt": FIXTURE_CERT.certPem }),
   ];
-  secrets[0].data!["tls.key"] = btoa("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n");
   const check = (verify: string) => ({ [`${A}client-cert-ca-secret`]: "ca", [`${A}client-cert-verify`]: verify });
   const withTls = (name: string, annotations: Record<string, string>, created: string) =>
     ingress({

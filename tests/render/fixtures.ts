@@ -4,6 +4,7 @@
  * shaped as the API server returns them.
  */
 import type { V1EndpointSlice, V1Ingress, V1IngressBackend, V1Secret, V1Service } from "@kubernetes/client-node";
+import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
 export function backend(service: string, port: number | string): V1IngressBackend {
   return { service: { name: service, port: typeof port === "number" ? { number: port } : { name: port } } };
@@ -87,16 +88,21 @@ export function endpointSlice(
   };
 }
 
-const FAKE_PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-const FAKE_KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n";
+/** One real certificate and key shared by every {@link tlsSecret}: the controller judges a Secret's content for real. */
+export const FIXTURE_CERT = await issueCertificate(await createCA({ commonName: "fixtures CA" }), {
+  commonName: "fixture.test",
+  dnsNames: ["fixture.test"],
+  usages: ["serverAuth"],
+});
 
+/** A Secret `namespace/name` holding {@link FIXTURE_CERT} (of type kubernetes.io/tls unless `type` says otherwise). */
 export function tlsSecret(name: string, namespace = "default", type = "kubernetes.io/tls"): V1Secret {
   return {
     apiVersion: "v1",
     kind: "Secret",
     metadata: { namespace, name },
     type,
-    data: { "tls.crt": btoa(FAKE_PEM), "tls.key": btoa(FAKE_KEY) },
+    data: { "tls.crt": btoa(FIXTURE_CERT.certPem), "tls.key": btoa(FIXTURE_CERT.keyPem) },
   };
 }
 

@@ -15,7 +15,7 @@ import { validateConfig } from "../../lib/render/validate.ts";
 import { MAP_FILES, MAP_LINE } from "../../lib/render/maps.ts";
 import { ANNOTATIONS, PREFIX, specOf } from "../../lib/annotations/mod.ts";
 import { pathRegex } from "../../lib/annotations/values.ts";
-import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
+import { endpointSlice, FIXTURE_CERT, ingress, service, tlsSecret } from "./fixtures.ts";
 import { defaultGlobalSettings, parseGlobalSettings } from "../../lib/controller/global_settings.ts";
 import type { ProxyOptions } from "../../lib/render/proxy_options.ts";
 
@@ -209,7 +209,7 @@ function baseline(): State {
 
 /** A Secret with a CA bundle (`ca.crt`) for the baseline's `backend-ca-secret` and `client-cert-ca-secret`. */
 function caSecret(name: string): V1Secret {
-  const crt = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  const crt = FIXTURE_CERT.certPem;
   return {
     apiVersion: "v1",
     kind: "Secret",

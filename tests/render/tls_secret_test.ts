@@ -1,17 +1,32 @@
 import assert from "node:assert/strict";
 import { summarizedSecret, summarizeTlsSecret, tlsSummaryOf } from "../../lib/render/tls_secret.ts";
-import { tlsSecret } from "./fixtures.ts";
+import { FIXTURE_CERT, tlsSecret } from "./fixtures.ts";
+import { GARBAGE_CERT, mismatchedPair, tlsSecretOf } from "../pki/materials.ts";
 
-Deno.test("tls secret: a kubernetes.io/tls Secret with PEM certificate and key is valid", () => {
-  assert.equal(summarizeTlsSecret(tlsSecret("a")).valid, true);
-  assert.equal(summarizeTlsSecret(tlsSecret("a", "default", "Opaque")).valid, false);
+Deno.test("tls secret: valid only when the proxy can serve it; otherwise the summary says why", async () => {
+  assert.deepEqual(
+    [summarizeTlsSecret(tlsSecret("a")).valid, summarizeTlsSecret(tlsSecret("a")).reason],
+    [true, undefined],
+  );
+  assert.deepEqual(
+    summarizeTlsSecret(tlsSecret("a", "default", "Opaque")).reason,
+    'its type is "Opaque", not kubernetes.io/tls',
+  );
+  const mismatched = tlsSecretOf("default", "m", await mismatchedPair("m.test"));
+  assert.deepEqual(
+    [summarizeTlsSecret(mismatched).valid, summarizeTlsSecret(mismatched).reason],
+    [false, "tls.key does not match the certificate (the first one in tls.crt)"],
+  );
   const s = tlsSecret("a");
   s.data!["tls.key"] = btoa("not a key");
-  assert.equal(summarizeTlsSecret(s).valid, false);
+  assert.equal(summarizeTlsSecret(s).reason, "tls.key holds no PEM private key");
   s.data!["tls.key"] = "%%% not base64";
-  assert.equal(summarizeTlsSecret(s).valid, false);
+  assert.equal(summarizeTlsSecret(s).reason, "tls.key is not base64 of UTF-8 text");
   delete s.data!["tls.crt"];
-  assert.equal(summarizeTlsSecret(s).valid, false);
+  assert.equal(summarizeTlsSecret(s).reason, "there is no tls.crt");
+  // the reason is all that is kept: no key material in the cached object
+  const cached = JSON.stringify(summarizedSecret(mismatched as any));
+  assert.ok(!cached.includes(mismatched.data["tls.key"].slice(0, 40)) && !cached.includes("PRIVATE"), cached);
 });
 
 Deno.test("tls secret: the hash follows the content and only the content", () => {
@@ -50,15 +65,25 @@ Deno.test("tls secret: the cached form keeps identity, type and summary, nothing
 });
 
 Deno.test("secret summary: a CA bundle and an htpasswd file give verdicts, never a hash or a certificate", () => {
-  const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  const pem = FIXTURE_CERT.certPem;
+  const body = pem.split("\n")[1];
   const bcrypt = "$2y$05$" + "h".repeat(53);
   const s = tlsSecret("a", "default", "Opaque");
   s.data = { "ca.crt": btoa(pem + pem), auth: btoa(`alice:${bcrypt}\nbob:$apr1$xyz$${"q".repeat(22)}\n`) };
   const summary = summarizeTlsSecret(s);
-  assert.deepEqual([summary.valid, summary.ca, summary.htpasswd?.users], [false, true, 1]);
+  assert.deepEqual([summary.valid, summary.ca, summary.caReason, summary.htpasswd?.users], [false, true, undefined, 1]);
   assert.deepEqual(summary.htpasswd?.refused.map((r) => r.slice(0, 16)), ["user bob: $apr1$"]);
   const cached = JSON.stringify(summarizedSecret(s as any));
-  assert.ok(!cached.includes("hhhh") && !cached.includes("qqqq") && !cached.includes("MIIB"), cached);
-  s.data = { "ca.crt": btoa(pem + "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n") };
-  assert.deepEqual([summarizeTlsSecret(s).ca, summarizeTlsSecret(s).htpasswd], [false, null], "a key is no CA bundle");
+  assert.ok(!cached.includes("hhhh") && !cached.includes("qqqq") && !cached.includes(body), cached);
+  s.data = { "ca.crt": btoa(pem + FIXTURE_CERT.keyPem) };
+  assert.deepEqual(
+    [summarizeTlsSecret(s).ca, summarizeTlsSecret(s).caReason, summarizeTlsSecret(s).htpasswd],
+    [false, "ca.crt holds something else than PEM certificates", null],
+    "a key is no CA bundle",
+  );
+  s.data = { "ca.crt": btoa(pem + GARBAGE_CERT) };
+  assert.deepEqual(summarizeTlsSecret(s).ca, false);
+  assert.match(summarizeTlsSecret(s).caReason!, /^certificate 2 of ca\.crt cannot be parsed/);
+  s.data = {};
+  assert.equal(summarizeTlsSecret(s).caReason, "there is no ca.crt");
 });
