@@ -84,7 +84,7 @@ export function asciiField(secret: SecretData, field: string): { text: string } 
 /** The chain and key of a `kubernetes.io/tls` Secret the proxy can serve, or why not. */
 export function tlsPair(secret: SecretData): { crt: string; key: string } | { problem: string } {
   if (secret.type !== TLS_SECRET_TYPE) {
-    return { problem: `its type is ${JSON.stringify(secret.type ?? "")}, not ${TLS_SECRET_TYPE}` };
+    return { problem: `its type is ${quotedType(secret.type ?? "")}, not ${TLS_SECRET_TYPE}` };
   }
   const crt = asciiField(secret, "tls.crt");
   if ("problem" in crt) return crt;
@@ -246,4 +246,10 @@ function weakness(cert: X509Certificate, what: string): string | null {
 function detail(err: unknown): string {
   const text = String((err as Error)?.message ?? err).replace(/\s+/g, " ").trim();
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** A Secret's type as a message shows it: quoted, on one line (every non-ASCII character escaped), at most 60 characters. */
+function quotedType(type: string): string {
+  const s = JSON.stringify(type.length > 60 ? `${type.slice(0, 57)}...` : type);
+  return s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
