@@ -43,7 +43,15 @@ import {
   tlsSummaryOf,
   validateConfig,
 } from "../render/mod.ts";
-import { defaultIngressClass, handlesIngress, ingressClassOf } from "./class.ts";
+import {
+  type ClassChoice,
+  defaultIngressClass,
+  handlesIngress,
+  ingressClassOf,
+  NGINX_CONTROLLER,
+  servingClass,
+  unservedClassMessage,
+} from "./class.ts";
 import { driftOf } from "./drift.ts";
 import { RestorePacer } from "./restores.ts";
 import {
@@ -295,6 +303,8 @@ class Controller {
   #params: Informer | null = null;
   /** The controller's global ConfigMap (lib/controller/global_settings.ts), by name only. */
   #global: Informer;
+  /** Ingress key → the class it named that got no proxy of its own, as last reported (once each). */
+  #classReported = new Map<string, string>();
   /** Ingress uid → the signature of the nginx annotations last reported, so each is reported once. */
   #nginxReported = new Map<string, string>();
   /** Each Ingress object as translated from its nginx annotations (computed once per object). */
@@ -579,9 +589,14 @@ class Controller {
    */
   #ingressChanged(key: string, onlyIfMoved = false): void {
     const ing = this.#ingresses.store.get(key);
-    const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
-    const group = handled ? groupOf(ing!, this.#defaultClass()) : null;
+    const defaultClass = this.#defaultClass();
+    const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, defaultClass);
+    const choice = handled
+      ? servingClass(ing!, this.settings.ingressClass, defaultClass, this.#classes && this.#classLookup)
+      : null;
+    const group = choice ? groupOf(ing!, choice.shared) : null;
     const before = this.#groups.set(key, group);
+    this.#reportUnservedClass(key, group, choice);
     if (onlyIfMoved && before === group) return;
     if (handled) this.#index.set(key, refsOf(ing!));
     else {
@@ -600,6 +615,27 @@ class Controller {
       this.#statusSeen.get(g)?.changed.add(key);
       this.#queue.add(g);
     }
+  }
+
+  #classLookup = (name: string): KubeObject | undefined => this.#classes?.store.get(name);
+
+  /**
+   * A Warning on an ingress whose class gets no proxy of its own and that joined the class-less
+   * group instead (lib/controller/class.ts): once per ingress, class and group, not on every
+   * resync; a standby sends it when it becomes the leader (#leadershipChanged re-files every ingress).
+   */
+  #reportUnservedClass(key: string, group: GroupKey | null, choice: ClassChoice | null): void {
+    const ing = this.#ingresses.store.get(key);
+    if (!ing || !choice || choice.unserved === null || group === null || sharedClassOf(group) === null) {
+      this.#classReported.delete(key);
+      return;
+    }
+    const signature = `${ing.metadata.uid}|${choice.unserved}|${choice.shared}`;
+    if (this.#classReported.get(key) === signature || !this.leadership.leading) return;
+    this.#classReported.set(key, signature);
+    const ic = this.#classes?.store.get(choice.unserved);
+    const message = unservedClassMessage(choice.unserved, ic, choice.shared, sharedProxyName(choice.shared));
+    this.events.record(ing, "Warning", "UnknownIngressClass", message);
   }
 
   /** Someone changed only the status of `ing`: when it is not what its group shows, the group writes it back. */
@@ -1638,8 +1674,7 @@ class Controller {
   }
 }
 
-/** The controller name of ingress-nginx's IngressClasses: served in compatibility mode. */
-export const NGINX_CONTROLLER = "k8s.io/ingress-nginx";
+export { NGINX_CONTROLLER } from "./class.ts";
 
 /** How many of `desired` (in write order, lib/controller/transport.ts) are parts written before the head. */
 function partsBeforeHead(desired: readonly Desired[]): number {

@@ -21,11 +21,9 @@ const ing = (
   spec,
 });
 
-Deno.test("groups: the class's shared group by default, the default class for class-less ingresses", () => {
-  assert.equal(groupOf(ing("a", { ingressClassName: "edge" }), null), "class:edge");
-  assert.equal(groupOf(ing("b", {}, { "kubernetes.io/ingress.class": "edge" }), "web"), "class:edge");
-  assert.equal(groupOf(ing("c"), "web"), "class:web");
-  assert.equal(groupOf(ing("d"), null), "class:");
+Deno.test("groups: the shared group of the class that serves the ingress (lib/controller/class.ts)", () => {
+  assert.equal(groupOf(ing("a", { ingressClassName: "edge" }), "edge"), "class:edge");
+  assert.equal(groupOf(ing("d"), ""), "class:");
   assert.equal(sharedClassOf("class:edge"), "edge");
   assert.equal(sharedClassOf("class:"), "");
   assert.equal(sharedClassOf("shop/a"), null);
@@ -34,10 +32,10 @@ Deno.test("groups: the class's shared group by default, the default class for cl
 Deno.test("groups: `ingress-controller.io/proxy: dedicated` gives the ingress its own group (its key)", () => {
   const d = ing("api", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "dedicated" });
   assert.ok(isDedicated(d));
-  assert.equal(groupOf(d, null), "shop/api");
+  assert.equal(groupOf(d, "edge"), "shop/api");
   // Any other value is not a request for a dedicated proxy.
   assert.equal(
-    groupOf(ing("x", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "Dedicated" }), null),
+    groupOf(ing("x", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "Dedicated" }), "edge"),
     "class:edge",
   );
 });
