@@ -1477,6 +1477,8 @@ class Controller {
         return { object: current, wrote: false };
       }
     }
+    // Gone although the controller wrote or found it just as it still wants it: someone else deleted it.
+    const deleted = current === null && this.#applied.get(path) === hash;
     let result: KubeObject;
     const undo = this.#applied.writing(path, hash);
     try {
@@ -1504,7 +1506,8 @@ class Controller {
     writes.inc({ kind: r.kind, op: current ? "apply" : "create" });
     if (r === resources.configMaps) result = await this.#dropForeignData(obj, result);
     else this.#learnUnkept(obj, result);
-    if (drift !== null) this.#restored(path, result, drift);
+    if (drift !== null) this.#restored(path, result, `changed by someone other than the controller (${drift})`);
+    else if (deleted) this.#restored(null, result, "deleted by someone other than the controller");
     return { object: result, wrote: true };
   }
 
@@ -1531,9 +1534,13 @@ class Controller {
     }
   }
 
-  /** Reports an object put back as the controller made it, on the object itself. */
-  #restored(path: string, object: KubeObject, drift: string): void {
-    const count = this.#pacer.restored(path);
+  /**
+   * Reports an object put back as the controller made it (`how` it had been changed), on the
+   * object itself; `path`: a restore that is paced (lib/controller/restores.ts). A re-created object
+   * is not: it costs one write per deletion by someone else.
+   */
+  #restored(path: string | null, object: KubeObject, how: string): void {
+    const count = path === null ? 1 : this.#pacer.restored(path);
     restores.inc({ kind: object.kind ?? "" });
     const what = `${object.kind} ${object.metadata.namespace}/${object.metadata.name}`;
     const again = count > 1
@@ -1544,7 +1551,7 @@ class Controller {
       object,
       "Warning",
       "OwnedObjectRestored",
-      `${what} was changed by someone other than the controller (${drift}); restored as the controller made it${again}`,
+      `${what} was ${how}; restored as the controller made it${again}`,
     );
   }
 

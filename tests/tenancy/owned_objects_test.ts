@@ -9,6 +9,7 @@
  *   meanwhile reads both tenants' Secrets and serves both certificates (it waited on a 403 for ever);
  * - a tenant edits its dedicated proxy's ConfigMap (a value, a key more): restored, with an Event;
  * - a tenant strips the controller's labels from that Role: still the controller's, restored;
+ * - a tenant deletes it: created again, with an Event;
  * - a tenant that keeps emptying the Role meets restores that slow down: a bounded write rate;
  * - a Role a third tenant made under the shared proxy's name leaves only that tenant out: the
  *   other tenants' changes are still published;
@@ -288,6 +289,21 @@ Deno.test("tenancy: what the controller made stays as it made it", async (t) => 
         assert.equal(back.metadata.uid, role.metadata.uid, "the same object, not a new one");
       },
     );
+
+    await t.step("a tenant deletes the Role in its namespace: created again, with a Warning Event", async () => {
+      const role = (await cluster.get(resources.roles, b, SHARED))!;
+      await bob.request("DELETE", objectPath(resources.roles, b, SHARED));
+      const again = await eventually("the Role created again", async () => {
+        const r = await cluster.get(resources.roles, b, SHARED);
+        return r && r.metadata.uid !== role.metadata.uid && isDeepStrictEqual(r.rules, secretRule) && r;
+      }, 15_000);
+      const [ev] = await eventually("an OwnedObjectRestored Event on it", async () => {
+        const list = (await eventsOf(cluster, b, "Role", SHARED, "OwnedObjectRestored"))
+          .filter((e) => e.involvedObject.uid === again.metadata.uid);
+        return list.length > 0 && list;
+      });
+      assert.match(ev.message, /^Role tenant-b\/haproxy-class-web was deleted by someone other than the controller;/);
+    });
 
     await t.step("a tenant that keeps emptying the Role meets restores that slow down", async () => {
       await ctl!.idle();
