@@ -15,7 +15,8 @@
  *   each item compared in order;
  * - resource quantities by value (the API server stores `1.5` as `1500m`);
  * - a ConfigMap's data by digest, whole: it must be exactly what was written, no key more
- *   (lib/controller/transport.ts; the controller removes keys others added after its apply).
+ *   (lib/controller/transport.ts; the controller removes keys others added after its apply);
+ * - a Deployment's replicas are not compared (LEFT_TO_OTHERS).
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { quantityValue } from "../cluster/quantity.ts";
@@ -39,6 +40,13 @@ const LIST_KEYS: Readonly<Record<string, (item: Record<string, unknown>) => stri
 
 /** Maps of strings that a server-side apply replaces whole (`+mapType=atomic`, atomic label selectors). */
 const ATOMIC_MAPS = new Set(["selector", "matchLabels", "nodeSelector"]);
+
+/**
+ * Fields the controller sets but leaves to others between its own changes: a proxy Deployment's
+ * replicas belong to whoever scales it (`kubectl scale`, a HorizontalPodAutoscaler) until the
+ * class's `replicas` parameter changes, which rewrites the Deployment.
+ */
+const LEFT_TO_OTHERS = new Set(["Deployment spec.replicas"]);
 
 /** Top-level fields that are never the controller's to compare. */
 const NOT_SET = new Set(["apiVersion", "kind", "metadata", "status"]);
@@ -78,7 +86,7 @@ export function driftOf(desired: KubeObject, live: KubeObject, unkept: Unkept = 
 }
 
 function differs(d: unknown, l: unknown, path: string, kind: string, unkept: Unkept): string | null {
-  if (unkept.has(`${kind} ${path}`)) return null;
+  if (unkept.has(`${kind} ${path}`) || LEFT_TO_OTHERS.has(`${kind} ${path}`)) return null;
   if (d === undefined) return null;
   if (Array.isArray(d)) return listDiffers(d, l, path, kind, unkept);
   if (d !== null && typeof d === "object") {

@@ -110,8 +110,8 @@ Deno.test("drift: Deployment and Service fields the controller sets; items other
   image.spec.template.spec.containers[1].image = "registry.example/evil:1";
   assert.equal(driftOf(dep, image), "spec.template.spec.containers[exporter].image");
   const scaled = served(dep);
-  scaled.spec.replicas = 0;
-  assert.equal(driftOf(dep, scaled), "spec.replicas");
+  scaled.spec.replicas = 3;
+  assert.equal(driftOf(dep, scaled), null, "replicas belong to whoever scales the Deployment (kubectl scale, an HPA)");
   const sidecar = served(dep);
   sidecar.spec.template.spec.containers.push({ name: "debug", image: "busybox" });
   sidecar.spec.template.metadata.annotations = { "kubectl.kubernetes.io/restartedAt": "now" };
