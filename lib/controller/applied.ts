@@ -1,7 +1,7 @@
 /**
  * @module controller/applied
  * The hashes of what the controller wrote to each owned object, so that the watch events its own
- * writes cause are told apart from drift. A hash is noted before its write (the event may arrive
+ * writes cause are told apart from changes by others (lib/controller/drift.ts compares the fields). A hash is noted before its write (the event may arrive
  * before the answer), and the last few written are kept until their events arrive: two writes in a
  * row are answered before the first one's event comes in, and that event is ours too.
  */
@@ -43,19 +43,20 @@ export class AppliedHashes {
   }
 
   /**
-   * Whether a watched object carrying `seen` is what this controller wrote: the hash it should
-   * have now, or one of its own writes whose event is late. Events come in write order, so a
-   * late one also settles every write before it.
+   * What a watched object carrying the hash `seen` is: the event of one of this controller's own
+   * writes ("echo"; events come in write order, so a late one also settles every write before
+   * it), an object that carries the hash it should have now but changed otherwise ("expected":
+   * someone else may have changed a field and left the hash), or anything else ("other").
    */
-  isOwn(path: string, seen: string | undefined): boolean {
+  classify(path: string, seen: string | undefined): "echo" | "expected" | "other" {
     const pending = this.#pending.get(path);
     const i = seen === undefined || !pending ? -1 : pending.indexOf(seen);
     if (i >= 0) {
       pending!.splice(0, i + 1);
       if (pending!.length === 0) this.#pending.delete(path);
-      return true;
+      return "echo";
     }
-    return seen !== undefined && seen === this.#current.get(path);
+    return seen !== undefined && seen === this.#current.get(path) ? "expected" : "other";
   }
 
   delete(path: string): void {

@@ -9,6 +9,10 @@ import { LRUCache } from "lru-cache";
 import { compactMetadata } from "../cluster/informer.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 import { managedByLabel, managedByValue } from "./objects.ts";
+import { carriedDigests } from "./transport.ts";
+
+/** The field of a cached owned ConfigMap holding the digests of its data (lib/controller/transport.ts). */
+export const CARRIED_FIELD = "carriedDigests";
 
 /**
  * An Ingress as the API server sends it (less managedFields and the `kubectl apply` annotation),
@@ -57,32 +61,44 @@ function keptMetadata(o: KubeObject): KubeObject["metadata"] {
     : { name, namespace, labels, annotations, ownerReferences, deletionTimestamp };
 }
 
-/** An object reduced to what the controller reads of the objects it owns (and a Deployment's availability). */
-export function metadataOnly(o: KubeObject): KubeObject {
+/**
+ * An object the controller owns, reduced to what it reads of it: identity, labels, annotations and
+ * owners, every field it may have set (`spec`, `rules`, `roleRef`, `subjects`: compared with what
+ * it should be, lib/controller/drift.ts), a Deployment's availability, and of a ConfigMap only the
+ * digests of its data (lib/controller/transport.ts), never the data: a shared proxy's parts are
+ * megabytes.
+ */
+export function ownedShape(o: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences } = compactMetadata(o).metadata;
+  const { apiVersion, kind, metadata: _m, status, data, binaryData: _b, ...body } = o;
   // Only Deployments have it (list items may lack `kind`).
-  const availableReplicas = o.status?.availableReplicas;
+  const availableReplicas = status?.availableReplicas;
   return {
-    apiVersion: o.apiVersion,
-    kind: o.kind,
+    apiVersion,
+    kind,
     metadata: { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences },
+    ...body,
+    ...(kind === "ConfigMap" ? { [CARRIED_FIELD]: carriedDigests(data) } : {}),
     ...(availableReplicas !== undefined ? { status: { availableReplicas } } : {}),
   };
 }
 
 /**
  * A Service as the model (type, ports, cluster IP for `service-upstream`) and the status of the
- * Ingresses (the proxy Service's load-balancer, else cluster IPs) read it. Owned proxy Services
- * are written by server-side apply from their desired object, never from this one.
+ * Ingresses (the proxy Service's load-balancer, else cluster IPs) read it; the controller's own
+ * Services also keep their selector (compared with what it should be, lib/controller/drift.ts).
+ * Owned proxy Services are written by server-side apply from their desired object, never from this one.
  */
 export function cachedService(o: KubeObject): KubeObject {
   const spec = o.spec ?? {};
   const loadBalancer = o.status?.loadBalancer;
+  const own = o.metadata?.labels?.[managedByLabel] === managedByValue;
   return {
     apiVersion: o.apiVersion,
     kind: o.kind,
     metadata: keptMetadata(o),
     spec: {
+      ...(own ? { selector: spec.selector } : {}),
       type: spec.type,
       ports: spec.ports && sharedValue(spec.ports),
       clusterIP: spec.clusterIP,

@@ -25,7 +25,7 @@ import { AppliedHashes } from "./applied.ts";
 import { IdleTrimmer } from "../malloc_trim.ts";
 import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { Informer, type InformerOptions } from "../cluster/informer.ts";
-import { cachedIngress, cachedService, cachedSlice, metadataOnly } from "./cached_shapes.ts";
+import { cachedIngress, cachedService, cachedSlice, ownedShape } from "./cached_shapes.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import {
   buildModel,
@@ -43,7 +43,17 @@ import {
   tlsSummaryOf,
   validateConfig,
 } from "../render/mod.ts";
-import { defaultIngressClass, handlesIngress, ingressClassOf } from "./class.ts";
+import {
+  type ClassChoice,
+  defaultIngressClass,
+  handlesIngress,
+  ingressClassOf,
+  NGINX_CONTROLLER,
+  servingClass,
+  unservedClassMessage,
+} from "./class.ts";
+import { driftOf } from "./drift.ts";
+import { RestorePacer } from "./restores.ts";
 import {
   dedicatedFrontendData,
   defaultGlobalSettings,
@@ -72,7 +82,15 @@ import {
   withoutDedicated,
 } from "./groups.ts";
 import { gatedWriter, holderIdentity, LeaderElector, type Leadership, leaseName, type Writer } from "./leader.ts";
-import { ownershipConflicts, reconciles, reconcileSeconds, renders, validationFailures, writes } from "./metrics.ts";
+import {
+  ownershipConflicts,
+  reconciles,
+  reconcileSeconds,
+  renders,
+  restores,
+  validationFailures,
+  writes,
+} from "./metrics.ts";
 import {
   classOwnerAnnotation,
   dedicatedTarget,
@@ -311,6 +329,8 @@ class Controller {
   #globalParsed: { cm: KubeObject | null; settings: GlobalSettings; problems: SettingsProblem[] } | null = null;
   /** The global settings that decide groups (risk limit, `dedicated-proxies`) the Ingresses were last filed with. */
   #groupedWith = "";
+  /** Ingress key → the class it named that got no proxy of its own, as last reported (once each). */
+  #classReported = new Map<string, string>();
   /** Ingress uid → the signature of the nginx annotations last reported, so each is reported once. */
   #nginxReported = new Map<string, string>();
   /** Each Ingress object as translated from its nginx annotations (computed once per object). */
@@ -341,6 +361,12 @@ class Controller {
   #informers: Informer[] = [];
   /** Hash last applied per owned object (`plural/ns/name`), to skip our own watch echoes. */
   #applied = new AppliedHashes();
+  /** How soon an owned object someone keeps changing may be restored again. */
+  #pacer = new RestorePacer();
+  /** `<kind> <field>` the API server does not keep as written (#learnUnkept). */
+  #unkept = new Set<string>();
+  /** Groups that left some namespace's ingresses out for a foreign object: looked at again later. */
+  #partial = new Set<GroupKey>();
   /** Per group, the owned objects written or found ours (path → uid); the caches may lag behind. */
   #publishedBy = new Map<string, Map<string, string>>();
   /** The configurations validated (per group, and per ingress alone when isolating a failure). */
@@ -423,8 +449,8 @@ class Controller {
     this.#opaqueSecrets = inf(resources.secrets, { fieldSelector: "type=Opaque", transform: summarizedSecret });
     for (const r of this.#ownedKinds) {
       if (r === resources.services) continue; // the Service informer above also sees owned Services
-      // Only the metadata of owned objects is read (hash annotation, owner): keep nothing else.
-      this.#owned.set(r, inf(r, { labelSelector: ownedSelector(settings), transform: metadataOnly }));
+      // What the controller set (compared with what it should be) and owns, never a ConfigMap's data.
+      this.#owned.set(r, inf(r, { labelSelector: ownedSelector(settings), transform: ownedShape }));
     }
     const ownerIndex = (o: KubeObject) => {
       const g = this.#ownerKey(o);
@@ -472,9 +498,9 @@ class Controller {
         else this.#serviceSecrets.delete(ref);
         return users(ref);
       }
-      // An owned Service (public or stats): its group needs work when it went away, drifted from
-      // what we applied, or, for the public one, got another address (the ingress status follows it).
-      const drifted = !this.#applied.isOwn(objKey(resources.services, o), o.metadata.annotations?.[hashAnnotation]);
+      // An owned Service (public or stats): its group needs work when it went away, someone else
+      // changed it, or, for the public one, it got another address (the ingress status follows it).
+      const drifted = this.#changedByOthers(resources.services, old, o);
       const isPublic = o.metadata.name === proxyOf(owner, this.settings).name;
       const moved = isPublic && (!old || JSON.stringify(loadBalancerOf(old)) !== JSON.stringify(loadBalancerOf(o)));
       if (deleted || drifted || moved) q(owner);
@@ -531,12 +557,9 @@ class Controller {
       const drift = (o: KubeObject, old: KubeObject | null, deleted: boolean) => {
         const owner = this.#ownerKey(o);
         if (!owner) return;
-        const path = objKey(r, o);
         // A Deployment becoming available (or not) completes the handovers to its group.
         const availability = r === resources.deployments && available(old) !== available(o);
-        if (deleted || availability || !this.#applied.isOwn(path, o.metadata.annotations?.[hashAnnotation])) {
-          q(owner);
-        }
+        if (deleted || availability || this.#changedByOthers(r, old, o)) q(owner);
       };
       i.on({
         onAdd: (o) => drift(o, null, false),
@@ -592,17 +615,34 @@ class Controller {
   }
 
   /**
+   * Whether the event of an owned object (`old` → `o`) may be someone else's change: not the event
+   * of one of the controller's own writes, and either another hash than the one it should carry
+   * or another content with that hash (a field changed, the hash left as it was). Status and
+   * version alone are no change.
+   */
+  #changedByOthers(r: ResourceType, old: KubeObject | null, o: KubeObject): boolean {
+    const seen = this.#applied.classify(objKey(r, o), o.metadata.annotations?.[hashAnnotation]);
+    if (seen === "echo") return false;
+    return seen === "other" || old === null || ownedContent(old) !== ownedContent(o);
+  }
+
+  /**
    * Re-files an ingress after a change: its group now, the one before and the one serving it are
    * looked at (`onlyIfMoved`: only when its group changed, e.g. after an IngressClass event).
    */
   #ingressChanged(key: string, onlyIfMoved = false): void {
     const ing = this.#ingresses.store.get(key);
-    const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, this.#defaultClass());
+    const defaultClass = this.#defaultClass();
+    const handled = !!ing && handlesIngress(ing, this.settings.ingressClass, defaultClass);
+    const choice = handled
+      ? servingClass(ing!, this.settings.ingressClass, defaultClass, this.#classes && this.#classLookup)
+      : null;
     const risk = this.#riskLimit();
     const refused = handled && dedicatedRefused(ing!, this.#parsedGlobal().settings.dedicatedProxies, risk);
-    const group = handled ? groupOf(refused ? withoutDedicated(ing!) : ing!, this.#defaultClass(), risk) : null;
+    const group = choice ? groupOf(refused ? withoutDedicated(ing!) : ing!, choice.shared, risk) : null;
     if (refused) this.#dedicatedRefused(ing!, group!);
     const before = this.#groups.set(key, group);
+    this.#reportUnservedClass(key, group, choice);
     if (onlyIfMoved && before === group) return;
     if (handled) this.#index.set(key, refsOf(ing!));
     else {
@@ -658,6 +698,27 @@ class Controller {
     const ing = this.#ingresses.store.get(group);
     if (ing) this.events.record(ing, "Warning", "DedicatedProxyLeftBehind", message);
     return true;
+  }
+
+  #classLookup = (name: string): KubeObject | undefined => this.#classes?.store.get(name);
+
+  /**
+   * A Warning on an ingress whose class gets no proxy of its own and that joined the class-less
+   * group instead (lib/controller/class.ts): once per ingress, class and group, not on every
+   * resync; a standby sends it when it becomes the leader (#leadershipChanged re-files every ingress).
+   */
+  #reportUnservedClass(key: string, group: GroupKey | null, choice: ClassChoice | null): void {
+    const ing = this.#ingresses.store.get(key);
+    if (!ing || !choice || choice.unserved === null || group === null || sharedClassOf(group) === null) {
+      this.#classReported.delete(key);
+      return;
+    }
+    const signature = `${ing.metadata.uid}|${choice.unserved}|${choice.shared}`;
+    if (this.#classReported.get(key) === signature || !this.leadership.leading) return;
+    this.#classReported.set(key, signature);
+    const ic = this.#classes?.store.get(choice.unserved);
+    const message = unservedClassMessage(choice.unserved, ic, choice.shared, sharedProxyName(choice.shared));
+    this.events.record(ing, "Warning", "UnknownIngressClass", message);
   }
 
   /** Someone changed only the status of `ing`: when it is not what its group shows, the group writes it back. */
@@ -769,7 +830,8 @@ class Controller {
       try {
         const result = await this.#reconcile(key);
         reconciles.inc({ result });
-        this.#recheck(key, result === "conflict");
+        // A group that left some ingresses out for a foreign object is looked at again too.
+        this.#recheck(key, this.#partial.delete(key) || result === "conflict");
         this.#queue.forget(key);
       } catch (err) {
         // Writes aborted at the end of a term: the key waits in the paused queue.
@@ -1005,19 +1067,50 @@ class Controller {
       }
       phases.lap("validateMs");
     }
-    const current = await found;
+    let current = await found;
     for (const [i, object] of early) current[i] = object;
-    let conflicts = 0;
-    for (const [i, object] of current.entries()) {
-      if (!object || ownedBy(object, group, this.settings.controllerId)) continue;
-      conflicts++;
-      ownershipConflicts.inc({ kind: desired[i].resource.kind });
-      for (const ing of ingresses) {
-        const message = conflictMessage(desired[i].resource.kind, object, group, this.settings.controllerId);
-        this.events.record(ing, "Warning", "OwnershipConflict", message);
+    // Objects of the proxy that are someone else's. One in the proxy's own namespace blocks the
+    // group. One in a namespace whose Secrets the proxy reads (a shared proxy's Role and RoleBinding
+    // there) leaves that namespace's ingresses out instead: one namespace never blocks the others.
+    for (;;) {
+      const foreign = [...current.keys()].filter((i) => current[i] && !this.#ours(group, desired[i], current[i]!));
+      if (foreign.length === 0) break;
+      const elsewhere = new Set<string>();
+      let blocked = false;
+      for (const i of foreign) {
+        const ns = desired[i].object.metadata.namespace!;
+        const inside = ns === target.namespace;
+        if (inside) blocked = true;
+        else elsewhere.add(ns);
+        ownershipConflicts.inc({ kind: desired[i].resource.kind });
+        const message = conflictMessage(
+          desired[i].resource.kind,
+          current[i]!,
+          group,
+          this.settings.controllerId,
+          inside ? null : ns,
+        );
+        for (const ing of ingresses) {
+          if (inside || ing.metadata.namespace === ns) this.events.record(ing, "Warning", "OwnershipConflict", message);
+        }
       }
+      const kept = ingresses.filter((ing) => !elsewhere.has(ing.metadata.namespace!));
+      if (blocked || kept.length === 0) return "conflict";
+      this.#partial.add(group);
+      narrowed = true;
+      ingresses = kept;
+      built = build(kept);
+      if (!built.servable) return "invalid";
+      rendered = render(built.model, this.templates, gs.proxy);
+      if (this.validate) {
+        const checked = await this.#validateGroup(group, kept, built, rendered, build, gs.proxy);
+        if (!checked) return "invalid";
+        ({ ingresses, built, rendered } = checked);
+      }
+      ({ target, desired } = objects(ingresses, rendered));
+      current = await this.#lookUp(desired);
+      early = new Map();
     }
-    if (conflicts > 0) return "conflict";
     let changed = early.size;
     let proxyService: KubeObject | undefined;
     const write = async (i: number) => {
@@ -1442,14 +1535,19 @@ class Controller {
   /** The object of that name: from the cache, else from the API server (null: none). */
   async #current(r: ResourceType, obj: KubeObject): Promise<KubeObject | null> {
     const cached = this.#cache(r).store.get(keyOf(obj));
-    if (cached) return cached;
     // The caches of owned kinds hold only labelled objects: a miss is an absent or a foreign object.
-    try {
-      return await this.client.request("GET", objectPath(r, obj.metadata.namespace, obj.metadata.name));
-    } catch (err) {
-      if (isStatus(err, 404)) return null;
-      throw err;
-    }
+    return cached ?? await this.#fetch(r, obj);
+  }
+
+  /**
+   * Whether `found`, at the name of one of `group`'s objects, is the controller's: it carries the
+   * marks (lib/controller/ownership.ts), or it is the very object (uid) the controller wrote or
+   * found its own in this term and someone removed marks from it (then they are put back).
+   */
+  #ours(group: GroupKey, d: Desired, found: KubeObject): boolean {
+    return ownedBy(found, group, this.settings.controllerId) ||
+      (found.metadata.uid !== undefined &&
+        this.#publishedBy.get(group)?.get(objKey(d.resource, d.object)) === found.metadata.uid);
   }
 
   /** The current object of each of `desired` (null: absent), a few lookups at a time. */
@@ -1495,7 +1593,11 @@ class Controller {
     published.set(path, uid);
   }
 
-  /** Creates `obj`, or updates `current` (ours) when its hash differs. */
+  /**
+   * Creates `obj`, or updates `current` (ours) when its hash differs, or puts it back when someone
+   * else changed what the controller set in it (lib/controller/drift.ts): with a Warning Event on
+   * the object, counted, and paced when it keeps being changed (lib/controller/restores.ts).
+   */
   async #write(
     key: string,
     r: ResourceType,
@@ -1505,11 +1607,33 @@ class Controller {
   ): Promise<{ object: KubeObject; wrote: boolean }> {
     const path = objKey(r, obj);
     const hash = obj.metadata.annotations![hashAnnotation];
-    if (current?.metadata.annotations?.[hashAnnotation] === hash) {
-      this.#published(key, path, current.metadata.uid!);
-      this.#applied.found(path, hash);
-      return { object: current, wrote: false };
+    let drift: string | null = null;
+    if (current) {
+      drift = this.#driftOf(path, obj, current);
+      if (drift !== null) {
+        // The cache may not show the controller's own last write yet: only the object as it is now counts.
+        const uid = current.metadata.uid;
+        current = await this.#fetch(r, obj);
+        if (current && current.metadata.uid !== uid) {
+          // Replaced since its owner was checked: the retry checks the new one.
+          throw new Error(`${r.kind} ${obj.metadata.namespace}/${obj.metadata.name} was replaced meanwhile`);
+        }
+        drift = current && this.#driftOf(path, obj, current);
+      }
+      if (current && drift === null && current.metadata.annotations?.[hashAnnotation] === hash) {
+        this.#published(key, path, current.metadata.uid!);
+        this.#applied.found(path, hash);
+        return { object: current, wrote: false };
+      }
+      const wait = drift === null ? 0 : this.#pacer.wait(path);
+      if (current && wait > 0) {
+        this.#published(key, path, current.metadata.uid!);
+        this.#later(key, wait);
+        return { object: current, wrote: false };
+      }
     }
+    // Gone although the controller wrote or found it just as it still wants it: someone else deleted it.
+    const deleted = current === null && this.#applied.get(path) === hash;
     let result: KubeObject;
     const undo = this.#applied.writing(path, hash);
     try {
@@ -1535,7 +1659,96 @@ class Controller {
     this.#published(key, path, result.metadata.uid!);
     this.#counts.writes++;
     writes.inc({ kind: r.kind, op: current ? "apply" : "create" });
+    if (r === resources.configMaps) result = await this.#dropForeignData(obj, result);
+    else this.#learnUnkept(obj, result);
+    if (drift !== null) this.#restored(path, result, `changed by someone other than the controller (${drift})`);
+    else if (deleted) this.#restored(null, result, "deleted by someone other than the controller");
     return { object: result, wrote: true };
+  }
+
+  /**
+   * What differs in `current` from `desired` that someone else changed (a path), or null: the
+   * fields the controller sets (lib/controller/drift.ts), and the hash annotation when what the
+   * controller wants of the object is what it last wrote or found there.
+   */
+  #driftOf(path: string, desired: KubeObject, current: KubeObject): string | null {
+    const hash = desired.metadata.annotations![hashAnnotation];
+    if (current.metadata.annotations?.[hashAnnotation] !== hash) {
+      return this.#applied.get(path) === hash ? `metadata.annotations.${hashAnnotation}` : null;
+    }
+    return driftOf(desired, current, this.#unkept);
+  }
+
+  /** The object of `obj`'s name as the API server has it now (null: none). */
+  async #fetch(r: ResourceType, obj: KubeObject): Promise<KubeObject | null> {
+    try {
+      return await this.client.request("GET", objectPath(r, obj.metadata.namespace, obj.metadata.name));
+    } catch (err) {
+      if (isStatus(err, 404)) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Reports an object put back as the controller made it (`how` it had been changed), on the
+   * object itself; `path`: a restore that is paced (lib/controller/restores.ts). A re-created object
+   * is not: it costs one write per deletion by someone else.
+   */
+  #restored(path: string | null, object: KubeObject, how: string): void {
+    const count = path === null ? 1 : this.#pacer.restored(path);
+    restores.inc({ kind: object.kind ?? "" });
+    const what = `${object.kind} ${object.metadata.namespace}/${object.metadata.name}`;
+    const again = count > 1
+      ? `; restored ${count} times in a row: another writer keeps changing it, so restores now wait up to 5 minutes`
+      : "";
+    // On the object: it is where the change was made, and only who can see that namespace sees it.
+    this.events.record(
+      object,
+      "Warning",
+      "OwnedObjectRestored",
+      `${what} was ${how}; restored as the controller made it${again}`,
+    );
+  }
+
+  /**
+   * A server-side apply leaves the ConfigMap keys someone else added: they are removed, so the
+   * data is exactly what the controller wrote (its digest, which the proxy checks, covers all of it).
+   */
+  async #dropForeignData(desired: KubeObject, result: KubeObject): Promise<KubeObject> {
+    const extra = Object.keys(result.data ?? {}).filter((k) => !(k in (desired.data ?? {})));
+    if (extra.length === 0) return result;
+    const pointer = (k: string) => `/data/${k.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    const patched: KubeObject = await this.#writer.request(
+      "PATCH",
+      objectPath(resources.configMaps, result.metadata.namespace, result.metadata.name),
+      {
+        body: [
+          { op: "test", path: "/metadata/uid", value: result.metadata.uid },
+          ...extra.map((k) => ({ op: "remove", path: pointer(k) })),
+        ],
+        contentType: "application/json-patch+json",
+      },
+    );
+    this.#counts.writes++;
+    writes.inc({ kind: "ConfigMap", op: "patch" });
+    return patched;
+  }
+
+  /**
+   * Fields the API server did not keep as they were written (a disabled feature's field, a value
+   * it normalizes in a way drift.ts does not know, a mutating admission webhook): they are not
+   * compared from then on, so they never start a write loop. Logged once each.
+   */
+  #learnUnkept(desired: KubeObject, result: KubeObject): void {
+    for (let i = 0; i < 16; i++) {
+      const path = driftOf(desired, result, this.#unkept);
+      if (path === null) return;
+      this.#unkept.add(`${desired.kind} ${path}`);
+      log.warn("the API server does not keep a field as the controller writes it; it is not compared from now on", {
+        kind: desired.kind,
+        field: path,
+      });
+    }
   }
 
   async #updateStatus(
@@ -1630,8 +1843,7 @@ class Controller {
   }
 }
 
-/** The controller name of ingress-nginx's IngressClasses: served in compatibility mode. */
-export const NGINX_CONTROLLER = "k8s.io/ingress-nginx";
+export { NGINX_CONTROLLER } from "./class.ts";
 
 /** How many of `desired` (in write order, lib/controller/transport.ts) are parts written before the head. */
 function partsBeforeHead(desired: readonly Desired[]): number {
@@ -1691,4 +1903,10 @@ function available(d: KubeObject | null): boolean {
 
 function objKey(r: ResourceType, o: KubeObject): string {
   return `${r.plural}/${o.metadata.namespace}/${o.metadata.name}`;
+}
+
+/** A cached owned object without what changes by itself (its version and status). */
+function ownedContent(o: KubeObject): string {
+  const { status: _, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = o;
+  return JSON.stringify({ ...rest, metadata });
 }

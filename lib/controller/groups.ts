@@ -4,12 +4,12 @@
  * reconciles and publishes: `class:<name>`, the shared proxy of an IngressClass in the
  * controller's namespace, or `<namespace>/<name>`, the dedicated proxy an Ingress asks for with
  * `ingress-controller.io/proxy: dedicated` (its own objects in its namespace, as before shared
- * proxies existed: the group key is the ingress key). A class-less ingress the controller handles
- * joins the default IngressClass's group; without a default class, the group `class:` (proxy
- * `haproxy-shared`). The index keeps both directions so an event touches only its groups.
+ * proxies existed: the group key is the ingress key). With `--ingress-class` unset only this
+ * controller's IngressClasses get a shared group; a class-less ingress, or one naming any other
+ * class, joins the default IngressClass's group when that is ours, else the group `class:` (proxy
+ * `haproxy-shared`) (lib/controller/class.ts). The index keeps both directions so an event touches only its groups.
  */
 import type { KubeObject } from "../cluster/resources.ts";
-import { ingressClassOf } from "./class.ts";
 import { isDedicated as asksDedicated } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
 import { createHash } from "node:crypto";
@@ -39,10 +39,13 @@ export function isDedicated(ingress: KubeObject, riskLimit: Risk | null = null):
   return asksDedicated(ingress.metadata.annotations ?? {}, riskLimit);
 }
 
-/** The group of a handled ingress. */
-export function groupOf(ingress: KubeObject, defaultClass: string | null, riskLimit: Risk | null = null): GroupKey {
+/**
+ * The group of a handled ingress: its own when dedicated, else the shared group of `sharedClass`,
+ * the class whose proxy serves it (`servingClass` in lib/controller/class.ts).
+ */
+export function groupOf(ingress: KubeObject, sharedClass: string, riskLimit: Risk | null = null): GroupKey {
   if (isDedicated(ingress, riskLimit)) return `${ingress.metadata.namespace}/${ingress.metadata.name}`;
-  return classGroup(ingressClassOf(ingress, defaultClass) ?? "");
+  return classGroup(sharedClass);
 }
 
 /**

@@ -39,6 +39,14 @@ export const ownershipConflicts = new prom.Counter({
   registers: [registry],
 });
 
+export const restores = new prom.Counter({
+  name: "ingress_controller_owned_object_restores_total",
+  help: "Owned objects put back as the controller made them after someone else changed a field it sets " +
+    "(lib/controller/drift.ts), by kind; each also gets a Warning Event OwnedObjectRestored.",
+  labelNames: ["kind"] as const,
+  registers: [registry],
+});
+
 export const reconcileSeconds = new prom.Histogram({
   name: "ingress_controller_reconcile_seconds",
   help: "Time to reconcile one ingress (render, validate, publish).",

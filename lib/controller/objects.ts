@@ -39,7 +39,7 @@ import type { ControllerSettings } from "./settings.ts";
 import { type ClassParams, defaultClassParams } from "./class_params.ts";
 import { classGroup, sharedProxyName } from "./groups.ts";
 import { configObjects, configReadRules, type ProxyConfigData } from "./transport.ts";
-import { PART_SHA_ANNOTATION } from "../transport/parts.ts";
+import { CONFIG_SHA_ANNOTATION, PART_SHA_ANNOTATION } from "../transport/parts.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const managedByValue = "ingress-controller";
@@ -284,7 +284,8 @@ export function proxyObjects(
   const carriers = configObjects(name, data, previousParts, settings.configSplit);
   const out: Desired[] = [
     ...carriers.map((t) => {
-      const digest = t.annotations?.[PART_SHA_ANNOTATION];
+      // A carrier's content is named by its digest annotation: the hash need not read the data again.
+      const digest = t.annotations?.[PART_SHA_ANNOTATION] ?? t.annotations?.[CONFIG_SHA_ANNOTATION];
       return obj(t.resource, t.body, t.name, t.annotations, t.labels, undefined, digest ? { data: {} } : undefined);
     }),
     obj(resources.deployments, { spec: deploymentSpec }),

@@ -63,9 +63,17 @@ function ownedByClass(o: KubeObject, className: string, controllerId: string): b
 
 /**
  * The Event message for a same-named object that is not ours, made for `group` (an ingress key or
- * a class's shared group) by the controller `controllerId`.
+ * a class's shared group) by the controller `controllerId`. `leftOut`: the object is one the
+ * shared proxy needs in that namespace only (its Role and RoleBinding for the Secrets there), so
+ * only that namespace's ingresses are left out; otherwise the whole group waits.
  */
-export function conflictMessage(kind: string, o: KubeObject, group: string, controllerId: string): string {
+export function conflictMessage(
+  kind: string,
+  o: KubeObject,
+  group: string,
+  controllerId: string,
+  leftOut: string | null = null,
+): string {
   const where =
     `${kind} ${o.metadata.namespace}/${o.metadata.name} already exists and was not created by this controller`;
   const cls = sharedClassOf(group);
@@ -74,7 +82,10 @@ export function conflictMessage(kind: string, o: KubeObject, group: string, cont
       `to this Ingress); it is left untouched and the ingress is not served until it is removed or renamed`;
   }
   const proxy = cls === "" ? "the shared proxy of ingresses without a class" : `the shared proxy of class "${cls}"`;
+  const outcome = leftOut === null
+    ? "the ingresses of that proxy are not served"
+    : `the ingresses of namespace ${leftOut} are left out of that proxy`;
   return `${where} for ${proxy} (it lacks the ${controllerLabel}=${controllerLabelValue(controllerId)} label or the ` +
     `${classOwnerAnnotation} annotation: another controller, or another --ingress-class, made it); it is left ` +
-    `untouched and the ingresses of that proxy are not served until it is removed or renamed`;
+    `untouched and ${outcome} until it is removed or renamed`;
 }

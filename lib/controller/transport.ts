@@ -9,10 +9,13 @@
  */
 import { resources, type ResourceType } from "../cluster/resources.ts";
 import {
+  CONFIG_SHA_ANNOTATION,
+  configDigest,
   DEFAULT_LIMITS,
   type Part,
   PART_DATA_KEY,
   PART_SHA_ANNOTATION,
+  sha256Hex,
   slotOf,
   splitConfig,
   type SplitLimits,
@@ -55,7 +58,13 @@ export function configObjects(
   });
   return [
     ...parts.filter((p) => !p.carried).map(part),
-    { resource: resources.configMaps, name, body: { data: head } },
+    // The digest the proxy checks before it applies anything (docs/config-transport.md).
+    {
+      resource: resources.configMaps,
+      name,
+      body: { data: head },
+      annotations: { [CONFIG_SHA_ANNOTATION]: configDigest(head) },
+    },
     ...parts.filter((p) => p.carried).map(part),
   ];
 }
@@ -88,4 +97,35 @@ export function configReadRules(name: string, objects: readonly TransportObject[
       ? [{ apiGroups: [""], resources: ["configmaps"], resourceNames: names.slice(1), verbs: ["get"] }]
       : []),
   ];
+}
+
+/**
+ * The digests of a ConfigMap's `data` as it is in the cluster: of the whole data (a head), and of
+ * the content under `part` when that is its only key (a part). The owned ConfigMaps' cache keeps
+ * these instead of the data (lib/controller/cached_shapes.ts).
+ */
+export interface CarriedDigests {
+  config: string;
+  part: string | null;
+}
+
+export function carriedDigests(data: Readonly<Record<string, unknown>> | null | undefined): CarriedDigests {
+  const keys = Object.keys(data ?? {});
+  const part = keys.length === 1 && keys[0] === PART_DATA_KEY && typeof data![PART_DATA_KEY] === "string"
+    ? sha256Hex(data![PART_DATA_KEY] as string)
+    : null;
+  return { config: configDigest(data), part };
+}
+
+/**
+ * Whether a ConfigMap whose data has `digests` carries exactly what the desired carrier (with its
+ * digest annotation, as configObjects makes it) says: a part its content, a head its whole data.
+ */
+export function carriesDesired(
+  desiredAnnotations: Readonly<Record<string, string>> | undefined,
+  digests: CarriedDigests,
+): boolean {
+  const part = desiredAnnotations?.[PART_SHA_ANNOTATION];
+  if (part !== undefined) return digests.part === part;
+  return digests.config === desiredAnnotations?.[CONFIG_SHA_ANNOTATION];
 }

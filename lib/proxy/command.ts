@@ -3,8 +3,9 @@
  * `ingress-controller proxy`: runs in the proxy pod beside HAProxy (or, outside a cluster,
  * beside a local HAProxy on loopback). It watches its ConfigMap (`haproxy.cfg`, `crt-list`, the map files,
  * `secrets.json`, contracts.md §4) and the Secrets that lists (TLS certificates, CA bundles,
- * htpasswd files for `userlists.cfg`), and applies every change
- * through {@link Applier}: nothing, Runtime API, or a verified hitless reload. HAProxy starts
+ * htpasswd files for `userlists.cfg`), and applies every change whose ConfigMap matches the digest
+ * the controller wrote beside it (`ingress-controller.io/config-sha256`; any other content is refused
+ * and the last good configuration keeps serving) through {@link Applier}: nothing, Runtime API, or a verified hitless reload. HAProxy starts
  * with the first complete configuration (every listed Secret read) and is stopped cleanly
  * when `signal` aborts. A TLS or CA Secret that is missing, unusable, or whose file HAProxy
  * refuses (each new file is loaded on its own first: lib/proxy/file_check.ts) is left out
@@ -40,7 +41,7 @@ import { ClusterClient, isStatus } from "../cluster/client.ts";
 import { Informer } from "../cluster/informer.ts";
 import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
 import { PartCache } from "../transport/part_cache.ts";
-import { PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
+import { CONFIG_SHA_ANNOTATION, configDigest, PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
 import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
 import { type LeftOut, parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
 import { FileChecker } from "./file_check.ts";
@@ -374,11 +375,14 @@ class ProxyRuntime {
     this.#retryTimer = setTimeout(() => this.#kick(), delay);
   }
 
-  /** Logs a problem once (until another one occurs); returns null for `return this.#problem(…)`. */
-  #problem(msg: string, fields: Record<string, unknown>, input = false): null {
+  /**
+   * Logs a problem once (until another one occurs); returns null for `return this.#problem(…)`.
+   * `stage`: the failure is counted under that stage of `ingress_controller_proxy_apply_failures_total`.
+   */
+  #problem(msg: string, fields: Record<string, unknown>, stage: "input" | "digest" | null = null): null {
     const text = msg + JSON.stringify(fields);
     this.#waiting = `${msg}: ${JSON.stringify(fields)}`;
-    if (input) applyFailures.inc({ stage: "input" });
+    if (stage) applyFailures.inc({ stage });
     this.hooks.onProblem?.(this.#waiting);
     if (text === this.#lastProblem) return null;
     this.#lastProblem = text;
@@ -481,6 +485,16 @@ class ProxyRuntime {
       this.#refs = null;
       return null;
     }
+    if (!this.#written(cm)) {
+      // Not what the controller wrote (an edit by hand or by another writer): never applied, and
+      // the controller puts its own content back (docs/config-transport.md).
+      return this.#problem(
+        `proxy ConfigMap does not match its ${CONFIG_SHA_ANNOTATION} annotation (changed by someone other than ` +
+          "the controller); keeping the current configuration",
+        where,
+        "digest",
+      );
+    }
     let data: Record<string, unknown> = cm.data ?? {};
     let parts: ReadonlyMap<string, readonly ReadPart[]> | undefined;
     if (PARTS_KEY in data) {
@@ -492,7 +506,7 @@ class ProxyRuntime {
         return this.#problem("proxy ConfigMap has an invalid part list; keeping the current configuration", {
           ...where,
           error: (err as Error).message,
-        }, true);
+        }, "input");
       }
       if ("missing" in assembled) {
         // A newer write is on its way (or a part cannot be read yet): keep serving, look again.
@@ -508,13 +522,17 @@ class ProxyRuntime {
     const config = data["haproxy.cfg"];
     const crtList = data["crt-list"] ?? "";
     if (typeof config !== "string" || blank(config, parts?.get("haproxy.cfg")) || typeof crtList !== "string") {
-      return this.#problem("proxy ConfigMap has no haproxy.cfg text; keeping the current configuration", where, true);
+      return this.#problem(
+        "proxy ConfigMap has no haproxy.cfg text; keeping the current configuration",
+        where,
+        "input",
+      );
     }
     // The map files are checked line by line by the Applier (stage input); a missing one is empty.
     const maps = new Map<MapFile, string>();
     for (const file of MAP_FILES) {
       const text = data[file] ?? "";
-      if (typeof text !== "string") return this.#problem(`proxy ConfigMap key ${file} is not text`, where, true);
+      if (typeof text !== "string") return this.#problem(`proxy ConfigMap key ${file} is not text`, where, "input");
       maps.set(file, text);
     }
     let refs: SecretRef[];
@@ -529,7 +547,7 @@ class ProxyRuntime {
         return this.#problem("proxy ConfigMap is invalid; keeping the current configuration", {
           ...where,
           error: (err as Error).message,
-        }, true);
+        }, "input");
       }
       this.#syncSecretWatches(refs);
       this.#refs = { text: refsText, refs };
@@ -551,7 +569,7 @@ class ProxyRuntime {
       return this.#problem("Secret is unusable; keeping the current configuration", {
         ...where,
         error: (err as Error).message,
-      }, true);
+      }, "input");
     }
     if ("waiting" in contents) {
       const ref = contents.waiting;
@@ -564,6 +582,19 @@ class ProxyRuntime {
     const { pems, userlists, leftOut } = contents;
     return { state: { config, crtList, maps, pems, userlists, ...(parts ? { parts } : {}) }, leftOut };
   }
+
+  /**
+   * Whether the ConfigMap's data is what its digest annotation names: the digest the controller
+   * computed over everything it wrote (checked once per version of the object).
+   */
+  #written(cm: KubeObject): boolean {
+    const version = `${cm.metadata.uid}/${cm.metadata.resourceVersion}`;
+    if (this.#verified === version) return true;
+    const ok = cm.metadata.annotations?.[CONFIG_SHA_ANNOTATION] === configDigest(cm.data);
+    if (ok) this.#verified = version;
+    return ok;
+  }
+  #verified = "";
 
   /** The content of a part ConfigMap; null when it is absent or not (yet) readable. */
   async #readPart(name: string): Promise<string | null> {

@@ -17,7 +17,7 @@ export const applies = new prom.Counter({
 export const applyFailures = new prom.Counter({
   name: "ingress_controller_proxy_apply_failures_total",
   help:
-    "Failed configuration applies, by stage (input, check, write, runtime, reload, start); the last good config keeps serving.",
+    "Failed configuration applies, by stage (digest: a ConfigMap the controller did not write, input, check, write, runtime, reload, start); the last good config keeps serving.",
   labelNames: ["stage"] as const,
   registers: [registry],
 });

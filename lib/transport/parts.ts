@@ -36,6 +36,12 @@ export const PART_DATA_KEY = "part";
 /** Annotation on a part ConfigMap: the sha256 (hex) of its content. */
 export const PART_SHA_ANNOTATION = "ingress-controller.io/part-sha256";
 
+/**
+ * Annotation on the head ConfigMap: the sha256 (hex) of its whole `data` ({@link configDigest}).
+ * The proxy applies a head only when it matches; the controller compares it with what it wrote.
+ */
+export const CONFIG_SHA_ANNOTATION = "ingress-controller.io/config-sha256";
+
 export interface PartRef {
   /** Name of the part ConfigMap. */
   name: string;
@@ -58,6 +64,16 @@ export interface SplitResult {
 
 export function sha256Hex(s: string): string {
   return createHash("sha256").update(s).digest("hex");
+}
+
+/**
+ * The digest of a head's `data`: sha256 (hex) of the JSON array of its `[key, value]` pairs in key
+ * order (JSON: no two different contents give the same text). A value that is not a string counts
+ * as JSON too, so anything but the controller's own data fails to match.
+ */
+export function configDigest(data: Readonly<Record<string, unknown>> | null | undefined): string {
+  const entries = Object.keys(data ?? {}).sort().map((k) => [k, data![k]]);
+  return sha256Hex(JSON.stringify(entries));
 }
 
 /** Name of part slot `slot` of proxy `proxy` (a ConfigMap name: `proxy` is a DNS-1035 label). */

@@ -117,8 +117,8 @@ for (const spec of ANNOTATIONS.filter((a) => a.status === "served")) {
   Deno.test(`gate: ${name} (risk ${spec.risk}) works, and is turned off by annotation-risk-limit: ${spec.risk}`, () => {
     if (spec.key === "proxy") {
       const ing = { metadata: { namespace: "team", name: "app", annotations: { [name]: "dedicated" } } } as KubeObject;
-      assert.equal(groupOf(ing, null, null), "team/app");
-      assert.equal(groupOf(ing, null, spec.risk), "class:");
+      assert.equal(groupOf(ing, "", null), "team/app");
+      assert.equal(groupOf(ing, "", spec.risk), "class:");
       return;
     }
     if (spec.scope === "frontend") {

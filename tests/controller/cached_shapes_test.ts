@@ -5,7 +5,14 @@
  */
 import assert from "node:assert/strict";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
-import { cachedIngress, cachedService, cachedSlice, metadataOnly } from "../../lib/controller/cached_shapes.ts";
+import {
+  cachedIngress,
+  cachedService,
+  cachedSlice,
+  CARRIED_FIELD,
+  ownedShape,
+} from "../../lib/controller/cached_shapes.ts";
+import { configDigest, sha256Hex } from "../../lib/transport/parts.ts";
 import { loadBalancerOf } from "../../lib/controller/status.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
@@ -160,7 +167,7 @@ Deno.test("a cached Service keeps what the Ingress status is made of: the load-b
   ]);
 });
 
-Deno.test("an owned object keeps its identity, labels, owner and hash annotation, and a Deployment its availability", () => {
+Deno.test("an owned object keeps its identity, labels, owner, what the controller sets, and a Deployment its availability", () => {
   const kept = {
     name: "p",
     namespace: "ns",
@@ -170,14 +177,46 @@ Deno.test("an owned object keeps its identity, labels, owner and hash annotation
     annotations: { h: "1" },
     ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid: "ou" }],
   };
-  const d = metadataOnly({
+  const d = ownedShape({
     apiVersion: "apps/v1",
     kind: "Deployment",
     metadata: { ...kept, managedFields: [{}] } as KubeObject["metadata"],
     spec: { replicas: 2 },
     status: { availableReplicas: 1, replicas: 2 },
   });
-  assert.deepEqual(d, { apiVersion: "apps/v1", kind: "Deployment", metadata: kept, status: { availableReplicas: 1 } });
+  assert.deepEqual(d, {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: kept,
+    spec: { replicas: 2 },
+    status: { availableReplicas: 1 },
+  });
+  const role = ownedShape({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: kept, rules: [] });
+  assert.deepEqual(role.rules, []);
+});
+
+Deno.test("an owned ConfigMap keeps the digests of its data, never the data", () => {
+  const data = { "haproxy.cfg": "global\n", "crt-list": "" };
+  const cm = ownedShape({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "p", namespace: "ns" }, data });
+  assert.equal(cm.data, undefined);
+  assert.deepEqual(cm[CARRIED_FIELD], { config: configDigest(data), part: null });
+  const part = ownedShape({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "p-part-0", namespace: "ns" },
+    data: { part: "backend x\n" },
+  });
+  assert.equal(part[CARRIED_FIELD].part, sha256Hex("backend x\n"));
+});
+
+Deno.test("the controller's own Services keep their selector; a user's Service does not", () => {
+  const own = served(service("proxy", [{ port: 80 }]));
+  own.metadata!.labels = { "app.kubernetes.io/managed-by": "ingress-controller" };
+  own.spec!.selector = { app: "haproxy" };
+  assert.deepEqual(cachedService(own as KubeObject).spec.selector, { app: "haproxy" });
+  const user = served(service("web", [{ port: 80 }]));
+  user.spec!.selector = { app: "web" };
+  assert.equal(cachedService(user as KubeObject).spec.selector, undefined);
 });
 
 Deno.test("Ingresses showing the same status share one frozen status; the rest of each stays its own", () => {

@@ -23,11 +23,9 @@ const ing = (
   spec,
 });
 
-Deno.test("groups: the class's shared group by default, the default class for class-less ingresses", () => {
-  assert.equal(groupOf(ing("a", { ingressClassName: "edge" }), null), "class:edge");
-  assert.equal(groupOf(ing("b", {}, { "kubernetes.io/ingress.class": "edge" }), "web"), "class:edge");
-  assert.equal(groupOf(ing("c"), "web"), "class:web");
-  assert.equal(groupOf(ing("d"), null), "class:");
+Deno.test("groups: the shared group of the class that serves the ingress (lib/controller/class.ts)", () => {
+  assert.equal(groupOf(ing("a", { ingressClassName: "edge" }), "edge"), "class:edge");
+  assert.equal(groupOf(ing("d"), ""), "class:");
   assert.equal(sharedClassOf("class:edge"), "edge");
   assert.equal(sharedClassOf("class:"), "");
   assert.equal(sharedClassOf("shop/a"), null);
@@ -36,10 +34,10 @@ Deno.test("groups: the class's shared group by default, the default class for cl
 Deno.test("groups: `ingress-controller.io/proxy: dedicated` gives the ingress its own group (its key)", () => {
   const d = ing("api", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "dedicated" });
   assert.ok(isDedicated(d));
-  assert.equal(groupOf(d, null), "shop/api");
+  assert.equal(groupOf(d, "edge"), "shop/api");
   // Any other value is not a request for a dedicated proxy.
   assert.equal(
-    groupOf(ing("x", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "Dedicated" }), null),
+    groupOf(ing("x", { ingressClassName: "edge" }, { "ingress-controller.io/proxy": "Dedicated" }), "edge"),
     "class:edge",
   );
 });
@@ -49,14 +47,14 @@ Deno.test("groups: with dedicated proxies turned off, an ingress asking for one 
   const d = ing("api", { ingressClassName: "edge" }, ask);
   assert.equal(dedicatedRefused(d, true), false);
   assert.equal(dedicatedRefused(d, false), true);
-  assert.equal(groupOf(withoutDedicated(d), null), "class:edge");
+  assert.equal(groupOf(withoutDedicated(d), "edge"), "class:edge");
   // Its other annotations stay; the cached object is not changed.
   assert.deepEqual(withoutDedicated(d).metadata.annotations, { "ingress-controller.io/hsts": "true" });
   assert.equal(d.metadata.annotations!["ingress-controller.io/proxy"], "dedicated");
   // Class-less: the default class's group, or the class-less one.
   const bare = withoutDedicated(ing("bare", {}, ask));
   assert.equal(groupOf(bare, "web"), "class:web");
-  assert.equal(groupOf(bare, null), "class:");
+  assert.equal(groupOf(bare, ""), "class:");
   // An ingress that asks for nothing is never refused.
   assert.equal(dedicatedRefused(ing("a", { ingressClassName: "edge" }), false), false);
 });

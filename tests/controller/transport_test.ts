@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
-import { configObjects, configReadRules, existingParts, partOfLabel } from "../../lib/controller/transport.ts";
-import { PART_SHA_ANNOTATION, PARTS_KEY } from "../../lib/transport/parts.ts";
+import {
+  carriedDigests,
+  carriesDesired,
+  configObjects,
+  configReadRules,
+  existingParts,
+  partOfLabel,
+} from "../../lib/controller/transport.ts";
+import { CONFIG_SHA_ANNOTATION, configDigest, PART_SHA_ANNOTATION, PARTS_KEY } from "../../lib/transport/parts.ts";
 
 const small = { inline: 256, fileInline: 64, targetPart: 128 };
 const cfg = (n: number) => Array.from({ length: n }, (_, i) => `backend be_${i}\n    balance roundrobin\n`).join("");
@@ -9,6 +16,7 @@ Deno.test("a small configuration is one ConfigMap; a large one is its parts firs
   const one = configObjects("p", { "haproxy.cfg": "global\n" });
   assert.deepEqual(one.map((o) => o.name), ["p"]);
   assert.deepEqual(one[0].body, { data: { "haproxy.cfg": "global\n" } });
+  assert.equal(one[0].annotations?.[CONFIG_SHA_ANNOTATION], configDigest({ "haproxy.cfg": "global\n" }));
 
   const many = configObjects("p", { "haproxy.cfg": cfg(200) }, new Map(), small);
   assert.ok(many.length > 3);
@@ -43,4 +51,15 @@ Deno.test("the proxy's Role names the head and the part slots in use, rounded up
   assert.equal(names.length, Math.max(8, 2 ** Math.ceil(Math.log2(used))));
   for (const o of objects.slice(0, -1)) assert.ok(names.includes(o.name), o.name);
   assert.deepEqual(rules[1].verbs, ["get"]);
+});
+
+Deno.test("a carrier in the cluster carries what the controller wrote only with exactly its data", () => {
+  const objects = configObjects("p", { "haproxy.cfg": cfg(200), "crt-list": "" }, new Map(), small);
+  for (const o of objects) {
+    const data = o.body.data as Record<string, string>;
+    assert.ok(carriesDesired(o.annotations, carriedDigests(data)), o.name);
+    assert.ok(!carriesDesired(o.annotations, carriedDigests({ ...data, extra: "" })), `${o.name} with a key more`);
+    const [key] = Object.keys(data);
+    assert.ok(!carriesDesired(o.annotations, carriedDigests({ ...data, [key]: `${data[key]}#` })), `${o.name} edited`);
+  }
 });

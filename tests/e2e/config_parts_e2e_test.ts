@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
+import { CONTROLLER_NAME } from "../../lib/controller/class.ts";
 import { partOfLabel } from "../../lib/controller/transport.ts";
 import { PART_SHA_ANNOTATION, partRefs, PARTS_KEY } from "../../lib/transport/parts.ts";
 import {
@@ -43,7 +44,7 @@ if (!inPrivateNetwork()) {
         apiVersion: "networking.k8s.io/v1",
         kind: "IngressClass",
         metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/haproxy" },
+        spec: { controller: CONTROLLER_NAME },
       });
       for (let i = 0; i < HOSTS; i++) {
         await cluster.apply(resources.services, serviceObj(app, `svc-${i}`));

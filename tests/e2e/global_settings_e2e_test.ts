@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
+import { CONTROLLER_NAME } from "../../lib/controller/class.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
   backends,
@@ -85,7 +86,7 @@ if (!inPrivateNetwork()) {
         kind: "IngressClass",
         metadata: { name: "web" },
         spec: {
-          controller: "ingress-controller.io/haproxy",
+          controller: CONTROLLER_NAME,
           parameters: { kind: "ConfigMap", name: "web-params", namespace: ops, scope: "Namespace" },
         },
       });

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "../../lib/controller/groups.ts";
+import { CONTROLLER_NAME } from "../../lib/controller/class.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import {
   backends,
@@ -57,7 +58,7 @@ if (!inPrivateNetwork()) {
         apiVersion: "networking.k8s.io/v1",
         kind: "IngressClass",
         metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/haproxy" },
+        spec: { controller: CONTROLLER_NAME },
       });
       const web = { className: "web" };
       await cluster.apply(resources.ingresses, ingressObj(a, "one", [{ host: "one.example", service: "svc-a" }], web));

@@ -13,7 +13,7 @@ import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { freePort, freePorts } from "../../lib/localenv/ports.ts";
 import { eventually } from "../../lib/localenv/harness.ts";
-import { buildConfig, get, loopbackAddress, proxyReader } from "../proxy/fixtures.ts";
+import { buildConfig, get, loopbackAddress, proxyConfigMap, proxyReader } from "../proxy/fixtures.ts";
 
 // runc runs containers as root here (the README's commands run as root on CI).
 const ignore = Deno.uid() !== 0;
@@ -138,14 +138,14 @@ Deno.test({
     assert.ok(res.ok, `POST ${path}: ${res.status} ${text}`);
   };
   await api("/api/v1/namespaces", { metadata: { name: NS } });
-  await api(`/api/v1/namespaces/${NS}/configmaps`, {
-    metadata: { name: CM, namespace: NS },
-    data: {
+  await api(
+    `/api/v1/namespaces/${NS}/configmaps`,
+    proxyConfigMap({
       "haproxy.cfg": buildConfig({ backends: [{ name: "web", endpoints: [backend] }] }),
       "crt-list": "",
       "secrets.json": "[]",
-    },
-  });
+    }, { name: CM, namespace: NS }),
+  );
   const kubeconfig = await proxyReader(cp, NS, { configmap: CM });
   const bind = loopbackAddress();
   const [httpPort, httpsPort, statsPort] = freePorts(3, bind);

@@ -3,9 +3,10 @@
  * Secret as a user whose Role only names those two objects (resourceNames, as the controller's
  * Role does), serves through HAProxy, and follows every change: endpoints without a reload,
  * structure and certificates with a reload, an unusable Secret left out while the rest applies,
- * an invalid config refused while the old one serves, a killed HAProxy restarted with the last
- * good config; and on abort nothing is left running. One tenant's bad certificate or CA file
- * never stops the others' configuration, nor a fresh proxy's start.
+ * a ConfigMap whose data does not match the controller's digest refused, an invalid config refused
+ * while the old one serves, a killed HAProxy restarted with the last good config; and on abort
+ * nothing is left running. One tenant's bad certificate or CA file never stops the others'
+ * configuration, nor a fresh proxy's start.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -23,6 +24,7 @@ import {
   httpsGet,
   localProxySettings,
   loopbackAddress,
+  proxyConfigMap,
   proxyReader,
   testCertificate,
   workerPid,
@@ -110,10 +112,15 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       "crt-list": `${NS}_${SECRET}.pem web.test\n`,
       "secrets.json": JSON.stringify([{ file: `${NS}_${SECRET}.pem`, namespace: NS, name: SECRET }]),
     });
-    await api(cp, "POST", `/api/v1/namespaces/${NS}/configmaps`, {
-      metadata: { name: CM, namespace: NS },
-      data: cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }], tls: true })),
-    });
+    await api(
+      cp,
+      "POST",
+      `/api/v1/namespaces/${NS}/configmaps`,
+      proxyConfigMap(cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }], tls: true })), {
+        name: CM,
+        namespace: NS,
+      }),
+    );
     const kubeconfig = await proxyReader(cp, NS, { configmap: CM, secrets: [SECRET] });
 
     const bind = loopbackAddress();
@@ -121,6 +128,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     const url = `http://${bind}:${httpPort}`;
     const results: ApplyResult[] = [];
     const leftOut: string[] = [];
+    const problems: string[] = [];
     let haproxy: HAProxy | null = null;
     running = runProxy(
       proxySettings(kubeconfig, NS, haproxyBinary, workDir, bind, [httpPort, httpsPort, statsPort]),
@@ -128,6 +136,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       {
         onApply: (r) => results.push(r),
         onLeftOut: (l) => leftOut.push(...l.map((x) => `${x.ref.namespace}/${x.ref.name}: ${x.reason}`)),
+        onProblem: (m) => problems.push(m),
         onReady: (parts) => haproxy = parts.haproxy,
       },
     );
@@ -146,7 +155,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       cp,
       "PATCH",
       `/api/v1/namespaces/${NS}/configmaps/${CM}`,
-      { data: cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(two)] }], tls: true })) },
+      proxyConfigMap(cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(two)] }], tls: true }))),
       "application/merge-patch+json",
     );
     await eventually("the endpoint change", async () => (await get(url, "web.test")).name === "two" || undefined);
@@ -159,12 +168,10 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       cp,
       "PATCH",
       `/api/v1/namespaces/${NS}/configmaps/${CM}`,
-      {
-        data: cmData(buildConfig({
-          backends: [{ name: "web", endpoints: [ep(two)] }, { name: "api", endpoints: [ep(apiBackend)] }],
-          tls: true,
-        })),
-      },
+      proxyConfigMap(cmData(buildConfig({
+        backends: [{ name: "web", endpoints: [ep(two)] }, { name: "api", endpoints: [ep(apiBackend)] }],
+        tls: true,
+      }))),
       "application/merge-patch+json",
     );
     await eventually("the new route", async () => (await get(url, "api.test")).name === "api" || undefined);
@@ -204,13 +211,28 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
       async () => /"name":"two"/.test(await httpsGet(bind, httpsPort, "web.test", cert2.caPem)) || undefined,
     );
 
-    // 6. An invalid configuration is refused; the last good one keeps serving.
+    // 6. A configuration the controller did not write (its data no longer matches the digest
+    //    annotation) is refused before anything is applied; the last good one keeps serving.
+    const beforeEdit = results.length;
+    const edited = cmData(buildConfig({ backends: [{ name: "web", endpoints: [ep(one)] }], tls: true }));
+    await api(
+      cp,
+      "PATCH",
+      `/api/v1/namespaces/${NS}/configmaps/${CM}`,
+      { data: edited },
+      "application/merge-patch+json",
+    );
+    await eventually("the digest refusal", () => Promise.resolve(problems.find((m) => /does not match its/.test(m))));
+    assert.equal(results.length, beforeEdit, "nothing applied from an edited ConfigMap");
+    assert.equal((await get(url, "web.test")).name, "two", "the last good configuration serves");
+
+    // 7. An invalid configuration is refused; the last good one keeps serving.
     const applied = results.length;
     await api(
       cp,
       "PATCH",
       `/api/v1/namespaces/${NS}/configmaps/${CM}`,
-      { data: { "haproxy.cfg": "global\n    no-such-directive\n" } },
+      proxyConfigMap({ ...edited, "haproxy.cfg": "global\n    no-such-directive\n" }),
       "application/merge-patch+json",
     );
     const refused = await eventually("the refusal", () => Promise.resolve(results.slice(applied).find((r) => !r.ok)));
@@ -219,7 +241,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     assert.equal((await get(url, "web.test")).name, "two");
     assert.match(await Deno.readTextFile(join(workDir, "haproxy.cfg")), /backend api/);
 
-    // 7. HAProxy dies (SIGKILL of the master) while the ConfigMap holds the refused config:
+    // 8. HAProxy dies (SIGKILL of the master) while the ConfigMap holds the refused config:
     //    the proxy restarts it with the last good configuration.
     const oldMaster = haproxy!.pid!;
     Deno.kill(oldMaster, "SIGKILL");
@@ -232,7 +254,7 @@ Deno.test("runProxy watches a real ConfigMap and TLS Secret and serves every cha
     await eventually("traffic after the restart", async () => (await get(url, "api.test")).name === "api" || undefined);
     assert.equal((await get(url, "web.test")).name, "two");
 
-    // 8. Stop: runProxy returns and no haproxy process is left.
+    // 9. Stop: runProxy returns and no haproxy process is left.
     stop.abort();
     await running;
     running = null;
@@ -272,13 +294,15 @@ Deno.test("runProxy turns an htpasswd Secret into a userlist: missing denies eve
         "backend web\n",
         "backend web\n    http-request auth realm 'Staff' unless { http_auth(ul_proxy-auth_users) }\n",
       );
-    await api(cp, "POST", `/api/v1/namespaces/${ns}/configmaps`, {
-      metadata: { name: CM, namespace: ns },
-      data: {
+    await api(
+      cp,
+      "POST",
+      `/api/v1/namespaces/${ns}/configmaps`,
+      proxyConfigMap({
         "haproxy.cfg": config,
         "secrets.json": JSON.stringify([{ kind: "htpasswd", namespace: ns, name: "users" }]),
-      },
-    });
+      }, { name: CM, namespace: ns }),
+    );
     const kubeconfig = await proxyReader(cp, ns, { configmap: CM, secrets: ["users"] });
     const bind = loopbackAddress();
     const [httpPort, httpsPort, statsPort] = freePorts(3, bind);

@@ -14,6 +14,7 @@ import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
 import type { ControlPlane } from "../../lib/localenv/control_plane.ts";
 import type { ProxySettings } from "../../lib/proxy/command.ts";
+import { CONFIG_SHA_ANNOTATION, configDigest } from "../../lib/transport/parts.ts";
 
 export interface Endpoint {
   address: string;
@@ -107,6 +108,17 @@ export function buildConfig(spec: ConfigSpec): string {
     "",
   );
   return out.join("\n");
+}
+
+/**
+ * A proxy ConfigMap body (for POST, PUT or a merge patch) as the controller writes it: `data` and
+ * the digest of it the proxy checks (docs/config-transport.md).
+ */
+export function proxyConfigMap(
+  data: Readonly<Record<string, string>>,
+  meta: { name?: string; namespace?: string } = {},
+): { metadata: Record<string, unknown>; data: Record<string, string> } {
+  return { metadata: { ...meta, annotations: { [CONFIG_SHA_ANNOTATION]: configDigest(data) } }, data: { ...data } };
 }
 
 /** A desired state without TLS. */

@@ -10,7 +10,7 @@ import { runProxy } from "../../lib/proxy/command.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { buildConfig, get, localProxySettings, loopbackAddress } from "./fixtures.ts";
+import { buildConfig, get, localProxySettings, loopbackAddress, proxyConfigMap } from "./fixtures.ts";
 
 const NS = "proxy-live";
 const CM = "live-proxy";
@@ -39,16 +39,16 @@ Deno.test("proxy liveness: fails while the HAProxy master hangs, never because t
     for (
       const [path, body] of [
         ["/api/v1/namespaces", { metadata: { name: NS } }],
-        [`/api/v1/namespaces/${NS}/configmaps`, {
-          metadata: { name: CM, namespace: NS },
-          data: {
+        [
+          `/api/v1/namespaces/${NS}/configmaps`,
+          proxyConfigMap({
             "haproxy.cfg": buildConfig({
               backends: [{ name: "web", endpoints: [{ address: backend.address, port: backend.port }] }],
             }),
             "crt-list": "",
             "secrets.json": "[]",
-          },
-        }],
+          }, { name: CM, namespace: NS }),
+        ],
       ] as const
     ) {
       const res = await cp.adminFetch(path, {

@@ -14,7 +14,7 @@ import { startBackend } from "../../lib/localenv/backend.ts";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
-import { buildConfig, get, loopbackAddress } from "./fixtures.ts";
+import { buildConfig, get, loopbackAddress, proxyConfigMap } from "./fixtures.ts";
 
 const NS = "proxy-ready";
 const CM = "ready-proxy";
@@ -87,14 +87,15 @@ Deno.test("proxy readiness: /readyz passes only while haproxy runs the configura
   };
   const setConfig = (config: string, method = "PATCH") =>
     method === "POST"
-      ? admin("POST", `/api/v1/namespaces/${NS}/configmaps`, {
-        metadata: { name: CM, namespace: NS },
-        data: { "haproxy.cfg": config, "crt-list": "", "secrets.json": "[]" },
-      })
+      ? admin(
+        "POST",
+        `/api/v1/namespaces/${NS}/configmaps`,
+        proxyConfigMap({ "haproxy.cfg": config, "crt-list": "", "secrets.json": "[]" }, { name: CM, namespace: NS }),
+      )
       : admin(
         "PATCH",
         `/api/v1/namespaces/${NS}/configmaps/${CM}`,
-        { data: { "haproxy.cfg": config } },
+        proxyConfigMap({ "haproxy.cfg": config, "crt-list": "", "secrets.json": "[]" }),
         "application/merge-patch+json",
       );
   const web = { name: "web", endpoints: [{ address: backend.address, port: backend.port }] };

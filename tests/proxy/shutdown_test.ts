@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { startControlPlane } from "../../lib/localenv/control_plane.ts";
 import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
 import { freePorts } from "../../lib/localenv/ports.ts";
-import { buildConfig, get, haproxyProcessesFor, loopbackAddress } from "./fixtures.ts";
+import { buildConfig, get, haproxyProcessesFor, loopbackAddress, proxyConfigMap } from "./fixtures.ts";
 
 const NS = "proxy-shutdown";
 const CM = "shutdown-proxy";
@@ -99,16 +99,16 @@ Deno.test("proxy command: SIGTERM drains (not ready, still serving), then soft-s
     assert.ok(res.ok, `POST ${path}: ${res.status} ${await res.text()}`);
   };
   await admin("/api/v1/namespaces", { metadata: { name: NS } });
-  await admin(`/api/v1/namespaces/${NS}/configmaps`, {
-    metadata: { name: CM, namespace: NS },
-    data: {
+  await admin(
+    `/api/v1/namespaces/${NS}/configmaps`,
+    proxyConfigMap({
       "haproxy.cfg": buildConfig({
         backends: [{ name: "web", endpoints: [{ address: bind, port: backend.addr.port }] }],
       }),
       "crt-list": "",
       "secrets.json": "[]",
-    },
-  });
+    }, { name: CM, namespace: NS }),
+  );
 
   const child = new Deno.Command(Deno.execPath(), {
     args: [

@@ -3,6 +3,7 @@ import {
   assembleConfig,
   CARRIED_PREFIX,
   chunks,
+  configDigest,
   INLINE_LIMIT,
   MAX_PART_BYTES,
   partRefs,
@@ -219,4 +220,15 @@ Deno.test("a change's few new parts ride in the head: written after it, never re
   for (const p of carried) assert.ok(objects.findIndex((o) => o.name === p.name) > head, p.name);
   const third = splitConfig("p", data, previousOf(second));
   assert.ok(third.parts.every((p) => !p.carried), "stored parts are not carried again");
+});
+
+Deno.test("a head's digest covers every key and value, and nothing else gives it", () => {
+  const data = { "haproxy.cfg": "global\n", "crt-list": "", "parts.json": "{}" };
+  const d = configDigest(data);
+  assert.match(d, /^[0-9a-f]{64}$/);
+  assert.equal(configDigest({ "parts.json": "{}", "crt-list": "", "haproxy.cfg": "global\n" }), d, "key order");
+  assert.notEqual(configDigest({ ...data, "crt-list": "x" }), d);
+  assert.notEqual(configDigest({ ...data, extra: "" }), d);
+  assert.notEqual(configDigest({ "haproxy.cfg": "global\n" }), configDigest({ "haproxy.cf": "gglobal\n" }));
+  assert.equal(configDigest(undefined), configDigest({}));
 });
