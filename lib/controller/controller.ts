@@ -714,7 +714,8 @@ class Controller {
       return;
     }
     const signature = `${ing.metadata.uid}|${choice.unserved}|${choice.shared}`;
-    if (this.#classReported.get(key) === signature || !this.leadership.leading) return;
+    // Before the IngressClasses are listed every class looks missing: the sync files every ingress again.
+    if (this.#classReported.get(key) === signature || !this.leadership.leading || !this.#classes?.hasSynced) return;
     this.#classReported.set(key, signature);
     const ic = this.#classes?.store.get(choice.unserved);
     const message = unservedClassMessage(choice.unserved, ic, choice.shared, sharedProxyName(choice.shared));
@@ -760,6 +761,8 @@ class Controller {
     for (const i of this.#informers) i.start();
     this.synced.then(() => {
       if (this.#stopped) return;
+      // Filed while the IngressClasses may not have been listed: again, now that they are (no API call).
+      for (const key of this.#ingresses.store.keys()) this.#ingressChanged(key, true);
       log.info("controller caches synced", {
         ingresses: this.#ingresses.store.size,
         services: this.#services.store.size,

@@ -414,10 +414,12 @@ Deno.test("runProxy leaves out what one Secret cannot give or HAProxy refuses; t
         { kind: "tls", file: `${ns}_b-tls.pem`, namespace: ns, name: "b-tls" },
       ]),
     });
-    await api(cp, "POST", `/api/v1/namespaces/${ns}/configmaps`, {
-      metadata: { name: CM, namespace: ns },
-      data: cmData(one),
-    });
+    await api(
+      cp,
+      "POST",
+      `/api/v1/namespaces/${ns}/configmaps`,
+      proxyConfigMap(cmData(one), { name: CM, namespace: ns }),
+    );
     const kubeconfig = await proxyReader(cp, ns, { configmap: CM, secrets: ["a-tls", "b-tls", "b-ca"] });
 
     /** A proxy on its own address and ports, with probes; what it applied and left out. */
@@ -480,7 +482,7 @@ Deno.test("runProxy leaves out what one Secret cannot give or HAProxy refuses; t
       cp,
       "PATCH",
       `/api/v1/namespaces/${ns}/configmaps/${CM}`,
-      { data: cmData(two) },
+      proxyConfigMap(cmData(two)),
       "application/merge-patch+json",
     );
     await eventually("a.test moved", async () => (await get(first.url, "a.test")).name === "two" || undefined);

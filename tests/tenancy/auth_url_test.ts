@@ -78,7 +78,7 @@ if (!inPrivateNetwork()) {
         kind: "IngressClass",
         metadata: { name: "web" },
         spec: {
-          controller: "ingress-controller.io/haproxy",
+          controller: "ingress-controller.io/ingress-controller",
           parameters: { kind: "ConfigMap", name: "web-params", namespace: ops, scope: "Namespace" },
         },
       });

@@ -53,7 +53,7 @@ if (!inPrivateNetwork()) {
         apiVersion: "networking.k8s.io/v1",
         kind: "IngressClass",
         metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/haproxy" },
+        spec: { controller: "ingress-controller.io/ingress-controller" },
       });
       const aCert = await goodPair("a.example");
       await cluster.apply(resources.secrets, tlsSecretOf(a, "a-tls", aCert) as KubeObject);

@@ -68,7 +68,7 @@ if (!inPrivateNetwork()) {
         apiVersion: "networking.k8s.io/v1",
         kind: "IngressClass",
         metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/haproxy" },
+        spec: { controller: "ingress-controller.io/ingress-controller" },
       });
       await cluster.apply(resources.secrets, {
         apiVersion: "v1",

@@ -64,7 +64,7 @@ if (!inPrivateNetwork()) {
         apiVersion: "networking.k8s.io/v1",
         kind: "IngressClass",
         metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/haproxy" },
+        spec: { controller: "ingress-controller.io/ingress-controller" },
       });
       const web = { className: "web" };
       await cluster.apply(resources.ingresses, ingressObj(a, "shop", [{ host: "shop.example", service: "shop" }], web));
