@@ -117,8 +117,12 @@ export class KeptMerge {
   readonly troubled: IngressKey[] = [];
   /** Whether the arrays above are the last model's (not to be changed in place). */
   #shared = true;
-  /** Strict policy: claim → namespace → how many kept Ingresses of that namespace make the claim. */
-  readonly #claims = new Map<string, Map<string, number>>();
+  /**
+   * Strict policy: claim → how many kept Ingresses of its owner's namespace make it, and how many of
+   * other namespaces (refused). Two flat counts, not one per namespace: 10,000 hosts stay 10,000 entries.
+   */
+  readonly #ownClaims = new Map<string, number>();
+  readonly #otherClaims = new Map<string, number>();
   /** The model's stops (copied before a change). */
   #stops: { host: string; stop: Stop }[];
   /**
@@ -248,25 +252,24 @@ export class KeptMerge {
     for (const k of removed) this.#remove(k);
     for (const a of added) this.#add(a.fragment, a.key, epoch);
     if (this.owners) {
+      // Counted against the owners before the change (removed) and after it (added).
       for (const k of removed) this.#count(k.fragment, -1);
-      for (const a of added) this.#count(a.fragment, 1);
       this.#ownHosts(ownership);
+      for (const a of added) this.#count(a.fragment, 1);
     }
     if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
     remember();
     return this.#result(true);
   }
 
-  /** Adds `by` to the counts of `f`'s claims. */
+  /** Adds `by` to the counts of `f`'s claims, each as its owner's or another namespace's as the owners are now. */
   #count(f: IngressFragment, by: number): void {
     if (!f.accepted) return;
     for (const c of f.claims) {
-      let per = this.#claims.get(c);
-      if (!per) this.#claims.set(c, per = new Map());
-      const n = (per.get(f.ns) ?? 0) + by;
-      if (n > 0) per.set(f.ns, n);
-      else per.delete(f.ns);
-      if (per.size === 0) this.#claims.delete(c);
+      const counts = this.owners!.ownerOf(c) === f.ns ? this.#ownClaims : this.#otherClaims;
+      const n = (counts.get(c) ?? 0) + by;
+      if (n > 0) counts.set(c, n);
+      else counts.delete(c);
     }
   }
 
@@ -279,6 +282,7 @@ export class KeptMerge {
     added: readonly { fragment: IngressFragment }[],
   ): { claim: string; ns: string | null }[] | null {
     const owners = this.owners!;
+    /** Claim → namespace → the change of its count. */
     const change = new Map<string, Map<string, number>>();
     const note = (f: IngressFragment, by: number) => {
       if (!f.accepted) return;
@@ -292,28 +296,33 @@ export class KeptMerge {
     for (const a of added) note(a.fragment, 1);
     const out: { claim: string; ns: string | null }[] = [];
     for (const [claim, per] of change) {
+      const wide = claim === CATCH_ALL || claim.startsWith("*.");
       const owner = owners.ownerOf(claim);
-      const decided = owners.owners.get(claim);
-      const now = this.#claims.get(claim);
-      const after = (ns: string) => (now?.get(ns) ?? 0) + (per.get(ns) ?? 0);
+      if (owner === null) {
+        // No one claims it now: one namespace may take a new exact host (its stop is its own).
+        const adding = [...per].filter(([, by]) => by > 0);
+        if (adding.length === 0) continue;
+        if (adding.length > 1 || wide) return null;
+        out.push({ claim, ns: adding[0][0] });
+        continue;
+      }
+      let others = this.#otherClaims.get(claim) ?? 0;
       for (const [ns, by] of per) {
-        if (by > 0 && owner !== ns) {
-          // A claim another namespace owns is refused (the full build reports it); a new wildcard or catch-all changes the stops of other hosts.
-          if (owner !== null || claim === CATCH_ALL || claim.startsWith("*.") || out.some((o) => o.claim === claim)) {
-            return null;
-          }
-          out.push({ claim, ns });
-        } else if (by > 0 && decided === undefined && owners.pinned(claim) === null) {
-          // Owned through its wildcard: decided now, as the full build does; the Warnings of other
-          // namespaces' claims on it would then read otherwise.
-          if ([...(now?.keys() ?? [])].some((o) => o !== ns)) return null;
-          out.push({ claim, ns });
-        } else if (decided === ns && after(ns) <= 0) {
-          const others = new Set([...(now?.keys() ?? []), ...per.keys()]);
-          others.delete(ns);
-          if ([...others].some((o) => after(o) > 0) || claim === CATCH_ALL || claim.startsWith("*.")) return null;
-          out.push({ claim, ns: null });
-        }
+        // A claim another namespace owns is refused: the full build reports it.
+        if (ns !== owner && by > 0) return null;
+        if (ns !== owner) others += by;
+      }
+      const own = (this.#ownClaims.get(claim) ?? 0) + (per.get(owner) ?? 0);
+      const decided = owners.owners.get(claim);
+      if ((per.get(owner) ?? 0) > 0 && decided === undefined && owners.pinned(claim) === null) {
+        // Owned through its wildcard: decided now, as the full build does; the Warnings of other
+        // namespaces' claims on it would then read otherwise.
+        if (others > 0) return null;
+        out.push({ claim, ns: owner });
+      } else if (decided === owner && own <= 0) {
+        // The owner's last claim goes: it moves to another namespace (a full build), or no one has it.
+        if (others > 0 || wide) return null;
+        out.push({ claim, ns: null });
       }
     }
     return out;
