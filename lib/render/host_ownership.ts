@@ -104,6 +104,7 @@ export class HostOwners {
 
   /** The pin deciding `claim`, or null. A domain pin covers its wildcard and every host below it. */
   pinned(claim: string): string | null {
+    if (this.policy.pins.length === 0) return null;
     if (claim === CATCH_ALL) return this.#catchAllPin;
     const exact = this.#exactPins.get(claim);
     if (exact !== undefined) return exact;
@@ -141,19 +142,36 @@ export class HostOwners {
    * still makes (sticky), then the oldest claimant. An exact host under a wildcard another
    * namespace already owns is that namespace's, not the younger claimant's.
    */
-  decide(claimants: readonly Claimant[], previous: ReadonlyMap<string, string> | null): void {
-    const claimedBy = new Map<string, Set<string>>();
-    for (const { ns, claims } of claimants) {
-      for (const c of claims) {
-        let s = claimedBy.get(c);
-        if (!s) claimedBy.set(c, s = new Set());
-        s.add(ns);
+  decide<T>(
+    list: readonly T[],
+    claimantOf: (t: T) => Claimant | null,
+    previous: ReadonlyMap<string, string> | null,
+  ): void {
+    if (previous !== null && previous.size > 0) {
+      // Claim → its claimants' namespaces: one string while there is one (most hosts), a Set beyond.
+      const claimedBy = new Map<string, string | Set<string>>();
+      for (const t of list) {
+        const claimant = claimantOf(t);
+        if (claimant === null) continue;
+        const { ns, claims } = claimant;
+        for (const c of claims) {
+          const s = claimedBy.get(c);
+          if (s === undefined) claimedBy.set(c, ns);
+          else if (typeof s === "string") {
+            if (s !== ns) claimedBy.set(c, new Set([s, ns]));
+          } else s.add(ns);
+        }
+      }
+      for (const [c, ns] of previous) {
+        const by = claimedBy.get(c);
+        const still = by === ns || (typeof by === "object" && by.has(ns));
+        if (still && this.pinned(c) === null) this.owners.set(c, ns);
       }
     }
-    for (const [c, ns] of previous ?? []) {
-      if (claimedBy.get(c)?.has(ns) && this.pinned(c) === null) this.owners.set(c, ns);
-    }
-    for (const { ns, claims } of claimants) {
+    for (const t of list) {
+      const claimant = claimantOf(t);
+      if (claimant === null) continue;
+      const { ns, claims } = claimant;
       for (const c of claims) {
         if (this.owners.has(c) || this.pinned(c) !== null) continue;
         const w = wildcardOf(c);
@@ -188,6 +206,13 @@ export class HostOwners {
 
   /** The stops of every owned host, sorted by host. */
   stops(): [string, Stop][] {
+    // Without a wildcard or a catch-all with an owner, nothing of another namespace is in any host's way.
+    let wide = this.#catchAllPin !== null || this.#domainPins.size > 0;
+    for (const h of this.owners.keys()) {
+      if (wide) break;
+      wide = h === CATCH_ALL || h.startsWith("*.");
+    }
+    if (!wide) return [];
     const out: [string, Stop][] = [];
     for (const h of this.ownedHosts()) {
       const s = this.stopOf(h);

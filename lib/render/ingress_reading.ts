@@ -317,15 +317,12 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
   // as ingress-nginx: HTTPS is terminated in front of the proxy, so the hosts need no TLS of their own
   const forceRedirect = !canary && settings.forceRedirect;
 
-  const claims = new Set<string>();
-  const ruleHosts: string[] = [];
-  for (const rule of ing.spec?.rules ?? []) {
-    const host = rule.host ?? "";
-    if (host === "") {
-      if ((rule.http?.paths ?? []).length > 0) claims.add(CATCH_ALL);
-    } else if (isHost(host) && !ruleHosts.includes(host)) ruleHosts.push(host);
-  }
-  for (const [t, tls] of (ing.spec?.tls ?? []).entries()) {
+  // An array, not a Set: an Ingress names a few hosts, and 10,000 Sets a build were garbage.
+  const claims: string[] = [];
+  const tlsEntries = ing.spec?.tls ?? [];
+  // The rule hosts a TLS entry without hosts stands for (read before the rules, which come after TLS).
+  const ruleHosts = tlsEntries.some((t) => (t.hosts ?? []).length === 0) ? validRuleHosts(ing) : NONE;
+  for (const [t, tls] of tlsEntries.entries()) {
     const hosts: string[] = [];
     for (const h of tls.hosts ?? []) {
       if (isHost(h)) hosts.push(h);
@@ -342,10 +339,9 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
         `spec.tls[${t}]: no hosts, and the Ingress has no rule with a host; Secret ${ns}/${tls.secretName} is not served`,
       );
     } else if (cert) steps.push({ step: "tls", t, hosts, cert });
-    for (const h of hosts) claims.add(h);
+    for (const h of hosts) if (!claims.includes(h)) claims.push(h);
   }
-  for (const h of ruleHosts) claims.add(h);
-  if (ing.spec?.defaultBackend) claims.add(CATCH_ALL);
+  if (ing.spec?.defaultBackend && !claims.includes(CATCH_ALL)) claims.push(CATCH_ALL);
   if (clientCert) steps.push({ step: "clientCertWithoutTls" });
 
   if (ing.spec?.defaultBackend) {
@@ -361,6 +357,8 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
       problem("InvalidHost", `spec.rules[${r}].host: ${show(host)} is not a valid host; rule ignored`);
       continue;
     }
+    const claim = host === "" ? (rule.http?.paths ?? []).length > 0 ? CATCH_ALL : null : host;
+    if (claim !== null && !claims.includes(claim)) claims.push(claim);
     if (www && !canary && host !== "" && !host.startsWith("*.")) steps.push({ step: "www", host });
     if (passthrough && !canary && host !== "") steps.push({ step: "passthrough", host });
     if (forceRedirect && host !== "") steps.push({ step: "forceRedirect", host });
@@ -398,7 +396,7 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
     }
   }
   fragment.secrets = secrets.size > 0 ? [...secrets] : NONE;
-  if (!canary && claims.size > 0) fragment.claims = [...claims];
+  if (!canary && claims.length > 0) fragment.claims = claims;
   // Copied for the same reason as the reads: the fragment lives as long as its Ingress.
   fragment.steps = steps.slice();
   return fragment;
@@ -462,4 +460,14 @@ function tlsCert(
     return null;
   }
   return { file: `${ns}_${secretName}.pem`, namespace: ns, name: secretName };
+}
+
+/** The valid hosts of an Ingress's rules, once each, in order. */
+function validRuleHosts(ing: V1Ingress): string[] {
+  const hosts: string[] = [];
+  for (const rule of ing.spec?.rules ?? []) {
+    const host = rule.host ?? "";
+    if (host !== "" && isHost(host) && !hosts.includes(host)) hosts.push(host);
+  }
+  return hosts;
 }

@@ -20,7 +20,7 @@ function decided(
   previous: Map<string, string> | null = null,
 ): HostOwners {
   const o = new HostOwners(policy);
-  o.decide(claimants, previous);
+  o.decide(claimants, (c) => c, previous);
   return o;
 }
 
