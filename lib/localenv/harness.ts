@@ -13,6 +13,7 @@ import { collectionPath, type KubeObject, objectPath, resources, type ResourceTy
 import { type ControllerDeps, type ControllerHandle, startController } from "../controller/controller.ts";
 import type { ControllerSettings } from "../controller/settings.ts";
 import { dedicatedValue, proxyModeAnnotation } from "../controller/groups.ts";
+import { CONTROLLER_NAME } from "../controller/class.ts";
 import { privateAddress } from "./netns.ts";
 import { createCA, issueCertificate } from "../pki/certs.ts";
 
@@ -178,6 +179,22 @@ export function ingressObj(
       })),
     },
   };
+}
+
+/** An IngressClass whose controller is ours (`CONTROLLER_NAME`), or `controller`'s. */
+export function ingressClassObj(name: string, controller = CONTROLLER_NAME): KubeObject {
+  return { apiVersion: "networking.k8s.io/v1", kind: "IngressClass", metadata: { name }, spec: { controller } };
+}
+
+/** For each `[namespace, service, backends]`: the Service and an EndpointSlice of those backends' addresses. */
+export async function serveBackends(
+  cluster: Cluster,
+  list: readonly (readonly [string, string, Backend | readonly Backend[]])[],
+): Promise<void> {
+  for (const [ns, svc, be] of list) {
+    await cluster.apply(resources.services, serviceObj(ns, svc));
+    await cluster.apply(resources.endpointSlices, sliceObj(ns, svc, Array.isArray(be) ? be : [be as Backend]));
+  }
 }
 
 /** `ingressObj` with `ingress-controller.io/proxy: dedicated`: the ingress gets a proxy of its own. */

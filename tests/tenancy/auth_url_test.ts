@@ -21,8 +21,7 @@ import {
   eventually,
   ingressObj,
   resources,
-  serviceObj,
-  sliceObj,
+  serveBackends,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
 import { curl } from "../render/live.ts";
@@ -63,10 +62,7 @@ if (!inPrivateNetwork()) {
         "oauth2-proxy.auth.svc.cluster.local": [privateAddress(60)],
         [`svc-b.${b}.svc.cluster.local`]: [beta.address],
       });
-      for (const [ns, svc, be] of [[a, "svc-a", alpha], [b, "svc-b", beta]] as const) {
-        await cluster.apply(resources.services, serviceObj(ns, svc));
-        await cluster.apply(resources.endpointSlices, sliceObj(ns, svc, [be]));
-      }
+      await serveBackends(cluster, [[a, "svc-a", alpha], [b, "svc-b", beta]]);
       await cluster.apply(resources.configMaps, {
         apiVersion: "v1",
         kind: "ConfigMap",

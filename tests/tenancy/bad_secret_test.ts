@@ -19,9 +19,10 @@ import {
   eventually,
   httpGet,
   httpsGet,
+  ingressClassObj,
   ingressObj,
   resources,
-  serviceObj,
+  serveBackends,
   sliceObj,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
@@ -45,16 +46,8 @@ if (!inPrivateNetwork()) {
       const ops = await cluster.namespace("ops");
       const a = await cluster.namespace("tenant-a");
       const b = await cluster.namespace("tenant-b");
-      for (const [ns, svc, be] of [[a, "web", alpha], [a, "api", delta], [b, "shop", gamma]] as const) {
-        await cluster.apply(resources.services, serviceObj(ns, svc));
-        await cluster.apply(resources.endpointSlices, sliceObj(ns, svc, [be]));
-      }
-      await cluster.apply(resources.ingressClasses, {
-        apiVersion: "networking.k8s.io/v1",
-        kind: "IngressClass",
-        metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/ingress-controller" },
-      });
+      await serveBackends(cluster, [[a, "web", alpha], [a, "api", delta], [b, "shop", gamma]]);
+      await cluster.apply(resources.ingressClasses, ingressClassObj("web"));
       const aCert = await goodPair("a.example");
       await cluster.apply(resources.secrets, tlsSecretOf(a, "a-tls", aCert) as KubeObject);
       const aIngress = (paths: { path: string; service: string }[]) =>

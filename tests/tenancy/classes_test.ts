@@ -22,11 +22,11 @@ import {
   controller,
   eventually,
   httpGet,
+  ingressClassObj,
   ingressObj,
   resources,
-  serviceObj,
+  serveBackends,
   setDeploymentAvailable,
-  sliceObj,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
 
@@ -52,10 +52,7 @@ if (!inPrivateNetwork()) {
     try {
       const ops = await cluster.namespace("ops");
       const [a, b] = [await cluster.namespace("tenant-a"), await cluster.namespace("tenant-b")];
-      for (const [ns, svc, be] of [[a, "svc-a", alpha], [b, "svc-b", beta], [b, "svc-c", gamma]] as const) {
-        await cluster.apply(resources.services, serviceObj(ns, svc));
-        await cluster.apply(resources.endpointSlices, sliceObj(ns, svc, [be]));
-      }
+      await serveBackends(cluster, [[a, "svc-a", alpha], [b, "svc-b", beta], [b, "svc-c", gamma]]);
       for (const [name, controllerName] of [["web", CONTROLLER_NAME], ["other", "example.com/other-controller"]]) {
         await cluster.apply(resources.ingressClasses, {
           apiVersion: "networking.k8s.io/v1",
@@ -154,12 +151,7 @@ if (!inPrivateNetwork()) {
       await t.step(
         "an IngressClass of ours made later for that name gives that Ingress a proxy of its own",
         async () => {
-          await cluster.apply(resources.ingressClasses, {
-            apiVersion: "networking.k8s.io/v1",
-            kind: "IngressClass",
-            metadata: { name: "another-one" },
-            spec: { controller: CONTROLLER_NAME },
-          });
+          await cluster.apply(resources.ingressClasses, ingressClassObj("another-one"));
           await eventually(
             "its class's proxy",
             async () => (await config("haproxy-class-another-one")).includes("c.example"),

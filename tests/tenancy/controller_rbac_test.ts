@@ -38,9 +38,9 @@ import {
   httpsGet,
   ingressObj,
   resources,
+  serveBackends,
   serviceObj,
   setDeploymentAvailable,
-  sliceObj,
   tlsSecretObj,
 } from "../../lib/localenv/harness.ts";
 import { startProxy } from "../../lib/localenv/proxy_run.ts";
@@ -185,10 +185,7 @@ if (!inPrivateNetwork()) {
       });
 
       // The tenants: A serves HTTPS with a Secret of its own; B asks for a proxy of its own.
-      for (const [ns, svc, be] of [[a, "shop", alpha], [b, "blog", beta]] as const) {
-        await cluster.apply(resources.services, serviceObj(ns, svc));
-        await cluster.apply(resources.endpointSlices, sliceObj(ns, svc, [be]));
-      }
+      await serveBackends(cluster, [[a, "shop", alpha], [b, "blog", beta]]);
       await cluster.apply(resources.secrets, await tlsSecretObj(a, "shop-tls", "shop.example"));
       const cls = { className: CLASS };
       await cluster.apply(

@@ -19,10 +19,10 @@ import {
   eventually,
   httpGet,
   httpsGet,
+  ingressClassObj,
   ingressObj,
   resources,
-  serviceObj,
-  sliceObj,
+  serveBackends,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
@@ -45,10 +45,7 @@ if (!inPrivateNetwork()) {
       const ops = await cluster.namespace("ops");
       const bank = await cluster.namespace("bank");
       const evil = await cluster.namespace("evil");
-      for (const [ns, be] of [[bank, servers[0]], [evil, servers[1]]] as const) {
-        await cluster.apply(resources.services, serviceObj(ns, "web"));
-        await cluster.apply(resources.endpointSlices, sliceObj(ns, "web", [be]));
-      }
+      await serveBackends(cluster, [[bank, "web", servers[0]], [evil, "web", servers[1]]]);
       const ca = await createCA({ commonName: "tenancy CA" });
       const secret = async (ns: string, name: string, commonName: string, dnsNames: string[]) => {
         const leaf = await issueCertificate(ca, { commonName, dnsNames, usages: ["serverAuth"] });
@@ -63,12 +60,7 @@ if (!inPrivateNetwork()) {
       await secret(bank, "login-tls", "login.bank.test", ["login.bank.test"]);
       // A certificate evil may hold (any CA will issue one for a host it controls), naming bank's hosts too.
       await secret(evil, "grab-tls", "evil.test", ["evil.test", "*.bank.test", "login.bank.test", "plain.bank.test"]);
-      await cluster.apply(resources.ingressClasses, {
-        apiVersion: "networking.k8s.io/v1",
-        kind: "IngressClass",
-        metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/ingress-controller" },
-      });
+      await cluster.apply(resources.ingressClasses, ingressClassObj("web"));
       const web = { className: "web" };
       // bank's Ingresses come first: they are the older ones.
       await cluster.apply(

@@ -18,10 +18,10 @@ import {
   controller,
   eventually,
   httpGet,
+  ingressClassObj,
   ingressObj,
   resources,
-  serviceObj,
-  sliceObj,
+  serveBackends,
 } from "../../lib/localenv/harness.ts";
 import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
 import { CRYPT_HASHES } from "../render/fixtures.ts";
@@ -60,16 +60,8 @@ if (!inPrivateNetwork()) {
       const ops = await cluster.namespace("ops");
       const a = await cluster.namespace("tenant-a");
       const b = await cluster.namespace("tenant-b");
-      for (const [ns, be] of [[a, servers[0]], [b, servers[1]]] as const) {
-        await cluster.apply(resources.services, serviceObj(ns, "web"));
-        await cluster.apply(resources.endpointSlices, sliceObj(ns, "web", [be]));
-      }
-      await cluster.apply(resources.ingressClasses, {
-        apiVersion: "networking.k8s.io/v1",
-        kind: "IngressClass",
-        metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/ingress-controller" },
-      });
+      await serveBackends(cluster, [[a, "web", servers[0]], [b, "web", servers[1]]]);
+      await cluster.apply(resources.ingressClasses, ingressClassObj("web"));
       await cluster.apply(resources.secrets, {
         apiVersion: "v1",
         kind: "Secret",

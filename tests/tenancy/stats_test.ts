@@ -24,10 +24,10 @@ import {
   controller,
   eventually,
   httpGet,
+  ingressClassObj,
   ingressObj,
   resources,
-  serviceObj,
-  sliceObj,
+  serveBackends,
 } from "../../lib/localenv/harness.ts";
 import { startProxy } from "../../lib/localenv/proxy_run.ts";
 import { readExposition } from "../exporter/helpers.ts";
@@ -56,16 +56,8 @@ if (!inPrivateNetwork()) {
       const ops = await cluster.namespace("ops");
       const a = await cluster.namespace("tenant-a");
       const b = await cluster.namespace("tenant-b");
-      for (const [ns, svc, be] of [[a, "shop", alpha], [b, "blog", beta]] as const) {
-        await cluster.apply(resources.services, serviceObj(ns, svc));
-        await cluster.apply(resources.endpointSlices, sliceObj(ns, svc, [be]));
-      }
-      await cluster.apply(resources.ingressClasses, {
-        apiVersion: "networking.k8s.io/v1",
-        kind: "IngressClass",
-        metadata: { name: "web" },
-        spec: { controller: "ingress-controller.io/ingress-controller" },
-      });
+      await serveBackends(cluster, [[a, "shop", alpha], [b, "blog", beta]]);
+      await cluster.apply(resources.ingressClasses, ingressClassObj("web"));
       const web = { className: "web" };
       await cluster.apply(resources.ingresses, ingressObj(a, "shop", [{ host: "shop.example", service: "shop" }], web));
       await cluster.apply(resources.ingresses, ingressObj(b, "blog", [{ host: "blog.example", service: "blog" }], web));
