@@ -240,36 +240,50 @@ if (!inPrivateNetwork()) {
           assert.deepEqual([r.status, r.backend], [200, "bank"]);
         });
 
-        await t.step("annotation-risk-limit reaches proxy: dedicated; the Ingress joins the shared proxy", async () => {
-          await cluster.apply(resources.configMaps, {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name: "ingress-controller", namespace: ops },
-            data: { "nginx-compat": "true", "annotation-risk-limit": "medium" },
-          });
-          await apply(
-            ingressObj(evil, "own", [{ host: "own.evil.test", path: "/", service: "web" }], {
-              ...web,
-              annotations: { [`${A}proxy`]: "dedicated" },
-            }),
-          );
-          await eventually(
-            "own.evil.test on the shared proxy",
-            async () => (await httpGet(proxy!.httpPort, "own.evil.test", "/")).backend === "evil",
-          );
-          await eventually(
-            "no dedicated proxy in evil's namespace",
-            async () => (await cluster.get(resources.deployments, evil, proxyName("own"))) === null,
-          );
-          const ev = await eventually(
-            "the proxy annotation reported disabled",
-            async () =>
-              (await cluster.events(evil, "own")).find((e) =>
-                /ingress-controller\.io\/proxy is disabled/.test(e.message)
-              ),
-          );
-          assert.equal(ev.type, "Warning");
-        });
+        await t.step(
+          "annotation-risk-limit reaches the keys read outside backends: proxy: dedicated and redirects, ours and nginx's",
+          async () => {
+            await cluster.apply(resources.configMaps, {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { name: "ingress-controller", namespace: ops },
+              data: { "nginx-compat": "true", "annotation-risk-limit": "medium" },
+            });
+            await apply(
+              ingressObj(evil, "own", [{ host: "own.evil.test", path: "/", service: "web" }], {
+                ...web,
+                annotations: { [`${A}proxy`]: "dedicated", [`${A}force-ssl-redirect`]: "true" },
+              }),
+            );
+            // The nginx forms of medium-risk keys are off as well: no redirect, no canary by header.
+            await apply(
+              ingressObj(evil, "nginx-own", [{ host: "nginx.evil.test", path: "/", service: "web" }], {
+                ...web,
+                annotations: { [`${N}force-ssl-redirect`]: "true" },
+              }),
+            );
+            for (const host of ["own.evil.test", "nginx.evil.test"]) {
+              const r = await httpGet(proxy!.httpPort, host, "/");
+              assert.deepEqual([r.status, r.backend], [200, "evil"], `${host}: redirected past the risk limit`);
+            }
+            await eventually(
+              "own.evil.test on the shared proxy",
+              async () => (await httpGet(proxy!.httpPort, "own.evil.test", "/")).backend === "evil",
+            );
+            await eventually(
+              "no dedicated proxy in evil's namespace",
+              async () => (await cluster.get(resources.deployments, evil, proxyName("own"))) === null,
+            );
+            const ev = await eventually(
+              "the proxy annotation reported disabled",
+              async () =>
+                (await cluster.events(evil, "own")).find((e) =>
+                  /ingress-controller\.io\/proxy is disabled/.test(e.message)
+                ),
+            );
+            assert.equal(ev.type, "Warning");
+          },
+        );
 
         await t.step("bank's own Ingresses still merge paths on its host", async () => {
           await apply(ingressObj(bank, "api", [{ host: "login.bank.test", path: "/api", service: "web" }], web));
