@@ -7,7 +7,8 @@
  * the whole path; this one is the part that grows with the class, without the noise of sharing
  * two cores with them, and with the V8 flags the chart runs the controller with (its small young
  * generation makes the garbage of a change cost more than V8's defaults do). Figures:
- * `model_change.model_ms` and `model_change.render_ms`, p50 and p90 of 200 changes.
+ * `model_change.model_ms` and `model_change.render_ms`, p50 and p90 of 200 changes; and
+ * `model_change.full_build_ms`, p50 of 20 changes a delta cannot take (a default backend).
  */
 import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
 import { buildModel, type ClusterLookup, lookupFromLists } from "../lib/render/model.ts";
@@ -33,6 +34,7 @@ if (Deno.env.get("IC_MODEL_CHANGE_BENCH") !== "child") {
 
 const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);
 const CHANGES = 200;
+const FULL_BUILDS = 20;
 
 const ingresses: V1Ingress[] = [];
 const services: V1Service[] = [];
@@ -95,10 +97,27 @@ for (let c = 0; c < CHANGES; c++) {
   renderMs.push(performance.now() - t1);
 }
 if (memo.deltas < CHANGES) throw new Error(`only ${memo.deltas} of ${CHANGES} changes were deltas`);
+// A change a delta cannot take (a default backend added, then removed): the full build over the
+// kept fragments, with the rules between Ingresses (conflicts, host owners) decided again.
+const fullMs: number[] = [];
+const deltasBefore = memo.deltas;
+for (let c = 0; c < FULL_BUILDS; c++) {
+  const i = (c * 104_729) % INGRESSES;
+  const old = ingresses[i];
+  const backend = old.spec!.rules![0].http!.paths[0].backend;
+  ingresses[i] = { ...old, metadata: { ...old.metadata }, spec: { ...old.spec, defaultBackend: backend } };
+  const t0 = performance.now();
+  buildModel({ ingresses, lookup, memo });
+  fullMs.push(performance.now() - t0);
+  ingresses[i] = old;
+  buildModel({ ingresses, lookup, memo });
+}
+if (memo.deltas !== deltasBefore) throw new Error("a default backend change was a delta");
 const { figures, fig } = figureList();
 fig("model_change.ingresses", "ingresses", INGRESSES);
 fig("model_change.model_ms", "ms", percentile(modelMs, 50));
 fig("model_change.model_ms_p90", "ms", percentile(modelMs, 90));
 fig("model_change.render_ms", "ms", percentile(renderMs, 50));
 fig("model_change.render_ms_p90", "ms", percentile(renderMs, 90));
+fig("model_change.full_build_ms", "ms", percentile(fullMs, 50));
 console.log(JSON.stringify(figures));

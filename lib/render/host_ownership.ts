@@ -48,6 +48,16 @@ export type Stop =
   /** Skip the wildcard rules (another namespace's), go on to the host-less rules and default backend (the owner's). */
   | "catch-all";
 
+/**
+ * A host's key in `owned-hosts.map` (lib/render/maps.ts's host part): the host, `.suffix` for
+ * `*.suffix`. The stops are kept in this order, which is also the order of the map's sorted lines
+ * (a key's space sorts before any character a longer key goes on with), so the map is written
+ * without sorting it again.
+ */
+export function stopKey(host: string): string {
+  return host.startsWith("*.") ? host.slice(1) : host;
+}
+
 /** `*.b.c` for `a.b.c`; null for a name of one label or a wildcard. */
 export function wildcardOf(host: string): string | null {
   if (host.startsWith("*.")) return null;
@@ -93,6 +103,8 @@ export class HostOwners {
   /** `.domain` → namespace, from `*.domain` pins. */
   readonly #domainPins = new Map<string, string>();
   #catchAllPin: string | null = null;
+  /** Some claim is a wildcard or the catch-all, or a pin is (`decide`; a delta never adds one). */
+  #wide = false;
 
   constructor(readonly policy: OwnershipPolicy) {
     for (const p of policy.pins) {
@@ -147,34 +159,26 @@ export class HostOwners {
     claimantOf: (t: T) => Claimant | null,
     previous: ReadonlyMap<string, string> | null,
   ): void {
-    if (previous !== null && previous.size > 0) {
-      // Claim → its claimants' namespaces: one string while there is one (most hosts), a Set beyond.
-      const claimedBy = new Map<string, string | Set<string>>();
-      for (const t of list) {
-        const claimant = claimantOf(t);
-        if (claimant === null) continue;
-        const { ns, claims } = claimant;
-        for (const c of claims) {
-          const s = claimedBy.get(c);
-          if (s === undefined) claimedBy.set(c, ns);
-          else if (typeof s === "string") {
-            if (s !== ns) claimedBy.set(c, new Set([s, ns]));
-          } else s.add(ns);
-        }
-      }
-      for (const [c, ns] of previous) {
-        const by = claimedBy.get(c);
-        const still = by === ns || (typeof by === "object" && by.has(ns));
-        if (still && this.pinned(c) === null) this.owners.set(c, ns);
+    // Sticky: a claim whose previous owner still makes it stays with it. And whether any claim is a
+    // wildcard or the catch-all: without one, no host is covered by another's and nothing stops.
+    let wide = this.#catchAllPin !== null || this.#domainPins.size > 0;
+    for (const t of list) {
+      const claimant = claimantOf(t);
+      if (claimant === null) continue;
+      const { ns, claims } = claimant;
+      for (const c of claims) {
+        if (!wide && (c === CATCH_ALL || c.startsWith("*."))) wide = true;
+        if (previous !== null && previous.get(c) === ns && this.pinned(c) === null) this.owners.set(c, ns);
       }
     }
+    this.#wide = wide;
     for (const t of list) {
       const claimant = claimantOf(t);
       if (claimant === null) continue;
       const { ns, claims } = claimant;
       for (const c of claims) {
         if (this.owners.has(c) || this.pinned(c) !== null) continue;
-        const w = wildcardOf(c);
+        const w = wide ? wildcardOf(c) : null;
         const cover = w === null ? null : this.ownerOf(w);
         if (cover !== null && cover !== ns) continue;
         this.owners.set(c, ns);
@@ -184,18 +188,21 @@ export class HostOwners {
 
   /** Every exact and wildcard host with an owner (decided or pinned), sorted. */
   ownedHosts(): string[] {
+    return [...this.#owned()].sort(cmp);
+  }
+
+  #owned(): Set<string> {
     const hosts = new Set<string>();
     for (const h of this.owners.keys()) if (h !== CATCH_ALL) hosts.add(h);
     for (const h of this.#exactPins.keys()) hosts.add(h);
     for (const d of this.#domainPins.keys()) hosts.add(`*${d}`);
-    return [...hosts].sort(cmp);
+    return hosts;
   }
 
   /** The stop of one owned host (exact or wildcard), or null: falling through reaches only its owner's rules. */
-  stopOf(host: string): Stop | null {
+  stopOf(host: string, catchAll = this.ownerOf(CATCH_ALL)): Stop | null {
     const owner = this.ownerOf(host);
     if (owner === null) return null;
-    const catchAll = this.ownerOf(CATCH_ALL);
     const w = wildcardOf(host);
     const wildOwner = w === null ? null : this.ownerOf(w);
     if (wildOwner !== null && wildOwner !== owner) return catchAll === owner ? "catch-all" : "404";
@@ -204,20 +211,16 @@ export class HostOwners {
     return null;
   }
 
-  /** The stops of every owned host, sorted by host. */
+  /** The stops of every owned host, in the order of their map keys (`stopKey`). */
   stops(): [string, Stop][] {
     // Without a wildcard or a catch-all with an owner, nothing of another namespace is in any host's way.
-    let wide = this.#catchAllPin !== null || this.#domainPins.size > 0;
-    for (const h of this.owners.keys()) {
-      if (wide) break;
-      wide = h === CATCH_ALL || h.startsWith("*.");
-    }
-    if (!wide) return [];
+    if (!this.#wide) return [];
     const out: [string, Stop][] = [];
-    for (const h of this.ownedHosts()) {
-      const s = this.stopOf(h);
+    const catchAll = this.ownerOf(CATCH_ALL);
+    for (const h of this.#owned()) {
+      const s = this.stopOf(h, catchAll);
       if (s !== null) out.push([h, s]);
     }
-    return out;
+    return out.sort(([a], [b]) => cmp(stopKey(a), stopKey(b)));
   }
 }

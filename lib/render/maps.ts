@@ -247,9 +247,30 @@ function smallMaps(
   const texts = {
     redirect: mapText(redirect),
     passthrough: mapText(new Map(passthrough.map((p) => [hostKey(p.host), p.backend]))),
-    stops: mapText(new Map(stops.map((s) => [hostKey(s.host), s.stop]))),
+    stops: stopsText(stops),
   };
   return { redirectHosts, redirectCodes, passthrough, stops, texts };
+}
+
+/** The lines of each stop (the model keeps its stop objects from one change to the next). */
+const stopLines = new WeakMap<object, string>();
+
+/**
+ * `owned-hosts.map` of stops in key order (the model's order): their lines joined, not sorted
+ * again. With a catch-all of one namespace every other namespace's host has a stop, so a host
+ * added at 10,000 must not sort 10,000 lines.
+ */
+function stopsText(stops: readonly { host: string; stop: string }[]): string {
+  let text = "";
+  let last = "";
+  for (const s of stops) {
+    let line = stopLines.get(s);
+    if (line === undefined) stopLines.set(s, line = checkedLine(hostKey(s.host), s.stop));
+    if (line <= last) throw new Error(`bug: owned-hosts.map lines out of order at ${JSON.stringify(line)}`);
+    last = line;
+    text += line;
+  }
+  return text;
 }
 
 function entryOf(r: MapRoute): MapEntry {

@@ -161,7 +161,8 @@ export interface Model {
   passthrough?: { host: string; backend: string }[];
   /**
    * Owned hosts whose unmatched requests must not fall through to another namespace's wildcard or
-   * host-less rules, sorted by host (render/host_ownership.ts, `owned-hosts.map`).
+   * host-less rules, in the order of their map keys (render/host_ownership.ts `stopKey`,
+   * `owned-hosts.map`).
    */
   stops?: { host: string; stop: Stop }[];
   /** Objects the model depends on (`namespace/name`), sorted: re-render when one of them changes. */

@@ -17,7 +17,7 @@
  * tests/render/model_delta_test.ts compares both ways through random changes.
  */
 import type { Backend, BuildResult, Model, Problem, Route } from "./model.ts";
-import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, wildcardOf } from "./host_ownership.ts";
+import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, stopKey, wildcardOf } from "./host_ownership.ts";
 import type { IngressFragment, Resolved } from "./ingress_reading.ts";
 import { compareRoutes } from "./route_order.ts";
 import { insertSorted, lowerBound, removeSorted } from "./sorted.ts";
@@ -336,7 +336,8 @@ export class KeptMerge {
       if (ns === null) owners.owners.delete(claim);
       else owners.owners.set(claim, ns);
       const stop = ns === null ? null : owners.stopOf(claim);
-      const i = lowerBound(this.#stops, { host: claim } as { host: string; stop: Stop }, (a, b) => cmp(a.host, b.host));
+      const byKey = (a: { host: string }, b: { host: string }) => cmp(stopKey(a.host), stopKey(b.host));
+      const i = lowerBound(this.#stops, { host: claim } as { host: string; stop: Stop }, byKey);
       const present = i < this.#stops.length && this.#stops[i].host === claim;
       if (!present && stop === null) continue;
       stops ??= this.#stops.slice();
