@@ -5,9 +5,9 @@
  * `secrets.json`, contracts.md §4) and the Secrets that lists (TLS certificates, CA bundles,
  * htpasswd files for `userlists.cfg`), and applies every change whose ConfigMap matches the digest
  * the controller wrote beside it (`ingress-controller.io/config-sha256`; any other content is refused
- * and the last good configuration keeps serving) through {@link Applier}: nothing, Runtime API, or a verified hitless reload. HAProxy starts
- * with the first complete configuration (every listed Secret read) and is stopped cleanly
- * when `signal` aborts. A TLS or CA Secret that is missing, unusable, or whose file HAProxy
+ * and the last good configuration keeps serving) through {@link Applier}: nothing, Runtime API, or a
+ * verified hitless reload, as lib/proxy/plan.ts decides. HAProxy starts with the first complete
+ * configuration (every listed Secret read) and is stopped cleanly when `signal` aborts. A TLS or CA Secret that is missing, unusable, or whose file HAProxy
  * refuses (each new file is loaded on its own first: lib/proxy/file_check.ts) is left out
  * (lib/proxy/left_out.ts), logged once and counted in `ingress_controller_proxy_secret_left_out`:
  * it never stops the configuration of the others.
@@ -42,7 +42,8 @@ import { Informer } from "../cluster/informer.ts";
 import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
 import { PartCache } from "../transport/part_cache.ts";
 import { CONFIG_SHA_ANNOTATION, configDigest, PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
-import { Applier, type ApplyResult, type DesiredState, sameState } from "./apply.ts";
+import { Applier, type ApplyResult } from "./apply.ts";
+import { type DesiredState, sameState } from "./plan.ts";
 import { type LeftOut, parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
 import { FileChecker } from "./file_check.ts";
 import { leaveOut, makeStandIns, type StandIns } from "./left_out.ts";

@@ -14,7 +14,7 @@
  *   handshake, and a backend verified against it is never reached (503).
  */
 import { createCA, issueCertificate } from "../pki/certs.ts";
-import type { DesiredState } from "./apply.ts";
+import type { DesiredState } from "./plan.ts";
 import { CA_FILE, STAND_IN_FILE } from "./files.ts";
 
 /** The stand-ins of this proxy process, made once when first needed. */

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
-import type { DesiredState } from "../../lib/proxy/apply.ts";
+import type { DesiredState } from "../../lib/proxy/plan.ts";
 import { startBackend } from "../../lib/localenv/backend.ts";
 import { EXT_AUTH_LUA, luaSources } from "../../lib/render/lua.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { leaveOut, makeStandIns } from "../../lib/proxy/left_out.ts";
 import { STAND_IN_FILE } from "../../lib/proxy/files.ts";
-import type { DesiredState } from "../../lib/proxy/apply.ts";
+import type { DesiredState } from "../../lib/proxy/plan.ts";
 import { caBundleProblem, tlsPairProblem } from "../../lib/pki/secret_checks.ts";
 
 const standIns = { certificate: "STAND-IN CERT\n", ca: "STAND-IN CA\n" };

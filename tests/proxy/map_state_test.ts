@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CheckedMap } from "../../lib/proxy/map_state.ts";
-import type { DesiredState } from "../../lib/proxy/apply.ts";
+import type { DesiredState } from "../../lib/proxy/plan.ts";
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
 import { assembleConfig, readPart, splitConfig } from "../../lib/transport/parts.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
-import type { DesiredState } from "../../lib/proxy/apply.ts";
+import type { DesiredState } from "../../lib/proxy/plan.ts";
 import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
 import { freePort } from "../../lib/localenv/ports.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";

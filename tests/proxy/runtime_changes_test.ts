@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { V1Ingress } from "@kubernetes/client-node";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
-import type { DesiredState } from "../../lib/proxy/apply.ts";
+import { type DesiredState, mapEdits } from "../../lib/proxy/plan.ts";
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
-import { chunkLines, mapEdits } from "../../lib/proxy/runtime_changes.ts";
+import { chunkLines, mapEditCommands } from "../../lib/proxy/runtime_changes.ts";
 import { registry } from "../../lib/metrics.ts";
 import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
@@ -339,10 +339,10 @@ Deno.test("a new TLS host and its certificate are added and removed through the 
   }
 });
 
-Deno.test("mapEdits: adds and value changes before removals, nothing for unchanged entries", () => {
+Deno.test("mapEditCommands: adds and value changes before removals, nothing for unchanged entries", () => {
   assert.deepEqual(
-    mapEdits("/m", { removed: ["a/ x", "b/ y"], added: ["b/ y2", "d/ w"] }),
+    mapEditCommands("/m", mapEdits({ removed: ["a/ x", "b/ y"], added: ["b/ y2", "d/ w"] })),
     ["set map /m b/ y2", "add map /m d/ w", "del map /m a/"],
   );
-  assert.deepEqual(mapEdits("/m", { removed: [], added: [] }), []);
+  assert.deepEqual(mapEditCommands("/m", mapEdits({ removed: [], added: [] })), []);
 });

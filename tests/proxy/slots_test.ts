@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { parseSlots, parseTarget, skeleton, slotCommands } from "../../lib/proxy/slots.ts";
-import { endpointOnly, runtimePlan } from "../../lib/proxy/apply.ts";
-import { buildConfig, plain } from "./fixtures.ts";
+import { buildConfig } from "./fixtures.ts";
 
 const one = [{ address: "10.0.0.1", port: 8080 }];
 const two = [{ address: "10.0.0.2", port: 8080 }, { address: "10.0.0.1", port: 8080 }];
@@ -125,37 +124,4 @@ Deno.test("slotCommands: a live slot moves through maint; a lone one is bridged 
       assert.ok(ready.size > 0, `no ready server after ${c.command}`);
     }
   }
-});
-
-Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certificates are equal", () => {
-  const a = plain(buildConfig({ backends: [{ name: "web", endpoints: one }] }));
-  const b = plain(buildConfig({ backends: [{ name: "web", endpoints: two }] }));
-  assert.equal(endpointOnly(a, b)?.commands.length, 2);
-  assert.equal(endpointOnly(a, b)?.changed, 1);
-  assert.equal(endpointOnly(a, { ...b, crtList: "ns_a.pem a.test\n" }), null);
-  assert.equal(endpointOnly(a, { ...b, pems: new Map([["ns_a.pem", "x"]]) }), null);
-  assert.equal(endpointOnly(a, plain(b.config.replace("balance roundrobin", "balance leastconn"))), null);
-});
-
-Deno.test("runtimePlan: userlists, CA files and crt-list options are read with the configuration, so they reload", () => {
-  const base = plain(buildConfig({ backends: [{ name: "web", endpoints: one }] }));
-  const a = {
-    ...base,
-    crtList: "ns_a.pem a.test\n",
-    pems: new Map([["ns_a.pem", "cert"], ["ns_ca_ca.pem", "ca1"]]),
-    userlists: "userlist ul_ns_u\n",
-  };
-  // a certificate alone changes through the Runtime API, the CA file beside it untouched
-  assert.deepEqual(runtimePlan(a, { ...a, pems: new Map([["ns_a.pem", "cert2"], ["ns_ca_ca.pem", "ca1"]]) })?.certs, {
-    changed: ["ns_a.pem"],
-    added: [],
-    removed: [],
-    resni: [],
-  });
-  assert.equal(runtimePlan(a, { ...a, userlists: "userlist ul_ns_u\n    user x password '$1$a$b'\n" }), null);
-  assert.equal(runtimePlan(a, { ...a, pems: new Map([["ns_a.pem", "cert"], ["ns_ca_ca.pem", "ca2"]]) }), null);
-  assert.equal(runtimePlan(a, { ...a, pems: new Map([["ns_a.pem", "cert"]]) }), null);
-  const options = { ...a, crtList: "ns_a.pem [ca-file ns_ca_ca.pem verify required] a.test\n" };
-  assert.equal(runtimePlan(a, options), null);
-  assert.equal(runtimePlan(options, a), null);
 });

@@ -1,0 +1,276 @@
+/**
+ * The proxy's reload decision (lib/proxy/plan.ts) on plain states, every branch: refused input,
+ * nothing runs, identical states, endpoint-only, map-only (edited in place or replaced: many
+ * entries, a `;`, the ordered regex map), certificates replaced, added, removed and their SNI
+ * changed, and what needs a reload (structure, the first and the last certificate, userlists, CA
+ * files, crt-list options, servers the Runtime API cannot change).
+ */
+import assert from "node:assert/strict";
+import {
+  type DesiredState,
+  MAP_EDIT_LIMIT,
+  mapEdits,
+  type Plan,
+  planApply,
+  type Running,
+  type RuntimeChanges,
+} from "../../lib/proxy/plan.ts";
+import type { MapFile } from "../../lib/render/maps.ts";
+import { readPart } from "../../lib/transport/parts.ts";
+import { buildConfig, plain } from "./fixtures.ts";
+
+const one = [{ address: "10.0.0.1", port: 8080 }];
+const two = [{ address: "10.0.0.2", port: 8080 }, { address: "10.0.0.1", port: 8080 }];
+const web = (endpoints = one, tls = false) => buildConfig({ backends: [{ name: "web", endpoints }], tls });
+
+/** `s` as HAProxy runs it once applied: with the checked lines of its map files. */
+function running(s: DesiredState): Running {
+  const p = planApply(null, s);
+  assert.equal(p.kind, "reload", JSON.stringify(p));
+  return { state: s, lines: (p as Extract<Plan, { kind: "reload" }>).lines };
+}
+
+/** The plan from `last` (running) to `next`. */
+const plan = (last: DesiredState, next: DesiredState) => planApply(running(last), next);
+
+/** The Runtime API changes from `last` to `next` (fails when the plan is something else). */
+function changes(last: DesiredState, next: DesiredState): RuntimeChanges {
+  const p = plan(last, next);
+  assert.equal(p.kind, "runtime", JSON.stringify(p));
+  return (p as Extract<Plan, { kind: "runtime" }>).changes;
+}
+
+/** Why `next` needs a reload after `last`, or the plan's kind when it does not. */
+function reloadReason(last: DesiredState, next: DesiredState): string {
+  const p = plan(last, next);
+  return p.kind === "reload" ? p.reason : `no reload: ${p.kind}`;
+}
+
+const NO_CERTS = { changed: [], added: [], removed: [], resni: [] };
+
+/** The slot commands when `next` differs from `last` in endpoints only, else null. */
+function endpointOnly(last: DesiredState, next: DesiredState) {
+  const p = plan(last, next);
+  if (p.kind !== "runtime") return null;
+  const { maps, certs, crtListChanged, servers } = p.changes;
+  const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
+  return maps.length === 0 && certCount === 0 && !crtListChanged ? servers : null;
+}
+
+const withMaps = (s: DesiredState, maps: Partial<Record<MapFile, string>>): DesiredState => ({
+  ...s,
+  maps: new Map([...(s.maps ?? []), ...Object.entries(maps)]) as Map<MapFile, string>,
+});
+const lines = (n: number, backend = "be_web") =>
+  Array.from({ length: n }, (_, i) => `h${i}.example/ ${backend}\n`).join("");
+
+Deno.test("planApply: input that cannot be used is refused before anything else is planned", () => {
+  const a = plain(web());
+  assert.deepEqual(planApply(null, { ...a, pems: new Map([["../x.pem", "x"]]) }), {
+    kind: "refused",
+    error: "bad PEM file name ../x.pem",
+  });
+  const unknown = { ...a, maps: new Map([["other.map", "a/ b\n"]]) } as unknown as DesiredState;
+  assert.deepEqual(planApply(running(a), unknown), { kind: "refused", error: "unknown map other.map" });
+  const bad = planApply(running(a), withMaps(a, { "routes-prefix.map": "a.example/ be x\n" }));
+  assert.equal(bad.kind, "refused");
+  assert.match((bad as { error: string }).error, /routes-prefix\.map: line 1 is not/);
+});
+
+Deno.test("planApply: with nothing running, the whole state is started (reason: not running)", () => {
+  const a = withMaps(plain(web()), { "routes-prefix.map": lines(2) });
+  const p = planApply(null, a);
+  assert.equal(p.kind, "reload");
+  if (p.kind !== "reload") return;
+  assert.equal(p.reason, "not running");
+  assert.deepEqual(p.lines.get("routes-prefix.map")!.lines(), ["h0.example/ be_web", "h1.example/ be_web"]);
+  assert.deepEqual(p.lines.get("routes-exact.map")!.lines(), []);
+});
+
+Deno.test("planApply: identical states plan nothing; files that came in parts are compared by their parts", () => {
+  const a = withMaps(plain(web()), { "routes-prefix.map": lines(3) });
+  assert.deepEqual(plan(a, { ...a, maps: new Map(a.maps), pems: new Map() }), { kind: "none" });
+  // the same parts (by digest) are the same file: the joined texts are not compared again
+  const inParts = { ...a, parts: new Map([["haproxy.cfg", [readPart(a.config)]]]) };
+  assert.deepEqual(plan(inParts, { ...inParts, config: "(not read)" }), { kind: "none" });
+  const moved = { ...inParts, config: web(two), parts: new Map([["haproxy.cfg", [readPart(web(two))]]]) };
+  assert.equal(changes(inParts, moved).servers.changed, 1);
+});
+
+Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certificates are equal", () => {
+  const a = plain(web());
+  const b = plain(web(two));
+  assert.equal(endpointOnly(a, b)?.commands.length, 2);
+  assert.equal(endpointOnly(a, b)?.changed, 1);
+  assert.equal(endpointOnly(a, { ...b, crtList: "ns_a.pem a.test\n" }), null);
+  assert.equal(endpointOnly(a, { ...b, pems: new Map([["ns_a.pem", "x"]]) }), null);
+  assert.equal(endpointOnly(a, plain(b.config.replace("balance roundrobin", "balance leastconn"))), null);
+  // the plan's parts: servers only, and haproxy.cfg is written afterwards
+  assert.deepEqual(changes(a, b), {
+    servers: {
+      changed: 1,
+      commands: [
+        { slot: "web/s2", kind: "addr", command: "set server web/s2 addr 10.0.0.2 port 8080" },
+        { slot: "web/s2", kind: "state", command: "set server web/s2 state ready" },
+      ],
+    },
+    maps: [],
+    certs: NO_CERTS,
+    configChanged: true,
+    crtListChanged: false,
+  });
+});
+
+Deno.test("planApply: a few changed map entries are edited in place, adds and sets before deletes", () => {
+  const a = withMaps(plain(web()), { "routes-prefix.map": "a.example/ be_a\nb.example/ be_b\n" });
+  const b = withMaps(a, { "routes-prefix.map": "b.example/ be_c\nd.example/ be_a\n" });
+  const c = changes(a, b);
+  assert.deepEqual([c.servers, c.certs, c.configChanged, c.crtListChanged], [
+    { commands: [], changed: 0 },
+    NO_CERTS,
+    false,
+    false,
+  ]);
+  assert.equal(c.maps.length, 1);
+  const [m] = c.maps;
+  assert.equal(m.file, "routes-prefix.map");
+  assert.equal(m.how, "edit");
+  if (m.how !== "edit") return;
+  assert.deepEqual(m.edits, [
+    { op: "set", key: "b.example/", value: "be_c" },
+    { op: "add", key: "d.example/", value: "be_a" },
+    { op: "del", key: "a.example/" },
+  ]);
+  assert.deepEqual(m.to.lines(), ["b.example/ be_c", "d.example/ be_a"]);
+  assert.deepEqual([m.diff.added, m.diff.removed], [
+    ["b.example/ be_c", "d.example/ be_a"],
+    ["a.example/ be_a", "b.example/ be_b"],
+  ]);
+  // an unchanged map is not part of the plan
+  const redirect = changes(a, withMaps(a, { "redirect-hosts.map": "a.example 1\n" }));
+  assert.deepEqual(redirect.maps.map((x) => [x.file, x.how]), [["redirect-hosts.map", "edit"]]);
+});
+
+Deno.test("planApply: beyond MAP_EDIT_LIMIT changed entries, or a `;` in an entry, the map is replaced", () => {
+  const a = withMaps(plain(web()), { "routes-prefix.map": lines(10) });
+  const at = changes(a, withMaps(a, { "routes-prefix.map": lines(10 + MAP_EDIT_LIMIT - 1, "be_web") + "z/ be_z\n" }));
+  assert.equal(at.maps[0].how, "edit", "exactly the limit: in place");
+  if (at.maps[0].how === "edit") assert.equal(at.maps[0].edits.length, MAP_EDIT_LIMIT);
+  const over = changes(a, withMaps(a, { "routes-prefix.map": lines(10 + MAP_EDIT_LIMIT + 1) }));
+  assert.deepEqual([over.maps[0].file, over.maps[0].how], ["routes-prefix.map", "replace"]);
+  assert.equal(over.maps[0].to.lines().length, 10 + MAP_EDIT_LIMIT + 1);
+  // every entry of the map changes value: one `set` each
+  assert.equal(changes(a, withMaps(a, { "routes-prefix.map": lines(10, "be_other") })).maps[0].how, "edit");
+  // a `;` would split the command line: only a payload carries it
+  const semi = changes(a, withMaps(a, { "routes-exact.map": "a.example/x;y be_web\n" }));
+  assert.deepEqual(semi.maps.map((m) => [m.file, m.how]), [["routes-exact.map", "replace"]]);
+});
+
+Deno.test("planApply: the regex map is always replaced as a new version, in its order", () => {
+  const a = withMaps(plain(web()), { "routes-regex.map": "^a[.]example(?=/)(?i:/v[0-9]+/.*) be_web\n" });
+  const b = withMaps(a, {
+    "routes-regex.map": "^a[.]example(?=/)(?i:/v\\d+/items/.*) be_api\n^a[.]example(?=/)(?i:/v[0-9]+/.*) be_web\n",
+  });
+  const c = changes(a, b);
+  assert.deepEqual(c.maps.map((m) => [m.file, m.how]), [["routes-regex.map", "replace"]]);
+  assert.deepEqual(c.maps[0].to.lines(), [
+    "^a[.]example(?=/)(?i:/v\\d+/items/.*) be_api",
+    "^a[.]example(?=/)(?i:/v[0-9]+/.*) be_web",
+  ]);
+  assert.deepEqual(c.maps[0].diff.added, ["^a[.]example(?=/)(?i:/v\\d+/items/.*) be_api"]);
+});
+
+Deno.test("planApply: certificates are replaced, added, removed and re-listed through the Runtime API", () => {
+  const tls = (crtList: string, pems: [string, string][]): DesiredState => ({
+    config: web(one, true),
+    crtList,
+    pems: new Map(pems),
+  });
+  const a = tls("ns_a.pem a.test\n", [["ns_a.pem", "cert-a"]]);
+  // a PEM replaced: same file, same crt-list line
+  const replaced = changes(a, tls("ns_a.pem a.test\n", [["ns_a.pem", "cert-a2"]]));
+  assert.deepEqual([replaced.certs, replaced.crtListChanged, replaced.configChanged], [
+    { ...NO_CERTS, changed: ["ns_a.pem"] },
+    false,
+    false,
+  ]);
+  // a new file and its line (the PEM of the one before changed too)
+  const both = tls("ns_a.pem a.test\nns_b.pem b.test *.b.test\n", [["ns_a.pem", "cert-a2"], ["ns_b.pem", "cert-b"]]);
+  const added = changes(a, both);
+  assert.deepEqual([added.certs, added.crtListChanged], [
+    { ...NO_CERTS, changed: ["ns_a.pem"], added: [{ file: "ns_b.pem", sni: ["b.test", "*.b.test"] }] },
+    true,
+  ]);
+  // a file no longer listed
+  assert.deepEqual(changes(both, tls("ns_b.pem b.test *.b.test\n", [["ns_b.pem", "cert-b"]])).certs, {
+    ...NO_CERTS,
+    removed: ["ns_a.pem"],
+  });
+  // the same file for other SNI names
+  assert.deepEqual(changes(a, tls("ns_a.pem a.test www.a.test\n", [["ns_a.pem", "cert-a"]])).certs, {
+    ...NO_CERTS,
+    resni: [{ file: "ns_a.pem", sni: ["a.test", "www.a.test"] }],
+  });
+});
+
+Deno.test("planApply: the first and the last certificate change the configuration's structure: a reload", () => {
+  const none = plain(web());
+  const first = { config: web(one, true), crtList: "ns_a.pem a.test\n", pems: new Map([["ns_a.pem", "cert-a"]]) };
+  assert.equal(reloadReason(none, first), "structure");
+  assert.equal(reloadReason(first, none), "structure");
+});
+
+Deno.test("planApply: a structural change reloads, also beside endpoint and map changes", () => {
+  const a = withMaps(plain(web()), { "routes-prefix.map": lines(1) });
+  assert.equal(
+    reloadReason(a, { ...a, config: a.config.replace("balance roundrobin", "balance leastconn") }),
+    "structure",
+  );
+  assert.equal(
+    reloadReason(
+      a,
+      withMaps(plain(buildConfig({ backends: [{ name: "web", endpoints: two }, { name: "api", endpoints: one }] })), {
+        "routes-prefix.map": lines(2),
+      }),
+    ),
+    "structure",
+  );
+  // the same skeleton, but a server line the Runtime API cannot change
+  const named = (host: string) => plain(`backend web\n    server s1 ${host}:80\n`);
+  assert.equal(reloadReason(named("a.example"), named("b.example")), "servers");
+});
+
+Deno.test("planApply: userlists, CA files and crt-list options are read with the configuration, so they reload", () => {
+  const base = plain(web());
+  const a = {
+    ...base,
+    crtList: "ns_a.pem a.test\n",
+    pems: new Map([["ns_a.pem", "cert"], ["ns_ca_ca.pem", "ca1"]]),
+    userlists: "userlist ul_ns_u\n",
+  };
+  // a certificate alone changes through the Runtime API, the CA file beside it untouched
+  assert.deepEqual(changes(a, { ...a, pems: new Map([["ns_a.pem", "cert2"], ["ns_ca_ca.pem", "ca1"]]) }).certs, {
+    changed: ["ns_a.pem"],
+    added: [],
+    removed: [],
+    resni: [],
+  });
+  assert.equal(reloadReason(a, { ...a, userlists: "userlist ul_ns_u\n    user x password '$1$a$b'\n" }), "userlists");
+  assert.equal(reloadReason(a, { ...a, pems: new Map([["ns_a.pem", "cert"], ["ns_ca_ca.pem", "ca2"]]) }), "CA files");
+  assert.equal(reloadReason(a, { ...a, pems: new Map([["ns_a.pem", "cert"]]) }), "CA files");
+  const options = { ...a, crtList: "ns_a.pem [ca-file ns_ca_ca.pem verify required] a.test\n" };
+  assert.equal(reloadReason(a, options), "crt-list");
+  assert.equal(reloadReason(options, a), "crt-list");
+  // a certificate file the unchanged crt-list does not name, or a line without its file
+  assert.equal(reloadReason(a, { ...a, pems: new Map([...a.pems, ["ns_b.pem", "cert-b"]]) }), "crt-list");
+  assert.equal(reloadReason(a, { ...a, crtList: "ns_a.pem a.test\nns_b.pem b.test\n" }), "crt-list");
+});
+
+Deno.test("mapEdits: adds and value changes before removals, nothing for unchanged entries", () => {
+  assert.deepEqual(mapEdits({ removed: ["a/ x", "b/ y"], added: ["b/ y2", "d/ w"] }), [
+    { op: "set", key: "b/", value: "y2" },
+    { op: "add", key: "d/", value: "w" },
+    { op: "del", key: "a/" },
+  ]);
+  assert.deepEqual(mapEdits({ removed: [], added: [] }), []);
+});
