@@ -14,6 +14,24 @@ import type { StackInfo } from "./stack.ts";
 
 const say = (line: string) => console.log(line);
 
+/**
+ * What to look at with kubectl: the user's side (the Ingress, its Service and EndpointSlice) and
+ * the proxy the controller made for it, which lives in the controller's namespace, not the
+ * Ingress's (one shared proxy per IngressClass; the sample Ingress has no class).
+ */
+function kubectlLines(kubeconfig: string, info: StackInfo): string[] {
+  const kubectl = `kubectl --kubeconfig ${kubeconfig}`;
+  return [
+    `  the Ingress and its backend, in namespace ${info.namespace}:`,
+    `    ${kubectl} -n ${info.namespace} get ingress,service,endpointslice`,
+    `  the proxy serving it, ${info.proxy}, in the controller's namespace ${info.proxyNamespace} (one shared proxy`,
+    "  per IngressClass, haproxy-shared for Ingresses without one; this cluster has no node, so the Deployment gets no",
+    "  pods and the demo runs the proxy and HAProxy itself):",
+    `    ${kubectl} -n ${info.proxyNamespace} get configmap,deployment,service,poddisruptionbudget ` +
+    `-l app.kubernetes.io/instance=${info.proxy}`,
+  ];
+}
+
 async function main(): Promise<number> {
   const stack = new URL("./stack.ts", import.meta.url).pathname;
   // Binaries, haproxy and modules first: the namespace has no route to any registry.
@@ -85,15 +103,14 @@ async function main(): Promise<number> {
     say("The ingress controller demo is running.");
     say(`  curl -H 'Host: ${info.host}' ${url}`);
     say(`  generated haproxy config: ${info.configPath}`);
-    say(
-      `  kubectl --kubeconfig ${kubeconfig} -n ${info.namespace} get ingress,configmap,deployment,service,endpointslice`,
-    );
+    for (const line of kubectlLines(kubeconfig, info)) say(line);
     say("Press Ctrl-C to stop and clean up.");
     const out = Deno.env.get("DEMO_INFO_OUT");
     if (out) {
+      const { namespace, ingress, host, proxyNamespace, proxy } = info;
       await Deno.writeTextFile(
         out,
-        JSON.stringify({ kubeconfig, namespace: info.namespace, ingress: info.ingress, url, host: info.host }),
+        JSON.stringify({ kubeconfig, namespace, ingress, url, host, proxyNamespace, proxy }),
       );
     }
   }

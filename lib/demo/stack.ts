@@ -28,6 +28,10 @@ export interface StackInfo {
   namespace: string;
   ingress: string;
   host: string;
+  /** Where the controller put the proxy serving the sample Ingress: its own namespace, not the Ingress's. */
+  proxyNamespace: string;
+  /** The proxy's name, also its objects' `app.kubernetes.io/instance` label. */
+  proxy: string;
   /** Admin kubeconfig as written by the test environment (server inside the namespace). */
   kubeconfig: string;
   caPem: string;
@@ -103,11 +107,12 @@ export async function runStack(dir: string, signal: AbortSignal): Promise<void> 
     cleanups.push(() => ctl.stop());
     // The sample ingress has no class and the demo cluster no default class: the shared proxy of
     // class-less ingresses, in the controller's namespace, serves it.
-    const configmap = sharedProxyName("");
+    // Its objects (ConfigMap, Deployment, Services, PodDisruptionBudget) carry app.kubernetes.io/instance=<proxy>.
+    const proxy = sharedProxyName("");
     const proxyNamespace = ctl.settings.operatorNamespace;
     await waitFor("the controller to publish the proxy configuration", signal, async () => {
       try {
-        await client.request("GET", objectPath(resources.configMaps, proxyNamespace, configmap));
+        await client.request("GET", objectPath(resources.configMaps, proxyNamespace, proxy));
         return true;
       } catch {
         return false;
@@ -121,7 +126,7 @@ export async function runStack(dir: string, signal: AbortSignal): Promise<void> 
     const proxyDone = runProxy({
       kubeconfig: cp.adminKubeConfigPath,
       namespace: proxyNamespace,
-      configmap,
+      configmap: proxy,
       haproxy: await ensureHaproxy(),
       workDir,
       bindAddress: "127.0.0.1",
@@ -147,6 +152,8 @@ export async function runStack(dir: string, signal: AbortSignal): Promise<void> 
       namespace: demo.namespace,
       ingress: demo.ingress,
       host: demo.host,
+      proxyNamespace,
+      proxy,
       kubeconfig: cp.adminKubeConfigPath,
       caPem: cp.caPem,
       certPem: cp.admin.certPem,

@@ -17,6 +17,8 @@
  *   writes and turns the controller's `dedicated-proxies` setting on; the chart's shared proxy name
  *   and controller label are the controller's own;
  * - the NetworkPolicy of the proxy pods: off by default; on, metrics only from the namespaces named;
+ * - NOTES.txt names the class's one shared proxy and a kubectl command that finds the controller's
+ *   objects of it, and says dedicated proxies exist only with dedicatedProxies.enabled;
  * - every object of every render is accepted by the real kube-apiserver (server-side apply, dry run).
  */
 import assert from "node:assert/strict";
@@ -25,11 +27,11 @@ import { caBundleOf } from "../../lib/admission/registration.ts";
 import { runTable } from "../../lib/flags/table.ts";
 import { applyManifests, type ManifestObject, parseManifests } from "../../lib/deploy/apply.ts";
 import { valuesOptionsBlock } from "../../lib/deploy/chart_options.ts";
-import { chartDir, helm, NAMESPACE, renderChart, syncGenerated } from "../../lib/deploy/manifests.ts";
+import { chartDir, helm, NAMESPACE, RELEASE_NAME, renderChart, syncGenerated } from "../../lib/deploy/manifests.ts";
 import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
 import { startControlPlane } from "../../lib/localenv/mod.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
-import { controllerLabelValue, desiredObjects } from "../../lib/controller/objects.ts";
+import { controllerLabelValue, desiredObjects, proxyObjects, sharedTarget } from "../../lib/controller/objects.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
 
 const find = (objs: ManifestObject[], kind: string) => objs.filter((o) => o.kind === kind);
@@ -424,6 +426,64 @@ Deno.test("chart: dedicatedProxies.enabled grants the proxies' writes in every n
     render(["--set", "globalSettings.settings.dedicated-proxies=true"]),
     /globalSettings\.settings\.dedicated-proxies: set dedicatedProxies\.enabled instead/,
   );
+});
+
+Deno.test("chart: NOTES.txt names the class's one shared proxy; dedicated proxies only with dedicatedProxies.enabled", async () => {
+  // helm prints the notes of an install; even its client-side dry run asks an API server for its version.
+  await using cp = await startControlPlane();
+  const notes = async (args: string[] = []) => {
+    const out = await helm([
+      "install",
+      RELEASE_NAME,
+      chartDir,
+      "--namespace",
+      NAMESPACE,
+      "--dry-run=client",
+      "--kubeconfig",
+      cp.adminKubeConfigPath,
+      ...args,
+    ]);
+    const at = out.indexOf("\nNOTES:\n");
+    assert.ok(at >= 0, `helm install prints the chart's notes:\n${out.slice(-2000)}`);
+    return out.slice(at + "\nNOTES:\n".length).replace(/\s+/g, " ");
+  };
+  /** The namespace and label selector of the notes' `kubectl -n <ns> get deploy,svc,pods -l <selector>`. */
+  const findCommand = (text: string) => {
+    const m = text.match(/kubectl -n (\S+) get deploy,svc,pods -l (\S+)/);
+    assert.ok(m, `the notes say how to find the proxies:\n${text}`);
+    return { namespace: m[1], labels: Object.fromEntries(m[2].split(",").map((kv) => kv.split("="))) };
+  };
+  const selects = (labels: Record<string, string>, on: Record<string, string> | undefined) =>
+    Object.entries(labels).every(([k, v]) => on?.[k] === v);
+  const data = { "haproxy.cfg": "global\n", "crt-list": "", "secrets.json": "[]" };
+
+  for (const cls of ["ingress-controller", "edge"]) {
+    const text = await notes(
+      cls === "ingress-controller" ? [] : ["--set-string", `controller.options.ingress-class=${cls}`],
+    );
+    const shared = sharedProxyName(cls);
+    assert.match(text, new RegExp(`One shared proxy serves all of them: ${shared},`), cls);
+    assert.match(text, new RegExp(`ingressClassName: ${cls} `), cls);
+    // The command finds the controller's own objects of that proxy: the Deployment and its pods.
+    const found = findCommand(text);
+    assert.equal(found.namespace, NAMESPACE);
+    const deployment = proxyObjects(sharedTarget(cls, undefined, NAMESPACE), data, [], defaultSettings)
+      .find((d) => d.object.kind === "Deployment")!.object;
+    assert.equal(deployment.metadata.name, shared);
+    assert.ok(selects(found.labels, deployment.metadata.labels), JSON.stringify(found.labels));
+    assert.ok(selects(found.labels, deployment.spec.template.metadata.labels), JSON.stringify(found.labels));
+    assert.match(text, /Dedicated proxies are off \(dedicatedProxies\.enabled=false\)/);
+    assert.doesNotMatch(text, /gets a proxy of its own/);
+  }
+  const dedicated = await notes(["--set", "dedicatedProxies.enabled=true"]);
+  assert.match(dedicated, /One shared proxy serves all of them/);
+  assert.match(dedicated, /ingress-controller\.io\/proxy: dedicated gets a proxy of its own instead/);
+  assert.doesNotMatch(dedicated, /Dedicated proxies are off/);
+  // Without --ingress-class: one shared proxy per IngressClass, found by the controller's label alone.
+  const every = await notes(["--set", "ingressClass.create=false"]);
+  assert.match(every, /Each IngressClass .* gets one shared proxy, haproxy-class-<class>,/);
+  const found = findCommand(every);
+  assert.deepEqual(found, { namespace: NAMESPACE, labels: { "app.kubernetes.io/managed-by": "ingress-controller" } });
 });
 
 Deno.test("chart: the shared proxy's name and the controller label are the controller's own, for any --ingress-class", async () => {
