@@ -23,7 +23,7 @@ import { type BackendSettings, settingsHash } from "./settings.ts";
 import type { ResolveContext } from "./settings_reader.ts";
 import { memoBackendSettings, type MemoSettings } from "./settings_memo.ts";
 import { cmp, show } from "./show.ts";
-import type { Backend, ClusterLookup, Match, Problem, Server } from "./model.ts";
+import type { Backend, ClusterLookup, Match, Problem, Server } from "./model_types.ts";
 import type { ServiceRef } from "../annotations/values.ts";
 
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";

@@ -6,7 +6,7 @@
  * checked); routes and redirect hosts are not in the configuration at all but in the map files, so
  * a route-only change leaves `haproxy.cfg` as it is.
  */
-import type { Backend, Model } from "./model.ts";
+import type { Backend, Model } from "./model_types.ts";
 import { wildcardOf } from "./host_ownership.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, MapsMemo, type RouteMaps, routeMaps } from "./maps.ts";
