@@ -1,7 +1,7 @@
 -- ingress-controller: custom error pages (annotations ingress-controller.io/error-codes + default-backend).
 --
 -- Loaded with `lua-load-per-thread "${IC_LUA_DIR}/ic_error_pages.lua"` when a backend uses it
--- (lib/render/error_pages.ts, docs/annotations-rendering.md "Custom error pages"). The route's backend calls
+-- (lib/render/features/error_pages.ts, docs/annotations-rendering.md "Custom error pages"). The route's backend calls
 --   http-response lua.ic_error_page '<fallback backend>' '<codes>' '<namespace>' '<ingress>' '<service>' '<port>'
 -- with arguments the controller validated (anchored patterns) and single-quoted; its request rules stored the
 -- request's URI, Accept and X-Request-ID in txn.ic_ep_* before any rewrite.

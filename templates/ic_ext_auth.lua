@@ -1,8 +1,8 @@
 -- ingress-controller: external authentication (annotation ingress-controller.io/auth-url).
 --
 -- Loaded with `lua-load-per-thread "${IC_LUA_DIR}/ic_ext_auth.lua"` when a backend uses it
--- (lib/render/ext_auth.ts, docs/ext-auth-addresses.md). The backend first puts the auth service's
--- address in txn.ic_auth_dst (a literal, or a name resolved by do-resolve) and drops it when it is in
+-- (lib/render/features/ext_auth.ts, docs/ext-auth-addresses.md). The backend first puts the auth
+-- service's address in txn.ic_auth_dst (a literal, or a name resolved by do-resolve) and drops it when it is in
 -- a refused range (loopback, link-local, metadata, ...), then calls
 --   http-request lua.ic_auth_request '<auth URL>' '<port>' '<signin URL or ->' '<response Header,Names or ->'
 --                                    '<request Header,Names or ->'

@@ -6,8 +6,8 @@
  * refused IPv4 address (mapped, compatible, NAT64, 6to4), IPv4 written other than as `a.b.c.d`
  * (decimal, octal, hex, short forms), single-label names (the proxy resolves names without search
  * domains) and the proxy pod's own ports. A host name passes here; the proxy checks the address it
- * resolves to against the same ranges at request time (render/ext_auth.ts) and connects to exactly
- * that address. The admin's per-class host allow-list (`auth-url-allowed-hosts`) is matched here too.
+ * resolves to against the same ranges at request time (render/features/ext_auth.ts) and connects to
+ * exactly that address. The admin's per-class host allow-list (`auth-url-allowed-hosts`) is matched here too.
  * Imports no module of lib/ (annotations/values.ts builds its value kinds on it).
  */
 import ipaddr from "ipaddr.js";

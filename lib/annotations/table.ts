@@ -1,15 +1,40 @@
 /**
  * @module annotations/table
- * The one declarative table of the controller's annotations (`ingress-controller.io/<key>`): per
- * key its scope, risk level, typed parser, default, status, documentation and example. The README's
- * annotation reference (annotations/docs.ts), the validation of the webhook and the controller
- * (annotations/resolve.ts), the model's reads (render/model.ts) and the ingress-nginx translation
- * (lib/nginx) all read this table; nothing else defines an annotation.
+ * The one declarative table of the controller's annotations (`ingress-controller.io/<key>`); nothing
+ * else defines an annotation. Its columns, and where each is used:
+ * - `key`: the annotation `ingress-controller.io/<key>` of an Ingress or Service, and the bare key of
+ *   the global and class ConfigMaps (controller/global_settings.ts); the modules that read a key name it.
+ * - `group`: the key's section of the README's reference (annotations/docs.ts).
+ * - `scope`, `ingressOnly`: the layers that may set the key (annotations/resolve.ts `layersOf`), for the
+ *   validation of the webhook and the controller and for the precedence of `resolveSetting`; the
+ *   frontend keys of an Ingress with a proxy of its own go to that proxy (controller/global_settings.ts).
+ * - `risk`: the global `annotation-risk-limit` (annotations/resolve.ts; nginx/translate.ts for the
+ *   ingress-nginx keys that become ours).
+ * - `value`: the parser of every read and check (annotations/values.ts; resolve.ts, the ConfigMap layers
+ *   in controller/global_settings.ts, nginx/convert.ts); Secret-valued keys are the Secrets the controller
+ *   watches (controller/refs.ts); its `syntax` is the README's Value column.
+ * - `default`: the value when no layer sets one (`resolveSetting`); null: unset, the feature is off.
+ * - `status`: what the proxy does with a key today: `served` keys are rendered into HAProxy;
+ *   `validated` keys are parsed and validated (a bad value is refused by the webhook) but not yet
+ *   rendered, so setting them changes nothing yet. The README and `nginx-check` (nginx/translate.ts)
+ *   read it, so neither can claim more than the renderer does.
+ * - `docs`, `example`: the README's reference (annotations/docs.ts).
+ * - `aliases`: older full names read as the key (annotations/resolve.ts `readAnnotation`,
+ *   render/settings_memo.ts).
  *
- * `status` says what the proxy does with a key today: `served` keys are rendered into HAProxy;
- * `validated` keys are parsed and validated (a bad value is refused by the webhook) but not yet
- * rendered, so setting them changes nothing yet. The docs and `nginx-check` read it, so neither
- * can claim more than the renderer does.
+ * Where a key becomes HAProxy configuration (docs/annotations-rendering.md):
+ * - The keys of a route's backend: one module per feature under lib/render/features/ reads its keys and
+ *   writes their lines (timeouts.ts, hsts.ts, redirects.ts, access_limits.ts, headers.ts, cors.ts,
+ *   sticky_cookie.ts, backend_protocol.ts, ext_auth.ts, basic_auth.ts, client_cert.ts, rewrite.ts,
+ *   error_pages.ts); render/settings.ts reads them in turn (and `load-balance`, `service-upstream`),
+ *   render/settings_lines.ts orders the lines of the backend.
+ * - The keys that say how a whole Ingress is served (`ssl-redirect`, `ssl-redirect-code`,
+ *   `force-ssl-redirect`, `ssl-passthrough`, `www-redirect`, `path-regex`, `canary*`, and
+ *   `client-cert-ca-secret` and `client-cert-verify` for the crt-list): render/ingress_settings.ts, then the
+ *   model (the map files, the crt-list, render/canary.ts). `proxy` is applied by the controller's proxy
+ *   groups (controller/groups.ts).
+ * - The frontend keys (`accept-proxy-protocol`, `timeout-client`, `timeout-http-request`): the global and
+ *   class ConfigMaps (controller/global_settings.ts, rendered by render/proxy_options.ts).
  */
 import * as v from "./values.ts";
 import type { ValueKind } from "./values.ts";

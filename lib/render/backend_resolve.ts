@@ -2,8 +2,9 @@
  * @module render/backend_resolve
  * An Ingress backend → a HAProxy backend: the Service and its port, the ready endpoints of its
  * EndpointSlices (validated addresses only), and the settings its annotations resolve to
- * (lib/render/settings.ts). What cannot be resolved is a problem of the route; a Service that
- * cannot be reached still gets its backend, without servers (503 until endpoints appear).
+ * (lib/render/settings.ts, kept by render/settings_memo.ts). What cannot be resolved is a problem of
+ * the route; a Service that cannot be reached still gets its backend, without servers (503 until
+ * endpoints appear).
  */
 import type { IngressSettings } from "./ingress_settings.ts";
 import type { V1EndpointSlice, V1IngressBackend, V1Service, V1ServicePort } from "@kubernetes/client-node";
@@ -18,10 +19,11 @@ import {
   refusedEndpointRange,
 } from "./patterns.ts";
 import { slotCount } from "./slots.ts";
-import { type BackendSettings, type ResolveContext, settingsHash } from "./settings.ts";
+import { type BackendSettings, settingsHash } from "./settings.ts";
+import type { ResolveContext } from "./settings_reader.ts";
 import { memoBackendSettings, type MemoSettings } from "./settings_memo.ts";
 import { cmp, show } from "./show.ts";
-import type { Backend, ClusterLookup, Match, Problem, Server } from "./model.ts";
+import type { Backend, ClusterLookup, Match, Problem, Server } from "./model_types.ts";
 import type { ServiceRef } from "../annotations/values.ts";
 
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";

@@ -9,7 +9,7 @@
  * cookie (`never`, then `always`), then the weight.
  */
 import { createHash } from "node:crypto";
-import { quoted } from "./settings.ts";
+import { quoted } from "./quoting.ts";
 
 export interface CanaryRule {
   /** The backend the main route points to (its reserved copy). */

@@ -2,10 +2,10 @@
  * @module render/ingress_reading
  * Reads one Ingress into a fragment: everything about it that does not depend on the other
  * Ingresses of the proxy (its names, annotations, TLS Secrets, paths and the backends they resolve
- * to, with the problems found on the way), as a list of steps in the order they were found. The
- * model (lib/render/model.ts) replays the fragments oldest first and applies the rules between
- * Ingresses there (conflicts, TLS host owners, canaries), so the outcome is the same as reading
- * everything in one pass.
+ * to, with the problems found on the way), as a list of steps in the order they were found (the
+ * fragment's types: render/model_types.ts). The model (lib/render/model.ts) replays the fragments
+ * oldest first and applies the rules between Ingresses there (conflicts, TLS host owners,
+ * canaries), so the outcome is the same as reading everything in one pass.
  *
  * With a ModelMemo, a fragment is kept for its Ingress object and reused while the objects it read
  * (Services, EndpointSlices, Secrets, found through the lookup) are the same objects and the
@@ -15,7 +15,6 @@
 import type { V1EndpointSlice, V1Ingress, V1IngressBackend } from "@kubernetes/client-node";
 import { isDns1123Label, isDns1123Subdomain, isHost, isPath } from "./patterns.ts";
 import { pathRegex } from "../annotations/values.ts";
-import type { CanarySettings } from "./canary.ts";
 import { ingressSettings } from "./ingress_settings.ts";
 import { type SecretLike, tlsSummaryOf } from "./tls_secret.ts";
 import { hasTableAnnotations } from "./settings_memo.ts";
@@ -23,65 +22,19 @@ import { type ReadContext, type Report, resolveBackend } from "./backend_resolve
 import { show } from "./show.ts";
 import type { IngressKey, KeptMerge } from "./model_delta.ts";
 import { CATCH_ALL } from "./host_ownership.ts";
-import type { Backend, ClientCertCheck, ClusterLookup, Match, PathType, Problem, Route, TlsCert } from "./model.ts";
-
-/** What resolving one backend reference produced; the model takes it only if the route is used. */
-export interface Resolved {
-  name: string | null;
-  /** In the order found: problems of the route and of the Service's EndpointSlices. */
-  problems: Problem[];
-  backends: Backend[];
-  services: string[];
-  secrets: string[];
-}
+import type {
+  ClientCertCheck,
+  ClusterLookup,
+  IngressFragment,
+  Match,
+  PathType,
+  Problem,
+  Resolved,
+  Step,
+  TlsCert,
+} from "./model_types.ts";
 
 const NONE: never[] = Object.freeze([]) as never[];
-
-/** One step of an Ingress, replayed in order by the model. */
-export type Step =
-  | { step: "problem"; problem: Problem }
-  /** A TLS entry with a usable Secret and its valid hosts. */
-  | { step: "tls"; t: number; hosts: string[]; cert: Omit<TlsCert, "hosts"> }
-  /** After the TLS entries of an Ingress asking for client certificates. */
-  | { step: "clientCertWithoutTls" }
-  | { step: "defaultBackend"; resolved: Resolved }
-  | { step: "www"; host: string }
-  | { step: "passthrough"; host: string }
-  | { step: "forceRedirect"; host: string }
-  | {
-    step: "route";
-    key: string;
-    host: string;
-    path: string;
-    pathType: PathType;
-    match: Match;
-    where: string;
-    resolved: Resolved;
-    /** The route the model made of this step (kept with the fragment). */
-    route?: Route;
-  }
-  | { step: "canary"; key: string; where: string; resolved: Resolved };
-
-/** One Ingress as read (see the module header). */
-export interface IngressFragment {
-  id: string;
-  ns: string;
-  /** False: the Ingress is ignored (its one problem says why). */
-  accepted: boolean;
-  sslRedirect: boolean;
-  redirectCode: string;
-  canary: CanarySettings | null;
-  clientCert: ClientCertCheck | null;
-  /** Secrets read outside backends (TLS, client certificate CA): the model re-renders when they change. */
-  secrets: string[];
-  /**
-   * The hosts the Ingress names (rule and TLS hosts, wildcards as written) and CATCH_ALL for
-   * host-less rules or a default backend, once each: its claims on hosts (render/host_ownership.ts).
-   * A canary claims nothing: it joins routes of its namespace.
-   */
-  claims: string[];
-  steps: Step[];
-}
 
 /** Something a fragment read through the lookup, and what it got. */
 type Read =

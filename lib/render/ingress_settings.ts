@@ -4,12 +4,12 @@
  * twins, passthrough, client certificates, regex paths, whether it is a canary, and `proxy`. Each
  * is read as every other key is (annotations/resolve.ts): the global and class layers below the
  * annotation, and the `annotation-risk-limit`, so an administrator who turns a risk level off turns
- * these off too. (The backend-scoped keys are read in render/settings.ts through the same
- * resolution.)
+ * these off too. (The keys of a route's backend are read by render/settings.ts, each feature's by
+ * its module under render/features/, through the same resolution.)
  */
 import { resolveSetting } from "../annotations/resolve.ts";
 import type { CanarySettings } from "./canary.ts";
-import type { ResolveContext, SettingReport } from "./settings.ts";
+import type { ResolveContext, SettingReport } from "./settings_reader.ts";
 
 export interface IngressSettings {
   sslRedirect: boolean;

@@ -12,10 +12,10 @@ import { join } from "node:path";
 /** Helpers of the other files (the table `IC`), loaded before them. */
 export const COMMON_LUA = "ic_common.lua";
 
-/** External authentication (lib/render/ext_auth.ts): the action `lua.ic_auth_request`. */
+/** External authentication (lib/render/features/ext_auth.ts): the action `lua.ic_auth_request`. */
 export const EXT_AUTH_LUA = "ic_ext_auth.lua";
 
-/** Custom error pages (lib/render/error_pages.ts): the action `lua.ic_error_page`. */
+/** Custom error pages (lib/render/features/error_pages.ts): the action `lua.ic_error_page`. */
 export const ERROR_PAGES_LUA = "ic_error_pages.lua";
 
 /** Every Lua file of ours, by name. */

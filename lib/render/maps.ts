@@ -28,7 +28,7 @@
  */
 import { canonicalPath, isHost, isPath, isProxyName } from "./patterns.ts";
 import { pathRegexProblem } from "../annotations/values.ts";
-import type { Route } from "./model.ts";
+import type { Route } from "./model_types.ts";
 import { compareRoutes } from "./route_order.ts";
 import { insertSorted, removeSorted } from "./sorted.ts";
 import { cmp } from "./show.ts";

@@ -16,9 +16,8 @@
  * namespaces, refuse a claim, or touch a wildcard or the catch-all's owner is built in full.
  * tests/render/model_delta_test.ts compares both ways through random changes.
  */
-import type { Backend, BuildResult, Model, Problem, Route } from "./model.ts";
+import type { Backend, BuildResult, IngressFragment, Model, Problem, Resolved, Route } from "./model_types.ts";
 import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, stopKey, wildcardOf } from "./host_ownership.ts";
-import type { IngressFragment, Resolved } from "./ingress_reading.ts";
 import { compareRoutes } from "./route_order.ts";
 import { insertSorted, lowerBound, removeSorted } from "./sorted.ts";
 import { cmp } from "./show.ts";

@@ -6,16 +6,18 @@
  * checked); routes and redirect hosts are not in the configuration at all but in the map files, so
  * a route-only change leaves `haproxy.cfg` as it is.
  */
-import type { Backend, Model } from "./model.ts";
+import type { Backend, Model } from "./model_types.ts";
 import { wildcardOf } from "./host_ownership.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, MapsMemo, type RouteMaps, routeMaps } from "./maps.ts";
 import { slotLines } from "./slots.ts";
-import { caFile, type SecretId, settingsLines } from "./settings.ts";
+import { settingsLines } from "./settings_lines.ts";
+import type { SecretId } from "./settings_reader.ts";
+import { caFile } from "./features/backend_protocol.ts";
 import { canaryLines } from "./canary.ts";
 import { luaLoads } from "./lua.ts";
-import { extAuthResolverLines } from "./ext_auth.ts";
-import { errorPageLines, errorPagesRouting } from "./error_pages.ts";
+import { extAuthResolverLines } from "./features/ext_auth.ts";
+import { errorPageLines, errorPagesRouting, fallbackLines } from "./features/error_pages.ts";
 import { compileTemplates, TemplateError, type Templates } from "./templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "./proxy_options.ts";
 
@@ -47,7 +49,7 @@ export interface View {
   hasTls: boolean;
   /** Some host is `ssl-passthrough`: the HTTPS port is a `mode tcp` frontend routing by SNI. */
   passthrough: boolean;
-  /** `lines`: what the annotations set (lib/render/settings.ts), `timeout server` included. */
+  /** `lines`: what the annotations set (lib/render/settings_lines.ts), `timeout server` included. */
   backends: { name: string; balance: string; timeoutServer: string | null; lines: string[]; slots: string[] }[];
   /** The status codes of HTTPS redirects in use besides 308 (`ssl-redirect-code`), sorted. */
   redirectCodes: string[];
@@ -70,7 +72,7 @@ export interface View {
   authResolvers: string[];
   /** The HTTP frontend reads redirect-hosts.map (some TLS, or `force-ssl-redirect` hosts). */
   httpsRedirect: boolean;
-  /** The routing lines of the internal frontend of error pages (lib/render/error_pages.ts); empty: none. */
+  /** The routing lines of the internal frontend of error pages (lib/render/features/error_pages.ts); empty: none. */
   errorPages: string[];
 }
 
@@ -143,11 +145,7 @@ export function buildView(
       canary: checkName(c.canary),
     }))),
     hasRegex: model.routes.some((r) => r.match === "regex"),
-    fallbackLines: model.backends.filter((b) => b.fallback).map((b) =>
-      `use_backend ${checkName(b.fallback!)} if { var(txn.route) -m str ${
-        checkName(b.name)
-      } } !{ nbsrv(${b.name}) gt 0 }`
-    ),
+    fallbackLines: fallbackLines(model.backends),
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,

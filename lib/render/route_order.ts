@@ -3,7 +3,7 @@
  * The order in which routes match (Model.routes): exact hosts, wildcard hosts, then rules without
  * host; within a host, longer paths first and Exact before Prefix at equal length.
  */
-import type { PathType, Route } from "./model.ts";
+import type { PathType, Route } from "./model_types.ts";
 import { cmp } from "./show.ts";
 
 /** What the order looks at. */

@@ -9,13 +9,8 @@
  * Secret are never kept (they depend on its state and namespace).
  */
 import { ANNOTATIONS, PREFIX } from "../annotations/table.ts";
-import {
-  type BackendSettings,
-  resolveBackendSettings,
-  type ResolveContext,
-  type SecretScope,
-  settingsHash,
-} from "./settings.ts";
+import { type BackendSettings, resolveBackendSettings, settingsHash } from "./settings.ts";
+import type { ResolveContext, SecretScope } from "./settings_reader.ts";
 
 export interface MemoSettings {
   readonly settings: BackendSettings;

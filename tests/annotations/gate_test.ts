@@ -50,7 +50,7 @@ const WITH: Record<string, Record<string, string>> = {
 /** Values other than the table's example, where the example does not show on this scenario. */
 const VALUE: Record<string, string> = { "rewrite-target": "/x" };
 /**
- * External authentication fails closed (lib/render/ext_auth.ts): past the limit its routes answer
+ * External authentication fails closed (lib/render/features/ext_auth.ts): past the limit its routes answer
  * 500, never an unauthenticated pass; what the key asked for is not served either.
  */
 const FAILS_CLOSED = new Set(["auth-url", "auth-signin", "auth-response-headers", "auth-request-headers"]);

@@ -1,5 +1,5 @@
 /**
- * External authentication as configuration (lib/render/ext_auth.ts): the address found before the
+ * External authentication as configuration (lib/render/features/ext_auth.ts): the address found before the
  * action (a literal, or a name resolved by do-resolve through the `ic_auth` resolvers section) and
  * dropped when in a refused range; the action's arguments are the validated values, single-quoted
  * (`-` for none), followed by the fail-closed deny; hostile, refused or disallowed values are
@@ -8,11 +8,11 @@
  * when a backend uses it, and `haproxy -c` passes with it.
  */
 import assert from "node:assert/strict";
-import { buildModel, lookupFromLists, type ModelInput } from "../../lib/render/model.ts";
-import { REFUSED_PATTERNS } from "../../lib/render/ext_auth.ts";
-import { loadTemplates, render } from "../../lib/render/render.ts";
-import { validateConfig } from "../../lib/render/validate.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
+import { buildModel, lookupFromLists, type ModelInput } from "../../../lib/render/model.ts";
+import { REFUSED_PATTERNS } from "../../../lib/render/features/ext_auth.ts";
+import { loadTemplates, render } from "../../../lib/render/render.ts";
+import { validateConfig } from "../../../lib/render/validate.ts";
+import { endpointSlice, ingress, service } from "../fixtures.ts";
 
 const A = "ingress-controller.io/";
 

@@ -1,16 +1,16 @@
 /**
- * Custom error pages as configuration (lib/render/error_pages.ts): the backend lines capture the
+ * Custom error pages as configuration (lib/render/features/error_pages.ts): the backend lines capture the
  * request before any rewrite and run the Lua action with validated, single-quoted arguments; each
  * Ingress gets its own variant (X-Ingress-Name); the internal frontend binds only the proxy's unix
  * socket (mode 600) and selects only the default backends in use; error-codes without
  * default-backend is reported and renders nothing; `haproxy -c` passes.
  */
 import assert from "node:assert/strict";
-import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
-import { loadTemplates, render } from "../../lib/render/render.ts";
-import { validateConfig } from "../../lib/render/validate.ts";
-import { errorPageLines } from "../../lib/render/error_pages.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
+import { buildModel, lookupFromLists } from "../../../lib/render/model.ts";
+import { loadTemplates, render } from "../../../lib/render/render.ts";
+import { validateConfig } from "../../../lib/render/validate.ts";
+import { errorPageLines } from "../../../lib/render/features/error_pages.ts";
+import { endpointSlice, ingress, service } from "../fixtures.ts";
 
 const A = "ingress-controller.io/";
 

@@ -1,5 +1,9 @@
 /**
- * @module render/error_pages
+ * @module render/features/error_pages
+ * `default-backend` and `error-codes` (the table's "Errors"). `default-backend` names a Service of
+ * the Ingress's namespace (its plain backend: render/backend_resolve.ts) that the frontends send a
+ * route's requests to while the route's backend has no usable server (`fallbackLines`).
+ *
  * Custom error pages (`error-codes` with `default-backend`, ingress-nginx's `custom-http-errors`):
  * the backend lines that run our Lua action `lua.ic_error_page` (templates/ic_error_pages.lua) and
  * the internal frontend `ic_error_pages` through which that action fetches the default backend's
@@ -9,8 +13,37 @@
  * default backend's server slots (so endpoint changes still go through the Runtime API). Every
  * argument has passed an anchored pattern here and is single-quoted.
  */
-import { isDns1123Label, isDns1123Subdomain, isPortName, isPortNumber, isProxyName } from "./patterns.ts";
-import { quoted } from "./settings.ts";
+import type { ServiceRef } from "../../annotations/values.ts";
+import { isDns1123Label, isDns1123Subdomain, isPortName, isPortNumber, isProxyName } from "../patterns.ts";
+import { quoted } from "../quoting.ts";
+import type { SettingsReader } from "../settings_reader.ts";
+
+/**
+ * A route's fallback and error pages. `ingress` (sent as X-Ingress-Name) is filled in by
+ * render/backend_resolve.ts, so each Ingress has its own variant.
+ */
+export interface Fallback {
+  defaultBackend: ServiceRef | null;
+  errorPages: { codes: number[]; ingress: string } | null;
+}
+
+/**
+ * The fallback of a route (the frontends key it on the route's backend): none for
+ * spec.defaultBackend itself (`path` null). `error-codes` without `default-backend` is reported
+ * and ignored.
+ */
+export function readFallback(r: SettingsReader, path: { path: string } | null): Fallback {
+  if (!path) return { defaultBackend: null, errorPages: null };
+  const defaultBackend = r.set<ServiceRef>("default-backend");
+  const codes = r.set<number[]>("error-codes");
+  if (codes && !defaultBackend) {
+    r.report(
+      "InvalidAnnotation",
+      "annotation ingress-controller.io/error-codes has no effect without default-backend; ignored",
+    );
+  }
+  return { defaultBackend, errorPages: codes && defaultBackend ? { codes, ingress: "" } : null };
+}
 
 /** What the action of one backend variant needs. */
 export interface ErrorPages {
@@ -21,6 +54,21 @@ export interface ErrorPages {
   ingress: string;
   service: string;
   port: number | string;
+}
+
+function checkName(name: string): string {
+  if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${JSON.stringify(name)} in model`);
+  return name;
+}
+
+/**
+ * The frontends' lines of `default-backend`, after the canary rules and before the routes'
+ * `use_backend`: a request routed to a backend without usable server goes to its fallback.
+ */
+export function fallbackLines(backends: readonly { name: string; fallback?: string }[]): string[] {
+  return backends.filter((b) => b.fallback).map((b) =>
+    `use_backend ${checkName(b.fallback!)} if { var(txn.route) -m str ${checkName(b.name)} } !{ nbsrv(${b.name}) gt 0 }`
+  );
 }
 
 /** The internal frontend's name; its backend of last resort is `${ERROR_PAGES_FRONTEND}_none`. */

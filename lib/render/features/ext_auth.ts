@@ -1,5 +1,5 @@
 /**
- * @module render/ext_auth
+ * @module render/features/ext_auth
  * External authentication (`auth-url`, `auth-signin`, `auth-response-headers`, `auth-request-headers`,
  * the oauth2-proxy pattern): the backend lines that run our Lua action `lua.ic_auth_request`
  * (templates/ic_ext_auth.lua, loaded by `global` when a backend uses it). HAProxy 2.6 has no native
@@ -19,8 +19,8 @@
  * disabled) renders a plain 500 for the route, never an unauthenticated pass. A response action adds
  * the auth answer's Set-Cookie headers.
  */
-import { type LayerValues, resolveSetting } from "../annotations/resolve.ts";
-import { PREFIX, type Risk } from "../annotations/table.ts";
+import { resolveSetting } from "../../annotations/resolve.ts";
+import { PREFIX } from "../../annotations/table.ts";
 import {
   AUTH_URL_ALLOWED_HOSTS,
   type AuthTarget,
@@ -28,8 +28,9 @@ import {
   parseHostPatterns,
   REFUSED_IPV4,
   REFUSED_IPV6,
-} from "../annotations/auth_target.ts";
-import { quoted } from "./settings.ts";
+} from "../../annotations/auth_target.ts";
+import { quoted } from "../quoting.ts";
+import type { SettingsReader } from "../settings_reader.ts";
 
 export interface ExtAuth {
   /** Where auth requests go; null: the configuration is unusable and every request gets 500. */
@@ -51,11 +52,8 @@ const FAIL_CLOSED = "every request of the route gets 500 (never passed unauthent
  * refused by the address policy, outside the class's allowed hosts, disabled by the risk limit)
  * makes the route answer 500; the other keys without `auth-url` are reported and have no effect.
  */
-export function resolveExtAuth(
-  layers: LayerValues,
-  risk: { disableRiskAtOrAbove: Risk | null },
-  report: (reason: string, message: string) => void,
-): ExtAuth | null {
+export function readExtAuth(reader: SettingsReader): ExtAuth | null {
+  const { layers, risk, report } = reader;
   const r = Object.fromEntries(KEYS.map((k) => [k, resolveSetting(k, layers, risk)])) as Record<
     typeof KEYS[number],
     ReturnType<typeof resolveSetting>

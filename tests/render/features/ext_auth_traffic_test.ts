@@ -14,14 +14,14 @@
  * an auth service down, hung or answering anything else gives 500; https auth URLs are not verified.
  */
 import assert from "node:assert/strict";
-import { lookupFromLists } from "../../lib/render/model.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
-import { freePort } from "../../lib/localenv/ports.ts";
-import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
-import { startDnsServer } from "../../lib/localenv/dns.ts";
-import { createCA } from "../../lib/pki/certs.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
-import { curl, withProxy } from "./live.ts";
+import { lookupFromLists } from "../../../lib/render/model.ts";
+import { startBackend } from "../../../lib/localenv/backend.ts";
+import { freePort } from "../../../lib/localenv/ports.ts";
+import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../../lib/localenv/netns.ts";
+import { startDnsServer } from "../../../lib/localenv/dns.ts";
+import { createCA } from "../../../lib/pki/certs.ts";
+import { endpointSlice, ingress, service } from "../fixtures.ts";
+import { curl, withProxy } from "../live.ts";
 
 const A = "ingress-controller.io/";
 

@@ -8,9 +8,9 @@
  * 64 KiB, an error Service without ready endpoint or one that is down keep the original answer.
  */
 import assert from "node:assert/strict";
-import { lookupFromLists } from "../../lib/render/model.ts";
-import { endpointSlice, ingress, service } from "./fixtures.ts";
-import { curl, withProxy } from "./live.ts";
+import { lookupFromLists } from "../../../lib/render/model.ts";
+import { endpointSlice, ingress, service } from "../fixtures.ts";
+import { curl, withProxy } from "../live.ts";
 
 const A = "ingress-controller.io/";
 
