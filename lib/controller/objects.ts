@@ -36,7 +36,7 @@ import {
 } from "./proxy_pod.ts";
 import type { ControllerSettings } from "./settings.ts";
 import { type ClassParams, defaultClassParams } from "./class_params.ts";
-import { classGroup, sharedProxyName } from "./groups.ts";
+import { classGroup, type GroupKey, sharedClassOf, sharedProxyName } from "./groups.ts";
 import { configObjects, configReadRules, type ProxyConfigData } from "./transport.ts";
 import { CONFIG_SHA_ANNOTATION, PART_SHA_ANNOTATION } from "../transport/parts.ts";
 import { shortHash } from "./short_hash.ts";
@@ -148,6 +148,14 @@ export interface ProxyTarget {
   /** The owner's mark: the ingress annotation (dedicated) or the class annotation (shared). */
   ownerAnnotations: Readonly<Record<string, string>>;
   ownerReferences: OwnerReference[];
+}
+
+/** Where the proxy objects of a group live (without building them). */
+export function proxyOf(group: GroupKey, settings: ControllerSettings): { name: string; namespace: string } {
+  const cls = sharedClassOf(group);
+  if (cls !== null) return { name: sharedProxyName(cls), namespace: settings.operatorNamespace };
+  const slash = group.indexOf("/");
+  return { name: proxyName(group.slice(slash + 1)), namespace: group.slice(0, slash) };
 }
 
 /** The dedicated proxy of `ingress`: its own objects in its namespace, owned by it. */
