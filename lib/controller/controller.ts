@@ -238,7 +238,7 @@ class Controller {
     });
     this.#handovers = new Handovers({
       settings,
-      caches,
+      deployment: (namespace, name) => caches.deployment(namespace, name),
       queue,
       later,
       lost: (source, key) => this.#status.clear(source, key),

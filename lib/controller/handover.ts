@@ -8,7 +8,6 @@
  * member is kept here; a member no group handles any more loses its status once no group serves it.
  */
 import type { KubeObject } from "../cluster/resources.ts";
-import type { ClusterCaches } from "./caches.ts";
 import { GroupIndex, type GroupKey } from "./groups.ts";
 import { proxyOf } from "./objects.ts";
 import { deploymentAvailable } from "./proxy_pod.ts";
@@ -27,7 +26,8 @@ interface Handover {
 
 interface HandoverDeps {
   settings: ControllerSettings;
-  caches: ClusterCaches;
+  /** The proxy Deployment at `namespace/name`, as cached (null: none). */
+  deployment(namespace: string, name: string): KubeObject | null;
   queue(group: GroupKey): void;
   /** Looks at `group` again in `ms`. */
   later(group: GroupKey, ms: number): void;
@@ -169,7 +169,7 @@ export class Handovers {
   /** Whether the proxy Deployment of `group` has an available replica (per the cache). */
   #ready(group: GroupKey): boolean {
     const p = proxyOf(group, this.deps.settings);
-    return deploymentAvailable(this.deps.caches.deployment(p.namespace, p.name));
+    return deploymentAvailable(this.deps.deployment(p.namespace, p.name));
   }
 
   /** The group is gone. */
