@@ -50,7 +50,7 @@ function deepFreeze<T>(v: T): T {
 /**
  * The metadata a cached Service or EndpointSlice keeps: what owners and settings are read from,
  * and the identity and version only of the controller's own objects (it updates and deletes them
- * by uid, lib/controller/publish.ts); of a user's Service nothing reads them, and 20,000 of each
+ * by uid, lib/controller/owned_writes.ts); of a user's Service nothing reads them, and 20,000 of each
  * were 2 MB.
  */
 function keptMetadata(o: KubeObject): KubeObject["metadata"] {

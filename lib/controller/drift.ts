@@ -4,7 +4,7 @@
  * sets (lib/controller/objects.ts) has the value it set there. Fields the controller does not set
  * (what the API server defaults, a cluster IP, node ports, a Deployment's revision annotation,
  * status) are not looked at, so defaulting never starts a write loop. The comparison follows what
- * the controller's forced server-side apply (lib/controller/publish.ts) puts back, so that a
+ * the controller's forced server-side apply (lib/controller/owned_writes.ts) puts back, so that a
  * restore always ends the drift it found:
  * - a map: each key it sets is compared; keys someone else added are left (they survive an apply),
  *   except in the atomic maps (`selector`, `matchLabels`, `nodeSelector`), which an apply replaces

@@ -12,7 +12,7 @@
 import type { KubeObject } from "../cluster/resources.ts";
 import { isDedicated as asksDedicated } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
-import { createHash } from "node:crypto";
+import { shortHash } from "./short_hash.ts";
 
 export const proxyModeAnnotation = "ingress-controller.io/proxy";
 export const dedicatedValue = "dedicated";
@@ -78,9 +78,7 @@ export function withoutDedicated(ingress: KubeObject): KubeObject {
 export function sharedProxyName(className: string): string {
   if (className === "") return "haproxy-shared";
   const name = `haproxy-class-${className}`;
-  return dns1035.test(name) && name.length <= 55
-    ? name
-    : `haproxy-class-${createHash("sha256").update(className).digest("hex").slice(0, 10)}`;
+  return dns1035.test(name) && name.length <= 55 ? name : `haproxy-class-${shortHash(className)}`;
 }
 
 /** Ingress key ↔ group, kept in step with the Ingress informer. */

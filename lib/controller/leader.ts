@@ -22,16 +22,8 @@ import { collectionPath, type KubeObject, objectPath, type ResourceType } from "
 import { log } from "../log/logger.ts";
 import { pause } from "../timers.ts";
 import { leader as leaderGauge } from "./metrics.ts";
-import { shortHash } from "./objects.ts";
-
-/** client-go's defaults (no command-line option sets them; tests pass shorter ones). */
-export const leaderElectionDefaults = {
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
-} as const;
-
-export type LeaderElectionTiming = { -readonly [K in keyof typeof leaderElectionDefaults]: number };
+import { leaderElectionDefaults, type LeaderElectionTiming } from "./leader_timing.ts";
+import { shortHash } from "./short_hash.ts";
 
 export const leases: ResourceType = {
   group: "coordination.k8s.io",

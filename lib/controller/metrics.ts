@@ -1,8 +1,16 @@
 /**
  * @module controller/metrics
- * Prometheus metrics of the controller loop.
+ * Prometheus metrics of the controller loop, and the counts its handle reports.
  */
 import { prom, registry } from "../metrics.ts";
+
+/** The same work counted for tests and benchmarks (ControllerHandle.stats), shared by the controller's parts. */
+export interface WorkCounts {
+  reconciles: number;
+  renders: number;
+  writes: number;
+  validations: number;
+}
 
 export const reconciles = new prom.Counter({
   name: "ingress_controller_reconciles_total",

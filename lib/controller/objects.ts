@@ -16,7 +16,6 @@
  * to one proxy pod at a time (lib/controller/proxy_pod.ts). Each carries a hash of its content so an unchanged
  * object is never written again.
  */
-import { createHash } from "node:crypto";
 import {
   apiVersionOf,
   type KubeObject,
@@ -37,9 +36,10 @@ import {
 } from "./proxy_pod.ts";
 import type { ControllerSettings } from "./settings.ts";
 import { type ClassParams, defaultClassParams } from "./class_params.ts";
-import { classGroup, sharedProxyName } from "./groups.ts";
+import { classGroup, type GroupKey, sharedClassOf, sharedProxyName } from "./groups.ts";
 import { configObjects, configReadRules, type ProxyConfigData } from "./transport.ts";
 import { CONFIG_SHA_ANNOTATION, PART_SHA_ANNOTATION } from "../transport/parts.ts";
+import { shortHash } from "./short_hash.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const managedByValue = "ingress-controller";
@@ -66,11 +66,6 @@ export interface Desired {
 
 const dns1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-/** Short stable hash (hex) of a string. */
-export function shortHash(s: string, len = 10): string {
-  return createHash("sha256").update(s).digest("hex").slice(0, len);
-}
 
 /** Name of the proxy objects of an ingress: `<name>-haproxy` when that is a valid Service name, else a hash. */
 export function proxyName(ingressName: string): string {
@@ -153,6 +148,14 @@ export interface ProxyTarget {
   /** The owner's mark: the ingress annotation (dedicated) or the class annotation (shared). */
   ownerAnnotations: Readonly<Record<string, string>>;
   ownerReferences: OwnerReference[];
+}
+
+/** Where the proxy objects of a group live (without building them). */
+export function proxyOf(group: GroupKey, settings: ControllerSettings): { name: string; namespace: string } {
+  const cls = sharedClassOf(group);
+  if (cls !== null) return { name: sharedProxyName(cls), namespace: settings.operatorNamespace };
+  const slash = group.indexOf("/");
+  return { name: proxyName(group.slice(slash + 1)), namespace: group.slice(0, slash) };
 }
 
 /** The dedicated proxy of `ingress`: its own objects in its namespace, owned by it. */

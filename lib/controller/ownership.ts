@@ -7,7 +7,7 @@
  * delete objects with the controller's own rights (a confused deputy).
  */
 import { apiVersionOf, type KubeObject, resources } from "../cluster/resources.ts";
-import { sharedClassOf } from "./groups.ts";
+import { classGroup, type GroupKey, sharedClassOf } from "./groups.ts";
 import {
   classOwnerAnnotation,
   controllerLabel,
@@ -88,4 +88,13 @@ export function conflictMessage(
   return `${where} for ${proxy} (it lacks the ${controllerLabel}=${controllerLabelValue(controllerId)} label or the ` +
     `${classOwnerAnnotation} annotation: another controller, or another --ingress-class, made it); it is left ` +
     `untouched and ${outcome} until it is removed or renamed`;
+}
+
+/** The group an object of this controller's kind was made for (its ingress or class annotation), or null. */
+export function ownerGroupOf(o: KubeObject): GroupKey | null {
+  if (o.metadata.labels?.[managedByLabel] !== managedByValue) return null;
+  const a = o.metadata.annotations ?? {};
+  if (a[ingressAnnotation] !== undefined) return a[ingressAnnotation];
+  if (a[classOwnerAnnotation] !== undefined) return classGroup(a[classOwnerAnnotation]);
+  return null;
 }

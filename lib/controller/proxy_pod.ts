@@ -8,6 +8,7 @@
 import { PROXY_HEAP_LIMIT_MB, PROXY_SEMI_SPACE_MB, v8Flags } from "./v8_flags.ts";
 import type { EnvVar } from "./cloud.ts";
 import type { ControllerSettings } from "./settings.ts";
+import type { KubeObject } from "../cluster/resources.ts";
 
 /** The public Service's ports (clients see these). */
 export const httpPort = 80;
@@ -214,4 +215,9 @@ export function proxyDisruptionBudgetSpec(selector: Readonly<Record<string, stri
 
 function resources(r: ContainerResources): Record<string, unknown> {
   return { requests: { ...r.requests }, ...(r.limits ? { limits: { ...r.limits } } : {}) };
+}
+
+/** Whether a (cached) proxy Deployment has an available replica. */
+export function deploymentAvailable(d: KubeObject | null | undefined): boolean {
+  return (d?.status?.availableReplicas ?? 0) >= 1;
 }

@@ -1,82 +1,475 @@
 /**
  * @module controller/publish
- * The writes the controller makes to the objects it owns, each bound to one object identity so
- * that a same-named object someone else made is never changed (lib/controller/ownership.ts):
- * - create: POST, which answers 409 AlreadyExists instead of merging into an existing object (a
- *   server-side apply would create-or-merge). The create's managedFields entry (an "Update") is
- *   then turned into an "Apply" entry, as if the object had been applied, so that later applies
- *   also remove the fields they no longer set;
- * - update: server-side apply with `metadata.uid`: the API server refuses it (409 when no object
- *   has the name, 422 when another object has it) instead of creating or merging;
- * - delete: with `preconditions.uid` (409 when another object has the name by now).
+ * Publishing a group's proxy: its objects (lib/controller/objects.ts; the configuration in a head
+ * ConfigMap and, when large, part ConfigMaps: lib/controller/transport.ts) looked up, checked for
+ * ownership, written when their hash changed, and the objects the group no longer needs removed.
+ * - Only objects the controller made are written, deleted or read for the status
+ *   (lib/controller/ownership.ts); each write is bound to the object's identity
+ *   (lib/controller/owned_writes.ts). A same-named object of someone else blocks the group, or,
+ *   in a namespace whose Secrets the proxy reads, leaves that namespace's members out; it is
+ *   reported with an `OwnershipConflict` Warning Event.
+ * - New part ConfigMaps are created while `haproxy -c` runs; the head, which names the parts, is
+ *   written only once all of them are.
+ * - An owned object someone else changed (lib/controller/drift.ts) or deleted is put back with an
+ *   `OwnedObjectRestored` Warning Event on it, paced when it keeps being changed
+ *   (lib/controller/restores.ts). The hashes of the controller's own writes
+ *   (lib/controller/applied.ts) tell their watch events from changes by others.
  */
+import type { ClusterClient } from "../cluster/client.ts";
 import { isStatus } from "../cluster/client.ts";
-import { collectionPath, type KubeObject, objectPath, type ResourceType } from "../cluster/resources.ts";
-import { fieldManager } from "./objects.ts";
+import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
+import { forEachLimit } from "../concurrency.ts";
+import { log } from "../log/logger.ts";
+import { configMapData, type Rendered } from "../render/mod.ts";
+import { AppliedHashes } from "./applied.ts";
+import type { ClusterCaches } from "./caches.ts";
+import type { ClassParams } from "./class_params.ts";
+import { driftOf } from "./drift.ts";
+import type { EventRecorder } from "./events.ts";
+import type { GroupKey } from "./groups.ts";
 import type { Writer } from "./leader.ts";
+import { ownershipConflicts, restores, type WorkCounts, writes } from "./metrics.ts";
+import { type Desired, hashAnnotation, proxyObjects, type ProxyTarget } from "./objects.ts";
+import { applyOwned, createOwned, deleteOwned } from "./owned_writes.ts";
+import { conflictMessage, ownedBy } from "./ownership.ts";
+import type { Platform } from "./platform.ts";
+import { RestorePacer } from "./restores.ts";
+import type { ControllerSettings } from "./settings.ts";
+import { existingParts, partOfLabel } from "./transport.ts";
 
-interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: string;
-  time?: string;
-  [field: string]: unknown;
+/** Part ConfigMaps written (and objects looked up) at once (each up to 512 KiB: etcd, not the count, is the limit). */
+const PART_WRITES_IN_FLIGHT = 4;
+
+/** The objects of a group's proxy for one configuration, and what is known of them. */
+export interface Plan {
+  target: ProxyTarget;
+  /** In write order (lib/controller/transport.ts). */
+  desired: Desired[];
+  /** The current object of each of `desired` (null: absent), being looked up. */
+  found: Promise<(KubeObject | null)[]>;
+  /** Part ConfigMaps created while `haproxy -c` ran, by their index in `desired`. */
+  early: Map<number, KubeObject>;
 }
 
-/** Creates `obj`; rejects with a 409 ApiError when an object of that name exists. */
-export async function createOwned(client: Writer, r: ResourceType, obj: KubeObject): Promise<KubeObject> {
-  const created: KubeObject = await client.request("POST", collectionPath(r, obj.metadata.namespace), {
-    query: { fieldManager },
-    body: obj,
-  });
-  const uid = created.metadata.uid!;
-  const entries = (created.metadata as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? [];
-  const ours = (e: ManagedFieldsEntry) => e.manager === fieldManager && e.operation === "Update" && !e.subresource;
-  if (!entries.some(ours)) return created;
-  try {
-    return await client.request("PATCH", objectPath(r, obj.metadata.namespace, obj.metadata.name), {
-      body: [
-        { op: "test", path: "/metadata/uid", value: uid },
-        {
-          op: "replace",
-          path: "/metadata/managedFields",
-          value: entries.map((e) => ours(e) ? { ...e, operation: "Apply", time: undefined } : e),
-        },
-      ],
-      contentType: "application/json-patch+json",
+interface PublishDeps {
+  client: ClusterClient;
+  /** Refuses and aborts writes outside a leadership term. */
+  writer: Writer;
+  settings: ControllerSettings;
+  platform: Platform;
+  caches: ClusterCaches;
+  events: EventRecorder;
+  counts: WorkCounts;
+  /** Looks at `group` again in `ms` (a paced restore). */
+  later(group: GroupKey, ms: number): void;
+}
+
+export class Publisher {
+  /** Hash last applied per owned object (`plural/ns/name`), to skip our own watch echoes. */
+  readonly #applied = new AppliedHashes();
+  /** How soon an owned object someone keeps changing may be restored again. */
+  readonly #pacer = new RestorePacer();
+  /** `<kind> <field>` the API server does not keep as written (#learnUnkept). */
+  readonly #unkept = new Set<string>();
+  /** Per group, the owned objects written or found ours (path → uid); the caches may lag behind. */
+  readonly #publishedBy = new Map<string, Map<string, string>>();
+
+  constructor(readonly deps: PublishDeps) {}
+
+  /** The objects `group`'s proxy needs for `rendered`, looked up from now on. */
+  plan(group: GroupKey, target: ProxyTarget, rendered: Rendered, params: ClassParams): Plan {
+    const { settings, platform, caches } = this.deps;
+    const secrets = rendered.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
+    // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
+    const parts = existingParts(target.name, caches.madeBy(resources.configMaps, group));
+    const data = configMapData(rendered);
+    const desired = proxyObjects(target, data, secrets, settings, platform, params, parts);
+    return { target, desired, found: this.#lookUp(desired), early: new Map() };
+  }
+
+  /**
+   * Runs `check` (haproxy -c) while the plan's new part ConfigMaps are created (only when no
+   * object is someone else's): never left running behind a failed check, whose own failure is
+   * thrown; a failed creation is thrown after a check that passed.
+   */
+  async whileChecking<T>(group: GroupKey, plan: Plan, members: readonly KubeObject[], check: () => Promise<T>) {
+    const creating = this.#createNewParts(group, plan.desired, plan.found, members);
+    let checked: T;
+    try {
+      checked = await check();
+    } finally {
+      await creating.catch(() => {});
+    }
+    plan.early = await creating;
+    return checked;
+  }
+
+  /** The current object of each of the plan's objects (null: absent). */
+  async current(plan: Plan): Promise<(KubeObject | null)[]> {
+    const current = await plan.found;
+    for (const [i, object] of plan.early) current[i] = object;
+    return current;
+  }
+
+  /**
+   * The objects of the plan that are someone else's, reported (Events on the members concerned,
+   * counted): null when there are none; else whether one is in the proxy's own namespace (the group
+   * is blocked) and the members of the namespaces without any (the others are left out).
+   */
+  conflicts(
+    group: GroupKey,
+    plan: Plan,
+    current: readonly (KubeObject | null)[],
+    members: readonly KubeObject[],
+  ): { blocked: boolean; kept: KubeObject[] } | null {
+    const { desired, target } = plan;
+    const foreign = [...current.keys()].filter((i) => current[i] && !this.#ours(group, desired[i], current[i]!));
+    if (foreign.length === 0) return null;
+    const elsewhere = new Set<string>();
+    let blocked = false;
+    for (const i of foreign) {
+      const ns = desired[i].object.metadata.namespace!;
+      const inside = ns === target.namespace;
+      if (inside) blocked = true;
+      else elsewhere.add(ns);
+      ownershipConflicts.inc({ kind: desired[i].resource.kind });
+      const message = conflictMessage(
+        desired[i].resource.kind,
+        current[i]!,
+        group,
+        this.deps.settings.controllerId,
+        inside ? null : ns,
+      );
+      for (const m of members) {
+        if (inside || m.metadata.namespace === ns) this.deps.events.record(m, "Warning", "OwnershipConflict", message);
+      }
+    }
+    return { blocked, kept: members.filter((m) => !elsewhere.has(m.metadata.namespace!)) };
+  }
+
+  /**
+   * Writes the plan's objects that changed (the parts a few at a time, then the rest in order: the
+   * head names the parts, so it is written only once all of them are) and removes the objects the
+   * group no longer needs (e.g. a Role for Secrets of a namespace it left). `written`: the objects
+   * written, the parts created early included; `proxyService`: the public Service as written or found.
+   */
+  async publish(
+    group: GroupKey,
+    plan: Plan,
+    current: readonly (KubeObject | null)[],
+    members: readonly KubeObject[],
+  ): Promise<{ written: number; proxyService: KubeObject | undefined }> {
+    const { desired, early, target } = plan;
+    let written = early.size;
+    let proxyService: KubeObject | undefined;
+    const write = async (i: number) => {
+      if (early.has(i)) return;
+      const d = desired[i];
+      const { object, wrote } = await this.#write(group, d.resource, d.object, current[i], members);
+      if (wrote) written++;
+      // The status follows the public Service only, never the ClusterIP stats Service.
+      if (d.resource === resources.services && d.object.metadata.name === target.name) proxyService = object;
+    };
+    // The part ConfigMaps come first and do not depend on each other: a few at a time (a first
+    // publish of 10,000 ingresses writes about 130).
+    const partCount = partsBeforeHead(desired);
+    await forEachLimit([...desired.keys()].slice(0, partCount), PART_WRITES_IN_FLIGHT, write);
+    for (let i = partCount; i < desired.length; i++) await write(i);
+    await this.remove(group, new Set(desired.map((d) => objectKey(d.resource, d.object))));
+    return { written, proxyService };
+  }
+
+  /**
+   * Whether the event of an owned object (`old` → `o`) may be someone else's change: not the event
+   * of one of the controller's own writes, and either another hash than the one it should carry
+   * or another content with that hash (a field changed, the hash left as it was). Status and
+   * version alone are no change.
+   */
+  changedByOthers(r: ResourceType, old: KubeObject | null, o: KubeObject): boolean {
+    const seen = this.#applied.classify(objectKey(r, o), o.metadata.annotations?.[hashAnnotation]);
+    if (seen === "echo") return false;
+    return seen === "other" || old === null || ownedContent(old) !== ownedContent(o);
+  }
+
+  /** A lost leadership term: what this replica wrote or found may change under another leader. */
+  forgetTerm(): void {
+    this.#applied.clear();
+    this.#publishedBy.clear();
+  }
+
+  /** The object of that name: from the cache, else from the API server (null: none). */
+  async #current(r: ResourceType, obj: KubeObject): Promise<KubeObject | null> {
+    const cached = this.deps.caches.ownedCache(r).store.get(keyOf(obj));
+    // The caches of owned kinds hold only labelled objects: a miss is an absent or a foreign object.
+    return cached ?? await this.#fetch(r, obj);
+  }
+
+  /**
+   * Whether `found`, at the name of one of `group`'s objects, is the controller's: it carries the
+   * marks (lib/controller/ownership.ts), or it is the very object (uid) the controller wrote or
+   * found its own in this term and someone removed marks from it (then they are put back).
+   */
+  #ours(group: GroupKey, d: Desired, found: KubeObject): boolean {
+    return ownedBy(found, group, this.deps.settings.controllerId) ||
+      (found.metadata.uid !== undefined &&
+        this.#publishedBy.get(group)?.get(objectKey(d.resource, d.object)) === found.metadata.uid);
+  }
+
+  /** The current object of each of `desired` (null: absent), a few lookups at a time. */
+  async #lookUp(desired: readonly Desired[]): Promise<(KubeObject | null)[]> {
+    const found: (KubeObject | null)[] = new Array(desired.length).fill(null);
+    await forEachLimit([...desired.keys()], PART_WRITES_IN_FLIGHT, async (i) => {
+      found[i] = await this.#current(desired[i].resource, desired[i].object);
     });
-  } catch (err) {
-    // An object whose fields later applies could not remove is not left behind: the next
-    // reconcile creates it again.
-    await deleteOwned(client, r, obj.metadata.namespace!, obj.metadata.name, uid).catch(() => {});
-    throw err;
+    return found;
+  }
+
+  /**
+   * Creates the part ConfigMaps of `desired` that do not exist yet and come before the head (not
+   * those it carries), while haproxy -c checks the configuration: no head names a part that does
+   * not exist, so no proxy reads them before the head that names them is written after the check
+   * (a first publish of 10,000 ingresses creates ~130, which takes as long as the check). If the
+   * check refuses, they are unused and the next publish removes them. Nothing is created while
+   * any object is someone else's.
+   */
+  async #createNewParts(
+    group: GroupKey,
+    desired: readonly Desired[],
+    found: Promise<(KubeObject | null)[]>,
+    members: readonly KubeObject[],
+  ): Promise<Map<number, KubeObject>> {
+    const current = await found;
+    const created = new Map<number, KubeObject>();
+    if (current.some((c) => c && !ownedBy(c, group, this.deps.settings.controllerId))) return created;
+    // Only the parts before the head: those after it are carried by the head, whose write is the
+    // one a change waits for; created before it, they would delay it.
+    const head = partsBeforeHead(desired);
+    const absent = [...desired.keys()].filter((i) => i < head && current[i] === null);
+    await forEachLimit(absent, PART_WRITES_IN_FLIGHT, async (i) => {
+      const { object } = await this.#write(group, desired[i].resource, desired[i].object, null, members);
+      created.set(i, object);
+    });
+    return created;
+  }
+
+  #published(group: GroupKey, path: string, uid: string): void {
+    let published = this.#publishedBy.get(group);
+    if (!published) this.#publishedBy.set(group, published = new Map());
+    published.set(path, uid);
+  }
+
+  /**
+   * Creates `obj`, or updates `current` (ours) when its hash differs, or puts it back when someone
+   * else changed what the controller set in it (lib/controller/drift.ts): with a Warning Event on
+   * the object, counted, and paced when it keeps being changed (lib/controller/restores.ts).
+   */
+  async #write(
+    group: GroupKey,
+    r: ResourceType,
+    obj: KubeObject,
+    current: KubeObject | null,
+    members: readonly KubeObject[],
+  ): Promise<{ object: KubeObject; wrote: boolean }> {
+    const path = objectKey(r, obj);
+    const hash = obj.metadata.annotations![hashAnnotation];
+    let drift: string | null = null;
+    if (current) {
+      drift = this.#driftOf(path, obj, current);
+      if (drift !== null) {
+        // The cache may not show the controller's own last write yet: only the object as it is now counts.
+        const uid = current.metadata.uid;
+        current = await this.#fetch(r, obj);
+        if (current && current.metadata.uid !== uid) {
+          // Replaced since its owner was checked: the retry checks the new one.
+          throw new Error(`${r.kind} ${obj.metadata.namespace}/${obj.metadata.name} was replaced meanwhile`);
+        }
+        drift = current && this.#driftOf(path, obj, current);
+      }
+      if (current && drift === null && current.metadata.annotations?.[hashAnnotation] === hash) {
+        this.#published(group, path, current.metadata.uid!);
+        this.#applied.found(path, hash);
+        return { object: current, wrote: false };
+      }
+      const wait = drift === null ? 0 : this.#pacer.wait(path);
+      if (current && wait > 0) {
+        this.#published(group, path, current.metadata.uid!);
+        this.deps.later(group, wait);
+        return { object: current, wrote: false };
+      }
+    }
+    // Gone although the controller wrote or found it just as it still wants it: someone else deleted it.
+    const deleted = current === null && this.#applied.get(path) === hash;
+    let result: KubeObject;
+    const undo = this.#applied.writing(path, hash);
+    try {
+      result = current
+        ? await applyOwned(this.deps.writer, r, obj, current.metadata.uid!)
+        : await createOwned(this.deps.writer, r, obj);
+    } catch (err) {
+      undo();
+      // A 409, or a 422 on metadata.uid: the object appeared, vanished or was replaced since it
+      // was looked at; the retry looks again. Any other 422 is a refused object: report it.
+      if (isStatus(err, 422) && !/metadata\.uid/.test(err.message)) {
+        for (const m of members) {
+          this.deps.events.record(
+            m,
+            "Warning",
+            "OwnedObjectInvalid",
+            `cannot apply ${r.kind} ${obj.metadata.namespace}/${obj.metadata.name}: ${err.message}`,
+          );
+        }
+      }
+      throw err;
+    }
+    this.#published(group, path, result.metadata.uid!);
+    this.deps.counts.writes++;
+    writes.inc({ kind: r.kind, op: current ? "apply" : "create" });
+    if (r === resources.configMaps) result = await this.#dropForeignData(obj, result);
+    else this.#learnUnkept(obj, result);
+    if (drift !== null) this.#restored(path, result, `changed by someone other than the controller (${drift})`);
+    else if (deleted) this.#restored(null, result, "deleted by someone other than the controller");
+    return { object: result, wrote: true };
+  }
+
+  /**
+   * What differs in `current` from `desired` that someone else changed (a path), or null: the
+   * fields the controller sets (lib/controller/drift.ts), and the hash annotation when what the
+   * controller wants of the object is what it last wrote or found there.
+   */
+  #driftOf(path: string, desired: KubeObject, current: KubeObject): string | null {
+    const hash = desired.metadata.annotations![hashAnnotation];
+    if (current.metadata.annotations?.[hashAnnotation] !== hash) {
+      return this.#applied.get(path) === hash ? `metadata.annotations.${hashAnnotation}` : null;
+    }
+    return driftOf(desired, current, this.#unkept);
+  }
+
+  /** The object of `obj`'s name as the API server has it now (null: none). */
+  async #fetch(r: ResourceType, obj: KubeObject): Promise<KubeObject | null> {
+    try {
+      return await this.deps.client.request("GET", objectPath(r, obj.metadata.namespace, obj.metadata.name));
+    } catch (err) {
+      if (isStatus(err, 404)) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Reports an object put back as the controller made it (`how` it had been changed), on the
+   * object itself; `path`: a restore that is paced (lib/controller/restores.ts). A re-created object
+   * is not: it costs one write per deletion by someone else.
+   */
+  #restored(path: string | null, object: KubeObject, how: string): void {
+    const count = path === null ? 1 : this.#pacer.restored(path);
+    restores.inc({ kind: object.kind ?? "" });
+    const what = `${object.kind} ${object.metadata.namespace}/${object.metadata.name}`;
+    const again = count > 1
+      ? `; restored ${count} times in a row: another writer keeps changing it, so restores now wait up to 5 minutes`
+      : "";
+    // On the object: it is where the change was made, and only who can see that namespace sees it.
+    this.deps.events.record(
+      object,
+      "Warning",
+      "OwnedObjectRestored",
+      `${what} was ${how}; restored as the controller made it${again}`,
+    );
+  }
+
+  /**
+   * A server-side apply leaves the ConfigMap keys someone else added: they are removed, so the
+   * data is exactly what the controller wrote (its digest, which the proxy checks, covers all of it).
+   */
+  async #dropForeignData(desired: KubeObject, result: KubeObject): Promise<KubeObject> {
+    const extra = Object.keys(result.data ?? {}).filter((k) => !(k in (desired.data ?? {})));
+    if (extra.length === 0) return result;
+    const pointer = (k: string) => `/data/${k.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    const patched: KubeObject = await this.deps.writer.request(
+      "PATCH",
+      objectPath(resources.configMaps, result.metadata.namespace, result.metadata.name),
+      {
+        body: [
+          { op: "test", path: "/metadata/uid", value: result.metadata.uid },
+          ...extra.map((k) => ({ op: "remove", path: pointer(k) })),
+        ],
+        contentType: "application/json-patch+json",
+      },
+    );
+    this.deps.counts.writes++;
+    writes.inc({ kind: "ConfigMap", op: "patch" });
+    return patched;
+  }
+
+  /**
+   * Fields the API server did not keep as they were written (a disabled feature's field, a value
+   * it normalizes in a way drift.ts does not know, a mutating admission webhook): they are not
+   * compared from then on, so they never start a write loop. Logged once each.
+   */
+  #learnUnkept(desired: KubeObject, result: KubeObject): void {
+    for (let i = 0; i < 16; i++) {
+      const path = driftOf(desired, result, this.#unkept);
+      if (path === null) return;
+      this.#unkept.add(`${desired.kind} ${path}`);
+      log.warn("the API server does not keep a field as the controller writes it; it is not compared from now on", {
+        kind: desired.kind,
+        field: path,
+      });
+    }
+  }
+
+  /**
+   * Deletes every object the controller made for `group` but those in `keep`, each by its uid (a
+   * same-named object made since is left alone). Returns whether anything was deleted.
+   */
+  async remove(group: GroupKey, keep: ReadonlySet<string>): Promise<boolean> {
+    const { caches, settings } = this.deps;
+    const targets = new Map<string, { r: ResourceType; ns: string; name: string; uid: string }>();
+    for (const r of caches.ownedKinds) {
+      for (const o of caches.madeBy(r, group)) {
+        if (!ownedBy(o, group, settings.controllerId)) continue; // e.g. another controller's
+        const path = objectKey(r, o);
+        if (!keep.has(path)) {
+          targets.set(path, { r, ns: o.metadata.namespace!, name: o.metadata.name, uid: o.metadata.uid! });
+        }
+      }
+    }
+    const published = this.#publishedBy.get(group);
+    for (const [path, uid] of published ?? []) {
+      const [plural, ns, name] = path.split("/");
+      const r = caches.ownedKinds.find((x) => x.plural === plural);
+      if (r && !keep.has(path)) targets.set(path, { r, ns, name, uid });
+    }
+    let deleted = 0;
+    for (const [path, t] of targets) {
+      const outcome = await deleteOwned(this.deps.writer, t.r, t.ns, t.name, t.uid);
+      if (outcome === "deleted") {
+        deleted++;
+        this.deps.counts.writes++;
+        writes.inc({ kind: t.r.kind, op: "delete" });
+      } else if (outcome === "replaced") {
+        ownershipConflicts.inc({ kind: t.r.kind });
+        log.warn("not deleting a proxy object: another object has its name by now", { group, object: path });
+      }
+      this.#applied.delete(path);
+      published?.delete(path);
+    }
+    if (keep.size === 0) this.#publishedBy.delete(group);
+    if (deleted > 0) log.info("removed proxy objects", { group, objects: deleted });
+    return deleted > 0;
   }
 }
 
-/** Server-side apply of `obj` to the object `uid` only (force: the fields are ours). */
-export function applyOwned(client: Writer, r: ResourceType, obj: KubeObject, uid: string): Promise<KubeObject> {
-  return client.request("PATCH", objectPath(r, obj.metadata.namespace, obj.metadata.name), {
-    query: { fieldManager, force: "true" },
-    body: { ...obj, metadata: { ...obj.metadata, uid } },
-    contentType: "application/apply-patch+yaml",
-  });
+/** How many of `desired` (in write order, lib/controller/transport.ts) are parts written before the head. */
+function partsBeforeHead(desired: readonly Desired[]): number {
+  return Math.max(0, desired.findIndex((d) => d.object.metadata.labels?.[partOfLabel] === undefined));
 }
 
-/** Deletes the object `uid`: "deleted", "gone" (no such object) or "replaced" (another object has the name). */
-export async function deleteOwned(
-  client: Writer,
-  r: ResourceType,
-  namespace: string,
-  name: string,
-  uid: string,
-): Promise<"deleted" | "gone" | "replaced"> {
-  try {
-    await client.request("DELETE", objectPath(r, namespace, name), {
-      body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background", preconditions: { uid } },
-    });
-    return "deleted";
-  } catch (err) {
-    if (isStatus(err, 404)) return "gone";
-    if (isStatus(err, 409)) return "replaced";
-    throw err;
-  }
+/** `plural/namespace/name`: an owned object's path as the controller keeps it. */
+function objectKey(r: ResourceType, o: KubeObject): string {
+  return `${r.plural}/${o.metadata.namespace}/${o.metadata.name}`;
+}
+
+/** A cached owned object without what changes by itself (its version and status). */
+function ownedContent(o: KubeObject): string {
+  const { status: _, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = o;
+  return JSON.stringify({ ...rest, metadata });
 }

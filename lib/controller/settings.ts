@@ -6,7 +6,7 @@
 import { operatorNamespace } from "../cluster/access.ts";
 import { DEFAULT_LIMITS, type SplitLimits } from "../transport/parts.ts";
 import { CHECK_TIME_LIMIT_MS } from "../render/validate.ts";
-import { leaderElectionDefaults } from "./leader.ts";
+import { leaderElectionDefaults } from "./leader_timing.ts";
 
 export interface ControllerSettings {
   kubeconfig: string | null;
@@ -62,7 +62,7 @@ export interface ControllerSettings {
   /** `--metrics-crd-kinds` (CrdKinds text); null: the built-in names. */
   metricsCrdKinds: string | null;
   /**
-   * Leader election (lib/controller/leader.ts), on the Lease named after `controllerId` in
+   * Leader election (lib/controller/leader.ts, lib/controller/leader_timing.ts), on the Lease named after `controllerId` in
    * `operatorNamespace`. client-go's defaults; no option sets them (tests shorten them).
    */
   leaseDurationMs: number;

@@ -9,12 +9,12 @@ import { collectionPath, resources } from "../../lib/cluster/resources.ts";
 import {
   gatedWriter,
   holderIdentity,
-  type LeaderElectionTiming,
   LeaderElector,
   type Leadership,
   leaseName,
   leases,
 } from "../../lib/controller/leader.ts";
+import type { LeaderElectionTiming } from "../../lib/controller/leader_timing.ts";
 import { registry } from "../../lib/metrics.ts";
 import { Cluster, eventually } from "../../lib/localenv/harness.ts";
 
