@@ -1,7 +1,9 @@
 /**
  * The layering rules, checked on the source: no module under lib/ (nor main.ts, nor bench/)
- * imports tests/, and no package of lib/ imports one that imports it back (a package is a
- * directory under lib/; a file directly in lib/ is a package of its own).
+ * imports tests/; no package of lib/ imports one that imports it back (a package is a directory
+ * under lib/; a file directly in lib/ is a package of its own); and no file of lib/ imports one
+ * that imports it back, types included (inside a package too: a circle of files is one module
+ * split in pieces).
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
@@ -84,4 +86,21 @@ Deno.test("layering: product code and benchmarks never import tests/", () => {
   const offenders = [...tsFiles("lib"), ...tsFiles("bench"), "main.ts"]
     .flatMap((f) => importsOf(f).filter((t) => t.startsWith("tests/")).map((t) => `${f} -> ${t}`));
   assert.deepEqual(offenders, []);
+});
+
+/** File → the files of lib/ it imports (`import type` included). */
+function fileGraph(files: readonly string[]): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const f of files) {
+    const edges = new Map<string, string>();
+    for (const target of importsOf(f)) {
+      if (target.startsWith("lib/") && target !== f) edges.set(target, `${f} -> ${target}`);
+    }
+    graph.set(f, edges);
+  }
+  return graph;
+}
+
+Deno.test("layering: no file of lib/ imports one that imports it back", () => {
+  assert.deepEqual(cycleEdges(fileGraph(tsFiles("lib"))), []);
 });

@@ -175,7 +175,7 @@ export function parseGlobalSettings(
       if (p.ok) ownership = { ...ownership, pins: p.pins };
       else bad(key, value, `${p.reason}; ${keeps}`);
     } else if (key === AUTH_URL_ALLOWED_HOSTS) {
-      // The hosts auth-url may name (render/ext_auth.ts reads it from this layer's values, so a
+      // The hosts auth-url may name (render/features/ext_auth.ts reads it from this layer's values, so a
       // class's list replaces the global one); a bad list keeps the lower layer's.
       if (parseHostPatterns(value)) annotations[key] = value;
       else bad(key, value, `is not a comma-separated list of host names or *.domain patterns; ${keeps}`);
