@@ -2,8 +2,8 @@
  * @module tests/nginx/conversion_cases
  * One case per ingress-nginx conversion (lib/nginx/convert.ts `CONVERTERS`): the nginx annotations
  * that show the key (with what it needs beside it), exactly the annotations of ours the compatibility
- * mode writes for them and the key's verdict, the lines the key adds to the rendered configuration,
- * and what a request through haproxy shows. tests/nginx/conversion_cases_test.ts requires a case for
+ * mode writes for them and the key's verdict, how the key changes the rendered configuration, and
+ * what a request through haproxy shows. tests/nginx/conversion_cases_test.ts requires a case for
  * every key and checks the translation and the rendering; tests/nginx/conversion_traffic_test.ts
  * serves every case from one real haproxy and runs each probe. Each case's Ingress is
  * `shop/case-<key>` for the host `<key>.nginx.test`, routed to the Service `web` unless it says
@@ -16,6 +16,7 @@ import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { privateAddress } from "../../lib/localenv/netns.ts";
 import type { Verdict } from "../../lib/nginx/table.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
+import type { Reply } from "./curl_reply.ts";
 
 export const NAMESPACE = "shop";
 export const hostOf = (key: string) => `${key}.nginx.test`;
@@ -25,18 +26,6 @@ export const USER = { name: "admin", password: "admin-pw" };
 /** Where the external authentication service of the auth-url cases listens (inside the private network). */
 export const AUTH_ADDRESS = privateAddress(81);
 const AUTH_URL = `http://${AUTH_ADDRESS}:4180/oauth2/auth`;
-
-export interface Reply {
-  status: number;
-  /** Response headers, lower-case names; repeated ones joined by `, `. */
-  headers: Record<string, string>;
-  /** The test server that answered (null: the proxy answered), the target and headers it received. */
-  backend: string | null;
-  target: string | null;
-  received: Record<string, string>;
-  /** curl's error when no HTTP answer came (a refused TLS handshake), else null. */
-  failed: string | null;
-}
 
 export interface RequestOptions {
   https?: boolean;

@@ -17,6 +17,7 @@ import { CONVERTERS } from "../../lib/nginx/convert.ts";
 import { translateIngress } from "../../lib/nginx/translate.ts";
 import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { proxyUnderTest } from "../proxy/fixtures.ts";
+import { curlReply, type Reply } from "./curl_reply.ts";
 import {
   type Ask,
   AUTH_ADDRESS,
@@ -26,7 +27,6 @@ import {
   hostOf,
   makePki,
   type Ports,
-  type Reply,
   type RequestOptions,
 } from "./conversion_cases.ts";
 
@@ -124,73 +124,36 @@ if (!inPrivateNetwork()) {
       const caFile = (pem: string | undefined) => join(dir, pem === pki.backendCa ? "backend-ca.pem" : "site-ca.pem");
       const connectTo = (host: string, https: boolean) =>
         `${host}:${https ? 443 : 80}:${proxy.bind}:${https ? proxy.httpsPort : proxy.httpPort}`;
-      const curl = (args: string[]) =>
-        new Deno.Command("curl", {
-          args: ["-sS", "--path-as-is", "--max-time", "20", ...args],
-          stdout: "piped",
-          stderr: "piped",
-        })
-          .output();
-
       const askFor = (caseHost: string): Ask => {
-        const ask = async (path: string, opts: RequestOptions = {}): Promise<Reply> => {
+        const ask = (path: string, opts: RequestOptions = {}): Promise<Reply> => {
           const host = opts.host ?? caseHost;
           const https = opts.https ?? false;
-          const body = join(dir, "body");
-          await Deno.writeTextFile(body, "");
-          const out = await curl([
-            "-D",
-            "-",
-            "-o",
-            body,
+          return curlReply([
             "--cacert",
             caFile(opts.caPem),
             "--connect-to",
             connectTo(host, https),
             ...(opts.args ?? []),
             `${https ? "https" : "http"}://${host}${path}`,
-          ]);
-          if (!out.success) {
-            return {
-              status: 0,
-              headers: {},
-              backend: null,
-              target: null,
-              received: {},
-              failed: new TextDecoder().decode(out.stderr).trim(),
-            };
-          }
-          const blocks = new TextDecoder().decode(out.stdout).split("\r\n\r\n").filter((b) => b.startsWith("HTTP/"));
-          const [statusLine, ...lines] = blocks[blocks.length - 1].split("\r\n");
-          const headers: Record<string, string> = {};
-          for (const l of lines) {
-            const i = l.indexOf(":");
-            const k = l.slice(0, i).toLowerCase(), v = l.slice(i + 1).trim();
-            headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
-          }
-          let a: { name?: string; target?: string; headers?: Record<string, string> } = {};
-          try {
-            a = JSON.parse(await Deno.readTextFile(body));
-          } catch { /* the proxy answered */ }
-          return {
-            status: Number(statusLine.split(" ")[1]),
-            headers,
-            backend: a.name ?? null,
-            target: a.target ?? null,
-            received: a.headers ?? {},
-            failed: null,
-          };
+          ], join(dir, "body"));
         };
         // one curl, one kept-alive connection, the requests one after the other
         const statuses = async (path: string, n: number) => {
           const url = `http://${caseHost}${path}`;
-          const out = await curl([
-            "--connect-to",
-            connectTo(caseHost, false),
-            "-w",
-            "%{http_code}\\n",
-            ...Array.from({ length: n }, () => ["-o", "/dev/null", url]).flat(),
-          ]);
+          const out = await new Deno.Command("curl", {
+            args: [
+              "-sS",
+              "--max-time",
+              "20",
+              "--connect-to",
+              connectTo(caseHost, false),
+              "-w",
+              "%{http_code}\\n",
+              ...Array.from({ length: n }, () => ["-o", "/dev/null", url]).flat(),
+            ],
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
           assert.ok(out.success, new TextDecoder().decode(out.stderr));
           return new TextDecoder().decode(out.stdout).trim().split("\n").map(Number);
         };
