@@ -51,6 +51,8 @@ export interface Variant {
   ours: Record<string, string>;
   /** The key's verdict in `nginx-check`. */
   verdict: Verdict;
+  /** The verdicts of the other annotations that are not supported or translated. */
+  others?: Record<string, Verdict>;
 }
 
 export interface Case {
@@ -222,6 +224,12 @@ export const CASES: Readonly<Record<string, Case>> = {
         "redirect-to": "https://new.example.org/",
         "redirect-code": "308",
       }),
+      // an invalid code is ignored: ingress-nginx's default, 301
+      {
+        nginx: { "permanent-redirect": "https://new.example.org/", "permanent-redirect-code": "399" },
+        ours: { "redirect-to": "https://new.example.org/", "redirect-code": "301" },
+        verdict: "refused",
+      },
     ],
     renders: ["+ haproxy.cfg: http-request redirect location 'https://new.example.org/' code 308"],
     traffic: async (ask) => {
@@ -248,6 +256,11 @@ export const CASES: Readonly<Record<string, Case>> = {
         "redirect-to": "https://maintenance.example.org/",
         "redirect-code": "307",
       }),
+      {
+        nginx: { "temporal-redirect": "https://maintenance.example.org/", "temporal-redirect-code": "200" },
+        ours: { "redirect-to": "https://maintenance.example.org/", "redirect-code": "302" },
+        verdict: "refused",
+      },
     ],
     renders: ["+ haproxy.cfg: http-request redirect location 'https://maintenance.example.org/' code 307"],
     traffic: async (ask) => {
@@ -272,6 +285,19 @@ export const CASES: Readonly<Record<string, Case>> = {
       translated({ "x-forwarded-prefix": "/shop", "upstream-vhost": "shop.internal" }, {
         "request-headers-set": "Host: shop.internal\nX-Forwarded-Prefix: /shop",
       }),
+      // an upstream-vhost that is not applied is not written with it, nor costs it its header
+      {
+        ...translated({ "x-forwarded-prefix": "/shop", "upstream-vhost": "$host" }, {
+          "request-headers-set": "X-Forwarded-Prefix: /shop",
+        }),
+        others: { "upstream-vhost": "unsupported" },
+      },
+      {
+        ...translated({ "x-forwarded-prefix": "/shop", "upstream-vhost": "bad_host!" }, {
+          "request-headers-set": "X-Forwarded-Prefix: /shop",
+        }),
+        others: { "upstream-vhost": "refused" },
+      },
     ],
     renders: ["+ haproxy.cfg: http-request set-header X-Forwarded-Prefix '/shop'"],
     traffic: async (ask, host) => {
@@ -285,6 +311,13 @@ export const CASES: Readonly<Record<string, Case>> = {
       translated({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop" }, {
         "request-headers-set": "Host: shop.internal\nX-Forwarded-Prefix: /shop",
       }),
+      // a refused x-forwarded-prefix is not written with it (nor a header line hidden in its value)
+      {
+        ...translated({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop\nX-Evil: 1" }, {
+          "request-headers-set": "Host: shop.internal",
+        }),
+        others: { "x-forwarded-prefix": "refused" },
+      },
     ],
     renders: ["+ haproxy.cfg: http-request set-header Host 'shop.internal'"],
     traffic: async (ask) => {
@@ -522,6 +555,12 @@ export const CASES: Readonly<Record<string, Case>> = {
         "sticky-cookie": "true",
         "sticky-cookie-max-age": "60s",
       }),
+      // an invalid max-age is ignored: expires applies
+      {
+        nginx: { ...sticky, "session-cookie-max-age": "1h", "session-cookie-expires": "3600" },
+        ours: { "sticky-cookie": "true", "sticky-cookie-max-age": "3600s" },
+        verdict: "refused",
+      },
     ],
     renders: [
       "+ haproxy.cfg: cookie INGRESSCOOKIE insert indirect nocache dynamic httponly maxlife 60s attr Max-Age=60",
@@ -669,6 +708,12 @@ export const CASES: Readonly<Record<string, Case>> = {
   "auth-secret-type": {
     variants: [
       supported({ ...basic, "auth-secret-type": "auth-file" }, { "auth-basic-secret": "users" }),
+      // an invalid type is ignored: the default form, and the password is still asked for
+      {
+        nginx: { ...basic, "auth-secret-type": "htpasswd" },
+        ours: { "auth-basic-secret": "users" },
+        verdict: "refused",
+      },
       // the auth-map form is not read, and ingress-nginx's basic auth is then off: no password is asked either
       { nginx: { ...basic, "auth-secret-type": "auth-map" }, ours: {}, verdict: "unsupported" },
     ],
@@ -751,6 +796,14 @@ export const CASES: Readonly<Record<string, Case>> = {
         "client-cert-verify": "required",
       }),
       supported({ ...clientCa, "auth-tls-verify-client": "off" }, {}),
+      // an invalid value is ignored: the default, on (the certificate is required, never skipped)
+      {
+        nginx: { ...clientCa, "auth-tls-verify-client": "yes" },
+        ours: { "client-cert-ca-secret": "client-ca" },
+        verdict: "refused",
+      },
+      // not translated: no certificate is asked for, as with off
+      { nginx: { ...clientCa, "auth-tls-verify-client": "optional_no_ca" }, ours: {}, verdict: "unsupported" },
     ],
     renders: [
       "+ crt-list: shop_site-tls.pem [ca-file shop_client-ca_ca.pem verify optional] auth-tls-verify-client.nginx.test",
@@ -849,6 +902,12 @@ export const CASES: Readonly<Record<string, Case>> = {
         canary: "true",
         "canary-weight": "30",
       }),
+      // an invalid total is ignored: ingress-nginx's default, 100
+      {
+        nginx: { canary: "true", "canary-weight": "30", "canary-weight-total": "ten" },
+        ours: { canary: "true", "canary-weight": "30" },
+        verdict: "refused",
+      },
     ],
     renders: ["+ haproxy.cfg: { rand(100) lt 100 }", "- haproxy.cfg: { rand(100) lt 30 }"],
     traffic: async (ask) => assert.deepEqual(await backendsOf(ask, 8), ["canary"]),
