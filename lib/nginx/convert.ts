@@ -9,7 +9,7 @@
  */
 import { readAnnotation } from "../annotations/resolve.ts";
 import { annotationName, specOf } from "../annotations/table.ts";
-import { type IngressContext, NGINX_PREFIX, signinWithoutVariables } from "./table.ts";
+import { type IngressContext, NGINX_PREFIX, NGINX_RULES, signinWithoutVariables } from "./table.ts";
 
 type Converter = (raw: string, ctx: IngressContext) => Readonly<Record<string, string>>;
 
@@ -39,11 +39,11 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "custom-http-errors": same("error-codes"),
   "permanent-redirect": (raw, ctx) => ({
     "redirect-to": raw,
-    "redirect-code": nginx(ctx, "permanent-redirect-code") ?? "301",
+    "redirect-code": other(ctx, "permanent-redirect-code") ?? "301",
   }),
   "temporal-redirect": (raw, ctx) => ({
     "redirect-to": raw,
-    "redirect-code": nginx(ctx, "temporal-redirect-code") ?? "302",
+    "redirect-code": other(ctx, "temporal-redirect-code") ?? "302",
   }),
   "proxy-body-size": same("max-body-size"),
   "whitelist-source-range": same("allow-list"),
@@ -53,8 +53,8 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "limit-allowlist": same("rate-limit-allow-list"),
   "proxy-connect-timeout": seconds("timeout-connect"),
   // One server timeout for both directions: the larger of the two.
-  "proxy-read-timeout": (raw, ctx) => ({ "timeout-server": `${maxSeconds(raw, nginx(ctx, "proxy-send-timeout"))}s` }),
-  "proxy-send-timeout": (raw, ctx) => ({ "timeout-server": `${maxSeconds(raw, nginx(ctx, "proxy-read-timeout"))}s` }),
+  "proxy-read-timeout": (raw, ctx) => ({ "timeout-server": `${maxSeconds(raw, other(ctx, "proxy-send-timeout"))}s` }),
+  "proxy-send-timeout": (raw, ctx) => ({ "timeout-server": `${maxSeconds(raw, other(ctx, "proxy-read-timeout"))}s` }),
   "load-balance": (raw) => ({ "load-balance": raw === "ewma" ? "leastconn" : "roundrobin" }),
   "backend-protocol": (raw) => {
     const to =
@@ -70,7 +70,7 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "session-cookie-max-age": seconds("sticky-cookie-max-age"),
   // Sent as Max-Age; session-cookie-max-age wins when both are set, as in ingress-nginx.
   "session-cookie-expires": (raw, ctx): Record<string, string> =>
-    nginx(ctx, "session-cookie-max-age") === undefined ? seconds("sticky-cookie-max-age")(raw, ctx) : {},
+    other(ctx, "session-cookie-max-age") === undefined ? seconds("sticky-cookie-max-age")(raw, ctx) : {},
   "session-cookie-secure": bool("sticky-cookie-secure"),
   "session-cookie-samesite": same("sticky-cookie-samesite"),
   "enable-cors": bool("cors-enable"),
@@ -90,7 +90,7 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "auth-response-headers": same("auth-response-headers"),
   // off: no certificate is asked for; optional_no_ca (not translated): neither
   "auth-tls-secret": (raw, ctx) =>
-    /^(?:on|optional)$/.test(nginx(ctx, "auth-tls-verify-client") ?? "on")
+    /^(?:on|optional)$/.test(other(ctx, "auth-tls-verify-client") ?? "on")
       ? secretName("client-cert-ca-secret")(raw, ctx)
       : {},
   "auth-tls-verify-client": (raw): Record<string, string> =>
@@ -103,7 +103,7 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
     isTrue(raw) ? { "client-cert-header": "ssl-client-cert" } : {},
   // ingress-nginx verifies the backend only with proxy-ssl-verify on (default off)
   "proxy-ssl-secret": (raw, ctx) =>
-    nginx(ctx, "proxy-ssl-verify") === "on" ? secretName("backend-ca-secret")(raw, ctx) : {},
+    other(ctx, "proxy-ssl-verify") === "on" ? secretName("backend-ca-secret")(raw, ctx) : {},
   "proxy-ssl-verify": () => ({}),
   // SNI is sent whenever proxy-ssl-name gives backend-sni.
   "proxy-ssl-server-name": () => ({}),
@@ -113,7 +113,7 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "canary-by-cookie": same("canary-cookie"),
   // A share of canary-weight-total (default 100), as a percentage.
   "canary-weight": (raw, ctx): Record<string, string> => {
-    const total = Number(nginx(ctx, "canary-weight-total") ?? "100");
+    const total = Number(other(ctx, "canary-weight-total") ?? "100");
     const weight = Number(raw);
     if (!Number.isInteger(weight) || !Number.isInteger(total) || total <= 0) return {};
     return { "canary-weight": String(Math.round((Math.min(weight, total) * 100) / total)) };
@@ -130,16 +130,35 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "temporal-redirect-code": () => ({}),
 };
 
-/** ingress-nginx's basic auth is on: auth-type basic, the htpasswd-file form of the Secret. */
-function basicAuth(ctx: IngressContext): boolean {
-  return nginx(ctx, "auth-type") === "basic" && (nginx(ctx, "auth-secret-type") ?? "auth-file") === "auth-file";
+/**
+ * Another nginx annotation of the Ingress, as a converter reads it beside its own: absent when
+ * nginx-check refuses its value (an invalid value is ignored, as if not written, so the defaults
+ * apply); with `appliedOnly` also when it is not applied (unsupported).
+ */
+function other(ctx: IngressContext, key: string, appliedOnly = false): string | undefined {
+  const raw = nginx(ctx, key);
+  const rule = NGINX_RULES[key];
+  if (raw === undefined || !rule) return raw;
+  const out = rule.check?.(raw, ctx) ?? {};
+  const verdict = out.verdict ?? rule.verdict;
+  if (out.bad !== undefined || verdict === "refused") return undefined;
+  return !appliedOnly || verdict === "supported" || verdict === "translated" ? raw : undefined;
 }
 
-/** The request headers upstream-vhost and x-forwarded-prefix set together, as `Name: value` lines. */
+/** ingress-nginx's basic auth is on: auth-type basic, the htpasswd-file form of the Secret. */
+function basicAuth(ctx: IngressContext): boolean {
+  return other(ctx, "auth-type") === "basic" && (other(ctx, "auth-secret-type") ?? "auth-file") === "auth-file";
+}
+
+/**
+ * The request headers upstream-vhost and x-forwarded-prefix set together, as `Name: value` lines:
+ * the other one's only when it is applied itself (a value it cannot take must not reach the proxy,
+ * nor cost this one its header).
+ */
 function headerSet(ctx: IngressContext, mine: Record<string, string>): string {
   const all: Record<string, string> = {};
-  const vhost = nginx(ctx, "upstream-vhost");
-  const prefix = nginx(ctx, "x-forwarded-prefix");
+  const vhost = other(ctx, "upstream-vhost", true);
+  const prefix = other(ctx, "x-forwarded-prefix", true);
   if (vhost !== undefined) all.Host = vhost;
   if (prefix !== undefined) all["X-Forwarded-Prefix"] = prefix;
   return Object.entries({ ...all, ...mine }).map(([k, v]) => `${k}: ${v}`).join("\n");

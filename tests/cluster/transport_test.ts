@@ -3,7 +3,8 @@
  * TCP forwarder that counts the connections the client really opens: with fetch (the default) a
  * watch holds one connection and 30 calls beside it share one more; node:https (tls-server-name)
  * reuses its connection across sequential calls; a burst of concurrent calls opens no more
- * connections than the client lets calls be under way. New TLS material builds a new fetch client and closes the old one.
+ * connections than the client lets calls be under way, and a client built without `maxInFlight` lets at
+ * most 32 (the default). New TLS material builds a new fetch client and closes the old one.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -79,6 +80,31 @@ Deno.test("cluster transports against a real API server, connections counted", a
         assert.ok(mostActive <= 8 && mostActive > 1, `${mostActive} calls were under way at once`);
         const opened = fwd.accepted - before;
         assert.ok(opened <= 8 && opened > 1, `opened ${opened} connections`);
+        assert.deepEqual(client.calls, { active: 0, waiting: 0 });
+      } finally {
+        client.close();
+      }
+    });
+
+    await t.step("fetch, maxInFlight not given: 300 calls at once stay within the default of 32", async () => {
+      // The default is what the controller and the proxy run with: a burst (an Event per Ingress of a
+      // conflicting class) must not open a connection per call (README "Cluster client": at most 32).
+      const client = await ClusterClient.create({ kubeconfig: await adminConfig(cp, dir, fwdUrl), qps: 0, burst: 1 });
+      const before = fwd.accepted;
+      let mostActive = 0, mostWaiting = 0;
+      try {
+        const answers = await Promise.all(Array.from({ length: 300 }, async (_, i) => {
+          const got = await client.request("GET", `${cms}/fetch-${i % 30}`);
+          mostActive = Math.max(mostActive, client.calls.active);
+          mostWaiting = Math.max(mostWaiting, client.calls.waiting);
+          return got.metadata.name;
+        }));
+        assert.equal(answers[299], "fetch-29");
+        assert.ok(mostActive <= 32 && mostWaiting > 0, `${mostActive} under way at once, ${mostWaiting} waiting`);
+        // Without the cap each of the 300 opens a connection of its own. With it a few more than 32 may open:
+        // a finished call's connection is back in fetch's pool a moment after the next call has started.
+        const opened = fwd.accepted - before;
+        assert.ok(opened < 2 * 32 && opened > 1, `opened ${opened} connections`);
         assert.deepEqual(client.calls, { active: 0, waiting: 0 });
       } finally {
         client.close();

@@ -28,6 +28,7 @@ import { call, startGrpcServer } from "../render/grpc.ts";
 import { backendNames } from "../render/live.ts";
 import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
 import { startDnsServer } from "../../lib/localenv/dns.ts";
+import { curlReply, type Reply } from "./curl_reply.ts";
 
 const FIXTURE = new URL("./fixtures/wild.yaml", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -95,15 +96,6 @@ const VERDICTS: Record<string, string> = {
   "shop/storefront-web session-cookie-name": "supported",
   "shop/storefront-web ssl-redirect": "supported",
 };
-
-interface Reply {
-  status: number;
-  headers: Record<string, string>;
-  /** The test backend that answered (null: the proxy answered) and what it received. */
-  backend: string | null;
-  target: string | null;
-  received: Record<string, string>;
-}
 
 /** oauth2-proxy's /oauth2/auth: 202 with the user for the cookie `_oauth2_proxy=ok`, else 401. */
 function startOauth2Proxy() {
@@ -241,47 +233,16 @@ if (!inPrivateNetwork()) {
       const request = async (url: string, args: string[] = []): Promise<Reply> => {
         const u = new URL(url);
         const port = u.protocol === "https:" ? httpsPort : httpPort;
-        const out = await new Deno.Command("curl", {
-          args: [
-            "-sS",
-            "--path-as-is",
-            "--max-time",
-            "20",
-            "-D",
-            "-",
-            "-o",
-            join(dir, "body"),
-            "--cacert",
-            caFile,
-            "--connect-to",
-            `${u.hostname}:${u.port || (u.protocol === "https:" ? 443 : 80)}:${bind}:${port}`,
-            ...args,
-            url,
-          ],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        assert.ok(out.success, `curl ${url}: ${new TextDecoder().decode(out.stderr)}`);
-        // the last header block (after a 100 Continue)
-        const blocks = new TextDecoder().decode(out.stdout).split("\r\n\r\n").filter((b) => b.startsWith("HTTP/"));
-        const [statusLine, ...lines] = blocks[blocks.length - 1].split("\r\n");
-        const headers: Record<string, string> = {};
-        for (const l of lines) {
-          const i = l.indexOf(":");
-          const k = l.slice(0, i).toLowerCase(), v = l.slice(i + 1).trim();
-          headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
-        }
-        let answer: { name?: string; target?: string; headers?: Record<string, string> } = {};
-        try {
-          answer = JSON.parse(await Deno.readTextFile(join(dir, "body")));
-        } catch { /* the proxy answered */ }
-        return {
-          status: Number(statusLine.split(" ")[1]),
-          headers,
-          backend: answer.name ?? null,
-          target: answer.target ?? null,
-          received: answer.headers ?? {},
-        };
+        const reply = await curlReply([
+          "--cacert",
+          caFile,
+          "--connect-to",
+          `${u.hostname}:${u.port || (u.protocol === "https:" ? 443 : 80)}:${bind}:${port}`,
+          ...args,
+          url,
+        ], join(dir, "body"));
+        assert.ok(reply.failed === null, `curl ${url}: ${reply.failed}`);
+        return reply;
       };
       // an upload of exactly 50m (nginx's m is MiB): at the limit, not over it
       const upload = join(dir, "upload.bin");
