@@ -7,18 +7,18 @@
  * with external authentication (`auth-url`: one auth request per request, through our Lua action
  * and HAProxy's httpclient, to an auth service on a private address that answers 200; loopback
  * addresses are refused as auth targets, so the bench runs in a private network namespace,
- * lib/localenv/netns.ts). 4 keep-alive clients,
+ * lib/dev/localenv/netns.ts). 4 keep-alive clients,
  * BENCH_SECONDS (default 2) per round, 3 rounds each. Prints a JSON array of {name, unit, value} as
  * its last stdout line.
  */
 import http from "node:http";
 import { join } from "node:path";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../lib/render/mod.ts";
-import { startHaproxy } from "../lib/localenv/haproxy.ts";
-import { freePorts } from "../lib/localenv/ports.ts";
-import { startBackend } from "../lib/localenv/backend.ts";
+import { startHaproxy } from "../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../lib/dev/localenv/ports.ts";
+import { startBackend } from "../lib/dev/localenv/backend.ts";
 import { luaDirOf, writeLuaFiles } from "../lib/render/lua.ts";
-import { privateAddress, runInPrivateNetwork } from "../lib/localenv/netns.ts";
+import { privateAddress, runInPrivateNetwork } from "../lib/dev/localenv/netns.ts";
 
 await runInPrivateNetwork(new URL(import.meta.url).pathname);
 

@@ -12,8 +12,8 @@
 import { join } from "node:path";
 import { figureList, percentile } from "./figures.ts";
 import { cHeapInUse } from "./memory/mallinfo.ts";
-import { startControlPlane } from "../lib/localenv/control_plane.ts";
-import { writeKubeConfig } from "../lib/localenv/kubeconfig.ts";
+import { startControlPlane } from "../lib/dev/localenv/control_plane.ts";
+import { writeKubeConfig } from "../lib/dev/localenv/kubeconfig.ts";
 import { loadKubeConfig } from "../lib/cluster/access.ts";
 import { type Transport, transportFor } from "../lib/cluster/transport.ts";
 

@@ -6,12 +6,12 @@
  * - time from applying a Deployment (server-side apply, as `kubectl apply --server-side`) to its
  *   pod being Ready, for the echo image;
  * - teardown time.
- * The cluster binaries must be built (lib/localenv/build.sh); their cold build times are printed
+ * The cluster binaries must be built (lib/dev/localenv/build.sh); their cold build times are printed
  * by build.sh itself.
  */
-import { buildImages } from "../lib/images/build.ts";
-import { startCluster } from "../lib/localnode/mod.ts";
-import { echoDeployment } from "../lib/localnode/echo.ts";
+import { buildImages } from "../lib/dev/images/build.ts";
+import { startCluster } from "../lib/dev/localnode/mod.ts";
+import { echoDeployment } from "../lib/dev/localnode/echo.ts";
 
 interface Figure {
   name: string;

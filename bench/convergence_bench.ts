@@ -1,7 +1,7 @@
 /**
  * @module bench/convergence_bench
  * End-to-end figures of the controller with the real API server and a real haproxy (run in a
- * private network namespace, see lib/localenv/netns.ts):
+ * private network namespace, see lib/dev/localenv/netns.ts):
  * - convergence: time from creating an Ingress, changing an Ingress, or changing an EndpointSlice
  *   until a request through haproxy gets the new answer (p50, p99 over CHANGES changes each). A
  *   route change (a new path to an existing Service) is a map change applied through the Runtime
@@ -20,16 +20,16 @@ import { percentile } from "./figures.ts";
 import { startControllerProcess } from "./memory/controller_client.ts";
 import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
-import { runInPrivateNetwork } from "../lib/localenv/netns.ts";
+import { runInPrivateNetwork } from "../lib/dev/localenv/netns.ts";
 import { proxyName } from "../lib/controller/objects.ts";
 import { Informer } from "../lib/cluster/informer.ts";
 import { ClusterClient } from "../lib/cluster/client.ts";
 import { collectionPath, objectPath, resources } from "../lib/cluster/resources.ts";
 import { log } from "../lib/log/logger.ts";
-import { type Forwarder, tcpToUnix, unixToTcp } from "../lib/localenv/forward.ts";
-import { backends, Cluster, controller, ingressObj, serviceObj, sliceObj } from "../lib/localenv/harness.ts";
-import { startProxy } from "../lib/localenv/proxy_run.ts";
-import { writeKubeConfig } from "../lib/localenv/kubeconfig.ts";
+import { type Forwarder, tcpToUnix, unixToTcp } from "../lib/dev/localenv/forward.ts";
+import { backends, Cluster, controller, ingressObj, serviceObj, sliceObj } from "../lib/dev/localenv/harness.ts";
+import { startProxy } from "../lib/dev/localenv/proxy_run.ts";
+import { writeKubeConfig } from "../lib/dev/localenv/kubeconfig.ts";
 
 /** The per-ingress measurements use an ingress's own proxy (lib/controller/groups.ts). */
 const dedicated = { annotations: { "ingress-controller.io/proxy": "dedicated" } };

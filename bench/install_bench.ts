@@ -5,11 +5,11 @@
  * Prints `install.first_request_s` and `install.controller_ready_s` as its last line.
  */
 import { join } from "node:path";
-import { buildImages } from "../lib/images/build.ts";
-import { startCluster } from "../lib/localnode/mod.ts";
-import { eventually } from "../lib/localenv/harness.ts";
-import { chartDir, helm, NAMESPACE, RELEASE_NAME } from "../lib/deploy/manifests.ts";
-import { answering, CONTROLLER_LABELS, createEchoApp, proxyService, readyPods } from "../lib/deploy/in_cluster.ts";
+import { buildImages } from "../lib/dev/images/build.ts";
+import { startCluster } from "../lib/dev/localnode/mod.ts";
+import { eventually } from "../lib/dev/localenv/harness.ts";
+import { chartDir, helm, NAMESPACE, RELEASE_NAME } from "../lib/dev/deploy/manifests.ts";
+import { answering, CONTROLLER_LABELS, createEchoApp, proxyService, readyPods } from "../lib/dev/deploy/in_cluster.ts";
 
 if (Deno.uid() !== 0) {
   console.error("install bench: needs root (containerd, runc and the kubelet)");

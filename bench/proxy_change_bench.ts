@@ -21,10 +21,10 @@ import { configObjects, type TransportObject } from "../lib/controller/transport
 import { PART_SHA_ANNOTATION } from "../lib/transport/parts.ts";
 import type { ApplyResult } from "../lib/proxy/apply.ts";
 import { runProxy } from "../lib/proxy/command.ts";
-import { startBackend } from "../lib/localenv/backend.ts";
-import { startControlPlane } from "../lib/localenv/control_plane.ts";
-import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
-import { freePorts } from "../lib/localenv/ports.ts";
+import { startBackend } from "../lib/dev/localenv/backend.ts";
+import { startControlPlane } from "../lib/dev/localenv/control_plane.ts";
+import { ensureHaproxy } from "../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../lib/dev/localenv/ports.ts";
 import { log } from "../lib/log/logger.ts";
 import { ClusterClient } from "../lib/cluster/client.ts";
 

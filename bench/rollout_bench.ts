@@ -1,6 +1,6 @@
 /**
  * `deno task bench rollout`: a rolling update of the controller's proxy Deployment under steady
- * load in the real single-node cluster (lib/localnode/rollout.ts: 4 clients inside the cluster's
+ * load in the real single-node cluster (lib/dev/localnode/rollout.ts: 4 clients inside the cluster's
  * network, 2 on keep-alive connections, 2 on a new connection per request, through the proxy
  * Service's cluster IP; a reused connection closed before any response byte is retried once, as
  * real clients do for idempotent requests, and counted apart).
@@ -9,9 +9,9 @@
  * - `rollout.duration`: from the restart to the last old pod gone (includes the 10 s drain).
  * Needs root (containerd, runc, kubelet).
  */
-import { buildImages } from "../lib/images/build.ts";
-import { startCluster } from "../lib/localnode/mod.ts";
-import { proxiedEcho, rolloutRestart, startLoad } from "../lib/localnode/rollout.ts";
+import { buildImages } from "../lib/dev/images/build.ts";
+import { startCluster } from "../lib/dev/localnode/mod.ts";
+import { proxiedEcho, rolloutRestart, startLoad } from "../lib/dev/localnode/rollout.ts";
 import { log } from "../lib/log/logger.ts";
 import { figureList } from "./figures.ts";
 

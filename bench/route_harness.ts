@@ -9,8 +9,8 @@ import { lookupFromLists, type Rendered } from "../lib/render/mod.ts";
 import type { MapFile } from "../lib/render/maps.ts";
 import { Applier, type DesiredState } from "../lib/proxy/apply.ts";
 import { HAProxy } from "../lib/proxy/haproxy.ts";
-import { ensureHaproxy } from "../lib/localenv/haproxy.ts";
-import { freePorts } from "../lib/localenv/ports.ts";
+import { ensureHaproxy } from "../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../lib/dev/localenv/ports.ts";
 import { join } from "node:path";
 
 /** A lookup with the Service `default/web` (port 80) and one endpoint, 127.0.0.1:`port`. */

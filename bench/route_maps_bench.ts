@@ -11,7 +11,7 @@ import { benchProxy, desiredOf, statusOf, webLookup } from "./route_harness.ts";
 import http from "node:http";
 import { buildModel, loadTemplates, render } from "../lib/render/mod.ts";
 import type { DesiredState } from "../lib/proxy/apply.ts";
-import { startBackend } from "../lib/localenv/backend.ts";
+import { startBackend } from "../lib/dev/localenv/backend.ts";
 import { log } from "../lib/log/logger.ts";
 
 const ROUTES = Number(Deno.env.get("BENCH_ROUTES") ?? 10_000);

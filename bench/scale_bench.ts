@@ -4,7 +4,7 @@
  * with one host, one path and its own Service and EndpointSlice, all created before the
  * controller starts. The real kube-apiserver, the controller in a process of its own (validation
  * with `haproxy -c` on, as in production), the real `proxy` command and haproxy, real backends;
- * inside a private network namespace (lib/localenv/netns.ts).
+ * inside a private network namespace (lib/dev/localenv/netns.ts).
  * - `scale.first_served_s`: controller start → the last-created ingress answered through the proxy;
  * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC, its C-heap trim and V8's
  *   memory reducer (as a controller left alone shows it; `_after_work_mb`: before the reducer);
@@ -16,12 +16,12 @@
  */
 import { startControllerProcess } from "./memory/controller_client.ts";
 import http from "node:http";
-import { runInPrivateNetwork } from "../lib/localenv/netns.ts";
+import { runInPrivateNetwork } from "../lib/dev/localenv/netns.ts";
 import { sharedProxyName } from "../lib/controller/groups.ts";
 import { collectionPath, resources } from "../lib/cluster/resources.ts";
 import { log } from "../lib/log/logger.ts";
-import { backends, Cluster, ingressObj, serviceObj, sliceObj } from "../lib/localenv/harness.ts";
-import { startProxy } from "../lib/localenv/proxy_run.ts";
+import { backends, Cluster, ingressObj, serviceObj, sliceObj } from "../lib/dev/localenv/harness.ts";
+import { startProxy } from "../lib/dev/localenv/proxy_run.ts";
 import { figureList, percentile } from "./figures.ts";
 
 const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);

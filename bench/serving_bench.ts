@@ -91,7 +91,7 @@ async function runClient(job: ClientJob): Promise<ClientResult> {
 const { log } = await import("../lib/log/logger.ts");
 const { startServing } = await import("../lib/serving/server.ts");
 const { defaultSettings } = await import("../lib/serving/settings.ts");
-const { startControlPlane } = await import("../lib/localenv/mod.ts");
+const { startControlPlane } = await import("../lib/dev/localenv/mod.ts");
 log.configure({ level: "warn" });
 
 const requests = Number(Deno.env.get("SERVING_BENCH_REQUESTS") ?? 20_000);

@@ -16,9 +16,9 @@ import type { V1Secret } from "@kubernetes/client-node";
 import { createCA, issueCertificate } from "../lib/pki/certs.ts";
 import { buildModel, lookupFromLists } from "../lib/render/model.ts";
 import { loadTemplates, render } from "../lib/render/render.ts";
-import { startHaproxy } from "../lib/localenv/haproxy.ts";
-import { freePorts } from "../lib/localenv/ports.ts";
-import { startBackend } from "../lib/localenv/backend.ts";
+import { startHaproxy } from "../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../lib/dev/localenv/ports.ts";
+import { startBackend } from "../lib/dev/localenv/backend.ts";
 
 const ROUNDS = Math.min(Number(Deno.env.get("PASSTHROUGH_BENCH_ROUNDS") ?? 4), 20);
 const NEW_CONNECTIONS = 100;

@@ -3,7 +3,8 @@
  * imports tests/; no package of lib/ imports one that imports it back (a package is a directory
  * under lib/; a file directly in lib/ is a package of its own); and no file of lib/ imports one
  * that imports it back, types included (inside a package too: a circle of files is one module
- * split in pieces).
+ * split in pieces); and nothing of the product imports the development tooling under lib/dev/
+ * (the local stack the demo, the tests and the benchmarks share).
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
@@ -103,4 +104,12 @@ function fileGraph(files: readonly string[]): Map<string, Map<string, string>> {
 
 Deno.test("layering: no file of lib/ imports one that imports it back", () => {
   assert.deepEqual(cycleEdges(fileGraph(tsFiles("lib"))), []);
+});
+
+Deno.test("layering: the product never imports the development tooling (lib/dev/)", () => {
+  const product = [...tsFiles("lib").filter((f) => !f.startsWith("lib/dev/")), "main.ts"];
+  const offenders = product.flatMap((f) =>
+    importsOf(f).filter((t) => t.startsWith("lib/dev/")).map((t) => `${f} -> ${t}`)
+  );
+  assert.deepEqual(offenders, []);
 });

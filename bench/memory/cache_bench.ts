@@ -11,8 +11,8 @@
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { collectionPath, type KubeObject, resources, type ResourceType } from "../../lib/cluster/resources.ts";
 import { Informer, type InformerOptions } from "../../lib/cluster/informer.ts";
-import type { Backend } from "../../lib/localenv/backend.ts";
-import { Cluster, ingressObj, serviceObj, sliceObj } from "../../lib/localenv/harness.ts";
+import type { Backend } from "../../lib/dev/localenv/backend.ts";
+import { Cluster, ingressObj, serviceObj, sliceObj } from "../../lib/dev/localenv/harness.ts";
 import { figureList } from "../figures.ts";
 
 const N = Number(Deno.env.get("BENCH_OBJECTS") ?? 2_000);

@@ -20,7 +20,7 @@ export function startControllerProcess(kubeconfig: string, overrides?: Record<st
     args: [
       "run",
       "-A",
-      "--no-code-cache", // as the images run it (lib/images/build.ts)
+      "--no-code-cache", // as the images run it (lib/dev/images/build.ts)
       `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB)}`, // as the chart runs it
       new URL("./controller_process.ts", import.meta.url).pathname,
       kubeconfig,

@@ -75,7 +75,7 @@ for await (const chunk of lines) {
     // With --v8-flags=--expose-gc: collect first, so the figure is the live set, not garbage.
     const trims = ctl.stats().mallocTrims;
     (globalThis as { gc?: () => void }).gc?.();
-    // The controller trims the C heap a moment after its work ends (lib/malloc_trim.ts): wait for
+    // The controller trims the C heap a moment after its work ends (lib/runtime/malloc_trim.ts): wait for
     // that trim, which comes after the collection, as it would after the runtime's own ones.
     const trimWaitEnd = performance.now() + TRIM_WAIT_MS;
     while (ctl.stats().mallocTrims === trims && performance.now() < trimWaitEnd) {

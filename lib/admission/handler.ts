@@ -16,9 +16,9 @@
  * (admission/registration.ts) the Ingress write is refused with this answer's message.
  * A body that is not an AdmissionReview gets 400 with a one-line reason.
  */
-import { parseDurationNs } from "../gosyntax.ts";
+import { parseDurationNs } from "../common/gosyntax.ts";
 import { log } from "../log/logger.ts";
-import { type BodyRequest, type BodyRoute, type Reply, statusReply } from "../secure_port.ts";
+import { type BodyRequest, type BodyRoute, type Reply, statusReply } from "../parts/secure_port.ts";
 import { admissionReviews, queueRefusals } from "./metrics.ts";
 import { type QueueOutcome, ReviewQueue, type WorkerInit } from "./queue.ts";
 import { REVIEW_API_VERSION, type ReviewPolicy } from "./review.ts";

@@ -2,7 +2,7 @@
  * @module admission/metrics
  * Prometheus metrics of the validating webhook.
  */
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 
 export const admissionReviews = new prom.Histogram({
   name: "ingress_controller_admission_review_seconds",

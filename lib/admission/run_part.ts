@@ -1,14 +1,14 @@
 /**
  * @module admission/run_part
  * The validating webhook inside `ingress-controller run`, as a mount on the secure port
- * (lib/secure_port.ts): the run wiring (lib/app/run.ts) hands `admissionMount` to the serving
+ * (lib/parts/secure_port.ts): the run wiring (lib/app/run.ts) hands `admissionMount` to the serving
  * part, which mounts its route before the port starts and calls `serving` (the registration)
  * once it serves. Null when `--enable-validating-webhook` is off (always in B and C) or HTTPS is off.
  */
-import type { RunContext } from "../run_part.ts";
+import type { RunContext } from "../parts/run_part.ts";
 import { ClusterClient } from "../cluster/client.ts";
 import { log } from "../log/logger.ts";
-import type { SecurePortMount } from "../secure_port.ts";
+import type { SecurePortMount } from "../parts/secure_port.ts";
 import { settingsFromConfig } from "./settings.ts";
 import { createAdmissionWebhook } from "./webhook.ts";
 

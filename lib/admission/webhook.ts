@@ -13,7 +13,7 @@ import { type KubeObject, objectPath, resources } from "../cluster/resources.ts"
 import type { ReviewPolicy } from "./review.ts";
 import { defaultGlobalSettings, GLOBAL_CONFIGMAP, parseGlobalSettings } from "../controller/global_settings.ts";
 import { log } from "../log/logger.ts";
-import { pause } from "../timers.ts";
+import { pause } from "../runtime/timers.ts";
 import { CHECK_TIME_LIMIT_MS } from "../render/validate.ts";
 import { type AdmissionRoute, admissionRoute, type QueueLimits } from "./handler.ts";
 import { registrations } from "./metrics.ts";

@@ -1,8 +1,8 @@
 /**
  * @module analytics/metrics
- * Analytics delivery metrics on the process registry (lib/metrics.ts), served at `/metrics`.
+ * Analytics delivery metrics on the process registry (lib/metrics/registry.ts), served at `/metrics`.
  */
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 
 export const eventsSent = new prom.Counter({
   name: "ingress_controller_analytics_events_sent_total",

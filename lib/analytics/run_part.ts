@@ -3,7 +3,7 @@
  * Analytics as a part of `ingress-controller run` (lib/app/run.ts): started with the parsed command
  * line and the environment, stopped (sending `controller_stopped`) when the run ends.
  */
-import type { RunContext } from "../run_part.ts";
+import type { RunContext } from "../parts/run_part.ts";
 import { startAnalytics } from "./analytics.ts";
 import { settingsFromConfig } from "./settings.ts";
 

@@ -8,7 +8,7 @@
 import { loadKubeConfig } from "../cluster/access.ts";
 import type { Config } from "../flags/config.ts";
 import { log } from "../log/logger.ts";
-import type { RunContext, RunPart } from "../run_part.ts";
+import type { RunContext, RunPart } from "../parts/run_part.ts";
 
 export type { RunContext, RunPart };
 

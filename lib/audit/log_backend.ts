@@ -4,7 +4,7 @@
  * appended to a rotating file or standard output. A batch (or a truncation-split part of one) is one
  * write of whole lines.
  */
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 import type { Backend } from "./backend.ts";
 import { encodeEvents, splitBatches } from "./encode.ts";

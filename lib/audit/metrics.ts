@@ -3,7 +3,7 @@
  * Audit metrics on the process registry: events written per backend, events dropped per backend and
  * reason, batch sizes, webhook errors and retries. Registered once per process, shared by all auditors.
  */
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 
 /** Why an event was not delivered. */
 export type DropReason = "buffer_full" | "too_large" | "write_error" | "webhook_error" | "shutdown";

@@ -6,7 +6,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import type { RequestAttributes } from "../auth/types.ts";
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import { isDns1123Subdomain } from "../render/patterns.ts";
 
 export type PolicyLevel = "None" | "Metadata" | "Request" | "RequestResponse";

@@ -5,7 +5,7 @@
  * addresses are written in Go's canonical form (IPv4-mapped IPv6 as dotted IPv4, compressed IPv6).
  */
 import { isIPv4, isIPv6 } from "node:net";
-import { formatIP } from "../gosyntax.ts";
+import { formatIP } from "../common/gosyntax.ts";
 
 /** The request's source addresses, most distant client first. */
 export function sourceIPs(headers: Headers, remoteAddress: string): string[] {

@@ -14,7 +14,7 @@ import { eventListJSON } from "./serialize.ts";
 import type { WebhookSettings } from "./settings.ts";
 import { everyFewSeconds } from "./throttled_log.ts";
 import { WebhookClient } from "./webhook_client.ts";
-import { pause } from "../timers.ts";
+import { pause } from "../runtime/timers.ts";
 
 const backoffFactor = 1.5;
 const backoffJitter = 0.2;

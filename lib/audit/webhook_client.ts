@@ -7,7 +7,7 @@
 import { Buffer } from "node:buffer";
 import https from "node:https";
 import { type Connection, kubeConfigFileAccess } from "../cluster/kubeconfig.ts";
-import { oneLine, SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../common/errors.ts";
 
 export interface WebhookResponse {
   readonly status: number;

@@ -4,7 +4,7 @@
  * trailing `*`. Such paths are authorized without asking the cluster (authentication still runs,
  * so invalid credentials still get 401).
  */
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 
 export type PathMatcher = (path: string) => boolean;
 

@@ -7,7 +7,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { ClusterClient } from "../cluster/client.ts";
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 import type { RequestAttributes } from "./types.ts";
 
 export interface Decision {

@@ -16,7 +16,7 @@
  */
 import { X509Certificate } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { x509 } from "../pki.ts";
+import { x509 } from "../pki/x509.ts";
 import type { UserInfo } from "./types.ts";
 
 const clientAuthOid = "1.3.6.1.5.5.7.3.2";

@@ -8,7 +8,7 @@ import type { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { loadKubeConfig } from "../cluster/access.ts";
 import { ClusterClient } from "../cluster/client.ts";
-import { oneLine, SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 import { parsePemBundle } from "../pki/cert_files.ts";
 import { alwaysAllowMatcher, type PathMatcher } from "./always_allow.ts";

@@ -5,7 +5,7 @@
  * settings the flags leave empty are taken from there, as Kubernetes' delegated authentication does.
  */
 import { type ClusterClient, isStatus } from "../cluster/client.ts";
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 
 export interface ClusterAuthenticationConfig {

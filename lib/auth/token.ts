@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type { ClusterClient } from "../cluster/client.ts";
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 import type { UserInfo } from "./types.ts";
 
 export interface TokenReviewResult {

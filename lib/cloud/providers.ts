@@ -4,7 +4,7 @@
  * and the provider's Service annotations an HTTP/HTTPS proxy needs. Plain data with no imports
  * beyond the error class, so the option table (lib/flags/table.ts) can check names with it.
  */
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 
 /** How the proxy Service is exposed on one provider. */
 export interface Exposure {

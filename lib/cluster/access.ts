@@ -4,7 +4,7 @@
  * account; and the operator's own namespace for `--restrict-to-operator-namespace`.
  */
 import { existsSync } from "node:fs";
-import { oneLine, SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../common/errors.ts";
 import {
   type ClusterAccess,
   inClusterAccess,

@@ -15,7 +15,7 @@ import { log } from "../log/logger.ts";
 import { Backoff } from "./backoff.ts";
 import { type ClusterClient, isStatus } from "./client.ts";
 import { relists, watchErrors, watchStarts } from "./metrics.ts";
-import { sleep } from "../timers.ts";
+import { sleep } from "../runtime/timers.ts";
 import { apiVersionOf, collectionPath, keyOf, type KubeObject, type ResourceType } from "./resources.ts";
 import { Store } from "./store.ts";
 

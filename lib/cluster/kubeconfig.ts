@@ -17,7 +17,7 @@ import { readFile } from "node:fs/promises";
 import { isIPv6 } from "node:net";
 import { dirname, isAbsolute, join } from "node:path";
 import { parse } from "yaml";
-import { oneLine, SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../common/errors.ts";
 
 /** TLS material and headers for requests to the API server. */
 export interface Connection {

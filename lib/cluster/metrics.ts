@@ -3,7 +3,7 @@
  * Prometheus metrics of cluster access: API requests, rate-limiter wait,
  * watch (re)starts and relists per resource.
  */
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 
 export const apiRequests = new prom.Counter({
   name: "ingress_controller_cluster_api_requests_total",

@@ -4,7 +4,7 @@
  * (the client library has none). Reservation style: every caller takes a token at once and
  * waits until the bucket would have held it, so waiters are served in arrival order.
  */
-import { sleep } from "../timers.ts";
+import { sleep } from "../runtime/timers.ts";
 
 export interface RateLimiterOptions {
   /** Tokens per second; 0 or less (or non-finite) means no limit. */

@@ -4,7 +4,7 @@
  * (e.g. EndpointSlices by their service, owned objects by owner uid).
  */
 import { keyOf, type KubeObject } from "./resources.ts";
-import { addMember, membersOf, type OneOrMany, removeMember } from "../one_or_many.ts";
+import { addMember, membersOf, type OneOrMany, removeMember } from "../common/one_or_many.ts";
 
 export type IndexFunc<T> = (obj: T) => readonly string[];
 

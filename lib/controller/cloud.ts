@@ -9,7 +9,7 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
-import { oneLine, SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../common/errors.ts";
 import { AZURE_PROVIDERS, type CloudProvider, isCloudProvider, MANAGED_FQDN_PROVIDERS } from "../cloud/providers.ts";
 
 /** What `--cloud-config` held, as far as the controller understands it. */

@@ -18,9 +18,9 @@ import { Backoff } from "../cluster/backoff.ts";
 import type { Informer } from "../cluster/informer.ts";
 import type { KubeObject, ResourceType } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
-import { IdleTrimmer } from "../malloc_trim.ts";
+import { IdleTrimmer } from "../runtime/malloc_trim.ts";
 import { loadTemplates, type Templates } from "../render/mod.ts";
-import { PhaseTimer } from "../timers.ts";
+import { PhaseTimer } from "../runtime/timers.ts";
 import { ClusterCaches } from "./caches.ts";
 import { EventRouter } from "./event_routing.ts";
 import { EventRecorder } from "./events.ts";
@@ -71,7 +71,7 @@ export interface ControllerHandle {
 }
 
 export interface ControllerStats extends WorkCounts {
-  /** Times the C heap was trimmed after work (lib/malloc_trim.ts). */
+  /** Times the C heap was trimmed after work (lib/runtime/malloc_trim.ts). */
   mallocTrims: number;
   watchStarts: Record<string, number>;
   lists: Record<string, number>;
@@ -181,7 +181,7 @@ class Controller {
   readonly #workers: Promise<void>[] = [];
   #stopped = false;
   readonly #idleWaiters: (() => void)[] = [];
-  /** Hands the C heap's free pages back once a burst of work is over (lib/malloc_trim.ts). */
+  /** Hands the C heap's free pages back once a burst of work is over (lib/runtime/malloc_trim.ts). */
   readonly #trimmer = new IdleTrimmer();
   #unsubscribe = (): void => {};
 

@@ -16,7 +16,7 @@ import { isStatus } from "../cluster/client.ts";
 import { Informer, type InformerOptions } from "../cluster/informer.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
-import { oneLine } from "../errors.ts";
+import { oneLine } from "../common/errors.ts";
 import { cachedIngress } from "./cached_shapes.ts";
 import {
   type ClassChoice,

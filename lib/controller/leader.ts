@@ -20,7 +20,7 @@ import type { ClusterClient, RequestOptions } from "../cluster/client.ts";
 import { isStatus } from "../cluster/client.ts";
 import { collectionPath, type KubeObject, objectPath, type ResourceType } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
-import { pause } from "../timers.ts";
+import { pause } from "../runtime/timers.ts";
 import { leader as leaderGauge } from "./metrics.ts";
 import { leaderElectionDefaults, type LeaderElectionTiming } from "./leader_timing.ts";
 import { shortHash } from "./short_hash.ts";

@@ -2,7 +2,7 @@
  * @module controller/metrics
  * Prometheus metrics of the controller loop, and the counts its handle reports.
  */
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 
 /** The same work counted for tests and benchmarks (ControllerHandle.stats), shared by the controller's parts. */
 export interface WorkCounts {

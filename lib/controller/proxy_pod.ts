@@ -42,7 +42,7 @@ export interface ContainerResources {
 }
 
 /**
- * Requests from resident memory measured in the single-node cluster (tests/localnode/proxy_pod_test.ts,
+ * Requests from resident memory measured in the single-node cluster (tests/dev/localnode/proxy_pod_test.ts,
  * idle with one ingress): `proxy` (Deno) 138 MiB plus HAProxy's master and worker 21 MiB; the
  * exporter (Deno) 71 MiB; each with about 20% headroom. No CPU limit (throttling shows up as latency) and no
  * memory limit by default: an OOM kill of a proxy drops every connection it carries.

@@ -18,7 +18,7 @@
 import type { ClusterClient } from "../cluster/client.ts";
 import { isStatus } from "../cluster/client.ts";
 import { keyOf, type KubeObject, objectPath, resources, type ResourceType } from "../cluster/resources.ts";
-import { forEachLimit } from "../concurrency.ts";
+import { forEachLimit } from "../runtime/concurrency.ts";
 import { log } from "../log/logger.ts";
 import { configMapData, type Rendered } from "../render/mod.ts";
 import { AppliedHashes } from "./applied.ts";

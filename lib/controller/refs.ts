@@ -9,7 +9,7 @@ import { secretName } from "../annotations/values.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 import { NGINX_PREFIX } from "../nginx/table.ts";
 import { translateIngress } from "../nginx/translate.ts";
-import { addMember, membersOf, type OneOrMany, removeMember } from "../one_or_many.ts";
+import { addMember, membersOf, type OneOrMany, removeMember } from "../common/one_or_many.ts";
 
 /** Reference keys: `service:<ns>/<name>` and `secret:<ns>/<name>`. */
 export type RefKey = string;

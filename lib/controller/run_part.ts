@@ -6,9 +6,9 @@
  * listed once (the caches a reconcile reads are complete), with the informers still missing and
  * the last error (e.g. a 403 while RBAC does not allow the list yet) as the logged reason.
  */
-import type { RunContext } from "../run_part.ts";
+import type { RunContext } from "../parts/run_part.ts";
 import { ClusterClient } from "../cluster/client.ts";
-import { processHealth } from "../health.ts";
+import { processHealth } from "../parts/health.ts";
 import { type ControllerHandle, startController } from "./controller.ts";
 import { settingsFromConfig } from "./settings.ts";
 

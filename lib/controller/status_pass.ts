@@ -13,7 +13,7 @@
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
-import { oneLine } from "../errors.ts";
+import { oneLine } from "../common/errors.ts";
 import type { ClusterCaches } from "./caches.ts";
 import type { GroupKey } from "./groups.ts";
 import type { Handovers } from "./handover.ts";

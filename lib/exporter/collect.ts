@@ -7,7 +7,7 @@
  */
 
 import client from "prom-client";
-import { readCsvRecord } from "../gosyntax.ts";
+import { readCsvRecord } from "../common/gosyntax.ts";
 import { log } from "../log/logger.ts";
 import {
   backendFields,

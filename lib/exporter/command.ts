@@ -6,8 +6,8 @@
  */
 
 import client from "prom-client";
-import { SetupError } from "../errors.ts";
-import { collectProcessMetrics } from "../process_metrics.ts";
+import { SetupError } from "../common/errors.ts";
+import { collectProcessMetrics } from "../metrics/process.ts";
 import { log } from "../log/logger.ts";
 import { HaproxyCollector } from "./collect.ts";
 import { parseServerMetricFields } from "./fields.ts";

@@ -5,7 +5,7 @@
  * the `--proxy.server-metric-fields` list (0-based column numbers of the server metrics to export).
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 
 /** What one CSV column becomes. */
 export interface FieldMetric {

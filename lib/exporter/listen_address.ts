@@ -4,7 +4,7 @@
  * `[v6]:port`. Kept apart from lib/serving so the sidecar does not load the serving stack.
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 
 export interface ListenAddress {
   /** "" = every interface. */

@@ -5,7 +5,7 @@
  * (`unix:/path/to/stats.sock`). Connecting, sending and reading all count against the limit.
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 import { cliCommand } from "../haproxy/cli_socket.ts";
 
 export type StatsUri =

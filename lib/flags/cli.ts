@@ -5,7 +5,7 @@
  * errors are printed as one line (UsageError → 2, others → 1). `io` makes it testable in-process.
  */
 
-import { exitCodeOf, UsageError } from "../errors.ts";
+import { exitCodeOf, UsageError } from "../common/errors.ts";
 import { parseRunFlags } from "./config.ts";
 import { rootUsage, runUsage } from "./help.ts";
 import { migrateFlags } from "./migrate.ts";

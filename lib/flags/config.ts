@@ -6,8 +6,8 @@
  * with `null` for options whose default is unset and `undefined` for options some release lacks.
  */
 
-import { UsageError } from "../errors.ts";
-import { formatDurationNs } from "../gosyntax.ts";
+import { UsageError } from "../common/errors.ts";
+import { formatDurationNs } from "../common/gosyntax.ts";
 import { type Json, KINDS, type NamedCertKey } from "./kinds.ts";
 import { type ParsedFlags, parseFlags } from "./parse.ts";
 import { type Release, type RunOptionName, type RunTable, runTable, type Version, VERSIONS } from "./table.ts";

@@ -4,7 +4,7 @@
  * camelCase settings object `runExporter` (lib/exporter/command.ts) takes.
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 import { parseServerMetricFields } from "../exporter/fields.ts";
 import { parseListenAddress } from "../exporter/listen_address.ts";
 import type { ExporterSettings } from "../exporter/settings.ts";

@@ -16,7 +16,7 @@ import {
   parseIP,
   readCsvRecord,
   writeCsvRecord,
-} from "../gosyntax.ts";
+} from "../common/gosyntax.ts";
 import type { DefaultValue, Kind } from "./table.ts";
 import { parseLogFormat } from "../log/format.ts";
 

@@ -6,8 +6,8 @@
  * rejects are dropped, and defaults that differ between the releases are pointed out.
  */
 
-import { UsageError } from "../errors.ts";
-import { readCsvRecord, writeCsvRecord } from "../gosyntax.ts";
+import { UsageError } from "../common/errors.ts";
+import { readCsvRecord, writeCsvRecord } from "../common/gosyntax.ts";
 import { type Json, KINDS } from "./kinds.ts";
 import { defaultsOf, parseFlags } from "./parse.ts";
 import { oneOfIn, type OptionSpec, type Release, releasesOf, runTable } from "./table.ts";

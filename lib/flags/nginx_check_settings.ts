@@ -4,7 +4,7 @@
  * as `run`, as the settings object `runNginxCheck` (lib/nginx/command.ts) takes.
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 import { parseFlags } from "./parse.ts";
 import { nginxCheckTable } from "./table.ts";
 import { validateFlags } from "./validate.ts";

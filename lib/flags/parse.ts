@@ -7,7 +7,7 @@
  * file and cross-option rules live in flags/validate.
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 import { KINDS } from "./kinds.ts";
 import { type AnyTable, type OptionSpec, type Release, releasesOf } from "./table.ts";
 

@@ -4,7 +4,7 @@
  * engine as `run`, as the camelCase settings object `runProxy` takes.
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 import { parseFlags } from "./parse.ts";
 import { proxyTable } from "./table.ts";
 import { validateFlags } from "./validate.ts";

@@ -4,7 +4,7 @@
  * variable INGRESS_CONTROLLER_RELEASE, else A. R is a release letter or its version.
  */
 
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../common/errors.ts";
 import { type Release, RELEASES, VERSIONS } from "./table.ts";
 
 export const RELEASE_ENV = "INGRESS_CONTROLLER_RELEASE";

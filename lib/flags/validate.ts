@@ -6,7 +6,7 @@
  */
 
 import { statSync } from "node:fs";
-import { SetupError, UsageError } from "../errors.ts";
+import { SetupError, UsageError } from "../common/errors.ts";
 import { KINDS, type NamedCertKey } from "./kinds.ts";
 import type { ParsedFlags } from "./parse.ts";
 import { type AnyTable, oneOfIn, type OptionSpec } from "./table.ts";

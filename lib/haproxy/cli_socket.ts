@@ -5,7 +5,7 @@
  * connect, send the line, shut the write side (the master CLI answers only once it sees the end
  * of our input), read until HAProxy closes. Used by the proxy, the exporter and the local stack.
  */
-import { pause } from "../timers.ts";
+import { pause } from "../runtime/timers.ts";
 
 export interface CliOptions {
   /** Time limit for the whole exchange; default 10 s; 0: none (the signal alone ends it). */

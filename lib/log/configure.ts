@@ -11,7 +11,7 @@
  * TypeScript source files (lib/log/vmodule.ts, lib/log/logger.ts).
  */
 
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import { BufferedFile } from "./buffered_file.ts";
 import { parseLogFormat } from "./format.ts";
 import { jsonSink, type Level, log, type Sink, textSink } from "./logger.ts";

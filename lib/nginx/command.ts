@@ -8,7 +8,7 @@
  */
 import { parseAllDocuments } from "yaml";
 import { ClusterClient } from "../cluster/client.ts";
-import { oneLine, SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../common/errors.ts";
 import type { NginxCheckSettings } from "./settings.ts";
 import { checkIngress, type IngressLike, type ReportRow } from "./translate.ts";
 

@@ -5,8 +5,8 @@
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { SetupError } from "../errors.ts";
-import { x509 } from "../pki.ts";
+import { SetupError } from "../common/errors.ts";
+import { x509 } from "./x509.ts";
 
 export interface KeyPair {
   /** PEM of the chain: leaf first, then any CA certificates. */

@@ -10,7 +10,7 @@
  * leaf.certPem; leaf.keyPem; ca.certPem;
  * ```
  */
-import { x509 } from "../pki.ts";
+import { x509 } from "./x509.ts";
 
 /** ECDSA P-256 is small and fast; RSA 2048 where a consumer insists on RSA (service-account signing). */
 export type KeyAlgorithm = "ECDSA-P256" | "RSA-2048";

@@ -23,7 +23,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from "node:crypto";
-import { x509 } from "../pki.ts";
+import { x509 } from "./x509.ts";
 
 /** The fields of a Secret read here (a V1Secret, plain JSON). */
 export interface SecretData {

@@ -38,7 +38,7 @@ import {
   type Running,
   type RuntimeChanges,
 } from "./plan.ts";
-import { oneLine } from "../errors.ts";
+import { oneLine } from "../common/errors.ts";
 
 /** The Applier's input, planned with lib/proxy/plan.ts. */
 export type { DesiredState };

@@ -32,7 +32,7 @@
  * `metadata.name` field selector, which is what a Role limited by `resourceNames` allows.
  */
 import { join, resolve } from "node:path";
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import type { ProxySettings } from "../flags/proxy_settings.ts";
 import { log } from "../log/logger.ts";
 import { operatorNamespace } from "../cluster/access.ts";
@@ -52,7 +52,7 @@ import { MAP_FILES, type MapFile } from "../render/maps.ts";
 import { HAProxy } from "./haproxy.ts";
 import { type HealthEndpoint, startHealthEndpoint } from "./health_endpoint.ts";
 import { applyFailures, secretsLeftOut } from "./metrics.ts";
-import { HealthChecks } from "../health.ts";
+import { HealthChecks } from "../parts/health.ts";
 
 export type { ProxySettings };
 

@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { cliCommand, type CliOptions } from "../haproxy/cli_socket.ts";
 import { log } from "../log/logger.ts";
-import { sleep } from "../timers.ts";
+import { sleep } from "../runtime/timers.ts";
 import { ACCESS_LOG_LINE } from "../render/proxy_options.ts";
 // lib/render/lua.ts imports nothing of the renderer: the proxy ships the Lua files of its own image.
 import { luaDirOf, writeLuaFiles } from "../render/lua.ts";

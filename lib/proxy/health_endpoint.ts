@@ -1,13 +1,13 @@
 /**
  * @module proxy/health_endpoint
  * The proxy pod's probe endpoint: plain HTTP on `--bind-address`:`--health-port` answering only
- * `/readyz`, `/healthz` and `/livez` (Kubernetes' format, lib/health.ts), so a
+ * `/readyz`, `/healthz` and `/livez` (Kubernetes' format, lib/parts/health.ts), so a
  * readinessProbe `httpGet: {path: /readyz, port: 56791}` can use it. It carries no data and
  * accepts no input beyond the probe path and its `?verbose` / `?exclude=` query.
  */
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
-import type { HealthChecks } from "../health.ts";
+import type { HealthChecks } from "../parts/health.ts";
 
 export interface HealthEndpoint {
   /** The port it listens on (the given one, or the one chosen for port 0 in tests). */

@@ -4,7 +4,7 @@
  * reload, start: the reload count), failures by stage, apply duration, the servers, map
  * files and certificates changed through the Runtime API, and the Secrets left out.
  */
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 
 export const applies = new prom.Counter({
   name: "ingress_controller_proxy_applies_total",

@@ -13,7 +13,7 @@
  * - reload: anything else, with the reason: HAProxy reads it with its configuration.
  * lib/proxy/apply.ts carries a plan out (files, Runtime API, reload, rollback).
  */
-import { oneLine } from "../errors.ts";
+import { oneLine } from "../common/errors.ts";
 import { isHost } from "../render/patterns.ts";
 import { MAP_FILES, type MapFile, ORDERED_MAP_FILES } from "../render/maps.ts";
 import type { ReadPart } from "../transport/parts.ts";

@@ -11,7 +11,7 @@ import { Eta, type TemplateFunction } from "eta";
 import { globSync } from "node:fs";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { oneLine, SetupError } from "../errors.ts";
+import { oneLine, SetupError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 
 /** The built-in templates; `haproxy.cfg` is the configuration, `tls` the crt-list. */

@@ -1,6 +1,6 @@
 /**
  * @module serving/body_route
- * Answers a POST endpoint mounted on the secure port (lib/secure_port.ts `BodyRoute`): reads the
+ * Answers a POST endpoint mounted on the secure port (lib/parts/secure_port.ts `BodyRoute`): reads the
  * request body within the route's limit and hands it to the route. The limit holds before
  * anything is buffered: a Content-Length above it gets 413 at once, and a body that grows past it
  * (chunked, or longer than announced) gets 413 as soon as it does, without reading the rest. The
@@ -12,7 +12,7 @@
 import type http from "node:http";
 import type http2 from "node:http2";
 import type { AuditHandle } from "../audit/types.ts";
-import { type BodyRoute, type Reply, statusReply } from "../secure_port.ts";
+import { type BodyRoute, type Reply, statusReply } from "../parts/secure_port.ts";
 
 type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
 

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import tls from "node:tls";
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 import { loadKeyPair, parsePemBundle } from "../pki/cert_files.ts";
 import { ensureSelfSigned } from "./selfsigned.ts";

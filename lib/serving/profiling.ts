@@ -11,7 +11,7 @@
  */
 import { Session } from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { pause } from "../timers.ts";
+import { pause } from "../runtime/timers.ts";
 
 export interface ProfileReply {
   readonly status: number;

@@ -2,7 +2,7 @@
  * @module serving/request_metrics
  * Request and connection metrics of the secure port and the ops listener in the controller's registry.
  */
-import { prom, registry } from "../metrics.ts";
+import { prom, registry } from "../metrics/registry.ts";
 
 export const requestsTotal = new prom.Counter({
   name: "serving_requests_total",

@@ -3,11 +3,11 @@
  * The paths served after authentication and authorization (secure port) or directly (ops
  * listener): health probes, `/version`, `/metrics`, `/debug/pprof/` when profiling, and
  * `/openapi/v2` + `/swagger-ui` when the swagger UI is enabled. POST endpoints of other parts
- * (lib/secure_port.ts `BodyRoute`) are answered by serving/body_route.ts.
+ * (lib/parts/secure_port.ts `BodyRoute`) are answered by serving/body_route.ts.
  */
-import { registry } from "../metrics.ts";
-import type { Reply } from "../secure_port.ts";
-import type { HealthChecks } from "../health.ts";
+import { registry } from "../metrics/registry.ts";
+import type { Reply } from "../parts/secure_port.ts";
+import type { HealthChecks } from "../parts/health.ts";
 import { openApiDocument, type PathDoc, swaggerPage } from "./openapi.ts";
 import { defaultCpuSeconds, defaultHeapSeconds, maxProfileSeconds, Profiler } from "./profiling.ts";
 

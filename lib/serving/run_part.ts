@@ -2,14 +2,14 @@
  * @module serving/run_part
  * The secure port and the ops listener as a part of `ingress-controller run` (lib/app/run.ts):
  * builds the auditor from the audit options, prepares the endpoints other parts mount on the
- * secure port (lib/secure_port.ts; the run wiring passes their factories, e.g. lib/admission's
+ * secure port (lib/parts/secure_port.ts; the run wiring passes their factories, e.g. lib/admission's
  * webhook), starts serving with the process-wide health checks, tells the mounts once the port
  * serves, and on stop closes the listeners first and then the mounts and the audit backends.
  */
-import type { RunContext } from "../run_part.ts";
+import type { RunContext } from "../parts/run_part.ts";
 import { createAuditor } from "../audit/auditor.ts";
-import type { SecurePortMount, SecurePortMountFactory } from "../secure_port.ts";
-import { processHealth } from "../health.ts";
+import type { SecurePortMount, SecurePortMountFactory } from "../parts/secure_port.ts";
+import { processHealth } from "../parts/health.ts";
 import { startServing } from "./server.ts";
 
 export async function runServing(ctx: RunContext, factories: readonly SecurePortMountFactory[] = []): Promise<void> {

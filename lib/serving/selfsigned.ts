@@ -8,7 +8,7 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { SetupError } from "../errors.ts";
+import { SetupError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 import { createCA, issueCertificate } from "../pki/certs.ts";
 

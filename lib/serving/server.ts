@@ -18,15 +18,15 @@ import { buildDelegation, type Delegation, type DelegationOverrides } from "../a
 import { identityHeaderMatcher, pairRawHeaders } from "../auth/request_header.ts";
 import { requestAttributes } from "../auth/request_info.ts";
 import type { RequestAttributes, UserInfo } from "../auth/types.ts";
-import { SetupError, UsageError } from "../errors.ts";
+import { SetupError, UsageError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 import { loadServingCertificates, sniCallback } from "./certificates.ts";
 import { ConnectionGuard, type RequestGuard } from "./connection_guard.ts";
-import { HealthChecks } from "../health.ts";
+import { HealthChecks } from "../parts/health.ts";
 import { Profiler } from "./profiling.ts";
 import { observeRequest, tlsRefused } from "./request_metrics.ts";
 import { Routes } from "./routes.ts";
-import { type BodyRoute, type Reply, statusReply } from "../secure_port.ts";
+import { type BodyRoute, type Reply, statusReply } from "../parts/secure_port.ts";
 import { answerBodyRoute } from "./body_route.ts";
 import type { Config } from "../flags/config.ts";
 import { type ServingSettings, settingsFromConfig } from "./settings.ts";

@@ -11,7 +11,7 @@
  * crypto/tls; naming one is accepted with a warning.
  */
 import tls from "node:tls";
-import { SetupError, UsageError } from "../errors.ts";
+import { SetupError, UsageError } from "../common/errors.ts";
 import { log } from "../log/logger.ts";
 
 /** Go crypto/tls constant → OpenSSL name (TLS 1.2 and below). */

@@ -4,7 +4,7 @@
  * reading only the parts whose digest it does not hold yet and the head does not carry. Reads go through `fetchPart` (the
  * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows).
  */
-import { forEachLimit } from "../concurrency.ts";
+import { forEachLimit } from "../runtime/concurrency.ts";
 import {
   assembleConfig,
   type AssembledConfig,

@@ -25,7 +25,7 @@ import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { admissionMount } from "../../lib/admission/run_part.ts";
 import { runServing } from "../../lib/serving/run_part.ts";
-import { type ControlPlane, freePort, startControlPlane } from "../../lib/localenv/mod.ts";
+import { type ControlPlane, freePort, startControlPlane } from "../../lib/dev/localenv/mod.ts";
 import { stringify } from "yaml";
 import { request, tempDir } from "../serving/helpers.ts";
 import { postReview } from "./helpers.ts";

@@ -11,7 +11,7 @@ import { admissionRoute, WEBHOOK_PATH } from "../../lib/admission/handler.ts";
 import { caBundleOf } from "../../lib/admission/registration.ts";
 import type { AuditHandle, Auditor } from "../../lib/audit/types.ts";
 import type { AccessReviewer } from "../../lib/auth/authorizer.ts";
-import { registry } from "../../lib/metrics.ts";
+import { registry } from "../../lib/metrics/registry.ts";
 import type { TokenReviewer } from "../../lib/auth/token.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings } from "../../lib/serving/settings.ts";

@@ -18,8 +18,8 @@ import {
   eventually,
   resources,
   serviceObj,
-} from "../../lib/localenv/harness.ts";
-import { registry } from "../../lib/metrics.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { registry } from "../../lib/metrics/registry.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
 interface ForeignCase {

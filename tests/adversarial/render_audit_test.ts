@@ -14,7 +14,7 @@ import tls from "node:tls";
 import type { AccessReviewer } from "../../lib/auth/authorizer.ts";
 import type { TokenReviewer } from "../../lib/auth/token.ts";
 import { createAuditor, maxAuditIDLength } from "../../lib/audit/auditor.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";

@@ -11,7 +11,7 @@ import { runAnalytics } from "../../lib/analytics/run_part.ts";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
-import { Cluster, ingressObj, resources } from "../../lib/localenv/harness.ts";
+import { Cluster, ingressObj, resources } from "../../lib/dev/localenv/harness.ts";
 import { startReceiver } from "./receiver.ts";
 
 const distinctiveName = "zq-distinctive-ingress-4711";

@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { leaseName, leases } from "../../lib/controller/leader.ts";
 import { leaderElectionDefaults } from "../../lib/controller/leader_timing.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
-import { Cluster, dedicatedIngressObj, eventually, resources, serviceObj } from "../../lib/localenv/harness.ts";
-import { freePort } from "../../lib/localenv/mod.ts";
+import { Cluster, dedicatedIngressObj, eventually, resources, serviceObj } from "../../lib/dev/localenv/harness.ts";
+import { freePort } from "../../lib/dev/localenv/mod.ts";
 import { request } from "../serving/helpers.ts";
 import { collect, spawnRun } from "./spawn.ts";
 

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRun } from "../../lib/app/run.ts";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
-import { freePort, startControlPlane } from "../../lib/localenv/mod.ts";
+import { freePort, startControlPlane } from "../../lib/dev/localenv/mod.ts";
 import { request } from "../serving/helpers.ts";
 import { collect, spawnRun } from "./spawn.ts";
 

@@ -16,7 +16,7 @@ import {
   type LogSettings,
   noTruncate,
 } from "../../lib/audit/settings.ts";
-import type { prom } from "../../lib/metrics.ts";
+import type { prom } from "../../lib/metrics/registry.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
 export const alice: UserInfo = { name: "alice", uid: "u-1", groups: ["devs", "system:authenticated"], extra: {} };

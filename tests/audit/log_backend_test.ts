@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createAuditor } from "../../lib/audit/auditor.ts";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { logSettings, readEvents, request, settings, writePolicy } from "./helpers.ts";
 
 Deno.test("log backend: --audit-log-maxsize is in megabytes; every event lands in exactly one file", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { evaluatePolicy, loadPolicyFile, parsePolicy, type PolicyAttributes } from "../../lib/audit/policy.ts";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import type { UserInfo } from "../../lib/auth/types.ts";
 
 const policyYaml = `

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createAuditor } from "../../lib/audit/auditor.ts";
 import { batchSize, eventsDropped, eventsWritten, webhookErrors, webhookRetries } from "../../lib/audit/metrics.ts";
 import { defaultBatch, noTruncate, type WebhookSettings } from "../../lib/audit/settings.ts";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import {
   allRequestResponse,
   metricValue,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { alwaysAllowMatcher } from "../../lib/auth/always_allow.ts";
-import { UsageError } from "../../lib/errors.ts";
+import { UsageError } from "../../lib/common/errors.ts";
 
 Deno.test("always_allow: exact paths and trailing-* prefixes", () => {
   const m = alwaysAllowMatcher(["/healthz", "/debug/*"]);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { type ChainResult, ClientCertVerifier } from "../../lib/auth/client_cert.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
-import { x509 } from "../../lib/pki.ts";
+import { x509 } from "../../lib/pki/x509.ts";
 
 const node = (pem: string) => new X509Certificate(pem);
 

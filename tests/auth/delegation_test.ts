@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildDelegation } from "../../lib/auth/delegation.ts";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { defaultSettings } from "../../lib/serving/settings.ts";
 import { tempDir } from "../serving/helpers.ts";
 

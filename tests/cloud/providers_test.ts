@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { UsageError } from "../../lib/errors.ts";
+import { UsageError } from "../../lib/common/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { checkCloudProvider, CLOUD_PROVIDERS, exposureOf } from "../../lib/cloud/providers.ts";
 

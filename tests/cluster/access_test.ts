@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { operatorNamespace } from "../../lib/cluster/access.ts";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 
 Deno.test("operatorNamespace: POD_NAMESPACE first, then the service-account file, `default` only when it is absent", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ic-access-" });

@@ -4,7 +4,7 @@
  * to get an open watch anyway and stop only when the server ended it (minutes later).
  */
 import assert from "node:assert/strict";
-import { startControlPlane } from "../../lib/localenv/control_plane.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { collectionPath, resources } from "../../lib/cluster/resources.ts";
 

@@ -4,7 +4,7 @@
  * bucket in front of every call.
  */
 import assert from "node:assert/strict";
-import { startControlPlane } from "../../lib/localenv/control_plane.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { Informer } from "../../lib/cluster/informer.ts";
 import { Backoff } from "../../lib/cluster/backoff.ts";

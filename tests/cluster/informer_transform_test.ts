@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { compactMetadata, Informer, LAST_APPLIED } from "../../lib/cluster/informer.ts";
 import { collectionPath, resources } from "../../lib/cluster/resources.ts";
-import { startControlPlane } from "../../lib/localenv/control_plane.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 
 Deno.test("informer cache: no managedFields, no kubectl last-applied annotation, the other annotations kept", async () => {
   await using cp = await startControlPlane();

@@ -4,8 +4,8 @@ import { stringify } from "yaml";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import type { ClusterAccess } from "../../lib/cluster/kubeconfig.ts";
-import { SetupError } from "../../lib/errors.ts";
-import { type ControlPlane, startControlPlane } from "../../lib/localenv/control_plane.ts";
+import { SetupError } from "../../lib/common/errors.ts";
+import { type ControlPlane, startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 
 const tokens = [
   { token: "kubeconfig-test-token-a", user: "token-user-a", groups: ["system:masters"] },

@@ -12,9 +12,9 @@ import { ClusterClient } from "../../lib/cluster/client.ts";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";
 import { transportFor } from "../../lib/cluster/transport.ts";
 import { collectionPath, resources } from "../../lib/cluster/resources.ts";
-import { type ControlPlane, startControlPlane } from "../../lib/localenv/control_plane.ts";
-import { tcpToTcp } from "../../lib/localenv/forward.ts";
-import { writeKubeConfig } from "../../lib/localenv/kubeconfig.ts";
+import { type ControlPlane, startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
+import { tcpToTcp } from "../../lib/dev/localenv/forward.ts";
+import { writeKubeConfig } from "../../lib/dev/localenv/kubeconfig.ts";
 
 /** A kubeconfig for the admin's client certificate, to `server`. */
 function adminConfig(cp: ControlPlane, dir: string, server: string, tlsServerName?: string): Promise<string> {

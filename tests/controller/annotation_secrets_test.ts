@@ -15,7 +15,7 @@ import {
   eventually,
   resources,
   serviceObj,
-} from "../../lib/localenv/harness.ts";
+} from "../../lib/dev/localenv/harness.ts";
 
 const A = "ingress-controller.io/";
 

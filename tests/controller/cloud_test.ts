@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { apiServerEnv, readCloudConfig } from "../../lib/controller/cloud.ts";
 import { settingsFromConfig } from "../../lib/controller/settings.ts";

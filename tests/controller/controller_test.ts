@@ -22,7 +22,7 @@ import {
   eventually,
   resources,
   serviceObj,
-} from "../../lib/localenv/harness.ts";
+} from "../../lib/dev/localenv/harness.ts";
 
 type Port = { name: string; port: number; nodePort?: number };
 

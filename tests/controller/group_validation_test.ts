@@ -16,7 +16,7 @@ import { GroupValidator, type Validator } from "../../lib/controller/group_valid
 import type { Writer } from "../../lib/controller/leader.ts";
 import type { WorkCounts } from "../../lib/controller/metrics.ts";
 import type { RouteSource } from "../../lib/controller/route_source.ts";
-import { ingressObj, serviceObj } from "../../lib/localenv/harness.ts";
+import { ingressObj, serviceObj } from "../../lib/dev/localenv/harness.ts";
 import { DEFAULT_OWNERSHIP } from "../../lib/render/host_ownership.ts";
 import { loadTemplates, lookupFromLists } from "../../lib/render/mod.ts";
 import { DEFAULT_PROXY_OPTIONS } from "../../lib/render/proxy_options.ts";

@@ -20,7 +20,7 @@ import {
   serviceObj,
   setDeploymentAvailable,
   sliceObj,
-} from "../../lib/localenv/harness.ts";
+} from "../../lib/dev/localenv/harness.ts";
 import { type KubeObject, objectPath } from "../../lib/cluster/resources.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 

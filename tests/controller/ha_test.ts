@@ -13,7 +13,7 @@ import {
   eventually,
   resources,
   serviceObj,
-} from "../../lib/localenv/harness.ts";
+} from "../../lib/dev/localenv/harness.ts";
 
 const quick = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 500, validateProxyConfig: false };
 

@@ -15,8 +15,8 @@ import {
   leases,
 } from "../../lib/controller/leader.ts";
 import type { LeaderElectionTiming } from "../../lib/controller/leader_timing.ts";
-import { registry } from "../../lib/metrics.ts";
-import { Cluster, eventually } from "../../lib/localenv/harness.ts";
+import { registry } from "../../lib/metrics/registry.ts";
+import { Cluster, eventually } from "../../lib/dev/localenv/harness.ts";
 
 const quick: LeaderElectionTiming = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 500 };
 

@@ -16,7 +16,7 @@ import {
   eventually,
   resources,
   serviceObj,
-} from "../../lib/localenv/harness.ts";
+} from "../../lib/dev/localenv/harness.ts";
 
 const crds: ResourceType = {
   group: "apiextensions.k8s.io",

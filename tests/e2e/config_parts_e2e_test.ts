@@ -4,10 +4,10 @@
  * ConfigMaps (small split sizes, so 40 ingresses are enough to need parts); the real proxy
  * command joins them and its haproxy serves every host; one Ingress change rewrites at most two
  * parts and is served; parts no longer named are deleted. Runs inside a private network
- * namespace (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
+ * namespace (lib/dev/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { CONTROLLER_NAME } from "../../lib/controller/class.ts";
 import { partOfLabel } from "../../lib/controller/transport.ts";
@@ -22,8 +22,8 @@ import {
   resources,
   serviceObj,
   sliceObj,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 
 const HOSTS = 40;
 

@@ -1,11 +1,11 @@
 /**
  * End to end: the controller against the real kube-apiserver, publishing to a real haproxy run by
  * the proxy command, with real traffic. Runs inside a private network namespace (see
- * lib/localenv/netns.ts: the API server refuses loopback addresses in EndpointSlices); outside one,
+ * lib/dev/localenv/netns.ts: the API server refuses loopback addresses in EndpointSlices); outside one,
  * the single test below re-runs this file inside one and reports its result.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { exporterPort, proxyName, statsServiceName } from "../../lib/controller/objects.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import {
@@ -19,8 +19,8 @@ import {
   resources,
   serviceObj,
   sliceObj,
-} from "../../lib/localenv/harness.ts";
-import { startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 
 if (!inPrivateNetwork()) {
   Deno.test("end-to-end tests (run in a private network namespace)", async () => {

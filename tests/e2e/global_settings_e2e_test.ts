@@ -3,10 +3,10 @@
  * ingress-nginx compatibility mode (README "Global settings", "Access logs", "Migrating from
  * ingress-nginx"): the controller against the real kube-apiserver, each shared proxy a real
  * haproxy run by the proxy command, real traffic. Runs inside a private network namespace
- * (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
+ * (lib/dev/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { CONTROLLER_NAME } from "../../lib/controller/class.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
@@ -21,8 +21,8 @@ import {
   resources,
   serviceObj,
   sliceObj,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 import { handshake } from "../serving/helpers.ts";
 
 /** The global ConfigMap's documented name (written out: the test states the contract). */

@@ -4,10 +4,10 @@
  * Ingresses in two namespaces served by one shared proxy, a dedicated one beside them, a route
  * conflict, a bad Secret, status addresses, and an ingress moved shared → dedicated → shared
  * under a bounded request loop that must not see one failed request. Runs inside a private network
- * namespace (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
+ * namespace (lib/dev/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "../../lib/controller/groups.ts";
 import { CONTROLLER_NAME } from "../../lib/controller/class.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
@@ -23,8 +23,8 @@ import {
   serviceObj,
   setDeploymentAvailable,
   sliceObj,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 
 const dedicated = { [proxyModeAnnotation]: dedicatedValue };

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { HaproxyCollector } from "../../lib/exporter/collect.ts";
 import { serverFields } from "../../lib/exporter/fields.ts";
 import { fetchStats, parseScrapeUri } from "../../lib/exporter/stats_source.ts";
-import { freePort } from "../../lib/localenv/mod.ts";
+import { freePort } from "../../lib/dev/localenv/mod.ts";
 import {
   csvRows,
   familyNames,

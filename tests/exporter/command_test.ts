@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runExporter, startExporter } from "../../lib/exporter/command.ts";
-import { UsageError } from "../../lib/errors.ts";
+import { UsageError } from "../../lib/common/errors.ts";
 import { type ExporterSettings, parseExporterFlags } from "../../lib/flags/exporter_settings.ts";
 import { readExposition, sendTraffic, settlesWithin, startSilentServer, startStatsProxy } from "./helpers.ts";
 

@@ -11,7 +11,7 @@ import {
   requestWithHost,
   startBackend,
   startHaproxy,
-} from "../../lib/localenv/mod.ts";
+} from "../../lib/dev/localenv/mod.ts";
 
 export interface StatsProxy extends AsyncDisposable {
   readonly haproxy: Haproxy;

@@ -12,7 +12,7 @@ import { startExporter } from "../../lib/exporter/command.ts";
 import { type ExporterSettings, parseExporterFlags } from "../../lib/flags/exporter_settings.ts";
 import { parseListenAddress } from "../../lib/exporter/listen_address.ts";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
 import { get, proxyUnderTest } from "../proxy/fixtures.ts";
 import { readExposition } from "./helpers.ts";

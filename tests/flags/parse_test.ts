@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SetupError, UsageError } from "../../lib/errors.ts";
+import { SetupError, UsageError } from "../../lib/common/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { type Json, KINDS } from "../../lib/flags/kinds.ts";
 import { parseFlags } from "../../lib/flags/parse.ts";

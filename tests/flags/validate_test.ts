@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SetupError, UsageError } from "../../lib/errors.ts";
+import { SetupError, UsageError } from "../../lib/common/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { CIPHER_SUITES_A, CIPHER_SUITES_B } from "../../lib/flags/table.ts";
 

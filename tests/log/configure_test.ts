@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { parseRunFlags } from "../../lib/flags/config.ts";
 import { configureLogging } from "../../lib/log/configure.ts";
 import { logSettingsFromConfig } from "../../lib/flags/log_settings.ts";

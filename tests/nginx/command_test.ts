@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { startControlPlane } from "../../lib/localenv/mod.ts";
+import { startControlPlane } from "../../lib/dev/localenv/mod.ts";
 import type { ReportRow } from "../../lib/nginx/translate.ts";
 
 const main = new URL("../../main.ts", import.meta.url).pathname;

@@ -7,8 +7,8 @@
  * auth, 413, 403, cookie pinning, canary split, gRPC, HTTPS backends), and `nginx-check` (the real
  * command) reports every annotation with the verdict the traffic shows. Only the pod addresses and the
  * cert-manager certificates are replaced by loopback ones; cluster DNS is a DNS server of the test
- * (lib/localenv/dns.ts), through which the proxy resolves the oauth2-proxy's Service name to its
- * private address, so this runs in a private network namespace (lib/localenv/netns.ts).
+ * (lib/dev/localenv/dns.ts), through which the proxy resolves the oauth2-proxy's Service name to its
+ * private address, so this runs in a private network namespace (lib/dev/localenv/netns.ts).
  */
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -19,15 +19,15 @@ import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { configMapData, loadTemplates, render } from "../../lib/render/render.ts";
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/proxy/files.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { translateIngress } from "../../lib/nginx/translate.ts";
 import { handlesIngress } from "../../lib/controller/class.ts";
 import { NGINX_CONTROLLER } from "../../lib/controller/controller.ts";
 import { proxyUnderTest } from "../proxy/fixtures.ts";
 import { call, startGrpcServer } from "../render/grpc.ts";
 import { backendNames } from "../render/live.ts";
-import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
-import { startDnsServer } from "../../lib/localenv/dns.ts";
+import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
+import { startDnsServer } from "../../lib/dev/localenv/dns.ts";
 import { curlReply, type Reply } from "./curl_reply.ts";
 
 const FIXTURE = new URL("./fixtures/wild.yaml", import.meta.url).pathname;

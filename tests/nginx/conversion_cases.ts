@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import bcrypt from "bcryptjs";
 import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
-import { privateAddress } from "../../lib/localenv/netns.ts";
+import { privateAddress } from "../../lib/dev/localenv/netns.ts";
 import type { Verdict } from "../../lib/nginx/table.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
 import type { Reply } from "./curl_reply.ts";

@@ -4,7 +4,7 @@
  * translated as the controller does, rendered, applied by the proxy's own Applier, and probed with
  * curl. The Services' servers listen on loopback; the external authentication service on a private
  * address (auth-url refuses loopback), so this runs in a private network namespace
- * (lib/localenv/netns.ts).
+ * (lib/dev/localenv/netns.ts).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -12,10 +12,10 @@ import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { configMapData, loadTemplates, render } from "../../lib/render/render.ts";
 import { MAP_FILES } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents } from "../../lib/proxy/files.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { CONVERTERS } from "../../lib/nginx/convert.ts";
 import { translateIngress } from "../../lib/nginx/translate.ts";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { proxyUnderTest } from "../proxy/fixtures.ts";
 import { curlReply, type Reply } from "./curl_reply.ts";
 import {

@@ -2,7 +2,7 @@
  * @module tests/nginx/curl_reply
  * One request with curl through a proxy under test, read as a test reads it: the status and headers
  * of the last answer (after a 100 Continue), and which test server answered and what it received
- * (the JSON body of lib/localenv/backend.ts) or that the proxy answered itself.
+ * (the JSON body of lib/dev/localenv/backend.ts) or that the proxy answered itself.
  */
 
 export interface Reply {

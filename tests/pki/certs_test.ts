@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { createCA, generateKeyPair, issueCertificate, privateKeyPem, publicKeyPem } from "../../lib/pki/certs.ts";
 import { createPrivateKey, createPublicKey } from "node:crypto";
-import { x509 } from "../../lib/pki.ts";
+import { x509 } from "../../lib/pki/x509.ts";
 
 Deno.test("a leaf carries CN, O groups, SANs and usages and verifies against its CA", async () => {
   const ca = await createCA({ commonName: "test-ca" });

@@ -6,7 +6,7 @@
  * proxy's file checks against a real HAProxy (tests/proxy) and the tenancy suite.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { x509 } from "../../lib/pki.ts";
+import { x509 } from "../../lib/pki/x509.ts";
 import { type CertifiedKey, createCA, issueCertificate, privateKeyPem } from "../../lib/pki/certs.ts";
 
 /** A certificate chain and a key as PEM text (`tls.crt`, `tls.key`). */

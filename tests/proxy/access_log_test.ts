@@ -4,8 +4,8 @@
  * global and defaults sections, one request goes through, and the child's stdout holds its line.
  */
 import assert from "node:assert/strict";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../../lib/dev/localenv/ports.ts";
 import { DEFAULT_PROXY_OPTIONS, proxyView } from "../../lib/render/proxy_options.ts";
 
 Deno.test("access log: the lines of `log stdout` are copied to the process's stdout", async () => {

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { join } from "node:path";
 import { HAProxy, parseShowProc } from "../../lib/proxy/haproxy.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { registry } from "../../lib/metrics.ts";
-import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
+import { registry } from "../../lib/metrics/registry.ts";
+import { type Backend, startBackend } from "../../lib/dev/localenv/backend.ts";
 import {
   buildConfig,
   get,

@@ -13,10 +13,10 @@ import { join } from "node:path";
 import type { ApplyResult } from "../../lib/proxy/apply.ts";
 import { type ProxySettings, runProxy } from "../../lib/proxy/command.ts";
 import type { HAProxy } from "../../lib/proxy/haproxy.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
-import { startControlPlane } from "../../lib/localenv/control_plane.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../../lib/dev/localenv/ports.ts";
 import {
   buildConfig,
   get,

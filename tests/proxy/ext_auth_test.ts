@@ -3,17 +3,17 @@
  * `auth-url` (which loads `${IC_LUA_DIR}/ic_ext_auth.lua`) passes the Applier's `haproxy -c`,
  * starts and reloads in a fresh work dir where nothing else wrote the file, and the real HAProxy
  * asks the auth service before the backend. The auth service listens on a private address (loopback
- * ones are refused as auth targets), so this runs in a private network namespace (lib/localenv/netns.ts).
+ * ones are refused as auth targets), so this runs in a private network namespace (lib/dev/localenv/netns.ts).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
 import type { DesiredState } from "../../lib/proxy/plan.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { EXT_AUTH_LUA, luaSources } from "../../lib/render/lua.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
 import { get, proxyUnderTest } from "./fixtures.ts";
-import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 
 if (!inPrivateNetwork()) {
   Deno.test("the proxy's ext-auth test (run in a private network namespace)", async () => {

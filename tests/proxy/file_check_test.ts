@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FileChecker } from "../../lib/proxy/file_check.ts";
 import { HAProxy } from "../../lib/proxy/haproxy.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { tlsPairProblem } from "../../lib/pki/secret_checks.ts";
 import {
   encryptedKey,

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { Applier, type DesiredState } from "../../lib/proxy/apply.ts";
 import { HAProxy } from "../../lib/proxy/haproxy.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
-import type { ControlPlane } from "../../lib/localenv/control_plane.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../../lib/dev/localenv/ports.ts";
+import type { ControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import type { ProxySettings } from "../../lib/proxy/command.ts";
 import { CONFIG_SHA_ANNOTATION, configDigest } from "../../lib/transport/parts.ts";
 

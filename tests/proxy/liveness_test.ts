@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import type { HAProxy } from "../../lib/proxy/haproxy.ts";
 import { runProxy } from "../../lib/proxy/command.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
-import { startControlPlane } from "../../lib/localenv/control_plane.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { buildConfig, get, localProxySettings, loopbackAddress, proxyConfigMap } from "./fixtures.ts";
 
 const NS = "proxy-live";

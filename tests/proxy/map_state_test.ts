@@ -13,7 +13,7 @@ import type { DesiredState } from "../../lib/proxy/plan.ts";
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
 import { assembleConfig, readPart, splitConfig } from "../../lib/transport/parts.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
 import { get, loopbackAddress, proxyUnderTest, workerPid } from "./fixtures.ts";
 

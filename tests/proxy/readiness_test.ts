@@ -6,14 +6,14 @@
  * failing reason is logged. Every wait is on an event (an apply result or a log line).
  */
 import assert from "node:assert/strict";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { type Fields, type Level, log, textSink } from "../../lib/log/logger.ts";
 import type { ApplyResult } from "../../lib/proxy/apply.ts";
 import { runProxy } from "../../lib/proxy/command.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
-import { startControlPlane } from "../../lib/localenv/control_plane.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../../lib/dev/localenv/ports.ts";
 import { buildConfig, get, loopbackAddress, proxyConfigMap } from "./fixtures.ts";
 
 const NS = "proxy-ready";

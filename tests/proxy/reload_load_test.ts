@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { type Answer, buildConfig, get, loopbackAddress, plain, proxyUnderTest } from "./fixtures.ts";
 
 const RELOADS = Number(Deno.env.get("IC_TEST_RELOADS") ?? 25);

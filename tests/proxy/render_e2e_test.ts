@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
 import type { DesiredState } from "../../lib/proxy/plan.ts";
-import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
-import { freePort } from "../../lib/localenv/ports.ts";
+import { type Backend, startBackend } from "../../lib/dev/localenv/backend.ts";
+import { freePort } from "../../lib/dev/localenv/ports.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
 import { get, loopbackAddress, proxyUnderTest, workerPid } from "./fixtures.ts";
 

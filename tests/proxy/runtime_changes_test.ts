@@ -11,8 +11,8 @@ import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/re
 import { type DesiredState, mapEdits } from "../../lib/proxy/plan.ts";
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { chunkLines, mapEditCommands } from "../../lib/proxy/runtime_changes.ts";
-import { registry } from "../../lib/metrics.ts";
-import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
+import { registry } from "../../lib/metrics/registry.ts";
+import { type Backend, startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
 import {
   get,

@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startControlPlane } from "../../lib/localenv/control_plane.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../../lib/dev/localenv/ports.ts";
 import { buildConfig, get, haproxyProcessesFor, loopbackAddress, proxyConfigMap } from "./fixtures.ts";
 
 const NS = "proxy-shutdown";

@@ -7,7 +7,7 @@
 import type { MapFile } from "../../lib/render/maps.ts";
 import assert from "node:assert/strict";
 import { buildModel, loadTemplates, lookupFromLists, render } from "../../lib/render/mod.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "../render/fixtures.ts";
 import { proxyUnderTest } from "./fixtures.ts";
 

@@ -15,7 +15,7 @@ import { configMapData, loadTemplates, render } from "../../lib/render/render.ts
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/proxy/files.ts";
 import type { DesiredState } from "../../lib/proxy/apply.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { CRYPT_HASHES, endpointSlice, FIXTURE_CERT, ingress, service } from "./fixtures.ts";
 import { proxyUnderTest, workerPid } from "../proxy/fixtures.ts";
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
 import { backendNames, withProxy } from "./live.ts";
 

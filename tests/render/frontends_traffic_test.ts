@@ -11,7 +11,7 @@ import tls from "node:tls";
 import { Buffer } from "node:buffer";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { lookupFromLists } from "../../lib/render/model.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions } from "../../lib/render/proxy_options.ts";
 import { parseCidr } from "../../lib/annotations/values.ts";
 import { defaultGlobalSettings, parseGlobalSettings } from "../../lib/controller/global_settings.ts";

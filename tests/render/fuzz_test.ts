@@ -13,7 +13,7 @@ import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts";
 import { validateConfig } from "../../lib/render/validate.ts";
 import { MAP_FILES, MAP_LINE } from "../../lib/render/maps.ts";
-import { ANNOTATIONS, PREFIX, specOf } from "../../lib/annotations/mod.ts";
+import { ANNOTATIONS, PREFIX, specOf } from "../../lib/annotations/table.ts";
 import { pathRegex } from "../../lib/annotations/values.ts";
 import { endpointSlice, FIXTURE_CERT, ingress, service, tlsSecret } from "./fixtures.ts";
 import { defaultGlobalSettings, parseGlobalSettings } from "../../lib/controller/global_settings.ts";

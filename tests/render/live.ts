@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { buildModel, type ModelInput } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";
 import type { ProxyOptions } from "../../lib/render/proxy_options.ts";
-import { startHaproxy } from "../../lib/localenv/haproxy.ts";
-import { freePorts } from "../../lib/localenv/ports.ts";
+import { startHaproxy } from "../../lib/dev/localenv/haproxy.ts";
+import { freePorts } from "../../lib/dev/localenv/ports.ts";
 import { luaDirOf, writeLuaFiles } from "../../lib/render/lua.ts";
 
 export interface Answer {

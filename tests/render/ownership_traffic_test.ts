@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import tls from "node:tls";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import type { ClusterLookup } from "../../lib/render/model.ts";
 import { endpointSlice, ingress, pemFile, service } from "./fixtures.ts";
 import { curl, withProxy } from "./live.ts";

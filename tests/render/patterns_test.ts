@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { parsePolicy } from "../../lib/audit/policy.ts";
 import { runProxy } from "../../lib/proxy/command.ts";
 import { parseSecretRefs } from "../../lib/proxy/files.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { lookupFromLists } from "../../lib/render/model.ts";
-import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
+import { type Backend, startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, type PathSpec, service } from "./fixtures.ts";
 import { curl, withProxy } from "./live.ts";
 

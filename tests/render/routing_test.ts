@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { lookupFromLists } from "../../lib/render/model.ts";
-import { type Backend, startBackend } from "../../lib/localenv/backend.ts";
+import { type Backend, startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
 import { curl, withProxy } from "./live.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
-import { startBackend } from "../../lib/localenv/backend.ts";
+import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { endpointSlice, ingress, service } from "./fixtures.ts";
 import { curl, withProxy } from "./live.ts";
 

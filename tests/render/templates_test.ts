@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SetupError } from "../../lib/errors.ts";
+import { SetupError } from "../../lib/common/errors.ts";
 import { loadTemplates, render, sampleModel } from "../../lib/render/render.ts";
 import { TEMPLATE_NAMES } from "../../lib/render/templates.ts";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { AuditHandle, Auditor, AuditRequest } from "../../lib/audit/types.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings, type ServingSettings } from "../../lib/serving/settings.ts";
-import { type ControlPlane, freePort, startControlPlane } from "../../lib/localenv/mod.ts";
+import { type ControlPlane, freePort, startControlPlane } from "../../lib/dev/localenv/mod.ts";
 import { request, tempDir } from "./helpers.ts";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadKubeConfig } from "../../lib/cluster/access.ts";

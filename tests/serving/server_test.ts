@@ -10,7 +10,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AccessReviewer } from "../../lib/auth/authorizer.ts";
 import type { TokenReviewer } from "../../lib/auth/token.ts";
-import { SetupError, UsageError } from "../../lib/errors.ts";
+import { SetupError, UsageError } from "../../lib/common/errors.ts";
 import { tlsRefused } from "../../lib/serving/request_metrics.ts";
 import { startServing } from "../../lib/serving/server.ts";
 import { defaultSettings, type ServingSettings } from "../../lib/serving/settings.ts";

@@ -11,8 +11,8 @@
  * oauth2-proxy, keep working.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
-import { startDnsServer } from "../../lib/localenv/dns.ts";
+import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
+import { startDnsServer } from "../../lib/dev/localenv/dns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import {
   backends,
@@ -22,8 +22,8 @@ import {
   ingressObj,
   resources,
   serveBackends,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 import { curl } from "../render/live.ts";
 
 const A = "ingress-controller.io/";

@@ -7,10 +7,10 @@
  * each, tenant A's route and endpoint changes are still served, B's Ingress gets a Warning Event
  * saying why (where the controller can tell), B's CA route fails closed (503), and a freshly
  * started proxy of the shared group becomes ready and serves A. Runs inside a private network
- * namespace (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
+ * namespace (lib/dev/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import {
   backends,
@@ -24,8 +24,8 @@ import {
   resources,
   serveBackends,
   sliceObj,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 import { caSecretOf, GARBAGE_CERT, goodPair, mismatchedPair, tlsSecretOf, weakChainPair } from "../pki/materials.ts";
 

@@ -10,11 +10,11 @@
  * - it gets one Warning Event, not one per resync;
  * - an IngressClass of ours made later for that name gives it a proxy of its own;
  * - with `--ingress-class` set, the named class gets its proxy as before.
- * Runs inside a private network namespace (lib/localenv/netns.ts); outside one, the single test
+ * Runs inside a private network namespace (lib/dev/localenv/netns.ts); outside one, the single test
  * below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import type { ControllerHandle } from "../../lib/controller/controller.ts";
 import {
   backends,
@@ -27,8 +27,8 @@ import {
   resources,
   serveBackends,
   setDeploymentAvailable,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 
 /** Written out, not imported: this file must also run against code that lacks it. */
 const CONTROLLER_NAME = "ingress-controller.io/ingress-controller";

@@ -16,19 +16,19 @@
  * - the chart with `dedicatedProxies.enabled=true` gives B's Ingress its proxy in B's namespace;
  *   back to the default, the Ingress returns to the shared proxy and the objects the controller may
  *   no longer delete are named in a `DedicatedProxyLeftBehind` Warning.
- * Runs inside a private network namespace (lib/localenv/netns.ts); outside one, the single test
+ * Runs inside a private network namespace (lib/dev/localenv/netns.ts); outside one, the single test
  * below re-runs this file there.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { dedicatedValue, proxyModeAnnotation, sharedProxyName } from "../../lib/controller/groups.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import { reconciles } from "../../lib/controller/metrics.ts";
 import { ClusterClient, isStatus } from "../../lib/cluster/client.ts";
 import { apiVersionOf, collectionPath, objectPath } from "../../lib/cluster/resources.ts";
-import { applyManifests, type ManifestObject, parseManifests } from "../../lib/deploy/apply.ts";
-import { NAMESPACE, renderChart } from "../../lib/deploy/manifests.ts";
+import { applyManifests, type ManifestObject, parseManifests } from "../../lib/dev/deploy/apply.ts";
+import { NAMESPACE, renderChart } from "../../lib/dev/deploy/manifests.ts";
 import {
   backends,
   Cluster,
@@ -42,8 +42,8 @@ import {
   serviceObj,
   setDeploymentAvailable,
   tlsSecretObj,
-} from "../../lib/localenv/harness.ts";
-import { startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 
 const CLASS = "ingress-controller";
 const MANAGED = "app.kubernetes.io/managed-by=ingress-controller";

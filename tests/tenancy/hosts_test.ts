@@ -6,10 +6,10 @@
  * more paths on its host, a wildcard, host-less rules and a default backend, passthrough (also
  * through a wildcard), a certificate without hosts, HTTP→HTTPS redirects, and a dedicated proxy
  * past the administrator's risk limit. Every attempt fails closed for evil only, with a Warning
- * Event on evil's Ingress. Runs inside a private network namespace (lib/localenv/netns.ts).
+ * Event on evil's Ingress. Runs inside a private network namespace (lib/dev/localenv/netns.ts).
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { proxyName } from "../../lib/controller/objects.ts";
 import {
@@ -23,8 +23,8 @@ import {
   ingressObj,
   resources,
   serveBackends,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 

@@ -24,7 +24,7 @@ import { isDeepStrictEqual } from "node:util";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { type KubeObject, objectPath } from "../../lib/cluster/resources.ts";
 import type { ControllerHandle } from "../../lib/controller/controller.ts";
-import { ensureHaproxy } from "../../lib/localenv/haproxy.ts";
+import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import {
   Cluster,
   controller,
@@ -33,8 +33,8 @@ import {
   ingressObj,
   resources,
   serviceObj,
-} from "../../lib/localenv/harness.ts";
-import { registry } from "../../lib/metrics.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { registry } from "../../lib/metrics/registry.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import type { ApplyResult } from "../../lib/proxy/apply.ts";
 import { runProxy } from "../../lib/proxy/command.ts";

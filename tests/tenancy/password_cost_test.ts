@@ -5,12 +5,12 @@
  * would hang it until the watchdog kills the whole process. The controller warns naming the users,
  * the proxy leaves their lines out of the userlist it writes, and tenant A is served throughout.
  * The real kube-apiserver, controller, proxy command and haproxy, in a private network namespace
- * (lib/localenv/netns.ts); outside one, the single test below re-runs this file there.
+ * (lib/dev/localenv/netns.ts); outside one, the single test below re-runs this file there.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
 import bcrypt from "bcryptjs";
-import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import {
   backends,
@@ -22,8 +22,8 @@ import {
   ingressObj,
   resources,
   serveBackends,
-} from "../../lib/localenv/harness.ts";
-import { type ProxyRun, startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { type ProxyRun, startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 import { CRYPT_HASHES } from "../render/fixtures.ts";
 
 /** GET with basic credentials through the proxy on 127.0.0.1:`port`: the status, or the error. */

@@ -9,11 +9,11 @@
  *   there, but a connection to the stats port on that address is refused;
  * - the exporter sidecar, started with the arguments of the controller's own Deployment, still reads
  *   the stats page on 127.0.0.1 and exports both tenants' backends.
- * Runs inside a private network namespace (lib/localenv/netns.ts); outside one, the single test
+ * Runs inside a private network namespace (lib/dev/localenv/netns.ts); outside one, the single test
  * below re-runs this file there.
  */
 import assert from "node:assert/strict";
-import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/localenv/netns.ts";
+import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { sharedProxyName } from "../../lib/controller/groups.ts";
 import { exporterPort, statsPort } from "../../lib/controller/objects.ts";
 import { startExporter } from "../../lib/exporter/command.ts";
@@ -28,8 +28,8 @@ import {
   ingressObj,
   resources,
   serveBackends,
-} from "../../lib/localenv/harness.ts";
-import { startProxy } from "../../lib/localenv/proxy_run.ts";
+} from "../../lib/dev/localenv/harness.ts";
+import { startProxy } from "../../lib/dev/localenv/proxy_run.ts";
 import { readExposition } from "../exporter/helpers.ts";
 
 /** Opens a TCP connection to `address:port`; the error code when refused (null: it connected). */

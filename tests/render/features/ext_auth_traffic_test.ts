@@ -1,8 +1,8 @@
 /**
  * External authentication through a real haproxy (`auth-url`, `auth-signin`, `auth-response-headers`,
  * `auth-request-headers`; the Lua action of templates/ic_ext_auth.lua). Runs in a private network
- * namespace (lib/localenv/netns.ts) whose resolv.conf names the test's DNS server
- * (lib/localenv/dns.ts): auth services listen on private addresses, a fake metadata service on
+ * namespace (lib/dev/localenv/netns.ts) whose resolv.conf names the test's DNS server
+ * (lib/dev/localenv/dns.ts): auth services listen on private addresses, a fake metadata service on
  * 169.254.169.254 and [fd00:ec2::254]. An auth service answers 200 with `X-Auth-Request-User: alice`
  * for the cookie `session=ok`, 403 for `session=banned`, 401 with a challenge otherwise; a test
  * backend echoes what it received. Shown: 401/403/2xx/sign-in as ingress-nginx; only the client's
@@ -15,10 +15,10 @@
  */
 import assert from "node:assert/strict";
 import { lookupFromLists } from "../../../lib/render/model.ts";
-import { startBackend } from "../../../lib/localenv/backend.ts";
-import { freePort } from "../../../lib/localenv/ports.ts";
-import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../../lib/localenv/netns.ts";
-import { startDnsServer } from "../../../lib/localenv/dns.ts";
+import { startBackend } from "../../../lib/dev/localenv/backend.ts";
+import { freePort } from "../../../lib/dev/localenv/ports.ts";
+import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../../lib/dev/localenv/netns.ts";
+import { startDnsServer } from "../../../lib/dev/localenv/dns.ts";
 import { createCA } from "../../../lib/pki/certs.ts";
 import { endpointSlice, ingress, service } from "../fixtures.ts";
 import { curl, withProxy } from "../live.ts";

@@ -1,4 +1,0 @@
-// The end-to-end tests' backend (image ingress-controller-test/echo:dev); built by lib/localenv/build.sh.
-module ingress-controller.local/testenv/echo
-
-go 1.24.0

@@ -1,4 +1,0 @@
-// The node's pod sandbox process (the pause image); built by lib/localenv/build.sh.
-module ingress-controller.local/testenv/pause
-
-go 1.24.0
