@@ -1,0 +1,148 @@
+/**
+ * @module gateway/model_types
+ * What the Gateway API model of one Gateway produces (lib/gateway/model.ts) and its renderer
+ * reads (lib/gateway/render.ts): the proxy's view (ports, their routes in the spec's precedence
+ * order, rule backends with their filters and weighted targets, Service backends, certificates)
+ * and the status the controller writes (the Gateway's conditions and listeners, each attached
+ * route's parent statuses). Types only. Every string in the proxy's view has been validated by
+ * the model with an anchored pattern (lib/gateway/validate.ts) before it lands here.
+ */
+import type { Backend, ClusterLookup, Problem, TlsCert } from "../render/model_types.ts";
+import type {
+  Condition,
+  Gateway,
+  GatewayClass,
+  HTTPRoute,
+  ListenerStatus,
+  ReferenceGrant,
+  RouteParentStatus,
+} from "./api.ts";
+
+/** Our GatewayClasses' `spec.controllerName`. */
+export const GATEWAY_CONTROLLER_NAME = "ingress-controller.io/gateway-controller";
+
+/** What the model of one Gateway reads. */
+export interface GatewayInputs {
+  gateway: Gateway;
+  /** The Gateway's class (ours: its controllerName is GATEWAY_CONTROLLER_NAME). */
+  gatewayClass: GatewayClass;
+  /** Every HTTPRoute with a parentRef naming this Gateway (any namespace, any sectionName/port). */
+  routes: readonly HTTPRoute[];
+  /** Every ReferenceGrant of the cluster (the model picks those in the target namespaces). */
+  grants: readonly ReferenceGrant[];
+  /** The labels of a namespace (allowedRoutes `Selector`); undefined: not known (no such namespace). */
+  namespaceLabels(namespace: string): Readonly<Record<string, string>> | undefined;
+  /** Services, EndpointSlices and Secrets (their summaries: lib/render/tls_secret.ts). */
+  lookup: ClusterLookup;
+  /** Endpoints on loopback or link-local addresses are refused unless allowed (lib/render/patterns.ts). */
+  allowLoopbackEndpoints?: boolean;
+}
+
+export type PathType = "Exact" | "PathPrefix" | "RegularExpression";
+export type ValueMatch = "Exact" | "RegularExpression";
+
+/** One match of one rule of one route, on one port, for one effective hostname. */
+export interface RouteEntry {
+  /**
+   * The effective hostname (the route's hostname ∩ the listener's): `a.example.com`, `*.example.com`
+   * (matches one or more labels in front of `.example.com`), or "" (any host).
+   */
+  hostname: string;
+  /** `value` canonical: starts with `/`; PathPrefix without a trailing `/` except the root `/`. */
+  path: { type: PathType; value: string };
+  /** Header names lower-cased; at most one entry per name (the first one in the route wins). */
+  headers: { name: string; type: ValueMatch; value: string }[];
+  /** Query parameter names as written (case-sensitive); at most one entry per name. */
+  queryParams: { name: string; type: ValueMatch; value: string }[];
+  /** Upper-case method, or null: any. */
+  method: string | null;
+  /** The rule backend this entry routes to (RuleBackend.name). */
+  rule: string;
+  /** `namespace/name` of the HTTPRoute (for logs and tests). */
+  route: string;
+}
+
+export interface HeaderEdits {
+  /** Header names as written (HAProxy compares names case-insensitively). */
+  set: { name: string; value: string }[];
+  add: { name: string; value: string }[];
+  remove: string[];
+}
+
+export interface PathModifier {
+  type: "ReplaceFullPath" | "ReplacePrefixMatch";
+  value: string;
+}
+
+/**
+ * What one rule does with a request it matched (several entries may point to it: one per match
+ * and hostname). Filters apply in this order: request headers, then redirect (answers at once) or
+ * rewrite, then the choice of a target; response headers on the way back.
+ */
+export interface RuleBackend {
+  /** `gw_<hash>`: a proxy name (lib/render/patterns.ts isProxyName), unique in the model. */
+  name: string;
+  requestHeaders: HeaderEdits | null;
+  responseHeaders: HeaderEdits | null;
+  /** RequestRedirect: null fields keep the request's own; `statusCode` 301 or 302 (core), 303/307/308. */
+  redirect: {
+    scheme: "http" | "https" | null;
+    hostname: string | null;
+    port: number | null;
+    path: PathModifier | null;
+    statusCode: number;
+  } | null;
+  /** URLRewrite. */
+  rewrite: { hostname: string | null; path: PathModifier | null } | null;
+  // ReplacePrefixMatch (redirect or rewrite) replaces the prefix each entry matched: its own path.
+  /** Valid backendRefs with weight > 0: Backend.name of a Service backend and its weight. */
+  targets: { backend: string; weight: number }[];
+  /**
+   * The summed weight of invalid backendRefs (not found, not permitted, unknown kind): that share
+   * of requests is answered 500. No targets and no redirect: every request is answered 500.
+   */
+  invalidWeight: number;
+}
+
+/** One port of the Gateway's proxy and what its programmed listeners route. */
+export interface ProxyPort {
+  /** The listener port (what the Gateway's Service exposes). */
+  port: number;
+  protocol: "HTTP" | "HTTPS";
+  /** In the spec's precedence order (GEP-1722 / HTTPRouteRule docs): the first entry that matches wins. */
+  routes: RouteEntry[];
+  /**
+   * HTTPS: the certificates of its listeners, most specific SNI first; `hosts` empty: the
+   * certificate of a listener without hostname (served to any SNI no other line names).
+   */
+  certs: TlsCert[];
+}
+
+/** The proxy's view of one Gateway. */
+export interface GatewayProxyModel {
+  /** Sorted by port. Only ports with at least one programmed listener. */
+  ports: ProxyPort[];
+  /** Sorted by name. */
+  rules: RuleBackend[];
+  /** Service backends (`be_<ns>_<svc>_<port>`, servers in slots: lib/render/slots.ts), sorted by name. */
+  backends: Backend[];
+}
+
+/** What the controller writes into the Gateway's status (the addresses come from its proxy's Service). */
+export interface GatewayStatusOut {
+  conditions: Condition[];
+  listeners: ListenerStatus[];
+}
+
+export interface GatewayBuild {
+  proxy: GatewayProxyModel;
+  gateway: GatewayStatusOut;
+  /** Per HTTPRoute (`namespace/name`): its parent statuses for the parentRefs that name this Gateway. */
+  routes: Map<string, RouteParentStatus[]>;
+  /** Problems to report as Warning Events (kind Gateway/HTTPRoute/Service/Secret …). */
+  problems: (Omit<Problem, "kind"> & { kind: string })[];
+  /** Objects the build read (`namespace/name`), sorted: a change of one of them builds the Gateway again. */
+  refs: { services: string[]; secrets: string[] };
+}
+
+export type { Backend, Condition, GatewayClass, ReferenceGrant, TlsCert };
