@@ -65,6 +65,10 @@ export const resources = {
   roles: rt("rbac.authorization.k8s.io", "v1", "roles", "Role"),
   roleBindings: rt("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
   events: rt("", "v1", "events", "Event"),
+  gatewayClasses: rt("gateway.networking.k8s.io", "v1", "gatewayclasses", "GatewayClass", false),
+  gateways: rt("gateway.networking.k8s.io", "v1", "gateways", "Gateway"),
+  httpRoutes: rt("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute"),
+  referenceGrants: rt("gateway.networking.k8s.io", "v1beta1", "referencegrants", "ReferenceGrant"),
 } as const;
 
 /** `apiVersion` as written in objects: `v1` or `group/version`. */

@@ -16,7 +16,7 @@
 import { ClusterClient } from "../cluster/client.ts";
 import { Backoff } from "../cluster/backoff.ts";
 import type { Informer } from "../cluster/informer.ts";
-import type { KubeObject, ResourceType } from "../cluster/resources.ts";
+import { type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
 import { IdleTrimmer } from "../runtime/malloc_trim.ts";
 import { loadTemplates, type Templates } from "../render/mod.ts";
@@ -36,7 +36,10 @@ import { reconciles, reconcileSeconds, type WorkCounts } from "./metrics.ts";
 import { type Platform, preparePlatform } from "./platform.ts";
 import { Publisher } from "./publish.ts";
 import { WorkQueue } from "./queue.ts";
-import { type RouteSource, RouteSources } from "./route_source.ts";
+import { type RouteSource, RouteSources, type SourceContext } from "./route_source.ts";
+import { GatewaySource } from "./gateway_source.ts";
+import type { ClassParams } from "./class_params.ts";
+import type { ProxyOptions } from "../render/proxy_options.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 import { StatusPass } from "./status_pass.ts";
 
@@ -201,7 +204,7 @@ class Controller {
     const queue = (group: GroupKey) => this.#queue.add(group);
     const later = (group: GroupKey, ms: number) => this.#later(group, ms);
     const stopped = () => this.#stopped;
-    const ingresses = new IngressSource({
+    const sourceContext: SourceContext = {
       client,
       settings,
       events: this.events,
@@ -214,9 +217,19 @@ class Controller {
       filed: (key, before, group) => this.#filed(key, before, group),
       statusChanged: (source, member) => this.#status.changedByOthers(source, member),
       stopped,
-    });
-    this.#sources = new RouteSources([ingresses]);
+    };
+    const ingresses = new IngressSource(sourceContext);
     const caches = this.#caches = new ClusterCaches(client, settings, platform, register);
+    // Cluster-scoped GatewayClasses cannot be read by a controller restricted to its namespace.
+    const gateways = settings.restrictToOperatorNamespace ? [] : [
+      new GatewaySource(sourceContext, {
+        lookup: caches.lookup,
+        templates,
+        deployment: (namespace, name) => caches.deployment(namespace, name),
+        later,
+      }),
+    ];
+    this.#sources = new RouteSources([ingresses, ...gateways]);
     this.#groupSettings = new GroupSettingsReader(caches.global, settings, this.events, caches.lookup);
     this.#builder = new GroupBuilder({
       templates,
@@ -279,6 +292,7 @@ class Controller {
     // Config: the global settings under the source's layer.
     const settings = this.#groupSettings.of(group, source);
     if (settings === null) return "waiting";
+    if (source.buildOwn) return await this.#reconcileOwn(group, source, settings.proxy, settings.params);
     // From here on, the members that change are noted for the status pass.
     this.#status.begin(group);
     const phases = new PhaseTimer();
@@ -349,6 +363,60 @@ class Controller {
     return written > 0 ? "published" : "unchanged";
   }
 
+  /**
+   * A group its source builds itself (the Gateway API): build → validate → publish → the source
+   * writes its members' status. A configuration haproxy -c refuses, or objects that are someone
+   * else's, leave the last good configuration serving; the source says why in the status.
+   */
+  async #reconcileOwn(
+    group: GroupKey,
+    source: RouteSource,
+    proxy: ProxyOptions,
+    params: ClassParams,
+  ): Promise<string> {
+    const phases = new PhaseTimer();
+    const own = source.buildOwn!(group, proxy);
+    if (own === null) return "waiting";
+    this.#counts.renders++;
+    phases.lap("buildMs");
+    const plan = this.#publisher.plan(group, own.target, own.rendered, params);
+    const validate = this.#validator?.validate;
+    let refused: string | null = null;
+    if (validate) {
+      const problem = await this.#publisher.whileChecking(group, plan, own.members, () => validate(own.rendered));
+      this.#counts.validations++;
+      if (problem) refused = `the generated configuration was refused by haproxy -c: ${problem.message}`;
+      phases.lap("validateMs");
+    }
+    let written = 0;
+    let proxyService: KubeObject | undefined;
+    if (refused === null) {
+      const current = await this.#publisher.current(plan);
+      const conflict = this.#publisher.conflicts(group, plan, current, own.members);
+      if (conflict !== null) {
+        refused = `an object of this proxy in ${own.target.namespace} is not this controller's (see the ` +
+          `OwnershipConflict Event)`;
+      } else {
+        ({ written, proxyService } = await this.#publisher.publish(group, plan, current, own.members));
+        phases.lap("writeMs");
+      }
+    }
+    this.#handovers.published(group, source, own.members, false);
+    proxyService ??= this.#caches.ownedCache(resources.services).store.get(`${own.target.namespace}/${own.target.name}`);
+    await source.publishedOwn?.(group, own, proxyService, refused);
+    phases.lap("statusMs");
+    if (written > 0) {
+      log.info("published proxy configuration", {
+        group,
+        config: `${plan.target.namespace}/${plan.target.name}`,
+        objectsWritten: written,
+        ...phases.laps,
+      });
+    }
+    if (refused !== null) return "invalid";
+    return written > 0 ? "published" : "unchanged";
+  }
+
   /** The configuration of some of the group's members (a group narrowed by a conflict); null: nothing valid. */
   async #configure(build: GroupBuild, members: KubeObject[]): Promise<GroupConfig | null> {
     const built = build.model(members);
@@ -371,6 +439,7 @@ class Controller {
       if (!source.removalRefused(group, err)) throw err;
     }
     this.#handovers.release(group, source, new Set());
+    await source.retiredOwn?.(group);
     return removed ? "removed" : "unchanged";
   }
 
@@ -434,6 +503,7 @@ class Controller {
     this.#queue.shutdown();
     this.#trimmer.stop();
     this.#status.lane.clear();
+    await Promise.all(this.#sources.all.map((s) => s.stop?.()));
     await Promise.all(this.#informers.map((i) => i.stop()));
     await Promise.all(this.#workers);
     await this.#status.lane.drained();

@@ -7,7 +7,9 @@
  * proxies existed: the group key is the ingress key). With `--ingress-class` unset only this
  * controller's IngressClasses get a shared group; a class-less ingress, or one naming any other
  * class, joins the default IngressClass's group when that is ours, else the group `class:` (proxy
- * `haproxy-shared`) (lib/controller/class.ts). The index keeps both directions so an event touches only its groups.
+ * `haproxy-shared`) (lib/controller/class.ts). A Gateway (Gateway API) is a group of its own,
+ * `gateway:<namespace>/<name>` (lib/controller/gateway_source.ts). The index keeps both directions
+ * so an event touches only its groups.
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { isDedicated as asksDedicated } from "../annotations/resolve.ts";
@@ -21,6 +23,18 @@ const dns1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 /** `class:<name>` or an ingress key `<namespace>/<name>` (dedicated). */
 export type GroupKey = string;
+
+const gatewayPrefix = "gateway:";
+
+/** The group of a Gateway (Gateway API): `gateway:<namespace>/<name>`, which is also its member key. */
+export function gatewayGroup(namespace: string, name: string): GroupKey {
+  return `${gatewayPrefix}${namespace}/${name}`;
+}
+
+/** The Gateway (`namespace/name`) of a Gateway's group, or null for an Ingress group. */
+export function gatewayOf(group: GroupKey): string | null {
+  return group.startsWith(gatewayPrefix) ? group.slice(gatewayPrefix.length) : null;
+}
 
 export function classGroup(className: string): GroupKey {
   return `${classPrefix}${className}`;

@@ -36,7 +36,7 @@ import {
 } from "./proxy_pod.ts";
 import type { ControllerSettings } from "./settings.ts";
 import { type ClassParams, defaultClassParams } from "./class_params.ts";
-import { classGroup, type GroupKey, sharedClassOf, sharedProxyName } from "./groups.ts";
+import { classGroup, gatewayGroup, gatewayOf, type GroupKey, sharedClassOf, sharedProxyName } from "./groups.ts";
 import { configObjects, configReadRules, type ProxyConfigData } from "./transport.ts";
 import { CONFIG_SHA_ANNOTATION, PART_SHA_ANNOTATION } from "../transport/parts.ts";
 import { shortHash } from "./short_hash.ts";
@@ -47,6 +47,8 @@ export const controllerLabel = "ingress-controller.io/controller";
 export const ingressAnnotation = "ingress-controller.io/ingress";
 /** Marks the objects of a class's shared proxy (value: the class name). */
 export const classOwnerAnnotation = "ingress-controller.io/ingress-class";
+/** Marks the objects of a Gateway's proxy (value: the Gateway's `namespace/name`). */
+export const gatewayOwnerAnnotation = "ingress-controller.io/gateway";
 export const hashAnnotation = "ingress-controller.io/hash";
 export const fieldManager = "ingress-controller";
 
@@ -148,10 +150,17 @@ export interface ProxyTarget {
   /** The owner's mark: the ingress annotation (dedicated) or the class annotation (shared). */
   ownerAnnotations: Readonly<Record<string, string>>;
   ownerReferences: OwnerReference[];
+  /**
+   * The public Service's ports when they are not http (80) and https (443): a Gateway's listener
+   * ports, each to the container port the proxy binds for it (lib/gateway/ports.ts).
+   */
+  ports?: readonly { port: number; containerPort: number }[];
 }
 
 /** Where the proxy objects of a group live (without building them). */
 export function proxyOf(group: GroupKey, settings: ControllerSettings): { name: string; namespace: string } {
+  const gateway = gatewayOf(group);
+  if (gateway !== null) return { name: gatewayProxyName(gateway), namespace: settings.operatorNamespace };
   const cls = sharedClassOf(group);
   if (cls !== null) return { name: sharedProxyName(cls), namespace: settings.operatorNamespace };
   const slash = group.indexOf("/");
@@ -201,6 +210,40 @@ export function sharedTarget(className: string, ingressClass: KubeObject | undef
         blockOwnerDeletion: false,
       }]
       : [],
+  };
+}
+
+/**
+ * The name of a Gateway's proxy objects in the controller's namespace: `gw-<namespace>-<name>`
+ * while that is a DNS-1035 label short enough for its `-stats` Service, else `gw-<hash>`.
+ */
+export function gatewayProxyName(gatewayKey: string): string {
+  const plain = `gw-${gatewayKey.replace("/", "-")}`;
+  if (dns1035.test(plain) && plain.length <= 55) return plain;
+  return `gw-${shortHash(gatewayKey)}`;
+}
+
+/**
+ * The proxy of a Gateway: its objects live in the controller's namespace (where tenants do not
+ * write, and where the controller's RBAC lets it write), marked with the Gateway's annotation
+ * (owner references cannot cross namespaces); they go when the Gateway goes. `ports`: its
+ * listener ports and the container ports the proxy binds for them.
+ */
+export function gatewayTarget(
+  gatewayKey: string,
+  namespace: string,
+  ports: readonly { port: number; containerPort: number }[],
+): ProxyTarget {
+  const name = gatewayProxyName(gatewayKey);
+  const [gwNs, gwName] = gatewayKey.split("/");
+  return {
+    group: gatewayGroup(gwNs, gwName),
+    name,
+    statsName: `${name}${statsSuffix}`,
+    namespace,
+    ownerAnnotations: { [gatewayOwnerAnnotation]: gatewayKey },
+    ownerReferences: [],
+    ports,
   };
 }
 
@@ -302,10 +345,12 @@ export function proxyObjects(
           // and the metrics must never be reachable through the load balancer.
           type: params.serviceType ?? platform.exposure.serviceType,
           selector,
-          ports: [
-            { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
-            { name: "https", port: httpsPort, targetPort: "https", protocol: "TCP" },
-          ],
+          ports: target.ports
+            ? target.ports.map((p) => ({ name: `port-${p.port}`, port: p.port, targetPort: p.containerPort, protocol: "TCP" }))
+            : [
+              { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
+              { name: "https", port: httpsPort, targetPort: "https", protocol: "TCP" },
+            ],
         },
       },
       undefined,

@@ -7,11 +7,12 @@
  * delete objects with the controller's own rights (a confused deputy).
  */
 import { apiVersionOf, type KubeObject, resources } from "../cluster/resources.ts";
-import { classGroup, type GroupKey, sharedClassOf } from "./groups.ts";
+import { classGroup, gatewayGroup, gatewayOf, type GroupKey, sharedClassOf } from "./groups.ts";
 import {
   classOwnerAnnotation,
   controllerLabel,
   controllerLabelValue,
+  gatewayOwnerAnnotation,
   ingressAnnotation,
   managedByLabel,
   managedByValue,
@@ -29,6 +30,8 @@ const ingressApiVersion = apiVersionOf(resources.ingresses);
  * takes write access to the object itself, which needs no deputy.
  */
 export function ownedBy(o: KubeObject, ingressKey: string, controllerId: string): boolean {
+  const gateway = gatewayOf(ingressKey);
+  if (gateway !== null) return ownedByGateway(o, gateway, controllerId);
   const cls = sharedClassOf(ingressKey);
   if (cls !== null) return ownedByClass(o, cls, controllerId);
   const slash = ingressKey.indexOf("/");
@@ -56,9 +59,25 @@ function ownedByClass(o: KubeObject, className: string, controllerId: string): b
     m.labels?.[controllerLabel] === controllerLabelValue(controllerId) &&
     m.annotations?.[classOwnerAnnotation] === className &&
     m.annotations?.[ingressAnnotation] === undefined &&
+    m.annotations?.[gatewayOwnerAnnotation] === undefined &&
     (m.ownerReferences ?? []).every((r) =>
       r.controller !== true || (r.kind === "IngressClass" && r.name === className)
     );
+}
+
+/**
+ * Whether `o` is an object this controller made for the proxy of the Gateway `gatewayKey`
+ * (`namespace/name`): our labels and the Gateway's annotation, nothing else's. These objects live in
+ * the controller's namespace (Roles and RoleBindings for certificate Secrets also in theirs).
+ */
+function ownedByGateway(o: KubeObject, gatewayKey: string, controllerId: string): boolean {
+  const m = o.metadata;
+  return m.labels?.[managedByLabel] === managedByValue &&
+    m.labels?.[controllerLabel] === controllerLabelValue(controllerId) &&
+    m.annotations?.[gatewayOwnerAnnotation] === gatewayKey &&
+    m.annotations?.[ingressAnnotation] === undefined &&
+    m.annotations?.[classOwnerAnnotation] === undefined &&
+    (m.ownerReferences ?? []).every((r) => r.controller !== true);
 }
 
 /**
@@ -76,6 +95,12 @@ export function conflictMessage(
 ): string {
   const where =
     `${kind} ${o.metadata.namespace}/${o.metadata.name} already exists and was not created by this controller`;
+  const gateway = gatewayOf(group);
+  if (gateway !== null) {
+    return `${where} for the proxy of Gateway ${gateway} (it lacks the ${controllerLabel}=` +
+      `${controllerLabelValue(controllerId)} label or the ${gatewayOwnerAnnotation} annotation); it is left untouched ` +
+      `and the Gateway is not programmed until it is removed or renamed`;
+  }
   const cls = sharedClassOf(group);
   if (cls === null) {
     return `${where} for this ingress (it lacks the ${managedByLabel}=${managedByValue} label or the ownerReference ` +
@@ -96,5 +121,8 @@ export function ownerGroupOf(o: KubeObject): GroupKey | null {
   const a = o.metadata.annotations ?? {};
   if (a[ingressAnnotation] !== undefined) return a[ingressAnnotation];
   if (a[classOwnerAnnotation] !== undefined) return classGroup(a[classOwnerAnnotation]);
+  const gateway = a[gatewayOwnerAnnotation];
+  const slash = gateway?.indexOf("/") ?? -1;
+  if (slash > 0) return gatewayGroup(gateway!.slice(0, slash), gateway!.slice(slash + 1));
   return null;
 }

@@ -16,7 +16,8 @@
 import type { ClusterClient } from "../cluster/client.ts";
 import type { Informer } from "../cluster/informer.ts";
 import type { KubeObject } from "../cluster/resources.ts";
-import type { ModelInput } from "../render/mod.ts";
+import type { ModelInput, Rendered } from "../render/mod.ts";
+import type { ProxyOptions } from "../render/proxy_options.ts";
 import type { ClassParams } from "./class_params.ts";
 import type { EventRecorder } from "./events.ts";
 import type { GlobalSettings } from "./global_settings.ts";
@@ -38,6 +39,18 @@ export interface SettingsLayer {
   classValues: Readonly<Record<string, string>>;
   /** The object whose values were layered (a class), where a problem of its default certificate is reported. */
   owner: KubeObject | null;
+}
+
+/**
+ * A group a source builds itself (the Gateway API: its members are not Ingress-shaped): the
+ * rendered configuration, where its proxy lives, its members, and what the source keeps of the
+ * build for its status (`detail`).
+ */
+export interface OwnBuild<D = unknown> {
+  rendered: Rendered;
+  target: ProxyTarget;
+  members: KubeObject[];
+  detail: D;
 }
 
 /** What the controller gives a route source. */
@@ -103,6 +116,18 @@ export interface RouteSource {
   writeStatus(member: KubeObject, want: LoadBalancerIngress[] | null): Promise<void>;
   /** Whether a refused removal of `group`'s objects is expected: reported here, not retried. */
   removalRefused(group: GroupKey, err: unknown): boolean;
+
+  /**
+   * A source that builds its groups itself (instead of the Ingress model and renderer): the
+   * group's build with the proxy's options; null: nothing to serve now.
+   */
+  buildOwn?(group: GroupKey, proxy: ProxyOptions): OwnBuild | null;
+  /** After `buildOwn`'s configuration was published (`refused`: why it was not), the members' status. */
+  publishedOwn?(group: GroupKey, own: OwnBuild, proxyService: KubeObject | undefined, refused: string | null): Promise<void>;
+  /** A group of `buildOwn` lost its members and its objects are gone. */
+  retiredOwn?(group: GroupKey): Promise<void>;
+  /** The controller stops: work the source runs on its own ends. */
+  stop?(): Promise<void>;
 }
 
 /** The route sources of one controller. */

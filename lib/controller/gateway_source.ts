@@ -1,0 +1,441 @@
+/**
+ * @module controller/gateway_source
+ * The Gateway API route source (lib/controller/route_source.ts): GatewayClasses whose
+ * `controllerName` is ours (lib/gateway/model_types.ts GATEWAY_CONTROLLER_NAME), their Gateways,
+ * the HTTPRoutes attached to them and the ReferenceGrants and Namespaces that decide what may
+ * attach and be referred to. Each Gateway is a proxy group of its own (`gateway:<ns>/<name>`,
+ * whose one member is the Gateway): its own proxy, so two Gateways on one port route apart.
+ *
+ * The Gateway API is optional in a cluster: until its CRDs are served, the source asks the API
+ * server's discovery now and then, says so once in the log, and starts its informers when they
+ * appear; the Ingress source never waits for it. A group's build is the Gateway's model
+ * (lib/gateway/model.ts) rendered by lib/gateway/render.ts; after a publish the Gateway, its
+ * routes and its class get their status (lib/controller/gateway_status.ts), the Gateway's
+ * `Programmed` only once its proxy has an available pod.
+ */
+import { isStatus } from "../cluster/client.ts";
+import { Informer, type InformerOptions } from "../cluster/informer.ts";
+import { keyOf, type KubeObject, resources, type ResourceType } from "../cluster/resources.ts";
+import { log } from "../log/logger.ts";
+import { oneLine } from "../common/errors.ts";
+import { pause } from "../runtime/timers.ts";
+import type { ModelInput, Rendered, Templates } from "../render/mod.ts";
+import type { ClusterLookup } from "../render/model_types.ts";
+import type { ProxyOptions } from "../render/proxy_options.ts";
+import type { Condition, Gateway, GatewayAddress, GatewayClass, HTTPRoute, ParentReference } from "../gateway/api.ts";
+import { buildGateway } from "../gateway/model.ts";
+import { GATEWAY_CONTROLLER_NAME, type GatewayBuild } from "../gateway/model_types.ts";
+import { renderGateway } from "../gateway/render.ts";
+import { containerPort } from "../gateway/ports.ts";
+import { defaultClassParams } from "./class_params.ts";
+import type { GlobalSettings } from "./global_settings.ts";
+import { gatewayGroup, gatewayOf, GroupIndex, type GroupKey } from "./groups.ts";
+import { deploymentAvailable } from "./proxy_pod.ts";
+import { gatewayTarget, type ProxyTarget } from "./objects.ts";
+import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
+import type { OwnBuild, RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
+import { GatewayStatusWriter, namesGateway } from "./gateway_status.ts";
+import { loadBalancerOf, type LoadBalancerIngress } from "./status.ts";
+
+const GROUP_PATH = "/apis/gateway.networking.k8s.io";
+/** How often discovery is asked again while the Gateway API's CRDs are not served. */
+const CRD_POLL_MS = 10_000;
+/** How soon a Gateway whose proxy has no available pod yet is looked at again. */
+const PROGRAMMED_RECHECK_MS = 1_000;
+
+export interface GatewaySourceDeps {
+  lookup: ClusterLookup;
+  templates: Templates;
+  /** A proxy Deployment as cached (the controller's owned objects). */
+  deployment(namespace: string, name: string): KubeObject | null;
+  /** Looks at `group` again in `ms`. */
+  later(group: GroupKey, ms: number): void;
+}
+
+interface Informers {
+  classes: Informer;
+  gateways: Informer;
+  routes: Informer;
+  grants: Informer;
+  namespaces: Informer;
+}
+
+/** The Gateway keys (`namespace/name`) a route's parentRefs name. */
+function parentGateways(route: KubeObject | undefined): string[] {
+  if (!route) return [];
+  const ns = route.metadata.namespace!;
+  const refs: ParentReference[] = Array.isArray(route.spec?.parentRefs) ? route.spec.parentRefs : [];
+  const out = new Set<string>();
+  for (const ref of refs) {
+    if (typeof ref?.name !== "string") continue;
+    const key = `${ref.namespace ?? ns}/${ref.name}`;
+    if (namesGateway(ref, ns, key)) out.add(key);
+  }
+  return [...out];
+}
+
+/** Whether only the status (or nothing) changed between two versions of an object. */
+function statusOnly(old: KubeObject, o: KubeObject): boolean {
+  return old.metadata.generation === o.metadata.generation &&
+    old.metadata.uid === o.metadata.uid &&
+    old.metadata.deletionTimestamp === o.metadata.deletionTimestamp &&
+    JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(o.metadata.labels ?? {}) &&
+    old.metadata.resourceVersion !== o.metadata.resourceVersion;
+}
+
+export class GatewaySource implements RouteSource {
+  readonly name = "gateways";
+  readonly #ctx: SourceContext;
+  readonly #deps: GatewaySourceDeps;
+  #informers: Informers | null = null;
+  readonly #groups = new GroupIndex();
+  /** Gateway member key → the Services and Secrets its last build read. */
+  readonly #refs = new ReverseIndex();
+  /** Gateway `namespace/name` → the routes (`namespace/name`) whose parentRefs name it. */
+  readonly #routesOf = new Map<string, Set<string>>();
+  /** Route → the Gateways its parentRefs named when last seen. */
+  readonly #parentsOf = new Map<string, string[]>();
+  /** Per group: the routes whose status names its Gateway (written by this term's builds). */
+  readonly #statusRoutes = new Map<GroupKey, Set<string>>();
+  readonly #status: GatewayStatusWriter;
+  readonly #stop = new AbortController();
+  readonly #discovering: Promise<void>;
+
+  constructor(ctx: SourceContext, deps: GatewaySourceDeps) {
+    this.#ctx = ctx;
+    this.#deps = deps;
+    this.#status = new GatewayStatusWriter(ctx.client, ctx.writer, ctx.counts);
+    this.#discovering = this.#discover();
+  }
+
+  /** Asks discovery until the Gateway API is served, then starts the informers. */
+  async #discover(): Promise<void> {
+    let said = false;
+    while (!this.#stop.signal.aborted && !this.#ctx.stopped()) {
+      try {
+        if (await this.#served()) {
+          this.#start();
+          log.info("Gateway API served: watching GatewayClasses, Gateways, HTTPRoutes and ReferenceGrants", {
+            controllerName: GATEWAY_CONTROLLER_NAME,
+          });
+          return;
+        }
+        if (!said) {
+          log.info(
+            "Gateway API CRDs (gateway.networking.k8s.io v1, ReferenceGrant v1beta1) are not installed: Gateways " +
+              "are served once they are",
+            { checkEveryMs: CRD_POLL_MS },
+          );
+          said = true;
+        }
+      } catch (err) {
+        log.warn("cannot ask the API server whether the Gateway API is served", { error: oneLine(err) });
+      }
+      await pause(CRD_POLL_MS, this.#stop.signal);
+    }
+  }
+
+  async #served(): Promise<boolean> {
+    const names = async (version: string): Promise<Set<string>> => {
+      try {
+        const list = await this.#ctx.client.request("GET", `${GROUP_PATH}/${version}`);
+        return new Set((list?.resources ?? []).map((r: { name: string }) => r.name));
+      } catch (err) {
+        if (isStatus(err, 404, 503)) return new Set();
+        throw err;
+      }
+    };
+    const v1 = await names("v1");
+    if (!["gatewayclasses", "gateways", "httproutes"].every((n) => v1.has(n))) return false;
+    return (await names("v1beta1")).has("referencegrants");
+  }
+
+  #start(): void {
+    const { settings } = this.#ctx;
+    const inf = (r: ResourceType, extra: Partial<InformerOptions> = {}) => {
+      const i = this.#ctx.register(new Informer(this.#ctx.client, r, { resyncMs: settings.resyncPeriodMs, ...extra }));
+      return i;
+    };
+    const informers: Informers = {
+      classes: inf(resources.gatewayClasses),
+      gateways: inf(resources.gateways),
+      routes: inf(resources.httpRoutes),
+      grants: inf(resources.referenceGrants),
+      namespaces: inf(resources.namespaces),
+    };
+    this.#informers = informers;
+    informers.classes.on({
+      onAdd: (c) => this.#classChanged(c),
+      onUpdate: (old, c) => statusOnly(old, c) ? undefined : this.#classChanged(c),
+      onDelete: (c) => this.#classChanged(c),
+    });
+    informers.gateways.on({
+      onAdd: (g) => this.#file(keyOf(g)),
+      onUpdate: (old, g) => statusOnly(old, g) ? undefined : this.#file(keyOf(g)),
+      onDelete: (g) => this.#file(keyOf(g)),
+    });
+    informers.routes.on({
+      onAdd: (r) => this.#routeChanged(r),
+      onUpdate: (old, r) => statusOnly(old, r) ? undefined : this.#routeChanged(r),
+      onDelete: (r) => this.#routeChanged(r),
+    });
+    informers.grants.on({
+      onAdd: () => this.#queueAll(),
+      onUpdate: () => this.#queueAll(),
+      onDelete: () => this.#queueAll(),
+    });
+    informers.namespaces.on({
+      onAdd: () => this.#queueAll(),
+      onUpdate: (old, n) =>
+        JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(n.metadata.labels ?? {}) ? undefined : this.#queueAll(),
+      onDelete: () => this.#queueAll(),
+    });
+    for (const i of Object.values(informers)) i.start();
+    // Filed once every kind is listed: before, a Gateway's class or routes may look missing.
+    Promise.all(Object.values(informers).map((i) => i.waitForSync())).then(() => {
+      if (!this.#ctx.stopped()) this.refileAll(false);
+    }, () => {});
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#discovering;
+  }
+
+  #synced(): boolean {
+    const i = this.#informers;
+    return !!i && Object.values(i).every((x) => x.hasSynced);
+  }
+
+  #ours(className: string | undefined): GatewayClass | undefined {
+    const cls = className ? this.#informers?.classes.store.get(className) as GatewayClass | undefined : undefined;
+    return cls?.spec?.controllerName === GATEWAY_CONTROLLER_NAME ? cls : undefined;
+  }
+
+  #classChanged(cls: KubeObject): void {
+    if ((cls as GatewayClass).spec?.controllerName === GATEWAY_CONTROLLER_NAME) this.#writeClass(cls.metadata.name);
+    this.refileAll(true);
+  }
+
+  /** Our class's status, by the leader. */
+  #writeClass(name: string): void {
+    const cls = this.#ours(name);
+    if (!cls || !this.#ctx.leadership.leading) return;
+    this.#status.writeClass(cls).catch((err) => {
+      if (this.#ctx.stopped()) return;
+      log.warn("cannot write the GatewayClass's status", { gatewayClass: name, error: oneLine(err) });
+    });
+  }
+
+  #routeChanged(route: KubeObject): void {
+    const key = keyOf(route);
+    const now = this.#informers?.routes.store.get(key) ? parentGateways(route) : [];
+    const before = this.#parentsOf.get(key) ?? [];
+    for (const gw of before) this.#routesOf.get(gw)?.delete(key);
+    for (const gw of now) {
+      let set = this.#routesOf.get(gw);
+      if (!set) this.#routesOf.set(gw, set = new Set());
+      set.add(key);
+    }
+    if (now.length > 0) this.#parentsOf.set(key, now);
+    else this.#parentsOf.delete(key);
+    for (const gw of new Set([...before, ...now])) this.#queueGateway(gw);
+  }
+
+  #queueGateway(gatewayKey: string): void {
+    const slash = gatewayKey.indexOf("/");
+    const group = gatewayGroup(gatewayKey.slice(0, slash), gatewayKey.slice(slash + 1));
+    if (this.#groups.groupOf(group) !== null || this.#statusRoutes.has(group)) this.#ctx.queue(group);
+  }
+
+  #queueAll(): void {
+    if (!this.#synced()) return;
+    for (const g of this.#groups.groups()) this.#ctx.queue(g);
+  }
+
+  /** Files a Gateway (`namespace/name`) again: in its own group while its class is ours. */
+  #file(key: string, onlyIfMoved = false): void {
+    const slash = key.indexOf("/");
+    const member = gatewayGroup(key.slice(0, slash), key.slice(slash + 1));
+    const gw = this.#informers?.gateways.store.get(key) as Gateway | undefined;
+    const group = gw && this.#synced() && this.#ours(gw.spec?.gatewayClassName) ? member : null;
+    const before = this.#groups.set(member, group);
+    if (onlyIfMoved && before === group) return;
+    if (group === null) this.#refs.delete(member);
+    this.#ctx.filed(member, before, group);
+  }
+
+  claims(group: GroupKey): boolean {
+    return gatewayOf(group) !== null;
+  }
+
+  size(): number {
+    return this.#informers?.gateways.store.size ?? 0;
+  }
+
+  keyOf(member: KubeObject): string {
+    return gatewayGroup(member.metadata.namespace!, member.metadata.name);
+  }
+
+  get(key: string): KubeObject | undefined {
+    const gw = gatewayOf(key);
+    return gw === null ? undefined : this.#informers?.gateways.store.get(gw);
+  }
+
+  groupOf(key: string): GroupKey | null {
+    return this.#groups.groupOf(key);
+  }
+
+  members(group: GroupKey): ReadonlySet<string> {
+    return this.#groups.members(group);
+  }
+
+  version(group: GroupKey): number {
+    return this.#groups.version(group);
+  }
+
+  groups(): GroupKey[] {
+    return this.#groups.groups();
+  }
+
+  users(ref: string): readonly string[] {
+    return this.#refs.users(ref);
+  }
+
+  refileAll(onlyIfMoved: boolean): void {
+    const informers = this.#informers;
+    if (!informers) return;
+    if (!onlyIfMoved) for (const c of informers.classes.store.list()) this.#writeClass(c.metadata.name);
+    const keys = new Set([...informers.gateways.store.keys(), ...[...this.#groups.groups()].map((g) => gatewayOf(g)!)]);
+    for (const key of keys) this.#file(key, onlyIfMoved);
+  }
+
+  globalChanged(_settings: GlobalSettings): void {}
+
+  settingsLayer(_group: GroupKey, global: GlobalSettings): SettingsLayer {
+    return { params: defaultClassParams, settings: global, classValues: {}, owner: null };
+  }
+
+  modelInputs(): ModelInput["ingresses"] {
+    return [];
+  }
+
+  target(group: GroupKey, _anyMember: KubeObject): ProxyTarget {
+    return gatewayTarget(gatewayOf(group)!, this.#ctx.settings.operatorNamespace, []);
+  }
+
+  /** A Gateway's status is written after its own build (publishedOwn), not by the address pass. */
+  shows(_member: KubeObject, _want: readonly LoadBalancerIngress[]): boolean {
+    return true;
+  }
+
+  async writeStatus(): Promise<void> {}
+
+  removalRefused(): boolean {
+    return false;
+  }
+
+  /** The Gateway's model, rendered, and where its proxy lives; null: the Gateway or its class is gone. */
+  buildOwn(group: GroupKey, proxy: ProxyOptions): OwnBuild<GatewayBuild> | null {
+    const informers = this.#informers;
+    const key = gatewayOf(group);
+    if (!informers || key === null) return null;
+    const gateway = informers.gateways.store.get(key) as Gateway | undefined;
+    const gatewayClass = gateway && this.#ours(gateway.spec?.gatewayClassName);
+    if (!gateway || !gatewayClass) return null;
+    const routes = [...this.#routesOf.get(key) ?? []]
+      .map((k) => informers.routes.store.get(k) as HTTPRoute | undefined)
+      .filter((r): r is HTTPRoute => r !== undefined);
+    const namespaces = informers.namespaces.store;
+    const build = buildGateway({
+      gateway,
+      gatewayClass,
+      routes,
+      grants: informers.grants.store.list() as never,
+      namespaceLabels: (ns) => {
+        const n = namespaces.get(ns);
+        return n ? n.metadata.labels ?? {} : undefined;
+      },
+      lookup: this.#deps.lookup,
+    });
+    this.#refs.set(group, [
+      ...build.refs.services.map((s) => serviceRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
+      ...build.refs.secrets.map((s) => secretRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
+    ]);
+    for (const p of build.problems) {
+      this.#ctx.events.record(gateway, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
+    }
+    const rendered: Rendered = renderGateway(build.proxy, this.#deps.templates, proxy);
+    const ports = build.proxy.ports.map((p) => ({ port: p.port, containerPort: containerPort(p.port) }));
+    const target = gatewayTarget(key, this.#ctx.settings.operatorNamespace, ports.length > 0 ? ports : []);
+    if (ports.length === 0) delete target.ports;
+    return { rendered, target, members: [gateway], detail: build };
+  }
+
+  /**
+   * After the Gateway's configuration was published (`refused`: haproxy -c refused it, or its
+   * objects are someone else's; the last good configuration keeps serving): the Gateway's status
+   * (Programmed once its proxy has an available pod: looked at again until then), its routes'
+   * parent statuses, and the removal of this Gateway's entries from routes that left it.
+   */
+  async publishedOwn(
+    group: GroupKey,
+    own: OwnBuild<GatewayBuild>,
+    proxyService: KubeObject | undefined,
+    refused: string | null,
+  ): Promise<void> {
+    const key = gatewayOf(group)!;
+    const gateway = own.members[0] as Gateway;
+    const build = own.detail;
+    const deployment = this.#deps.deployment(own.target.namespace, own.target.name);
+    const available = deploymentAvailable(deployment);
+    const addresses: GatewayAddress[] = loadBalancerOf(proxyService).map((a) =>
+      a.ip ? { type: "IPAddress", value: a.ip } : { type: "Hostname", value: a.hostname! }
+    );
+    const conditions = build.gateway.conditions.map((c): Condition => {
+      if (c.type !== "Programmed" || c.status !== "True") return c;
+      if (refused !== null) return { ...c, status: "False", reason: "Invalid", message: refused };
+      if (!available || addresses.length === 0) {
+        return { ...c, status: "False", reason: "Pending", message: "waiting for the Gateway's proxy pods" };
+      }
+      return c;
+    });
+    if (!available) this.#deps.later(group, PROGRAMMED_RECHECK_MS);
+    const cached = this.#informers?.gateways.store.get(key) as Gateway | undefined;
+    const tasks: Promise<void>[] = [
+      this.#status.writeGateway(gateway.metadata.namespace!, gateway.metadata.name, cached, {
+        ...build.gateway,
+        conditions,
+      }, addresses),
+    ];
+    const routes = this.#informers!.routes.store;
+    const written = new Set<string>();
+    for (const [routeKey, parents] of build.routes) {
+      const route = routes.get(routeKey) as HTTPRoute | undefined;
+      if (!route) continue;
+      written.add(routeKey);
+      tasks.push(this.#status.writeRoute(route, key, parents));
+    }
+    for (const routeKey of this.#statusRoutes.get(group) ?? []) {
+      const route = routes.get(routeKey) as HTTPRoute | undefined;
+      if (route && !written.has(routeKey)) tasks.push(this.#status.writeRoute(route, key, []));
+    }
+    this.#statusRoutes.set(group, written);
+    const results = await Promise.allSettled(tasks);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
+  }
+
+  /** A Gateway gone: its entries leave the routes that still name it. */
+  async retiredOwn(group: GroupKey): Promise<void> {
+    const key = gatewayOf(group)!;
+    const routes = this.#informers?.routes.store;
+    const tasks = [...this.#statusRoutes.get(group) ?? []].map((routeKey) => {
+      const route = routes?.get(routeKey) as HTTPRoute | undefined;
+      return route ? this.#status.writeRoute(route, key, []) : Promise.resolve();
+    });
+    this.#statusRoutes.delete(group);
+    this.#refs.delete(group);
+    await Promise.all(tasks);
+  }
+}
