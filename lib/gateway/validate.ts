@@ -12,8 +12,12 @@ import { isHost, isIPv4, isPath } from "../render/patterns.ts";
 
 export { isDns1123Label, isDns1123Subdomain, isPortNumber } from "../render/patterns.ts";
 
-/** RFC 7230 `token`: header names (and query parameter names, which the API types the same way). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
+/**
+ * RFC 7230 `token`: header names (and query parameter names, which the API types the same way),
+ * less `#` (a comment outside quotes), `$` (an expansion outside single quotes) and `'` (ends a
+ * single-quoted word), which no real header name uses.
+ */
+const TOKEN = /^[!%&*+.^_`|~0-9A-Za-z-]{1,256}$/;
 /**
  * A header value as the proxy may write or compare it: printable ASCII, inner spaces and tabs, no
  * leading or trailing blank (RFC 7230 field-value), and no `'`: values are placed in single quotes.
