@@ -40,6 +40,8 @@ interface RouteRead {
   rules: RuleRead[];
   /** Why the route is refused as a whole (every rule unusable, or no usable hostname), or null. */
   refused: Issue | null;
+  /** Refused for its rules only: their entries still answer 500 (never for unusable hostnames: no host to serve). */
+  answerRefused: boolean;
   /** Rules not served as written while others are: PartiallyInvalid. */
   partial: Issue[];
   unresolved: Issue[];
@@ -112,6 +114,13 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
         });
       } else if (read.refused) {
         conditions.push(condition(Type.Accepted, false, read.refused.reason, read.refused.message, read.generation));
+        // Rules with a filter that cannot be applied still answer 500 for what they match, never
+        // letting those requests reach a less specific route: a filter is never skipped.
+        if (read.answerRefused) {
+          for (const a of att.listeners) {
+            if (a.view.programmed) addEntries(ranked, usedRules, read, a.view, a.hostnames);
+          }
+        }
       } else {
         const names = att.listeners.map((a) => a.view.name).join(", ");
         conditions.push(
@@ -184,17 +193,19 @@ function readRoute(route: HTTPRoute, id: string, created: number, ctx: BackendCo
   const unsupported = rules.flatMap((r) => r.unsupported);
   const unresolved = rules.flatMap((r) => r.unresolved);
   let refused: Issue | null = null;
+  let answerRefused = false;
   if (written.length > 0 && hostnames.length === 0) {
     refused = { reason: Reason.UnsupportedValue, message: `no valid hostname: ${badHosts.join(", ")} (RFC 1123)` };
   } else if (rules.length > 0 && rules.every((r) => r.unsupported.length > 0)) {
     refused = { reason: unsupported[0].reason, message: unsupported.map((i) => i.message).join("; ") };
+    answerRefused = true;
   } else {
     partial.push(...unsupported);
     if (badHosts.length > 0) {
       partial.push({ reason: Reason.UnsupportedValue, message: `${badHosts.join(", ")} ignored: not a hostname` });
     }
   }
-  return { route, id, generation, created, hostnames, rules, refused, partial, unresolved };
+  return { route, id, generation, created, hostnames, rules, refused, answerRefused, partial, unresolved };
 }
 
 /** The route's entries on one listener, for each of its hostnames there, keyed so a second parentRef adds none twice. */
