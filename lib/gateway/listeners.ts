@@ -52,6 +52,8 @@ export interface ListenerContext {
   lookup: ClusterLookup;
   /** Secrets read (`namespace/name`). */
   secrets: Set<string>;
+  /** Why the Gateway as a whole is refused (no listener is then programmed), or null. */
+  gatewayRefused?: string | null;
 }
 
 interface Verdict {
@@ -63,7 +65,7 @@ interface Verdict {
 export function readListeners(listeners: readonly Listener[], ctx: ListenerContext): ListenerView[] {
   const views = listeners.map((l, i) => readOne(l, i, ctx));
   markConflicts(views);
-  for (const v of views) v.conditions = conditionsOf(v, ctx.generation);
+  for (const v of views) v.conditions = conditionsOf(v, ctx.generation, ctx.gatewayRefused ?? null);
   return views;
 }
 
@@ -233,13 +235,17 @@ function conflict(v: ListenerView, reason: string, message: string): void {
   verdicts.get(v)!.accepted = [reason, message];
 }
 
-function conditionsOf(v: ListenerView, generation: number): Condition[] {
+function conditionsOf(v: ListenerView, generation: number, gatewayRefused: string | null): Condition[] {
   const verdict = verdicts.get(v)!;
-  v.programmed = v.accepted && v.resolved && !v.conflicted;
+  v.programmed = v.accepted && v.resolved && !v.conflicted && gatewayRefused === null;
   const [conflictReason, conflictMessage] = v.conflicted ? verdict.accepted! : [Reason.NoConflicts, "no conflicts"];
   const resolvedReason = verdict.resolved.find(([r]) => r === Reason.RefNotPermitted)?.[0] ??
     verdict.resolved[0]?.[0] ?? Reason.ResolvedRefs;
-  const why = [...(verdict.accepted ? [verdict.accepted[1]] : []), ...verdict.resolved.map(([, m]) => m)];
+  const why = [
+    ...(gatewayRefused ? [`the Gateway is not accepted: ${gatewayRefused}`] : []),
+    ...(verdict.accepted ? [verdict.accepted[1]] : []),
+    ...verdict.resolved.map(([, m]) => m),
+  ];
   return [
     condition(
       Type.Accepted,

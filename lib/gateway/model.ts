@@ -30,6 +30,8 @@ import {
 
 type BuildProblem = GatewayBuild["problems"][number];
 
+const UNSUPPORTED_ADDRESSES = "spec.addresses is not supported: the Gateway's address is its proxy Service's";
+
 /** One route as read once for all its parentRefs. */
 interface RouteRead {
   route: HTTPRoute;
@@ -54,12 +56,14 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   const generation = generationOf(gw);
   const problems: BuildProblem[] = [];
   const secrets = new Set<string>();
+  const addresses = gw.spec?.addresses?.length ?? 0;
   const views = readListeners(gw.spec?.listeners ?? [], {
     gatewayNamespace: gwNs,
     generation,
     grants: inputs.grants,
     lookup: inputs.lookup,
     secrets,
+    gatewayRefused: addresses > 0 ? UNSUPPORTED_ADDRESSES : null,
   });
   for (const v of views) {
     if (!v.programmed) {
@@ -165,7 +169,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   return {
     proxy: { ports, rules, backends },
     gateway: {
-      conditions: gatewayConditions(gw.spec?.addresses?.length ?? 0, views, generation),
+      conditions: gatewayConditions(addresses, views, generation),
       listeners: views.map((v) => listenerStatus(v, attached.get(v)!.size)),
     },
     routes: statuses,
@@ -288,7 +292,7 @@ function gatewayConditions(addresses: number, views: readonly ListenerView[], ge
       Type.Accepted,
       false,
       Reason.UnsupportedAddress,
-      "spec.addresses is not supported: the Gateway's address is its proxy Service's",
+      UNSUPPORTED_ADDRESSES,
       generation,
     );
   } else if (accepted === 0) {

@@ -177,7 +177,7 @@ Deno.test("every Gateway and listener condition carries the Gateway's generation
   for (const c of all) assert.ok(c.message.length > 0, c.type);
 });
 
-Deno.test("spec.addresses is not supported: Accepted=False/UnsupportedAddress", () => {
+Deno.test("spec.addresses is not supported: Accepted=False/UnsupportedAddress, nothing served", () => {
   const gw = gateway([http("a")]);
   gw.spec.addresses = [{ type: "IPAddress", value: "10.1.2.3" }];
   const b = build(gw);
@@ -185,4 +185,7 @@ Deno.test("spec.addresses is not supported: Accepted=False/UnsupportedAddress", 
     "False",
     "UnsupportedAddress",
   ]);
+  assert.deepEqual(cond(b, "a", "Programmed"), ["False", "Invalid"]);
+  assert.match(listenerCondition(b, "a", "Programmed")!.message, /the Gateway is not accepted: spec\.addresses/);
+  assert.deepEqual(b.proxy.ports, []);
 });
