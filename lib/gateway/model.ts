@@ -89,6 +89,8 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   const ranked = new Map<number, Map<string, Ranked>>();
   const usedRules = new Map<string, RuleBackend>();
   const statuses = new Map<string, RouteParentStatus[]>();
+  /** `object\0message` of the route problems reported: a route's issue once, whatever its parentRefs. */
+  const reported = new Set<string>();
 
   const reads = inputs.routes
     .filter((r) => r.kind === undefined || r.kind === "HTTPRoute")
@@ -100,9 +102,9 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     if (refs.length === 0) continue;
     const read = readRoute(route, id, created, { ...ctx, routeNamespace: ns });
     for (const issue of [...(read.refused ? [read.refused] : []), ...read.partial, ...read.unresolved]) {
-      if (!problems.some((p) => p.object === id && p.message === issue.message)) {
-        problems.push({ object: id, kind: "HTTPRoute", reason: issue.reason, message: issue.message });
-      }
+      if (reported.has(`${id}\0${issue.message}`)) continue;
+      reported.add(`${id}\0${issue.message}`);
+      problems.push({ object: id, kind: "HTTPRoute", reason: issue.reason, message: issue.message });
     }
     const parents: RouteParentStatus[] = [];
     for (const ref of refs) {

@@ -71,6 +71,19 @@ Deno.test("criteria in order: hostname, Exact, longest prefix, method, most head
   ]);
 });
 
+Deno.test("the listener's hostname orders first: a more specific listener's entries before another's exact ones", () => {
+  const list = [
+    ranked({ listenerHostname: "*.example.com", hostname: "a.b.example.com", rule: "wide-listener-exact-host" }),
+    ranked({ listenerHostname: "*.b.example.com", hostname: "*.b.example.com", rule: "narrow-listener" }),
+    ranked({ listenerHostname: "", hostname: "a.b.example.com", rule: "any-listener" }),
+  ];
+  assert.deepEqual(list.sort(compareRanked).map((r) => r.entry.rule), [
+    "narrow-listener",
+    "wide-listener-exact-host",
+    "any-listener",
+  ]);
+});
+
 Deno.test("ties: oldest route, then namespace/name, then rule order, then match order", () => {
   const list = [
     ranked({ route: "b/r", rule: "b-newer" }, { created: 2 }),
