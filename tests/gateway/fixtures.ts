@@ -123,7 +123,7 @@ export interface World {
   allowLoopbackEndpoints?: boolean;
 }
 
-/** Builds `gw` with `world`; Services named in `world.backends`… are given by the caller. */
+/** Builds `gw` with the objects of `world` (namespaces: `infra` with its name label unless given). */
 export function build(gw: Gateway, world: World = {}): GatewayBuild {
   const namespaces = world.namespaces ?? { [NS]: { "kubernetes.io/metadata.name": NS } };
   return buildGateway({
