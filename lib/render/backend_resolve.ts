@@ -31,10 +31,13 @@ export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 /** Reports a problem of the Ingress being read. */
 export type Report = (reason: string, message: string) => void;
 
-function sliceProblem(ctx: ReadContext, ns: string, slice: V1EndpointSlice, message: string): void {
+function sliceProblem(ctx: ServerContext, ns: string, slice: V1EndpointSlice, message: string): void {
   const object = `${ns}/${slice.metadata?.name ?? ""}`;
   ctx.problems.push({ object, kind: "EndpointSlice", reason: "InvalidEndpoints", message });
 }
+
+/** What resolving a Service's servers reads and reports to (the Gateway API model shares it). */
+export type ServerContext = Pick<ReadContext, "lookup" | "allowLoopbackEndpoints" | "problems">;
 
 export interface ReadContext {
   lookup: ClusterLookup;
@@ -227,7 +230,7 @@ function fallbackBackend(ctx: ReadContext, ns: string, ref: ServiceRef, problem:
 
 /** The Service and its port `portRef` (number or name); null (with a problem) when a route cannot use them. */
 function servicePort(
-  ctx: ReadContext,
+  ctx: ServerContext,
   ns: string,
   service: string,
   portRef: number | string,
@@ -282,9 +285,12 @@ function clusterIpServer(
   return [{ address: v6 ? `[${ip.toLowerCase()}]` : ip, port: found.sp.port }];
 }
 
-/** Service port (by number or name) → its name/targetPort → the ready endpoints of the matching EndpointSlice port. */
-function resolveServers(
-  ctx: ReadContext,
+/**
+ * Service port (by number or name) → its name/targetPort → the ready endpoints of the matching
+ * EndpointSlice port. Problems of the route go to `problem`, those of EndpointSlices to `ctx.problems`.
+ */
+export function resolveServers(
+  ctx: ServerContext,
   ns: string,
   service: string,
   portRef: number | string,

@@ -1,0 +1,101 @@
+/**
+ * @module gateway/backends
+ * An HTTPRoute backendRef → a Service backend of the proxy (`be_<ns>_<svc>_<port>`, its servers the
+ * ready endpoints of the Service's EndpointSlices for that port, shared with the Ingress path:
+ * lib/render/backend_resolve.ts), or the reason it is invalid: InvalidKind (not a core Service, or
+ * an ExternalName one), RefNotPermitted (another namespace without a ReferenceGrant from HTTPRoutes
+ * of the route's namespace; such a Service is not even looked up), BackendNotFound (no such Service
+ * or port). An invalid reference's weight is answered 500.
+ */
+import type { Backend, ClusterLookup, Problem } from "../render/model_types.ts";
+import { resolveServers } from "../render/backend_resolve.ts";
+import { isProxyName } from "../render/patterns.ts";
+import { show } from "../render/show.ts";
+import { slotCount } from "../render/slots.ts";
+import { GROUP, type HTTPBackendRef, type ReferenceGrant } from "./api.ts";
+import { Reason } from "./conditions.ts";
+import { referenceAllowed } from "./references.ts";
+import { isDns1123Label, isPortNumber } from "./validate.ts";
+
+export interface BackendContext {
+  routeNamespace: string;
+  grants: readonly ReferenceGrant[];
+  lookup: ClusterLookup;
+  allowLoopbackEndpoints: boolean;
+  /** EndpointSlice problems (and only those: the route's own go into its conditions). */
+  problems: Problem[];
+  /** The Service backends made so far, by name. */
+  backends: Map<string, Backend>;
+  /** Services read (`namespace/name`). */
+  services: Set<string>;
+}
+
+export type RefVerdict =
+  | { ok: true; backend: string; weight: number }
+  | { ok: false; reason: string; message: string; weight: number };
+
+export const MAX_WEIGHT = 1_000_000;
+
+/** The backend `ref` (at `where`, e.g. `spec.rules[0].backendRefs[1]`) routes to, or why it cannot. */
+export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: BackendContext): RefVerdict {
+  const rawWeight = ref.weight ?? 1;
+  const weightOk = Number.isInteger(rawWeight) && rawWeight >= 0 && rawWeight <= MAX_WEIGHT;
+  const weight = weightOk ? rawWeight : 1;
+  const bad = (reason: string, message: string): RefVerdict => ({ ok: false, reason, message, weight });
+  const group = ref.group ?? "";
+  const kind = ref.kind ?? "Service";
+  if (group !== "" || kind !== "Service") {
+    return bad(
+      Reason.InvalidKind,
+      `${where} refers to ${show(`${group || "core"}/${kind}`)}; only Services are supported`,
+    );
+  }
+  if (!weightOk) return bad(Reason.UnsupportedValue, `${where}.weight ${show(ref.weight)} is not 0-${MAX_WEIGHT}`);
+  const ns = ref.namespace ?? ctx.routeNamespace;
+  if (!isDns1123Label(ns) || !isDns1123Label(ref.name)) {
+    return bad(Reason.BackendNotFound, `${where}: ${show(`${ns}/${ref.name}`)} is not a Service name`);
+  }
+  if (!isPortNumber(ref.port)) {
+    return bad(
+      Reason.UnsupportedValue,
+      `${where}.port ${show(ref.port)}: a Service reference needs its port (1-65535)`,
+    );
+  }
+  const from = { group: GROUP, kind: "HTTPRoute", namespace: ctx.routeNamespace };
+  if (!referenceAllowed(ctx.grants, from, { group: "", kind: "Service", namespace: ns, name: ref.name })) {
+    return bad(
+      Reason.RefNotPermitted,
+      `${where}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows HTTPRoutes of ` +
+        `${ctx.routeNamespace} to use it`,
+    );
+  }
+  ctx.services.add(`${ns}/${ref.name}`);
+  const svc = ctx.lookup.service(ns, ref.name);
+  if (!svc) return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} not found`);
+  if (svc.spec?.type === "ExternalName") {
+    return bad(
+      Reason.InvalidKind,
+      `${where}: Service ${ns}/${ref.name} is of type ExternalName, which is not supported`,
+    );
+  }
+  if (!(svc.spec?.ports ?? []).some((p) => p.port === ref.port)) {
+    return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} has no port ${ref.port}`);
+  }
+  const name = `be_${ns}_${ref.name}_${ref.port}`;
+  if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
+  if (!ctx.backends.has(name)) {
+    // The Service and its port exist (checked above), so resolveServers reports nothing of the route's own.
+    const servers = resolveServers(ctx, ns, ref.name, ref.port, where, () => {});
+    ctx.backends.set(name, {
+      name,
+      namespace: ns,
+      service: ref.name,
+      port: ref.port,
+      servers,
+      slots: slotCount(servers.length),
+      balance: "roundrobin",
+      timeoutServer: null,
+    });
+  }
+  return { ok: true, backend: name, weight };
+}

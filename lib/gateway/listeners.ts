@@ -1,0 +1,283 @@
+/**
+ * @module gateway/listeners
+ * A Gateway's listeners as the model serves them: validated (protocol HTTP or HTTPS, port,
+ * hostname, TLS Terminate with usable certificate Secrets the Gateway may read, route kinds),
+ * checked for conflicts with each other (same port with another protocol, or same port and
+ * hostname), and their status conditions (Accepted, ResolvedRefs, Conflicted, Programmed).
+ * A listener is programmed, i.e. served by the proxy, only when it is accepted, not conflicted and
+ * all its references resolve.
+ */
+import type { ClusterLookup, TlsCert } from "../render/model_types.ts";
+import { tlsSummaryOf } from "../render/tls_secret.ts";
+import { show } from "../render/show.ts";
+import {
+  type Condition,
+  GROUP,
+  type Listener,
+  type ListenerStatus,
+  type ReferenceGrant,
+  type RouteGroupKind,
+} from "./api.ts";
+import { condition, Reason, Type } from "./conditions.ts";
+import { referenceAllowed } from "./references.ts";
+import { isDns1123Label, isDns1123Subdomain, isGatewayHostname, isPortNumber } from "./validate.ts";
+
+export const HTTPROUTE_KIND: RouteGroupKind = { group: GROUP, kind: "HTTPRoute" };
+
+/** One listener as the model serves it. */
+export interface ListenerView {
+  index: number;
+  listener: Listener;
+  name: string;
+  port: number;
+  /** null: a protocol this program does not serve. */
+  protocol: "HTTP" | "HTTPS" | null;
+  /** "" when the listener names none (any host). */
+  hostname: string;
+  /** The route kinds it admits (HTTPRoute or none). */
+  supportedKinds: RouteGroupKind[];
+  accepted: boolean;
+  resolved: boolean;
+  conflicted: boolean;
+  programmed: boolean;
+  /** HTTPS: its usable certificates. */
+  certs: Omit<TlsCert, "hosts">[];
+  conditions: Condition[];
+}
+
+export interface ListenerContext {
+  gatewayNamespace: string;
+  generation: number;
+  grants: readonly ReferenceGrant[];
+  lookup: ClusterLookup;
+  /** Secrets read (`namespace/name`). */
+  secrets: Set<string>;
+  /** Why the Gateway as a whole is refused (no listener is then programmed), or null. */
+  gatewayRefused?: string | null;
+}
+
+interface Verdict {
+  accepted: [string, string] | null;
+  resolved: [string, string][];
+}
+
+/** The listeners of a Gateway, in spec order, with their conditions. */
+export function readListeners(listeners: readonly Listener[], ctx: ListenerContext): ListenerView[] {
+  const views = listeners.map((l, i) => readOne(l, i, ctx));
+  markConflicts(views);
+  for (const v of views) v.conditions = conditionsOf(v, ctx.generation, ctx.gatewayRefused ?? null);
+  return views;
+}
+
+/** Intermediate verdicts, kept until the conditions are built. */
+const verdicts = new WeakMap<ListenerView, Verdict>();
+
+function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView {
+  const where = `spec.listeners[${index}]`;
+  const verdict: Verdict = { accepted: null, resolved: [] };
+  const protocol = l.protocol === "HTTP" || l.protocol === "HTTPS" ? l.protocol : null;
+  const hostname = typeof l.hostname === "string" ? l.hostname : "";
+  if (protocol === null) {
+    verdict.accepted = [
+      Reason.UnsupportedProtocol,
+      `${where}.protocol ${show(l.protocol)} is not supported; this Gateway serves HTTP and HTTPS`,
+    ];
+  } else if (!isDns1123Subdomain(l.name)) {
+    verdict.accepted = [Reason.UnsupportedValue, `${where}.name ${show(l.name)} is not a valid section name`];
+  } else if (!isPortNumber(l.port)) {
+    verdict.accepted = [Reason.PortUnavailable, `${where}.port ${show(l.port)} is not a port number (1-65535)`];
+  } else if (hostname !== "" && !isGatewayHostname(hostname)) {
+    verdict.accepted = [
+      Reason.UnsupportedValue,
+      `${where}.hostname ${show(l.hostname)} is not a hostname (RFC 1123, optionally *. in front)`,
+    ];
+  } else if (protocol === "HTTPS" && l.tls?.mode !== undefined && l.tls.mode !== "Terminate") {
+    verdict.accepted = [
+      Reason.UnsupportedValue,
+      `${where}.tls.mode ${show(l.tls.mode)} is not supported for HTTPS; use Terminate`,
+    ];
+  }
+  const supportedKinds = protocol === null ? [] : routeKinds(l, where, verdict);
+  const certs = protocol === "HTTPS" && verdict.accepted === null ? certificates(l, where, ctx, verdict) : [];
+  const view: ListenerView = {
+    index,
+    listener: l,
+    name: typeof l.name === "string" ? l.name : "",
+    port: typeof l.port === "number" ? l.port : 0,
+    protocol,
+    hostname,
+    supportedKinds,
+    accepted: verdict.accepted === null,
+    resolved: verdict.resolved.length === 0,
+    conflicted: false,
+    programmed: false,
+    certs,
+    conditions: [],
+  };
+  verdicts.set(view, verdict);
+  return view;
+}
+
+/** `allowedRoutes.kinds`: the supported ones (HTTPRoute), and a ResolvedRefs verdict for the others. */
+function routeKinds(l: Listener, where: string, verdict: Verdict): RouteGroupKind[] {
+  const kinds = l.allowedRoutes?.kinds;
+  if (!kinds || kinds.length === 0) return [{ ...HTTPROUTE_KIND }];
+  const out: RouteGroupKind[] = [];
+  const refused: string[] = [];
+  for (const k of kinds) {
+    const group = k.group ?? GROUP;
+    if (group === GROUP && k.kind === "HTTPRoute") {
+      if (out.length === 0) out.push({ ...HTTPROUTE_KIND });
+    } else refused.push(`${group}/${k.kind}`);
+  }
+  if (refused.length > 0) {
+    verdict.resolved.push([
+      Reason.InvalidRouteKinds,
+      `${where}.allowedRoutes.kinds: ${show(refused.join(", "))} not supported; only ${GROUP}/HTTPRoute is`,
+    ]);
+  }
+  return out;
+}
+
+/** The usable certificates of an HTTPS listener; every unusable reference adds a ResolvedRefs verdict. */
+function certificates(l: Listener, where: string, ctx: ListenerContext, verdict: Verdict): Omit<TlsCert, "hosts">[] {
+  const refs = l.tls?.certificateRefs ?? [];
+  if (refs.length === 0) {
+    verdict.resolved.push([Reason.InvalidCertificateRef, `${where}.tls.certificateRefs is empty; HTTPS needs one`]);
+    return [];
+  }
+  const out: Omit<TlsCert, "hosts">[] = [];
+  refs.forEach((ref, j) => {
+    const at = `${where}.tls.certificateRefs[${j}]`;
+    const group = ref.group ?? "";
+    const kind = ref.kind ?? "Secret";
+    const ns = ref.namespace ?? ctx.gatewayNamespace;
+    if (group !== "" || kind !== "Secret") {
+      verdict.resolved.push([
+        Reason.InvalidCertificateRef,
+        `${at} refers to ${show(`${group}/${kind}`)}; only core Secrets are supported`,
+      ]);
+      return;
+    }
+    if (!isDns1123Label(ns) || !isDns1123Subdomain(ref.name)) {
+      verdict.resolved.push([Reason.InvalidCertificateRef, `${at}: ${show(`${ns}/${ref.name}`)} is not a Secret name`]);
+      return;
+    }
+    const from = { group: GROUP, kind: "Gateway", namespace: ctx.gatewayNamespace };
+    if (!referenceAllowed(ctx.grants, from, { group: "", kind: "Secret", namespace: ns, name: ref.name })) {
+      verdict.resolved.push([
+        Reason.RefNotPermitted,
+        `${at}: Secret ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows Gateways of ` +
+        `${ctx.gatewayNamespace} to use it`,
+      ]);
+      return;
+    }
+    ctx.secrets.add(`${ns}/${ref.name}`);
+    const secret = ctx.lookup.secret(ns, ref.name);
+    if (!secret) {
+      verdict.resolved.push([Reason.InvalidCertificateRef, `${at}: Secret ${ns}/${ref.name} not found`]);
+      return;
+    }
+    const summary = tlsSummaryOf(secret);
+    if (!summary.valid) {
+      verdict.resolved.push([
+        Reason.InvalidCertificateRef,
+        `${at}: Secret ${ns}/${ref.name} cannot serve TLS: ${summary.reason ?? "invalid"}`,
+      ]);
+      return;
+    }
+    if (!out.some((c) => c.namespace === ns && c.name === ref.name)) {
+      out.push({ file: `${ns}_${ref.name}.pem`, namespace: ns, name: ref.name });
+    }
+  });
+  return out;
+}
+
+/**
+ * Listeners that cannot be told apart conflict, all of them (the spec forbids picking a winner):
+ * several protocols on one port (ProtocolConflict), or one port and hostname twice
+ * (HostnameConflict). Listeners refused on their own take no part.
+ */
+function markConflicts(views: ListenerView[]): void {
+  const byPort = new Map<number, ListenerView[]>();
+  for (const v of views) if (v.accepted) byPort.set(v.port, [...(byPort.get(v.port) ?? []), v]);
+  for (const [port, group] of byPort) {
+    const protocols = new Set(group.map((v) => v.protocol));
+    if (protocols.size > 1) {
+      for (const v of group) {
+        conflict(
+          v,
+          Reason.ProtocolConflict,
+          `port ${port} is used with protocols ${[...protocols].sort().join(" and ")}`,
+        );
+      }
+      continue;
+    }
+    const byHost = new Map<string, ListenerView[]>();
+    for (const v of group) byHost.set(v.hostname, [...(byHost.get(v.hostname) ?? []), v]);
+    for (const [host, same] of byHost) {
+      if (same.length < 2) continue;
+      const names = same.map((v) => v.name).join(", ");
+      for (const v of same) {
+        conflict(
+          v,
+          Reason.HostnameConflict,
+          `listeners ${names} all use port ${port} and ${host ? `hostname ${host}` : "no hostname"}`,
+        );
+      }
+    }
+  }
+}
+
+function conflict(v: ListenerView, reason: string, message: string): void {
+  v.conflicted = true;
+  v.accepted = false;
+  verdicts.get(v)!.accepted = [reason, message];
+}
+
+function conditionsOf(v: ListenerView, generation: number, gatewayRefused: string | null): Condition[] {
+  const verdict = verdicts.get(v)!;
+  v.programmed = v.accepted && v.resolved && !v.conflicted && gatewayRefused === null;
+  const [conflictReason, conflictMessage] = v.conflicted ? verdict.accepted! : [Reason.NoConflicts, "no conflicts"];
+  const resolvedReason = verdict.resolved.find(([r]) => r === Reason.RefNotPermitted)?.[0] ??
+    verdict.resolved[0]?.[0] ?? Reason.ResolvedRefs;
+  const why = [
+    ...(gatewayRefused ? [`the Gateway is not accepted: ${gatewayRefused}`] : []),
+    ...(verdict.accepted ? [verdict.accepted[1]] : []),
+    ...verdict.resolved.map(([, m]) => m),
+  ];
+  return [
+    condition(
+      Type.Accepted,
+      v.accepted,
+      verdict.accepted?.[0] ?? Reason.Accepted,
+      verdict.accepted?.[1] ?? "listener accepted",
+      generation,
+    ),
+    condition(
+      Type.ResolvedRefs,
+      v.resolved,
+      resolvedReason,
+      v.resolved ? "all references resolved" : verdict.resolved.map(([, m]) => m).join("; "),
+      generation,
+    ),
+    condition(Type.Conflicted, v.conflicted, conflictReason, conflictMessage, generation),
+    condition(
+      Type.Programmed,
+      v.programmed,
+      v.programmed ? Reason.Programmed : Reason.Invalid,
+      v.programmed ? "listener programmed" : `not served: ${why.join("; ")}`,
+      generation,
+    ),
+  ];
+}
+
+/** The status of one listener with its number of attached routes. */
+export function listenerStatus(v: ListenerView, attachedRoutes: number): ListenerStatus {
+  return {
+    name: v.name,
+    supportedKinds: v.supportedKinds.map((k) => ({ ...k })),
+    attachedRoutes,
+    conditions: v.conditions,
+  };
+}

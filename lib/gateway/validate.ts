@@ -1,0 +1,88 @@
+/**
+ * @module gateway/validate
+ * Anchored patterns for every Gateway API value that may reach the proxy's configuration or its
+ * map files. The CRDs validate most of these already; the model checks again because a value that
+ * slipped through (an older CRD, a hand-written object) must be refused with a condition naming
+ * its field, never written. Host, path and name patterns are the program's own
+ * (lib/render/patterns.ts); the regex subset is the one Ingress path regexes use
+ * (lib/annotations/values.ts `pathRegexProblem`), which PCRE2 and JavaScript read alike.
+ */
+import { pathRegexProblem } from "../annotations/values.ts";
+import { isHost, isIPv4, isPath } from "../render/patterns.ts";
+
+export { isDns1123Label, isDns1123Subdomain, isPortNumber } from "../render/patterns.ts";
+
+/**
+ * RFC 7230 `token`: header names (and query parameter names, which the API types the same way),
+ * less `#` (a comment outside quotes), `$` (an expansion outside single quotes) and `'` (ends a
+ * single-quoted word), which no real header name uses.
+ */
+const TOKEN = /^[!%&*+.^_`|~0-9A-Za-z-]{1,256}$/;
+/**
+ * A header value as the proxy may write or compare it: printable ASCII, inner spaces and tabs, no
+ * leading or trailing blank (RFC 7230 field-value), and no `'`: values are placed in single quotes.
+ */
+const HEADER_VALUE = /^[!-&(-~](?:[\t !-&(-~]{0,4094}[!-&(-~])?$/;
+/** A query parameter value compared as sent (not decoded): printable ASCII without blanks or `'`. */
+const QUERY_VALUE = /^[!-&(-~]{1,1024}$/;
+
+export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"] as const;
+export const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+export const MAX_VALUE_REGEX_LENGTH = 256;
+
+/** A Gateway API `Hostname`: RFC 1123, lower case, optionally `*.` + name; not an IP address. */
+export function isGatewayHostname(s: unknown): s is string {
+  return isHost(s) && !isIPv4(s);
+}
+
+/** A `PreciseHostname` (redirect and rewrite hostnames): a Hostname without wildcard. */
+export function isPreciseHostname(s: unknown): s is string {
+  return isGatewayHostname(s) && !s.startsWith("*");
+}
+
+export function isHeaderName(s: unknown): s is string {
+  return typeof s === "string" && TOKEN.test(s);
+}
+
+export function isHeaderValue(s: unknown): s is string {
+  return typeof s === "string" && HEADER_VALUE.test(s);
+}
+
+export function isQueryValue(s: unknown): s is string {
+  return typeof s === "string" && QUERY_VALUE.test(s);
+}
+
+export function isHttpMethod(s: unknown): s is string {
+  return typeof s === "string" && (HTTP_METHODS as readonly string[]).includes(s);
+}
+
+/** An Exact or PathPrefix path (and a path a redirect or rewrite writes): see lib/render/patterns.ts isPath. */
+export function isMatchPath(s: unknown): s is string {
+  return isPath(s);
+}
+
+/** Why `re` is not a RegularExpression path this program places in the proxy, or null. */
+export function pathRegexValueProblem(re: unknown): string | null {
+  if (typeof re !== "string") return "is not a string";
+  return pathRegexProblem(re);
+}
+
+/**
+ * Why `re` is not a RegularExpression header or query value this program places in the proxy, or
+ * null: the path regex subset (no blanks, quotes, `%`, `#`, back-references or `(?` other than
+ * `(?:`), without the leading `/`.
+ */
+export function valueRegexProblem(re: unknown): string | null {
+  if (typeof re !== "string" || re === "") return "is empty";
+  if (re.length > MAX_VALUE_REGEX_LENGTH) return `is longer than ${MAX_VALUE_REGEX_LENGTH} characters`;
+  if (/^[*+?{]/.test(re)) return `starts with ${JSON.stringify(re[0])}, which repeats nothing`;
+  // Checked as the path regex "/" + re: the leading literal changes no structure, and shifts positions by one.
+  const problem = pathRegexProblem(`/${re}`);
+  if (problem !== null) return problem.replace(/ at (\d+)/, (_, n: string) => ` at ${Number(n) - 1}`);
+  try {
+    new RegExp(re);
+  } catch {
+    return "does not compile";
+  }
+  return null;
+}
