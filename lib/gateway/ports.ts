@@ -17,7 +17,13 @@ import {
 } from "../common/proxy_ports.ts";
 
 /** Ports a listener port of 1024 or more must not keep: 80 and 443 take the first two, the pod the others. */
-const TAKEN: ReadonlySet<number> = new Set([containerHttpPort, containerHttpsPort, statsPort, exporterPort, healthPort]);
+const TAKEN: ReadonlySet<number> = new Set([
+  containerHttpPort,
+  containerHttpsPort,
+  statsPort,
+  exporterPort,
+  healthPort,
+]);
 
 /** The offset that moves a port out of the way (privileged ports up, taken ports up or down). */
 const SHIFT = 10000;
