@@ -82,12 +82,12 @@ function shorterPrefixes(path: string): string[] {
 class Claims {
   readonly hosts = new Set<string>();
   readonly keys = new Set<string>();
-  /** Per host part: its prefixes, and whether it has regex or prefix entries. */
-  readonly byHost = new Map<string, { prefixes: Set<string>; regex: boolean }>();
+  /** Per host part: its prefixes and path regexes (anchored, as JavaScript regexes). */
+  readonly byHost = new Map<string, { prefixes: Set<string>; regexes: RegExp[] }>();
 
   of(part: string) {
     let c = this.byHost.get(part);
-    if (!c) this.byHost.set(part, c = { prefixes: new Set(), regex: false });
+    if (!c) this.byHost.set(part, c = { prefixes: new Set(), regexes: [] });
     return c;
   }
 }
@@ -109,14 +109,20 @@ function mapPlace(
   let table: Table;
   let key: string;
   if (e.path.type === "RegularExpression") {
-    if (c && c.prefixes.size > 0) return null;
+    // an earlier prefix of this host that some path of the regex is under would be found after it
+    const start = literalStart(e.path.value);
+    if (c && [...c.prefixes].some((p) => overlaps(p, start))) return null;
     table = "regex";
     key = `^${port}:${regexHostPart(part)}(?=/)(?:${e.path.value})$`;
   } else {
     const path = canonicalPath(e.path.value);
     if (e.path.type === "Exact") {
       // an earlier regex or prefix of this host that matches the path too would be found after it
-      if (c && (c.regex || [...shorterPrefixes(path), path].some((p) => c.prefixes.has(p)))) return null;
+      if (
+        c && (c.regexes.some((r) => r.test(path)) || [...shorterPrefixes(path), path].some((p) => c.prefixes.has(p)))
+      ) {
+        return null;
+      }
       table = "exact";
       key = `${port}:${part}${path}`;
     } else {
@@ -129,6 +135,23 @@ function mapPlace(
   return { table, key, shadowed: claims.keys.has(`${table} ${key}`) };
 }
 
+/**
+ * The literal text every path a path regex matches starts with: its characters up to the first
+ * one with a meaning in a regex (less the last one if a quantifier follows it); "" for a regex
+ * with an alternation anywhere.
+ */
+export function literalStart(regex: string): string {
+  if (regex.includes("|")) return "";
+  const m = /^[^.[\]()*+?{}|\\^$]*/.exec(regex)![0];
+  return /^[*?{]/.test(regex.slice(m.length)) ? m.slice(0, -1) : m;
+}
+
+/** Whether a path under prefix `prefix` (element-wise) can start with `start`. */
+function overlaps(prefix: string, start: string): boolean {
+  const p = prefix === "/" ? "/" : `${prefix}/`;
+  return p.startsWith(start) || start.startsWith(p) || start === prefix;
+}
+
 /** The host part as a regex prefix: dots as `[.]` (a host part has no other regex character). */
 function regexHostPart(part: string): string {
   return part.replaceAll(".", "[.]");
@@ -139,7 +162,7 @@ function claim(claims: Claims, e: RouteEntry, table: Table, key: string): void {
   claims.hosts.add(part);
   claims.keys.add(`${table} ${key}`);
   const c = claims.of(part);
-  if (table === "regex") c.regex = true;
+  if (table === "regex") c.regexes.push(new RegExp(`^(?:${e.path.value})$`));
   if (table === "prefix") c.prefixes.add(canonicalPath(e.path.value));
 }
 

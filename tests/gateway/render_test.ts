@@ -270,6 +270,13 @@ Deno.test("renderGateway: an order the map lookups cannot give makes the later e
       .guarded,
     0,
   );
+  // a regex whose paths are under no earlier prefix of its host stays in the map
+  assert.equal(guardedOf([entry("", "/b", "gw_1"), entry("", "~/re/[0-9]+", "gw_2")]).guarded, 0);
+  assert.equal(guardedOf([entry("", "/re", "gw_1"), entry("", "~/re/[0-9]+", "gw_2")]).guarded, 1);
+  assert.equal(guardedOf([entry("", "/b", "gw_1"), entry("", "~/(re|b)/x", "gw_2")]).guarded, 1);
+  // an Exact path after a regex that matches it
+  assert.equal(guardedOf([entry("", "~/re/[0-9]+", "gw_1"), entry("", "=/re/1", "gw_2")]).guarded, 1);
+  assert.equal(guardedOf([entry("", "~/re/[0-9]+", "gw_1"), entry("", "=/re/x", "gw_2")]).guarded, 0);
   // the same key twice: the first takes every request, the second is left out
   const twice = guardedOf([entry("", "/a", "gw_1"), entry("", "/a", "gw_2")]);
   assert.deepEqual([twice.guarded, twice.maps], [0, "80:/a/ be_ns_a_80:0\n"]);
