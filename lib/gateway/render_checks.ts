@@ -84,10 +84,10 @@ export function checkedTarget(name: unknown): string {
 
 /**
  * One HAProxy word holding `s` exactly: single-quoted (nothing is expanded or escaped inside), a
- * `'` of the value written `\'` between two quoted parts. Refuses control characters.
+ * `'` of the value written `\'` between two quoted parts. Refuses anything but printable ASCII.
  */
 export function word(s: string): string {
-  if (/[\x00-\x1f\x7f]/.test(s)) bug("value", s);
+  if (!/^[\x20-\x7e]*$/.test(s)) bug("value", s);
   return `'${s.replaceAll("'", "'\\''")}'`;
 }
 

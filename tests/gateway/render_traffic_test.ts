@@ -104,6 +104,48 @@ function tlsWho(port: number, servername: string, ca: string): Promise<{ peer: s
   });
 }
 
+const HOSTS = ["a.x.com", "b.a.x.com", "*.x.com", "*.a.x.com", ""] as const;
+const PATHS = ["/", "/a", "/a/b", "/ab", "=/a", "=/a/b", "~/a/[0-9]+"] as const;
+const REQUEST_VARIANTS: [string, boolean, boolean][] = [
+  ["GET", false, false],
+  ["GET", true, false],
+  ["POST", false, false],
+  ["POST", true, true],
+  ["GET", false, true],
+];
+
+/** A small deterministic random number generator (mulberry32). */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The spec's answer, written from its words: the first entry of the order that matches the request. */
+function firstMatch(
+  entries: readonly RouteEntry[],
+  r: { host: string; path: string; method: string; header: boolean; query: boolean },
+): number | null {
+  const i = entries.findIndex((e) => {
+    const h = e.hostname;
+    const hostOk = h === "" || h === r.host ||
+      (h.startsWith("*.") && r.host.endsWith(h.slice(1)) && r.host.length > h.length - 1);
+    const v = e.path.value;
+    const pathOk = e.path.type === "Exact"
+      ? r.path === v
+      : e.path.type === "PathPrefix"
+      ? v === "/" || r.path === v || r.path.startsWith(`${v}/`)
+      : new RegExp(`^(?:${v})$`).test(r.path);
+    const headerOk = e.headers.every((m) => r.header && m.value === "1");
+    const queryOk = e.queryParams.every((m) => r.query && m.value === "1");
+    return hostOk && pathOk && headerOk && queryOk && (e.method === null || e.method === r.method);
+  });
+  return i < 0 ? null : i;
+}
+
 if (!inPrivateNetwork()) {
   Deno.test("Gateway traffic tests (run in a private network namespace)", async () => {
     const code = await testInPrivateNetwork(new URL(import.meta.url).pathname);
@@ -309,6 +351,66 @@ if (!inPrivateNetwork()) {
     } finally {
       for (const s of servers) await s.close();
       await Deno.remove(dir, { recursive: true });
+    }
+  });
+
+  Deno.test("random route tables in any order: haproxy answers as the first matching entry", async () => {
+    const n = 16;
+    const servers: TestBackend[] = [];
+    for (let i = 0; i < n; i++) servers.push(await startBackend({ name: `s${i}`, host: privateAddress(20 + i) }));
+    const templates = await loadTemplates(null);
+    const random = seeded(20261127);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+    try {
+      for (let round = 0; round < 4; round++) {
+        const entries: RouteEntry[] = [];
+        for (let i = 0; i < n; i++) {
+          const more: Partial<RouteEntry> = {};
+          if (random() < 0.3) more.headers = [{ name: "x-h", type: "Exact", value: "1" }];
+          if (random() < 0.2) more.method = "POST";
+          if (random() < 0.15) more.queryParams = [{ name: "q", type: "Exact", value: "1" }];
+          entries.push(entry(pick(HOSTS), pick(PATHS), `gw_e${i}`, more));
+        }
+        const backends = servers.map((s) => service("ns", s.name, [{ address: s.address, port: s.port }]));
+        const m = model(
+          [httpPort(80, entries)],
+          entries.map((_, i) => rule(`gw_e${i}`, [[backends[i].name, 1]])),
+          backends,
+        );
+        const rendered = renderGateway(m, templates);
+        const dir = await Deno.makeTempDir({ prefix: "ic-gateway-random-" });
+        try {
+          await writeRendered(dir, rendered, {});
+          const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env: proxyEnv(dir, "127.0.0.1", 56789) });
+          try {
+            for (const host of ["a.x.com", "b.a.x.com", "c.b.a.x.com", "x.com", "z.com"]) {
+              for (const path of ["/", "/a", "/a/", "/a/b", "/a/b/c", "/ab", "/a/12", "/a/1x"]) {
+                for (const [method, header, query] of REQUEST_VARIANTS) {
+                  const want = firstMatch(entries, { host, path, method, header, query });
+                  const headers: Record<string, string> = header ? { "x-h": "1" } : {};
+                  const got = await who(containerPort(80), host, `${path}${query ? "?q=1" : ""}`, { method, headers });
+                  assert.equal(
+                    got,
+                    want === null ? "404" : `s${want}`,
+                    `${method} ${host}${path} header ${header} query ${query} in round ${round}: ` +
+                      JSON.stringify(
+                        entries.map((
+                          e,
+                        ) => [e.hostname, e.path.value, e.method, e.headers.length, e.queryParams.length]),
+                      ),
+                  );
+                }
+              }
+            }
+          } finally {
+            await proxy.stop();
+          }
+        } finally {
+          await Deno.remove(dir, { recursive: true });
+        }
+      }
+    } finally {
+      for (const s of servers) await s.close();
     }
   });
 }
