@@ -8,10 +8,10 @@
  * templates/gateway/. How requests are routed: docs/gateway-rendering.md.
  */
 import type { GatewayProxyModel, ProxyPort, TlsCert } from "./model_types.ts";
-import { BUILTIN_DEFAULT_BACKEND, type Rendered, type SecretFile } from "../render/render.ts";
+import { BUILTIN_DEFAULT_BACKEND, type Rendered, renderRoot, type SecretFile } from "../render/render.ts";
 import type { RouteMaps } from "../render/maps.ts";
 import { isHost, PEM_FILE } from "../render/patterns.ts";
-import { TemplateError, type Templates } from "../render/templates.ts";
+import type { Templates } from "../render/templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "../render/proxy_options.ts";
 import { containerPort, containerPortClashes } from "./ports.ts";
 import { NO_RANK, portRoutes, WILDCARD_DEPTH } from "./render_routes.ts";
@@ -180,7 +180,7 @@ export function buildGatewayView(
   return { view, maps, secrets: tls.secrets };
 }
 
-/** Renders the configuration, crt-list, Secret list and route maps of one Gateway's proxy. Throws TemplateError. */
+/** Renders the configuration, crt-list, Secret list and route maps of one Gateway's proxy. Throws TemplateError (a broken custom template) or a bug Error (an unchecked value). */
 export function renderGateway(
   model: GatewayProxyModel,
   templates: Templates,
@@ -193,13 +193,4 @@ export function renderGateway(
     secrets,
     maps,
   };
-}
-
-function renderRoot(templates: Templates, name: string, view: GatewayView): string {
-  try {
-    return templates.eta.render(`@${name}`, view);
-  } catch (err) {
-    if (err instanceof TemplateError) throw err;
-    throw new TemplateError(templates.sources[name] ?? name, err);
-  }
 }
