@@ -403,4 +403,25 @@ Deno.test("planApply: a path or hostname change of an unconditioned route is a m
   ]);
   const slots = planFrom(model([httpPort(80, [entry("", "/", "gw_1")])], [rule("gw_1", [[a.name, 1]])], [a]), moved);
   assert.equal(slots.kind, "runtime");
+  // also for the copies of the slots in the backends of a filtered and of a weighted rule
+  const rules2 = (x: typeof a) => [
+    rule("gw_f", [[x.name, 1]], { requestHeaders: { set: [], add: [], remove: ["x"] } }),
+    rule("gw_w", [[x.name, 3], [b.name, 1]]),
+  ];
+  const routes2 = [entry("", "/f", "gw_f"), entry("", "/", "gw_w")];
+  const two = service("ns", "a", [{ address: "10.0.0.9", port: 8080 }, { address: "10.0.0.8", port: 8080 }]);
+  const copies = planFrom(
+    model([httpPort(80, routes2)], rules2(a), [a, b]),
+    model([httpPort(80, routes2)], rules2(two), [two, b]),
+  );
+  assert.equal(copies.kind, "runtime", JSON.stringify(copies));
+  const commands = (copies as Extract<Plan, { kind: "runtime" }>).changes.servers.commands.map((c) => c.slot).sort();
+  assert.deepEqual(commands.filter((c, i) => commands.indexOf(c) === i), [
+    "be_ns_a_80/s1",
+    "be_ns_a_80/s2",
+    "gw_f/s1",
+    "gw_f/s2",
+    "gw_w.0/s1",
+    "gw_w.0/s2",
+  ]);
 });

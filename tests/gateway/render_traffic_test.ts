@@ -5,7 +5,9 @@
  * regex, hosts before wildcards of one or more labels before any host; header, query and method
  * conditions beating a map hit only where their precedence is higher), 404 and 500, weighted
  * targets, header modifiers, redirects, rewrites, HTTPS with a certificate per listener by SNI, a
- * second HTTP port, and a path change applied through the Runtime API without reload. Runs inside
+ * second HTTP port; random route tables against the spec's first match; and the proxy's own
+ * Applier (lib/proxy/apply.ts) taking a path change and an endpoint change through the Runtime
+ * API without reload. Runs inside
  * a private network namespace (lib/dev/localenv/netns.ts); outside one, the single test below
  * re-runs this file there.
  */
@@ -17,7 +19,9 @@ import { join } from "node:path";
 import { inPrivateNetwork, privateAddress, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { type Backend as TestBackend, startBackend } from "../../lib/dev/localenv/backend.ts";
 import { startHaproxy } from "../../lib/dev/localenv/haproxy.ts";
-import { cliCommand } from "../../lib/haproxy/cli_socket.ts";
+import { proxyUnderTest, workerPid } from "../proxy/fixtures.ts";
+import type { DesiredState } from "../../lib/proxy/plan.ts";
+import type { MapFile } from "../../lib/render/maps.ts";
 import { renderGateway } from "../../lib/gateway/render.ts";
 import { loadTemplates } from "../../lib/render/render.ts";
 import { containerPort } from "../../lib/gateway/ports.ts";
@@ -43,16 +47,23 @@ interface Answer {
   body: { name: string; host: string; path: string; target: string; headers: Record<string, string> } | null;
 }
 
-/** One plain HTTP request to 127.0.0.1:`port` with Host `host`. */
+/** One plain HTTP request to 127.0.0.1 (or `address`):`port` with Host `host`. */
 function get(
   port: number,
   host: string,
   path: string,
-  opts: { method?: string; headers?: Record<string, string> } = {},
+  opts: { method?: string; headers?: Record<string, string>; address?: string } = {},
 ) {
   return new Promise<Answer>((resolve, reject) => {
     const req = http.request(
-      { host: "127.0.0.1", port, path, method: opts.method ?? "GET", headers: { host, ...opts.headers }, agent: false },
+      {
+        host: opts.address ?? "127.0.0.1",
+        port,
+        path,
+        method: opts.method ?? "GET",
+        headers: { host, ...opts.headers },
+        agent: false,
+      },
       (res) => {
         let text = "";
         res.on("data", (d) => text += d);
@@ -329,22 +340,6 @@ if (!inPrivateNetwork()) {
           assert.deepEqual(await tlsWho(p443, "x.wild.example", ca.certPem), { peer: "*.wild.example", name: "beta" });
           assert.deepEqual(await tlsWho(p443, "other.example", ca.certPem), { peer: "default.example", name: "gamma" });
         });
-        await t.step("a path change through the Runtime API: served at once, no reload", async () => {
-          const before = await proxy.workerPids();
-          assert.equal(await who(p80, "a.example.com", "/moved"), "alpha");
-          const next = renderGateway(build([entry("a.example.com", "/moved", "gw_gamma")]), templates);
-          assert.equal(next.config, rendered.config);
-          // the proxy's edit of the prefix map (lib/proxy/plan.ts: an added entry is `add map`)
-          const added = next.maps["routes-prefix.map"].split("\n").filter((l) =>
-            l && !rendered.maps["routes-prefix.map"].includes(`${l}\n`)
-          );
-          assert.deepEqual(added, ["80:a.example.com/moved/ be_ns_gamma_80:0"]);
-          const [key, value] = added[0].split(" ");
-          const socket = proxyEnv(dir).IC_RUNTIME_SOCKET;
-          await cliCommand(socket, `add map ${join(certDir, "routes-prefix.map")} ${key} ${value}`);
-          assert.equal(await who(p80, "a.example.com", "/moved/x"), "gamma");
-          assert.deepEqual(await proxy.workerPids(), before);
-        });
       } finally {
         await proxy.stop();
       }
@@ -410,6 +405,69 @@ if (!inPrivateNetwork()) {
         }
       }
     } finally {
+      for (const s of servers) await s.close();
+    }
+  });
+
+  Deno.test("the proxy applies a Gateway's path and endpoint changes through the Runtime API, no reload", async () => {
+    const servers: TestBackend[] = [];
+    for (const [i, name] of ["alpha", "beta", "gamma"].entries()) {
+      servers.push(await startBackend({ name, host: privateAddress(40 + i) }));
+    }
+    const [alpha, beta, gamma] = servers;
+    await using p = await proxyUnderTest();
+    try {
+      const templates = await loadTemplates(null);
+      const at = (s: TestBackend) => [{ address: s.address, port: s.port }];
+      const desired = (path: string, betaServer: TestBackend, more: RouteEntry[] = []): DesiredState => {
+        const m = model(
+          [httpPort(80, [...more, entry("a.example.com", path, "gw_a"), entry("", "/", "gw_f")])],
+          [
+            rule("gw_a", [[service("ns", "alpha", []).name, 1]]),
+            rule("gw_f", [[service("ns", "beta", []).name, 1]], {
+              requestHeaders: { set: [{ name: "X-F", value: "1" }], add: [], remove: [] },
+            }),
+          ],
+          [service("ns", "alpha", at(alpha)), service("ns", "beta", at(betaServer))],
+        );
+        const r = renderGateway(m, templates);
+        return {
+          config: r.config,
+          crtList: r.crtList,
+          pems: new Map(),
+          maps: new Map(Object.entries(r.maps) as [MapFile, string][]),
+        };
+      };
+      const port = containerPort(80);
+      // the Applier's HAProxy binds its own loopback address (IC_BIND_ADDR) at the container port
+      const getAt = (host: string, path: string) =>
+        get(port, host, path, { address: p.bind }).then((a) =>
+          `${a.body?.name ?? a.status} ${a.body?.headers["x-f"] ?? "-"}`
+        );
+      const first = await p.applier.apply(desired("/v1", beta));
+      assert.deepEqual([first.kind, first.ok], ["start", true], first.error ?? "");
+      assert.equal(await getAt("a.example.com", "/v1/x"), "alpha -");
+      assert.equal(await getAt("a.example.com", "/other"), "beta 1");
+      const pid = await workerPid(p.haproxy);
+
+      const moved = await p.applier.apply(desired("/v2", beta));
+      assert.deepEqual([moved.kind, moved.ok], ["runtime", true], moved.error ?? "");
+      assert.equal(await getAt("a.example.com", "/v2"), "alpha -");
+      assert.equal(await getAt("a.example.com", "/v1"), "beta 1");
+
+      // the filtered rule's backend holds a copy of the Service's slots: both follow the endpoint
+      const endpoint = await p.applier.apply(desired("/v2", gamma));
+      assert.deepEqual([endpoint.kind, endpoint.ok], ["runtime", true], endpoint.error ?? "");
+      assert.equal(await getAt("a.example.com", "/v1"), "gamma 1");
+      assert.equal(await workerPid(p.haproxy), pid, "no reload");
+
+      // a header match is a configuration line: a reload
+      const header = [entry("a.example.com", "/v1", "gw_a", { headers: [{ name: "x-h", type: "Exact", value: "1" }] })];
+      const conditioned = await p.applier.apply(desired("/v2", gamma, header));
+      assert.deepEqual([conditioned.kind, conditioned.ok], ["reload", true], conditioned.error ?? "");
+      assert.equal(await getAt("a.example.com", "/v1"), "gamma 1");
+    } finally {
+      await p.close();
       for (const s of servers) await s.close();
     }
   });
