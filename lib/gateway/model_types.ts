@@ -48,6 +48,12 @@ export interface RouteEntry {
    * (matches one or more labels in front of `.example.com`), or "" (any host).
    */
   hostname: string;
+  /**
+   * The hostname of the listener the entry comes from ("" none). A request is served by the
+   * listener with the most specific hostname matching its Host on that port (listener isolation):
+   * an entry is for the requests whose Host that listener wins, and `routes` is ordered by it first.
+   */
+  listenerHostname?: string;
   /** `value` canonical: starts with `/`; PathPrefix without a trailing `/` except the root `/`. */
   path: { type: PathType; value: string };
   /** Header names lower-cased; at most one entry per name (the first one in the route wins). */

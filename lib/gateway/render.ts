@@ -128,7 +128,7 @@ export function buildGatewayView(
   const prefix: string[] = [];
   const regex: string[] = [];
   const frontends = ports.map((p): FrontendView => {
-    const routes = portRoutes(p, target);
+    const routes = portRoutes(p, target, BUILTIN_DEFAULT_BACKEND);
     exact.push(...routes.maps.exact);
     prefix.push(...routes.maps.prefix);
     regex.push(...routes.maps.regex);

@@ -11,12 +11,12 @@ import { pathRegexProblem } from "../annotations/values.ts";
 
 /**
  * A header or query parameter name as it may be placed in `req.fhdr(<name>)`, `urlp(<name>)` and
- * `set-header <name>`: an RFC 7230 token without the characters HAProxy's parser reads (`#`
- * comments, `$` expansion, `%` log-format, quotes, `&`), at most 256 characters.
+ * `set-header <name>`: an RFC 7230 token without `#` (a comment), `$` (an expansion) and `'`, at
+ * most 256 characters (the model's own pattern, lib/gateway/validate.ts).
  */
-const FIELD_NAME = /^[A-Za-z0-9!*+.^_`|~-]{1,256}$/;
-/** A header or query value: visible ASCII and inner spaces, 1 to 4096 characters (no control character). */
-const FIELD_VALUE = /^[\x20-\x7e]{1,4096}$/;
+const FIELD_NAME = /^[!%&*+.^_`|~0-9A-Za-z-]{1,256}$/;
+/** A header or query value: printable ASCII, spaces and tabs, 1 to 4096 characters (no other control character). */
+const FIELD_VALUE = /^[\t\x20-\x7e]{1,4096}$/;
 /** An HTTP method token (Gateway API lists upper-case ones). */
 const METHOD = /^[A-Z]{1,32}$/;
 /** A rule backend's name: `gw_` and letters, digits, `_`, `-` (no `.`: `.<n>` names its targets). */
@@ -84,10 +84,10 @@ export function checkedTarget(name: unknown): string {
 
 /**
  * One HAProxy word holding `s` exactly: single-quoted (nothing is expanded or escaped inside), a
- * `'` of the value written `\'` between two quoted parts. Refuses anything but printable ASCII.
+ * `'` of the value written `\'` between two quoted parts. Refuses anything but printable ASCII and tabs.
  */
 export function word(s: string): string {
-  if (!/^[\x20-\x7e]*$/.test(s)) bug("value", s);
+  if (!/^[\t\x20-\x7e]*$/.test(s)) bug("value", s);
   return `'${s.replaceAll("'", "'\\''")}'`;
 }
 

@@ -19,6 +19,10 @@
  * k; it then sets the rank to k. A map entry's rank is the number of guarded entries before it in
  * the model's order, so the first matching entry of the whole order wins, and a change of map
  * entries alone never changes a guarded line.
+ *
+ * Listener isolation: after the last entry of each listener with a hostname comes a stop, an entry
+ * of the listener's hostname and the prefix `/` to the built-in 404, so a request whose Host that
+ * listener wins never reaches the entries of a less specific listener.
  */
 import type { ProxyPort, RouteEntry } from "./model_types.ts";
 import { canonicalPath } from "../render/patterns.ts";
@@ -229,19 +233,21 @@ function valueMatch(type: string, value: string): string {
  * The map lines and guarded lines of one port. `target` gives the backend an entry's rule routes
  * to (its Service backend for a rule that needs no backend of its own).
  */
-export function portRoutes(p: ProxyPort, target: (rule: string) => string): PortRoutes {
+export function portRoutes(p: ProxyPort, target: (rule: string) => string, stop: string): PortRoutes {
   const maps: PortMaps = { exact: [], prefix: [], regex: [] };
   const guarded: string[] = [];
   const claims = new Claims();
-  for (const e of p.routes) {
-    checkEntry(e);
-    const to = checkedTarget(target(e.rule));
+  for (const e of p.routes) checkEntry(e);
+  for (const { e, isStop } of withListenerStops(p.routes)) {
+    const to = checkedTarget(isStop ? stop : target(e.rule));
     const place = conditioned(e) ? null : mapPlace(p.port, e, claims);
     if (place === null) {
       const k = guarded.length;
-      const value = `${to}:${k}`;
       guarded.push(
-        [`http-request set-var(txn.hit) str(${value}) if { var(txn.hit),field(2,:) -m int gt ${k} }`, ...conditions(e)]
+        [
+          `http-request set-var(txn.hit) str(${to}:${k}) if { var(txn.hit),field(2,:) -m int gt ${k} }`,
+          ...conditions(e),
+        ]
           .join(" "),
       );
       continue;
@@ -252,4 +258,51 @@ export function portRoutes(p: ProxyPort, target: (rule: string) => string): Port
     maps[place.table].push(mapLine(place.key, `${to}:${guarded.length}`));
   }
   return { maps, guarded };
+}
+
+/**
+ * The entries with a stop after the last entry of each listener with a hostname (listener
+ * isolation): a request whose Host that listener matches, and that none of its entries took,
+ * goes to `stop` (404) before any entry of a less specific listener can take it. The model orders
+ * the entries by listener, most specific first; another order is a bug.
+ */
+function withListenerStops(routes: readonly RouteEntry[]): { e: RouteEntry; isStop: boolean }[] {
+  const out: { e: RouteEntry; isStop: boolean }[] = [];
+  const done: string[] = [];
+  const close = (listener: string) => {
+    // an earlier listener covering this one would have taken its requests first
+    const wider = widerHostParts(hostPart(listener));
+    if (done.some((l) => wider.includes(hostPart(l)))) {
+      throw new Error(
+        `bug: entries of listener ${JSON.stringify(listener)} after a less specific one in the Gateway model`,
+      );
+    }
+    done.push(listener);
+    if (listener === "") return;
+    const e: RouteEntry = {
+      hostname: checkedHostname(listener),
+      listenerHostname: listener,
+      path: { type: "PathPrefix", value: "/" },
+      headers: [],
+      queryParams: [],
+      method: null,
+      rule: "",
+      route: "",
+    };
+    out.push({ e, isStop: true });
+  };
+  let current: string | null = null;
+  for (const e of routes) {
+    const listener = e.listenerHostname ?? "";
+    if (listener !== current) {
+      if (current !== null) close(current);
+      if (done.includes(listener)) {
+        throw new Error(`bug: entries of listener ${JSON.stringify(listener)} not together in the Gateway model`);
+      }
+      current = listener;
+    }
+    out.push({ e, isStop: false });
+  }
+  if (current !== null) close(current);
+  return out;
 }

@@ -282,6 +282,38 @@ Deno.test("renderGateway: an order the map lookups cannot give makes the later e
   assert.deepEqual([twice.guarded, twice.maps], [0, "80:/a/ be_ns_a_80:0\n"]);
 });
 
+Deno.test("renderGateway: listener isolation: after a listener's entries, a stop for the hosts it wins", () => {
+  const on = (listenerHostname: string, e: RouteEntry) => ({ ...e, listenerHostname });
+  const r = render(model(
+    [httpPort(80, [
+      on("a.example.com", entry("a.example.com", "/a", "gw_1")),
+      on("*.example.com", entry("b.example.com", "/b", "gw_1")),
+      on("*.example.com", entry("*.example.com", "/w", "gw_1", { method: "GET" })),
+      on("", entry("", "/x", "gw_1")),
+    ])],
+    [rule("gw_1", [[a.name, 1]])],
+    [a],
+  ));
+  assert.deepEqual(r.maps["routes-prefix.map"].split("\n").filter((l) => l), [
+    "80:.example.com/ ic_default_404:1",
+    "80:/x/ be_ns_a_80:1",
+    "80:a.example.com/ ic_default_404:0",
+    "80:a.example.com/a/ be_ns_a_80:0",
+    "80:b.example.com/b/ be_ns_a_80:0",
+  ]);
+  // a listener's entries after a less specific listener's, or not together: a bug of the model
+  const bad = (listeners: string[]) => () =>
+    render(model(
+      [httpPort(80, listeners.map((l, i) => on(l, entry(l, `/${i}`, "gw_1"))))],
+      [rule("gw_1", [[a.name, 1]])],
+      [a],
+    ));
+  assert.throws(bad(["*.example.com", "a.example.com"]), /after a less specific one/);
+  assert.throws(bad(["", "a.example.com"]), /after a less specific one/);
+  assert.throws(bad(["a.example.com", "b.example.com", "a.example.com"]), /not together/);
+  bad(["a.example.com", "b.example.com", "*.example.com", ""])();
+});
+
 Deno.test("renderGateway: unsafe values throw instead of being rendered", () => {
   const one = (e: Partial<RouteEntry>, r: Partial<RuleBackend> = {}) => () =>
     render(model([httpPort(80, [entry("", "/", "gw_r", e)])], [rule("gw_r", [[a.name, 1]], r)], [a]));

@@ -116,6 +116,21 @@ function tlsWho(port: number, servername: string, ca: string): Promise<{ peer: s
 }
 
 const HOSTS = ["a.x.com", "b.a.x.com", "*.x.com", "*.a.x.com", ""] as const;
+/** Listener hostnames, most specific first. */
+const LISTENERS: readonly string[] = ["a.x.com", "*.a.x.com", "*.x.com", ""];
+
+/** Whether listener hostname `l` matches every host that entry hostname `h` matches. */
+function covers(l: string, h: string): boolean {
+  if (l === "" || l === h) return true;
+  if (h === "" || !l.startsWith("*.")) return false;
+  return h.endsWith(l.slice(1)) && h.length > l.length - 1;
+}
+
+/** Whether `hostname` ("" any, `*.suffix` one or more labels) matches the request's host. */
+function hostMatches(hostname: string, host: string): boolean {
+  return hostname === "" || hostname === host ||
+    (hostname.startsWith("*.") && host.endsWith(hostname.slice(1)) && host.length > hostname.length - 1);
+}
 const PATHS = ["/", "/a", "/a/b", "/ab", "=/a", "=/a/b", "~/a/[0-9]+"] as const;
 const REQUEST_VARIANTS: [string, boolean, boolean][] = [
   ["GET", false, false],
@@ -135,15 +150,18 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** The spec's answer, written from its words: the first entry of the order that matches the request. */
+/**
+ * The spec's answer, written from its words: the listener with the most specific hostname matching
+ * the host serves the request, with the first of its entries (in the order) that matches it.
+ */
 function firstMatch(
   entries: readonly RouteEntry[],
   r: { host: string; path: string; method: string; header: boolean; query: boolean },
 ): number | null {
+  const present = LISTENERS.filter((l) => entries.some((e) => e.listenerHostname === l));
+  const listener = present.find((l) => hostMatches(l, r.host));
   const i = entries.findIndex((e) => {
-    const h = e.hostname;
-    const hostOk = h === "" || h === r.host ||
-      (h.startsWith("*.") && r.host.endsWith(h.slice(1)) && r.host.length > h.length - 1);
+    const hostOk = e.listenerHostname === listener && hostMatches(e.hostname, r.host);
     const v = e.path.value;
     const pathOk = e.path.type === "Exact"
       ? r.path === v
@@ -364,12 +382,17 @@ if (!inPrivateNetwork()) {
           if (random() < 0.3) more.headers = [{ name: "x-h", type: "Exact", value: "1" }];
           if (random() < 0.2) more.method = "POST";
           if (random() < 0.15) more.queryParams = [{ name: "q", type: "Exact", value: "1" }];
-          entries.push(entry(pick(HOSTS), pick(PATHS), `gw_e${i}`, more));
+          const hostname = pick(HOSTS);
+          // a listener whose hostname covers the entry's (the model intersects them)
+          more.listenerHostname = pick(LISTENERS.filter((l) => covers(l, hostname)));
+          entries.push(entry(hostname, pick(PATHS), `gw_e${i}`, more));
         }
+        // the model's order: by listener, most specific first (a stable sort keeps the rest as drawn)
+        entries.sort((x, y) => LISTENERS.indexOf(x.listenerHostname!) - LISTENERS.indexOf(y.listenerHostname!));
         const backends = servers.map((s) => service("ns", s.name, [{ address: s.address, port: s.port }]));
         const m = model(
           [httpPort(80, entries)],
-          entries.map((_, i) => rule(`gw_e${i}`, [[backends[i].name, 1]])),
+          entries.map((e) => rule(e.rule, [[backends[Number(e.rule.slice(4))].name, 1]])),
           backends,
         );
         const rendered = renderGateway(m, templates);
@@ -386,7 +409,7 @@ if (!inPrivateNetwork()) {
                   const got = await who(containerPort(80), host, `${path}${query ? "?q=1" : ""}`, { method, headers });
                   assert.equal(
                     got,
-                    want === null ? "404" : `s${want}`,
+                    want === null ? "404" : `s${entries[want].rule.slice(4)}`,
                     `${method} ${host}${path} header ${header} query ${query} in round ${round}: ` +
                       JSON.stringify(
                         entries.map((
