@@ -22,7 +22,8 @@
  *
  * Listener isolation: after the last entry of each listener with a hostname comes a stop, an entry
  * of the listener's hostname and the prefix `/` to the built-in 404, so a request whose Host that
- * listener wins never reaches the entries of a less specific listener.
+ * listener wins never reaches the entries of a less specific listener; an entry whose hostname such
+ * a listener covers whole never serves a request and is left out.
  */
 import type { ProxyPort, RouteEntry } from "./model_types.ts";
 import { canonicalPath } from "../render/patterns.ts";
@@ -301,8 +302,16 @@ function withListenerStops(routes: readonly RouteEntry[]): { e: RouteEntry; isSt
       }
       current = listener;
     }
+    // a more specific listener takes every request this entry matches: it never serves one
+    if (done.some((l) => covers(l, e.hostname))) continue;
     out.push({ e, isStop: false });
   }
   if (current !== null) close(current);
   return out;
+}
+
+/** Whether every host entry hostname `h` matches is matched by listener hostname `l` (which has one). */
+function covers(l: string, h: string): boolean {
+  if (h === "" || l === "") return h === l;
+  return hostPart(h) === hostPart(l) || (l.startsWith("*.") && widerHostParts(hostPart(h)).includes(hostPart(l)));
 }

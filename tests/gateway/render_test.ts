@@ -290,6 +290,9 @@ Deno.test("renderGateway: listener isolation: after a listener's entries, a stop
       on("*.example.com", entry("b.example.com", "/b", "gw_1")),
       on("*.example.com", entry("*.example.com", "/w", "gw_1", { method: "GET" })),
       on("", entry("", "/x", "gw_1")),
+      // dead: every host of theirs is won by a more specific listener
+      on("", entry("c.example.com", "/c", "gw_1", { method: "GET" })),
+      on("", entry("*.a.example.com", "/c", "gw_1")),
     ])],
     [rule("gw_1", [[a.name, 1]])],
     [a],
@@ -301,6 +304,7 @@ Deno.test("renderGateway: listener isolation: after a listener's entries, a stop
     "80:a.example.com/a/ be_ns_a_80:0",
     "80:b.example.com/b/ be_ns_a_80:0",
   ]);
+  assert.equal(r.config.split("\n").filter((l) => l.includes("-m int gt")).length, 1);
   // a listener's entries after a less specific listener's, or not together: a bug of the model
   const bad = (listeners: string[]) => () =>
     render(model(
