@@ -94,18 +94,35 @@ function headerLines(directive: "http-request" | "http-response", edits: HeaderE
 }
 
 /**
- * The prefix a ReplacePrefixMatch replaces: the path every entry of the rule matched (the API
- * allows the modifier only with exactly one PathPrefix match), without a trailing `/`.
+ * The prefixes a ReplacePrefixMatch replaces: the paths the rule's entries matched (the API allows
+ * the modifier only with PathPrefix matches), without a trailing `/`, longest first.
  */
-function matchedPrefix(rule: string, entries: readonly RouteEntry[]): string {
+function matchedPrefixes(rule: string, entries: readonly RouteEntry[]): string[] {
   const paths = new Set<string>();
   for (const e of entries) {
     if (e.path.type !== "PathPrefix") bug(`ReplacePrefixMatch of rule ${rule} with a ${e.path.type} match`);
-    paths.add(canonicalPath(checkedPath(e.path.value)));
+    const p = canonicalPath(checkedPath(e.path.value));
+    paths.add(p === "/" ? "" : p);
   }
-  if (paths.size !== 1) bug(`ReplacePrefixMatch of rule ${rule} with ${paths.size} prefixes`);
-  const [p] = paths;
-  return p === "/" ? "" : p;
+  // a rule no entry routes to is never asked
+  if (paths.size === 0) paths.add("");
+  return [...paths].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+}
+
+/**
+ * The lines that set `txn.rest` to what follows the prefix the request matched (longest first
+ * where the rule has several: the entry that took the request had the longest).
+ */
+function restLines(prefixes: readonly string[]): string[] {
+  const rest = (p: string) => `http-request set-var(txn.rest) var(txn.path),bytes(${p.length})`;
+  if (prefixes.length === 1) return [rest(prefixes[0])];
+  const lines: string[] = [];
+  prefixes.forEach((p, i) => {
+    const first = i === 0 ? "" : " !{ var(txn.pfx) -m found }";
+    lines.push(`http-request set-var(txn.pfx) int(${i}) if { var(txn.pslash) -m beg -- ${word(`${p}/`)} }${first}`);
+  });
+  prefixes.forEach((p, i) => lines.push(`${rest(p)} if { var(txn.pfx) -m int eq ${i} }`));
+  return lines;
 }
 
 /** The new path of a modifier as a log-format text (`txn.rest`: what follows the matched prefix). */
@@ -124,8 +141,7 @@ function newPath(rule: string, m: PathModifier, entries: readonly RouteEntry[]):
   // "" replaces the prefix with nothing; `/x/` and `/x` alike: the rest starts with `/` or is empty
   const value = m.value === "" ? "" : canonicalPath(checkedPath(m.value));
   const replacement = value.endsWith("/") ? value.slice(0, -1) : value;
-  const prefix = matchedPrefix(rule, entries);
-  const setup = [`http-request set-var(txn.rest) var(txn.path),bytes(${prefix.length})`];
+  const setup = restLines(matchedPrefixes(rule, entries));
   const lf = replacement.replaceAll("%", "%%");
   if (replacement !== "") return { setup, variants: [["", `${lf}%[var(txn.rest)]`]] };
   // nothing before the rest: the rest, or `/` when the path was the prefix itself

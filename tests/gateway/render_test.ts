@@ -219,6 +219,21 @@ Deno.test("renderGateway: ReplacePrefixMatch keeps the rest of the path without 
   ];
   assert.deepEqual(rewrite(""), empty);
   assert.deepEqual(rewrite("/"), empty);
+  // a rule with several prefixes: the longest the request is under
+  const two = render(model(
+    [httpPort(80, [entry("", "/foo/bar", "gw_r"), entry("", "/foo", "gw_r"), entry("", "/", "gw_r")])],
+    [rule("gw_r", [[a.name, 1]], { rewrite: { hostname: null, path: { type: "ReplacePrefixMatch", value: "/x" } } })],
+    [a],
+  )).config.split("\n").filter((l) => l.includes("txn.pfx") || l.includes("txn.rest")).map((l) => l.trim());
+  assert.deepEqual(two, [
+    "http-request set-var(txn.pfx) int(0) if { var(txn.pslash) -m beg -- '/foo/bar/' }",
+    "http-request set-var(txn.pfx) int(1) if { var(txn.pslash) -m beg -- '/foo/' } !{ var(txn.pfx) -m found }",
+    "http-request set-var(txn.pfx) int(2) if { var(txn.pslash) -m beg -- '/' } !{ var(txn.pfx) -m found }",
+    "http-request set-var(txn.rest) var(txn.path),bytes(8) if { var(txn.pfx) -m int eq 0 }",
+    "http-request set-var(txn.rest) var(txn.path),bytes(4) if { var(txn.pfx) -m int eq 1 }",
+    "http-request set-var(txn.rest) var(txn.path),bytes(0) if { var(txn.pfx) -m int eq 2 }",
+    "http-request set-path '/x%[var(txn.rest)]'",
+  ]);
 });
 
 Deno.test("renderGateway: crt-list with the hostname-less listener's certificate first; strict-sni without one", () => {

@@ -210,6 +210,7 @@ if (!inPrivateNetwork()) {
           entry("", "/hdr", "gw_beta", { headers: [{ name: "x-re", type: "RegularExpression", value: "ab+c" }] }),
           entry("", "/headers", "gw_headers"),
           entry("", "/rewrite", "gw_rewrite"),
+          entry("", "/rw2/deep", "gw_rewrite"),
           entry("", "/full", "gw_full"),
           entry("", "/redirect", "gw_redirect"),
           entry("", "/weighted", "gw_weighted"),
@@ -324,6 +325,8 @@ if (!inPrivateNetwork()) {
           const a = await get(p80, "any.test", "/rewrite/x/y?q=1");
           assert.deepEqual([a.body?.name, a.body?.host, a.body?.target], ["beta", "internal.example", "/new/x/y?q=1"]);
           assert.equal((await get(p80, "any.test", "/rewrite")).body?.target, "/new");
+          // the rule's other prefix
+          assert.equal((await get(p80, "any.test", "/rw2/deep/z")).body?.target, "/new/z");
           assert.equal((await get(p80, "any.test", "/full/a?b=c")).body?.target, "/other?b=c");
         });
         await t.step(
