@@ -227,7 +227,11 @@ export function ruleOutput(
   entries: readonly RouteEntry[],
 ): RuleOutput {
   const byRule = new Map<string, RouteEntry[]>();
-  for (const e of entries) byRule.set(e.rule, [...byRule.get(e.rule) ?? [], e]);
+  for (const e of entries) {
+    const list = byRule.get(e.rule);
+    if (list) list.push(e);
+    else byRule.set(e.rule, [e]);
+  }
   const target = new Map<string, string>();
   const views: BackendView[] = [];
   const choice: string[] = [];
