@@ -10,17 +10,17 @@ import type { EnvVar } from "./cloud.ts";
 import type { ControllerSettings } from "./settings.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 
-/** The public Service's ports (clients see these). */
-export const httpPort = 80;
-export const httpsPort = 443;
-/** Where HAProxy listens in the pod: unprivileged, so the pod needs no capability (the Service maps 80/443). */
-export const containerHttpPort = 8080;
-export const containerHttpsPort = 8443;
-/** HAProxy's stats page: on the pod's loopback only (lib/proxy/haproxy.ts), read there by the exporter. */
-export const statsPort = 56789;
-export const exporterPort = 56790;
-/** The proxy's probe endpoint (`proxy --health-port`). */
-export const healthPort = 56791;
+// The pod's ports live in a leaf module, which the Gateway's port mapping (lib/gateway/ports.ts) reads too.
+export {
+  containerHttpPort,
+  containerHttpsPort,
+  exporterPort,
+  healthPort,
+  httpPort,
+  httpsPort,
+  statsPort,
+} from "../common/proxy_ports.ts";
+import { containerHttpPort, containerHttpsPort, exporterPort, healthPort, statsPort } from "../common/proxy_ports.ts";
 /** The numeric user and group of both containers (the images have no user database; non-root needs a number). */
 export const proxyUid = 65532;
 /** `proxy --shutdown-drain`: how long a terminating pod serves after leaving the endpoints. */

@@ -281,7 +281,8 @@ function renderConfig(templates: Templates, view: View, memo: RenderMemo | null)
   return config;
 }
 
-function renderRoot(templates: Templates, name: string, view: View): string {
+/** Renders root template `name` (the Gateway renderer's views too); an error names the template's file. */
+export function renderRoot(templates: Templates, name: string, view: object): string {
   try {
     return templates.eta.render(`@${name}`, view);
   } catch (err) {

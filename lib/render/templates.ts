@@ -28,6 +28,9 @@ export const TEMPLATE_NAMES = [
   "default_backend",
   "error_pages",
   "tls",
+  // the proxy of a Gateway (lib/gateway/render.ts)
+  "gateway/haproxy.cfg",
+  "gateway/frontend",
 ] as const;
 
 export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL("../../templates/", import.meta.url));
