@@ -1,0 +1,177 @@
+/**
+ * The Gateway API route source against the real kube-apiserver with the Gateway API's own CRDs
+ * (v1.6.3, standard channel; no traffic: that is tests/gateway/*_traffic_test.ts and the
+ * conformance suite): waiting for the CRDs, the GatewayClass's status, one proxy per Gateway in
+ * the controller's namespace with the listener ports, the Gateway's and the routes' status (other
+ * controllers' entries kept, one route on two Gateways), and a Gateway's removal.
+ */
+import assert from "node:assert/strict";
+import { gatewayProxyName } from "../../lib/controller/objects.ts";
+import { GATEWAY_CONTROLLER_NAME } from "../../lib/gateway/model_types.ts";
+import { GATEWAY_FEATURES } from "../../lib/gateway/features.ts";
+import {
+  Cluster,
+  controller,
+  eventually,
+  resources,
+  serviceObj,
+  setDeploymentAvailable,
+  sliceObj,
+} from "../../lib/dev/localenv/harness.ts";
+import type { KubeObject } from "../../lib/cluster/resources.ts";
+import { installGatewayCrds } from "../../lib/dev/localenv/gateway_crds.ts";
+
+const gwApi = "gateway.networking.k8s.io/v1";
+
+function gatewayObj(ns: string, name: string, cls: string, listeners: unknown[]): KubeObject {
+  return { apiVersion: gwApi, kind: "Gateway", metadata: { name, namespace: ns }, spec: { gatewayClassName: cls, listeners } };
+}
+
+function routeObj(ns: string, name: string, parents: unknown[], backend: string): KubeObject {
+  return {
+    apiVersion: gwApi,
+    kind: "HTTPRoute",
+    metadata: { name, namespace: ns },
+    spec: {
+      parentRefs: parents,
+      hostnames: ["app.example"],
+      rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ name: backend, port: 80 }] }],
+    },
+  };
+}
+
+const condition = (o: KubeObject | null, type: string) =>
+  (o?.status?.conditions ?? []).find((c: { type: string }) => c.type === type);
+
+Deno.test("Gateway API source against a real API server", async (t) => {
+  const cluster = await Cluster.start();
+  try {
+    const ops = await cluster.namespace("ops");
+    const app = await cluster.namespace("app");
+    await cluster.apply(resources.services, serviceObj(app, "web"));
+    await cluster.apply(resources.endpointSlices, sliceObj(app, "web", [{ address: "10.9.0.1", port: 8080 } as any]));
+    const ctl = await controller(cluster, { controllerId: "gw", operatorNamespace: ops, validateProxyConfig: true });
+    try {
+      await t.step("without the CRDs the controller runs and serves no Gateway", async () => {
+        await ctl.idle();
+        assert.equal(await cluster.get(resources.configMaps, ops, gatewayProxyName(`${app}/edge`)), null);
+      });
+
+      await t.step("once the CRDs are installed, our GatewayClass is Accepted with its features", async () => {
+        await installGatewayCrds(cluster);
+        for (const [name, controllerName] of [["ours", GATEWAY_CONTROLLER_NAME], ["theirs", "example.com/other"]]) {
+          await eventually(`GatewayClass ${name} created`, async () => {
+            try {
+              await cluster.apply(resources.gatewayClasses, {
+                apiVersion: gwApi,
+                kind: "GatewayClass",
+                metadata: { name },
+                spec: { controllerName },
+              });
+              return true;
+            } catch {
+              return false; // the CRD is not established yet
+            }
+          }, 30_000);
+        }
+        // Discovery is asked every 10 s until the API appears.
+        const ours = await eventually("our class Accepted", async () => {
+          const c = await cluster.get(resources.gatewayClasses, null, "ours");
+          return condition(c, "Accepted")?.status === "True" ? c : null;
+        }, 30_000);
+        assert.equal(condition(ours, "Accepted").observedGeneration, ours!.metadata.generation);
+        assert.deepEqual(ours!.status.supportedFeatures.map((f: { name: string }) => f.name), [...GATEWAY_FEATURES]);
+        const theirs = await cluster.get(resources.gatewayClasses, null, "theirs");
+        assert.equal(condition(theirs, "Accepted")?.status ?? "Unknown", "Unknown", "another controller's class is left alone");
+      });
+
+      const edgeProxy = gatewayProxyName(`${app}/edge`);
+      await t.step("a Gateway gets its own proxy in the controller's namespace, one Service port per listener port", async () => {
+        await cluster.apply(
+          resources.gateways,
+          gatewayObj(app, "edge", "ours", [{ name: "http", port: 80, protocol: "HTTP" }, {
+            name: "alt",
+            port: 8081,
+            protocol: "HTTP",
+          }]),
+        );
+        await cluster.apply(resources.gateways, gatewayObj(app, "foreign", "theirs", [{ name: "http", port: 80, protocol: "HTTP" }]));
+        const svc = await eventually("the Gateway's proxy Service", () => cluster.get(resources.services, ops, edgeProxy));
+        assert.deepEqual(svc!.spec.ports.map((p: { port: number }) => p.port), [80, 8081]);
+        assert.equal(svc!.metadata.annotations?.["ingress-controller.io/gateway"], `${app}/edge`);
+        const gw = await eventually("the Gateway Accepted, with its address, not yet Programmed", async () => {
+          const g = await cluster.get(resources.gateways, app, "edge");
+          return condition(g, "Accepted")?.status === "True" && g?.status?.addresses?.length ? g : null;
+        });
+        assert.equal(gw!.status.addresses[0].value, svc!.spec.clusterIP);
+        assert.equal(condition(gw, "Programmed").status, "False", "no proxy pod is available yet");
+        assert.deepEqual(gw!.status.listeners.map((l: { name: string }) => l.name), ["http", "alt"]);
+        await setDeploymentAvailable(cluster, ops, edgeProxy);
+        await eventually("Programmed once a proxy pod is available", async () => {
+          const g = await cluster.get(resources.gateways, app, "edge");
+          return condition(g, "Programmed")?.status === "True" &&
+            condition(g, "Programmed").observedGeneration === g!.metadata.generation;
+        });
+        assert.equal(await cluster.get(resources.services, ops, gatewayProxyName(`${app}/foreign`)), null);
+      });
+
+      await t.step("a route on two Gateways gets an entry per Gateway, and another controller's entry is kept", async () => {
+        await cluster.apply(resources.gateways, gatewayObj(app, "second", "ours", [{ name: "http", port: 80, protocol: "HTTP" }]));
+        await cluster.apply(
+          resources.httpRoutes,
+          routeObj(app, "shop", [{ name: "edge", sectionName: "http" }, { name: "second" }, { name: "foreign" }], "web"),
+        );
+        // Another controller's entry for its own Gateway, written as it would.
+        const route = await cluster.get(resources.httpRoutes, app, "shop");
+        await cluster.client.request("PUT", `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/httproutes/shop/status`, {
+          body: {
+            ...route,
+            status: {
+              parents: [{
+                parentRef: { name: "foreign" },
+                controllerName: "example.com/other",
+                conditions: [{
+                  type: "Accepted",
+                  status: "True",
+                  reason: "Accepted",
+                  message: "theirs",
+                  lastTransitionTime: new Date().toISOString(),
+                  observedGeneration: route!.metadata.generation,
+                }],
+              }],
+            },
+          },
+        });
+        const parents = await eventually("entries for both of our Gateways", async () => {
+          const r = await cluster.get(resources.httpRoutes, app, "shop");
+          const ps = r?.status?.parents ?? [];
+          return ps.length === 3 ? ps : null;
+        });
+        const ours = parents!.filter((p: { controllerName: string }) => p.controllerName === GATEWAY_CONTROLLER_NAME);
+        assert.deepEqual(ours.map((p: { parentRef: { name: string } }) => p.parentRef.name).sort(), ["edge", "second"]);
+        for (const p of ours) {
+          const accepted = p.conditions.find((c: { type: string }) => c.type === "Accepted");
+          assert.equal(accepted.status, "True", JSON.stringify(p));
+        }
+        assert.ok(parents!.some((p: { controllerName: string }) => p.controllerName === "example.com/other"));
+        const cfg = Object.values((await cluster.get(resources.configMaps, ops, edgeProxy))?.data ?? {}).join("\n");
+        assert.ok(cfg.includes("app.example"), "the route's host is in the Gateway's configuration");
+      });
+
+      await t.step("a Gateway deleted: its proxy goes, and so does its entry in the route's status", async () => {
+        await cluster.remove(resources.gateways, app, "second");
+        await eventually("the proxy of the deleted Gateway removed", async () =>
+          await cluster.get(resources.services, ops, gatewayProxyName(`${app}/second`)) === null);
+        await eventually("its entry gone from the route", async () => {
+          const r = await cluster.get(resources.httpRoutes, app, "shop");
+          const names = (r?.status?.parents ?? []).map((p: { parentRef: { name: string } }) => p.parentRef.name).sort();
+          return JSON.stringify(names) === JSON.stringify(["edge", "foreign"]);
+        });
+      });
+    } finally {
+      await ctl.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
