@@ -27,6 +27,7 @@ import {
   conformant,
   coreSummary,
   parseReport,
+  suiteErrors,
   suiteOutcome,
   summaryLines,
   testOutcomes,
@@ -93,6 +94,7 @@ async function main(): Promise<number> {
         outcome ? `${outcome.outcome} (${outcome.seconds} s)` : "has no result line (see the log)"
       }`,
     );
+    for (const e of suiteErrors(log)) say(`suite error: ${e}`);
     if (report) say(`report: ${reportPath}`);
     say(`log: ${logPath}`);
     say("");

@@ -78,6 +78,33 @@ export function suiteOutcome(log: string): { outcome: Outcome; seconds: number }
   return m ? { outcome: m[1] as Outcome, seconds: Number(m[2]) } : null;
 }
 
+/**
+ * The assertion messages of TestConformance itself (testify's `Error:` and `Messages:` fields, not
+ * those of its subtests): why the suite stopped before or between its tests, e.g. "no supported
+ * features were determined for test suite" or a setup wait that timed out.
+ */
+export function suiteErrors(log: string): string[] {
+  const out: string[] = [];
+  const lines = log.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    // TestConformance's own messages are indented by 4 spaces, its subtests' by 8 or more.
+    if (!/^ {4}\S+\.go:\d+: *$/.test(lines[i])) continue;
+    const fields = new Map<string, string[]>();
+    let field = "";
+    // testify's fields: `<8 spaces>\t<Name>:<spaces>\t<value>`, continued as `<8 spaces>\t<spaces>\t<value>`.
+    for (let j = i + 1; j < lines.length; j++) {
+      const m = lines[j].match(/^ {8}\t([A-Za-z ]*?):?\s*\t(.*)$/);
+      if (!m) break;
+      if (m[1].trim()) field = m[1].trim();
+      if (!fields.has(field)) fields.set(field, []);
+      fields.get(field)!.push(m[2].trim());
+    }
+    const parts = ["Error", "Messages"].flatMap((f) => fields.get(f) ?? []).filter(Boolean);
+    if (parts.length > 0) out.push(parts.join(" "));
+  }
+  return out;
+}
+
 export interface CoreSummary {
   profile: string;
   passed: number;
