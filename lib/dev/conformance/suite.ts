@@ -11,7 +11,7 @@ import type { Cluster } from "../localnode/mod.ts";
 const shown = [
   /^\s*--- (PASS|FAIL|SKIP): TestConformance\b/,
   /^=== RUN\s+TestConformance\/[^/\s]+$/,
-  /^\s*suite\.go:\d+: (Test Setup|Running|Sleeping)/,
+  /^\s*suite\.go:\d+: (\S+Z: )?(Test Setup|Running|Sleeping)/,
   /^\s*(FAIL|PASS|ok)\s*$/,
   /^panic:/,
 ];
