@@ -52,11 +52,14 @@ async function main(): Promise<number> {
   let cluster: Cluster | null = null;
   const work = await Deno.makeTempDir({ prefix: "ic-conformance-" });
   try {
-    const suiteDir = await phases.run("Go builds (cluster binaries, helm, conformance.test, CRDs)", async () => {
+    await phases.run("Go builds: cluster binaries, helm", async () => {
       await buildBinaries([]);
       await buildBinaries(nodeBinaries);
       await ensureHelm();
-      return await buildBinaries(["conformance.test", "gateway-crds"]);
+    });
+    const suiteDir = await phases.run("Go builds: conformance.test, CRDs, echo-basic, CoreDNS", async () => {
+      await buildBinaries(["echo", "pause"]);
+      return await buildBinaries(["conformance.test", "gateway-crds", "echo-basic", "coredns"]);
     });
     const images = await phases.run(
       "images (deno task images)",
