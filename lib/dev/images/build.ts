@@ -13,6 +13,9 @@
  *   graph (without type declarations and source maps), so the entrypoint
  *   `deno run -A --cached-only --no-code-cache /app/main.ts` never fetches anything.
  * The echo backend and pause are static Go programs of our own (lib/dev/localenv/go/{echo,pause}).
+ * For the Gateway API conformance suite (`deno task conformance`): its echo backend, echo-basic
+ * (built from the suite's Go module, one image under every name the suite uses), and CoreDNS (built
+ * from its Go module), both static (lib/dev/localenv/go/{gateway-api,coredns}).
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,19 +23,21 @@ import type { Release } from "../../flags/table.ts";
 import { buildBinaries } from "../localenv/binaries.ts";
 import { ensureHaproxy } from "../localenv/haproxy.ts";
 import { type ImageConfig, imageTools, layerTar, writeImage } from "./oci.ts";
-import { imageRefs } from "./refs.ts";
+import { corednsRef, echoBasicRefs, imageRefs } from "./refs.ts";
 import { copyTopLevelLinks, installBinary, writeSystemFiles } from "./rootfs.ts";
 
 /** The repository's root directory. */
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** The archive names (`dist/images/<name>.tar`). */
-export const imageNames = ["ingress-controller", "haproxy", "echo", "pause"] as const;
+export const imageNames = ["ingress-controller", "haproxy", "echo", "pause", "echo-basic", "coredns"] as const;
 export type ImageName = typeof imageNames[number];
 
 export interface BuiltImage {
   name: ImageName;
   ref: string;
+  /** The image's other names (echo-basic's further tags). */
+  moreRefs: readonly string[];
   archive: string;
   /** Size of the archive (uncompressed layers). */
   bytes: number;
@@ -76,6 +81,7 @@ export async function buildImages(
   await imageTools();
   const haproxy = await ensureHaproxy();
   const bin = await buildBinaries(["echo", "pause"]);
+  const gatewayBin = await buildBinaries(["echo-basic", "coredns"]);
   lap("tools and Go programs ready");
   await Deno.mkdir(outDir, { recursive: true });
   const work = await Deno.makeTempDir({ prefix: "ic-images-" });
@@ -103,6 +109,13 @@ export async function buildImages(
     const pause = await layer("pause", async (root) => {
       await installBinary(root, join(bin, "pause"), "/pause");
     });
+    const echoBasic = await layer("echo-basic", async (root) => {
+      await installBinary(root, join(gatewayBin, "echo-basic"), "/echo-basic");
+    });
+    const coredns = await layer("coredns", async (root) => {
+      await writeSystemFiles(root);
+      await installBinary(root, join(gatewayBin, "coredns"), "/coredns");
+    });
 
     const refs = imageRefs(release);
     const plan: [ImageName, string[], ImageConfig][] = [
@@ -124,13 +137,25 @@ export async function buildImages(
       }],
       ["echo", [echo], { ref: refs.echo, entrypoint: ["/echo"], ports: [8080], user: "65534:65534" }],
       ["pause", [pause], { ref: refs.pause, entrypoint: ["/pause"], user: "65534:65534" }],
+      // As upstream's image: distroless nonroot (65532), listening on 3000 (HTTP), 3001 (h2c), 8443 (HTTPS).
+      ["echo-basic", [echoBasic], {
+        ref: echoBasicRefs[0],
+        moreRefs: echoBasicRefs.slice(1),
+        entrypoint: ["/echo-basic"],
+        ports: [3000, 3001, 8443],
+        user: "65532:65532",
+      }],
+      // Root, unlike upstream's nonroot image: upstream binds port 53 through a file capability
+      // (setcap), which a layer of ours does not carry; pods drop every capability but
+      // NET_BIND_SERVICE (as the suite's manifest and a kube-system CoreDNS do).
+      ["coredns", [coredns], { ref: corednsRef, entrypoint: ["/coredns"], ports: [53] }],
     ];
     const built: BuiltImage[] = [];
     for (const [name, layers, config] of plan) {
       const archive = join(outDir, `${name}.tar`);
       await writeImage(join(work, `image-${name}`), layers, config, archive);
       const bytes = (await Deno.stat(archive)).size;
-      built.push({ name, ref: config.ref, archive, bytes });
+      built.push({ name, ref: config.ref, moreRefs: config.moreRefs ?? [], archive, bytes });
       lap(`${name}: ${config.ref} → ${relative(Deno.cwd(), archive) || archive}, ${mib(bytes)}`);
     }
     return built;

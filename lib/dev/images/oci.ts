@@ -13,6 +13,8 @@ import { ensureTools } from "../localenv/debian.ts";
 export interface ImageConfig {
   /** Full reference written into the archive, e.g. `docker.io/ingresscontroller/haproxy:1.9.2`. */
   ref: string;
+  /** More names for the same image, written into the archive too (each imported under its name). */
+  moreRefs?: readonly string[];
   entrypoint: string[];
   cmd?: string[];
   env?: string[];
@@ -79,6 +81,7 @@ export async function writeImage(work: string, layers: string[], config: ImageCo
     "--insecure-policy",
     "copy",
     "--quiet",
+    ...(config.moreRefs ?? []).flatMap((r) => ["--additional-tag", r]),
     `oci:${image}`,
     `docker-archive:${archive}:${config.ref}`,
   ]);

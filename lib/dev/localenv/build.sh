@@ -6,6 +6,10 @@
 #   lib/dev/localenv/build.sh                 kube-apiserver and etcd: build when missing, print the directory
 #   lib/dev/localenv/build.sh echo pause …    the named binaries instead (see `known` below; `helm` is helm v3)
 #   KUBEBUILDER_ASSETS=/dir …             (no names) use /dir/{kube-apiserver,etcd}, build nothing
+#   lib/dev/localenv/build.sh conformance.test echo-basic coredns gateway-crds
+#                                         the Gateway API conformance suite's parts (go/gateway-api, go/coredns),
+#                                         cached per Gateway API version in a directory of their own; not mixed
+#                                         with the others in one call. gateway-crds is a directory: crds/standard/.
 #
 # Nothing prebuilt is downloaded: only Go modules, through the machine's Go toolchain.
 set -euo pipefail
@@ -16,14 +20,21 @@ ETCD_VERSION=v3.6.16
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 say() { printf '[testenv build] %s\n' "$*" >&2; }
 
-known="etcd kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy echo pause helm"
+gateway_known="conformance.test echo-basic coredns gateway-crds"
+known="etcd kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy echo pause helm $gateway_known"
 targets=("$@")
+gateway_targets=0
 for t in "${targets[@]}"; do
   if [[ " $known " != *" $t "* ]]; then
     say "unknown binary $t (known: $known)"
     exit 2
   fi
+  [[ " $gateway_known " == *" $t "* ]] && gateway_targets=$((gateway_targets + 1))
 done
+if [[ $gateway_targets -gt 0 && $gateway_targets -ne ${#targets[@]} ]]; then
+  say "build $gateway_known in a call of their own (they are cached in another directory)"
+  exit 2
+fi
 
 if [[ ${#targets[@]} -eq 0 && -n "${KUBEBUILDER_ASSETS:-}" ]]; then
   for bin in kube-apiserver etcd; do
@@ -37,7 +48,19 @@ if [[ ${#targets[@]} -eq 0 && -n "${KUBEBUILDER_ASSETS:-}" ]]; then
   exit 0
 fi
 
-out="${XDG_CACHE_HOME:-$HOME/.cache}/ingress-controller/testenv/$K8S_VERSION"
+GATEWAY_API_VERSION="$(awk '$1 == "sigs.k8s.io/gateway-api" { print $2 }' "$here/go/gateway-api/go.mod")"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/ingress-controller"
+if [[ $gateway_targets -gt 0 ]]; then
+  out="$cache/gateway-api/$GATEWAY_API_VERSION"
+  # The suite's parts are big and not on the tests' path: built slowly, one package at a time, so
+  # they never crowd out other work on a small machine.
+  go_nice=(nice -n 10)
+  go_p=(-p 1)
+else
+  out="$cache/testenv/$K8S_VERSION"
+  go_nice=()
+  go_p=()
+fi
 mkdir -p "$out"
 
 # A stamp of the pinned module files: editing a go.mod rebuilds the binary it describes. Whole-line
@@ -49,9 +72,10 @@ stamp_of() {
 
 started=$SECONDS
 
-# build <name> <module dir> <package> <ldflags>
+# build <name> <module dir> <package> <ldflags> [test]: `go build` the package, or with `test`
+# `go test -c` it (the package's test binary).
 build() {
-  local name=$1 dir=$2 pkg=$3 ldflags=$4
+  local name=$1 dir=$2 pkg=$3 ldflags=$4 kind=${5:-build}
   local stamp
   stamp="$(stamp_of "$dir")"
   # Parallel processes may all ask for a binary: one builds it, the others wait and reuse it.
@@ -70,17 +94,26 @@ build() {
   local t0=$SECONDS
   say "$name: downloading modules ($dir/go.mod)"
   (cd "$here/go/$dir" && GOFLAGS="-mod=mod -buildvcs=false" go mod download)
-  say "$name: modules ready after $((SECONDS - t0))s; compiling $pkg (go build -v)"
+  local cmd=(go build -v)
+  [[ $kind == test ]] && cmd=(go test -c)
+  say "$name: modules ready after $((SECONDS - t0))s; compiling $pkg (${cmd[*]})"
   local tmp="$out/.$name.tmp.$$"
   # `go build -v` names each package as it compiles it (no spaces); anything else is a message.
+  # `go test -c` names none: a line every minute says it is still at work.
+  local ticker=""
+  if [[ $kind == test ]]; then
+    (while sleep 60 </dev/null >/dev/null 2>&1; do say "$name: still compiling after $((SECONDS - t0))s"; done) >/dev/null &
+    ticker=$!
+  fi
   set +e
-  (cd "$here/go/$dir" && CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" go build -v -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg") 2>&1 |
+  (cd "$here/go/$dir" && CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" "${go_nice[@]}" "${cmd[@]}" "${go_p[@]}" -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg") 2>&1 |
     awk -v name="$name" '
       / / { print > "/dev/stderr"; next }
       { n++; if (n % 100 == 0) { printf "[testenv build] %s: %d packages compiled\n", name, n > "/dev/stderr" } }
-      END { printf "[testenv build] %s: %d packages compiled in total\n", name, n > "/dev/stderr" }'
+      END { if (n > 0) printf "[testenv build] %s: %d packages compiled in total\n", name, n > "/dev/stderr" }'
   local rc=${PIPESTATUS[0]}
   set -e
+  [[ -n $ticker ]] && kill "$ticker" 2>/dev/null
   if [[ $rc -ne 0 || ! -x "$tmp" ]]; then
     rm -f "$tmp"
     say "$name: build failed (see the compiler output above)"
@@ -89,6 +122,36 @@ build() {
   mv -f "$tmp" "$out/$name"
   stamp_of "$dir" >"$out/$name.stamp" # after the build: -mod=mod may have completed go.mod/go.sum
   say "$name: built in $((SECONDS - t0))s -> $out/$name"
+  flock -u 9
+}
+
+# gateway-crds: the standard channel's CRDs of the pinned Gateway API module (config/crd/standard/), in
+# $out/crds/standard/ (the module cache is read-only: copied, made writable).
+crds() {
+  local stamp
+  stamp="$(stamp_of gateway-api)"
+  exec 9>"$out/.lock-gateway-crds"
+  flock 9
+  if [[ -d "$out/crds/standard" && "$(cat "$out/crds.stamp" 2>/dev/null)" == "$stamp" ]]; then
+    say "gateway-crds: cached at $out/crds/standard"
+    flock -u 9
+    return
+  fi
+  local dir
+  dir="$(cd "$here/go/gateway-api" && GOFLAGS="-mod=mod -buildvcs=false" go mod download sigs.k8s.io/gateway-api &&
+    GOFLAGS="-mod=mod -buildvcs=false" go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)"
+  if [[ -z "$dir" || ! -d "$dir/config/crd/standard" ]]; then
+    say "gateway-crds: sigs.k8s.io/gateway-api $GATEWAY_API_VERSION has no config/crd/standard (module dir: ${dir:-none})"
+    exit 1
+  fi
+  rm -rf "$out/crds.tmp"
+  mkdir -p "$out/crds.tmp/standard"
+  cp "$dir"/config/crd/standard/*.yaml "$out/crds.tmp/standard/"
+  chmod -R u+w "$out/crds.tmp"
+  rm -rf "$out/crds"
+  mv "$out/crds.tmp" "$out/crds"
+  printf '%s\n' "$stamp" >"$out/crds.stamp"
+  say "gateway-crds: $(ls "$out/crds/standard" | wc -l) files of sigs.k8s.io/gateway-api $GATEWAY_API_VERSION -> $out/crds/standard"
   flock -u 9
 }
 
@@ -109,10 +172,18 @@ for t in "${targets[@]}"; do
       build helm helm $hv/cmd/helm "-X $hv/internal/version.version=$helm_version -X $hv/internal/version.gitTreeState=clean \
 -X $hv/pkg/chartutil.k8sVersionMajor=1 -X $hv/pkg/chartutil.k8sVersionMinor=$kube_minor \
 -X $hv/pkg/lint/rules.k8sVersionMajor=1 -X $hv/pkg/lint/rules.k8sVersionMinor=$kube_minor" ;;
+    conformance.test) build "$t" gateway-api sigs.k8s.io/gateway-api/conformance "" test ;;
+    echo-basic) build "$t" gateway-api sigs.k8s.io/gateway-api/conformance/echo-basic "" ;;
+    coredns) build "$t" coredns github.com/coredns/coredns "" ;; # its Makefile's GitCommit stamp: unknown here
+    gateway-crds) crds ;;
     kube*) build "$t" kube-node "k8s.io/kubernetes/cmd/$t" "$k8s_ldflags" ;; # the node's, same version and stamps
     *) build "$t" "$t" . "" ;; # the small programs of our own (standard library only)
   esac
 done
 
-say "${targets[*]} ready in $out (etcd $ETCD_VERSION, kubernetes $K8S_VERSION) after $((SECONDS - started))s"
+if [[ $gateway_targets -gt 0 ]]; then
+  say "${targets[*]} ready in $out (gateway-api $GATEWAY_API_VERSION) after $((SECONDS - started))s"
+else
+  say "${targets[*]} ready in $out (etcd $ETCD_VERSION, kubernetes $K8S_VERSION) after $((SECONDS - started))s"
+fi
 printf '%s\n' "$out"

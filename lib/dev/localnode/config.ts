@@ -19,6 +19,8 @@ export const net = {
   clusterCidr: "10.244.0.0/16",
   /** Services (kube-apiserver's `--service-cluster-ip-range` in control_plane.ts). */
   serviceCidr: "10.0.0.0/24",
+  /** The DNS add-on's Service (kube-system/kube-dns), the pods' nameserver (dns_addon.ts). */
+  dnsIp: "10.0.0.10",
 } as const;
 
 /** The files and sockets of one cluster, all under `dir`. */
@@ -97,7 +99,8 @@ export function cniConfig(p: ClusterPaths): string {
   );
 }
 
-export function kubeletConfig(p: ClusterPaths, cgroupRoot: string): string {
+/** `clusterDns`: pods get the DNS add-on's address as their nameserver (when the cluster runs it). */
+export function kubeletConfig(p: ClusterPaths, cgroupRoot: string, clusterDns = false): string {
   return JSON.stringify(
     {
       apiVersion: "kubelet.config.k8s.io/v1beta1",
@@ -112,6 +115,7 @@ export function kubeletConfig(p: ClusterPaths, cgroupRoot: string): string {
       readOnlyPort: 0,
       healthzPort: 0,
       clusterDomain: "cluster.local",
+      ...(clusterDns ? { clusterDNS: [net.dnsIp] } : {}),
       resolvConf: p.resolvConf,
       failSwapOn: false,
       podLogsDir: p.podLogs,

@@ -3,7 +3,8 @@
  * The single-node cluster's inside, run as PID 1 of the cluster's own PID, mount and network
  * namespaces (started by mod.ts): etcd + kube-apiserver (control_plane.ts, with service accounts
  * on), containerd with Debian's runc and CNI plugins, the images of `dist/images` imported into it,
- * kube-controller-manager, kube-scheduler, kube-proxy and a kubelet. It makes the API server
+ * kube-controller-manager, kube-scheduler, kube-proxy and a kubelet, and, when the CoreDNS image
+ * is among the images, the DNS add-on (dns_addon.ts; pods get it as their nameserver). It makes the API server
  * reachable through a unix socket in `dir`, writes `dir/ready.json` once the node is Ready, and on
  * SIGTERM stops everything; whatever is left dies with the namespaces.
  *
@@ -13,7 +14,9 @@ import { join } from "node:path";
 import { startControlPlane } from "../localenv/control_plane.ts";
 import { unixToTcp } from "../localenv/forward.ts";
 import { type ManagedProcess, spawnProcess } from "../localenv/process.ts";
-import { normalizedRef, pauseRef } from "../images/refs.ts";
+import { corednsRef, normalizedRef, pauseRef } from "../images/refs.ts";
+import { applyManifests } from "../deploy/apply.ts";
+import { dnsAddonObjects } from "./dns_addon.ts";
 import { clusterPaths, cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig, net } from "./config.ts";
 
 /** What the host side reads from `dir/ready.json`. */
@@ -69,6 +72,10 @@ async function main(dir: string, bin: string, archives: string[], cgroupRoot: st
     if (!out.ok) throw new Error(`ctr images import ${archive} failed: ${out.text}`);
   }
   mark("containerd ready, images imported");
+  // The DNS add-on runs when its image is on the node (deno task images builds it).
+  const dnsImage = normalizedRef(corednsRef);
+  const listed = await ctr(p.containerdSocket, ["-n", "k8s.io", "images", "ls", "-q"]);
+  const withDns = listed.ok && listed.text.split("\n").includes(dnsImage);
 
   await start("kube-controller-manager", join(bin, "kube-controller-manager"), [
     `--kubeconfig=${admin}`,
@@ -92,7 +99,7 @@ async function main(dir: string, bin: string, archives: string[], cgroupRoot: st
   ]);
   await Deno.writeTextFile(p.kubeProxyConfig, kubeProxyConfig(admin));
   await start("kube-proxy", join(bin, "kube-proxy"), [`--config=${p.kubeProxyConfig}`]);
-  await Deno.writeTextFile(p.kubeletConfig, kubeletConfig(p, cgroupRoot));
+  await Deno.writeTextFile(p.kubeletConfig, kubeletConfig(p, cgroupRoot, withDns));
   const kubeletStarted = performance.now();
   await start("kubelet", join(bin, "kubelet"), [
     `--config=${p.kubeletConfig}`,
@@ -117,6 +124,12 @@ async function main(dir: string, bin: string, archives: string[], cgroupRoot: st
   );
   timings["kubelet start to node Ready"] = Math.round(performance.now() - kubeletStarted);
   mark("node Ready");
+  if (withDns) {
+    await applyManifests((path, init) => cp.adminFetch(path, init), dnsAddonObjects(dnsImage), {
+      fieldManager: "ic-cluster",
+    });
+    mark("DNS add-on applied");
+  }
 
   const apiSocket = join(dir, "api.sock");
   const fwd = unixToTcp(apiSocket, "127.0.0.1", Number(new URL(cp.server).port));

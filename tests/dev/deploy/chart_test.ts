@@ -11,11 +11,14 @@
  * - with the webhook on, the generated serving chain and the configuration's CA bundle agree with
  *   what the controller derives from the chain;
  * - least privilege: by default (shared proxies only) the proxies' objects are written in the release
- *   namespace only, and cluster-wide only the Ingresses' status, Events, the secure port's reviews and
- *   the shared proxy's Roles and RoleBindings (any name only for `create`, which Kubernetes cannot
+ *   namespace only, and cluster-wide only the Ingresses' and Gateway API objects' status, Events, the
+ *   secure port's reviews and the shared proxy's Roles and RoleBindings (any name only for `create`, which Kubernetes cannot
  *   limit); no `bind`, `escalate` or wildcard anywhere; dedicatedProxies.enabled adds the cluster-wide
  *   writes and turns the controller's `dedicated-proxies` setting on; the chart's shared proxy name
  *   and controller label are the controller's own;
+ * - the Gateway API: reads of GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, Namespaces and
+ *   CRDs, writes of the three kinds' status only; the optional GatewayClass names the controller's
+ *   controllerName and needs the CRDs;
  * - the NetworkPolicy of the proxy pods: off by default; on, metrics only from the namespaces named;
  * - NOTES.txt names the class's one shared proxy and a kubectl command that finds the controller's
  *   objects of it, and says dedicated proxies exist only with dedicatedProxies.enabled;
@@ -40,6 +43,7 @@ import { startControlPlane } from "../../../lib/dev/localenv/mod.ts";
 import { sharedProxyName } from "../../../lib/controller/groups.ts";
 import { controllerLabelValue, desiredObjects, proxyObjects, sharedTarget } from "../../../lib/controller/objects.ts";
 import { defaultSettings } from "../../../lib/controller/settings.ts";
+import { GATEWAY_CONTROLLER_NAME } from "../../../lib/gateway/model_types.ts";
 
 const find = (objs: ManifestObject[], kind: string) => objs.filter((o) => o.kind === kind);
 const one = (objs: ManifestObject[], kind: string) => {
@@ -356,13 +360,20 @@ const globalSettings = (objs: ManifestObject[]) =>
 Deno.test("chart: by default the proxies' objects are written in the release namespace only; cluster-wide, the least Kubernetes allows", async () => {
   const objs = await render();
   const shared = sharedProxyName("ingress-controller");
-  // Everything the controller may write outside its namespace: the Ingresses' status, Events, the
-  // secure port's reviews and, for the shared proxy's Secret-reading Role and RoleBinding in each
-  // tenant namespace, `create` (which resourceNames cannot limit) and the rest on that name only.
+  // Everything the controller may write outside its namespace: the Ingresses' and the Gateway API
+  // objects' status, Events, the secure port's reviews and, for the shared proxy's Secret-reading
+  // Role and RoleBinding in each tenant namespace, `create` (which resourceNames cannot limit) and
+  // the rest on that name only.
   assert.deepEqual(
     writeGrants(rulesOf(clusterRole(objs))),
     [
       "events create",
+      "gatewayclasses/status patch",
+      "gatewayclasses/status update",
+      "gateways/status patch",
+      "gateways/status update",
+      "httproutes/status patch",
+      "httproutes/status update",
       "ingresses/status patch",
       `rolebindings delete ${shared}`,
       "rolebindings create",
@@ -412,6 +423,43 @@ Deno.test("chart: by default the proxies' objects are written in the release nam
   }
   // The controller is told: an Ingress asking for a dedicated proxy joins the shared one.
   assert.equal(globalSettings(objs).data["dedicated-proxies"], "false");
+});
+
+Deno.test("chart: the Gateway API: reads of its objects, writes of their status only; the GatewayClass on request", async () => {
+  const objs = await render();
+  const rules = rulesOf(clusterRole(objs));
+  const grants = (group: string, resource: string) =>
+    rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
+  const gw = "gateway.networking.k8s.io";
+  for (const res of ["gatewayclasses", "gateways", "httproutes", "referencegrants"]) {
+    assert.deepEqual(grants(gw, res), ["get", "list", "watch"], res);
+  }
+  for (const res of ["gatewayclasses/status", "gateways/status", "httproutes/status"]) {
+    assert.deepEqual(grants(gw, res), ["patch", "update"], res);
+  }
+  assert.deepEqual(grants(gw, "referencegrants/status"), []);
+  // allowedRoutes namespace selectors; waiting for the CRDs.
+  assert.deepEqual(grants("", "namespaces"), ["get", "list", "watch"]);
+  assert.deepEqual(grants("apiextensions.k8s.io", "customresourcedefinitions"), ["get", "list", "watch"]);
+  assert.deepEqual(find(objs, "GatewayClass"), [], "no GatewayClass by default");
+
+  // On request, named as asked, with the controller's own controllerName; refused without the CRDs.
+  const withClass = await render([
+    "--set",
+    "gatewayClass.create=true",
+    "--set",
+    "gatewayClass.name=edge",
+    "--api-versions",
+    "gateway.networking.k8s.io/v1/GatewayClass",
+  ]);
+  const gc = one(withClass, "GatewayClass");
+  assert.equal(gc.apiVersion, "gateway.networking.k8s.io/v1");
+  assert.equal(gc.metadata.name, "edge");
+  assert.equal(gc.spec.controllerName, GATEWAY_CONTROLLER_NAME);
+  await assert.rejects(
+    render(["--set", "gatewayClass.create=true"]),
+    /gatewayClass\.create: the Gateway API CRDs are not installed/,
+  );
 });
 
 Deno.test("chart: dedicatedProxies.enabled grants the proxies' writes in every namespace and turns the setting on", async () => {

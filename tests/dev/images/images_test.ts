@@ -6,8 +6,9 @@
  * with a user allowed to read only that ConfigMap, and serves traffic to a backend through HAProxy.
  */
 import assert from "node:assert/strict";
+import http from "node:http";
 import { buildImages, type BuiltImage, type ImageName } from "../../../lib/dev/images/build.ts";
-import { imageRefs, normalizedRef } from "../../../lib/dev/images/refs.ts";
+import { echoBasicRefs, imageRefs, normalizedRef } from "../../../lib/dev/images/refs.ts";
 import { runImage } from "../../../lib/dev/localenv/container.ts";
 import { startControlPlane } from "../../../lib/dev/localenv/control_plane.ts";
 import { startBackend } from "../../../lib/dev/localenv/backend.ts";
@@ -45,6 +46,8 @@ Deno.test("deno task images writes one docker archive per image, named after the
       ["haproxy", refs.proxy, true],
       ["echo", "ingress-controller-test/echo:dev", true],
       ["pause", refs.pause, true],
+      ["echo-basic", "registry.k8s.io/gateway-api/echo-basic:v1.5.1", true],
+      ["coredns", "registry.k8s.io/coredns/coredns:v1.12.2", true],
     ],
   );
   assert.match(refs.controller, /^docker\.io\/ingresscontroller\/ingress-controller:9\.0\.0$/);
@@ -53,7 +56,7 @@ Deno.test("deno task images writes one docker archive per image, named after the
     const manifest = new TextDecoder().decode(
       (await new Deno.Command("tar", { args: ["-xOf", b.archive, "manifest.json"], stdout: "piped" }).output()).stdout,
     );
-    assert.deepEqual(JSON.parse(manifest)[0].RepoTags, [normalizedRef(b.ref)], b.name);
+    assert.deepEqual(JSON.parse(manifest)[0].RepoTags, [b.ref, ...b.moreRefs].map(normalizedRef), b.name);
   }
 });
 
@@ -69,6 +72,96 @@ Deno.test({ name: "the echo image answers every request on 8080 with its pod nam
   assert.equal(body.method, "GET");
   assert.ok(!c.process.hasExited);
 });
+
+Deno.test("echo-basic carries every name the conformance suite's manifests give it", async () => {
+  const b = (await images()).images.get("echo-basic")!;
+  assert.deepEqual([b.ref, ...b.moreRefs], [...echoBasicRefs]);
+  const manifests = await suiteManifestImages();
+  for (const ref of manifests.filter((r) => r.includes("/echo-basic:"))) {
+    assert.ok(echoBasicRefs.includes(ref as typeof echoBasicRefs[number]), `${ref} is not built`);
+  }
+  assert.ok(manifests.includes("registry.k8s.io/coredns/coredns:v1.12.2"));
+});
+
+Deno.test(
+  { name: "echo-basic answers with the pod name, namespace, host and path (the suite's echo JSON)", ignore },
+  async () => {
+    const [port, h2cPort] = freePorts(2, "127.0.0.1");
+    await using c = await runImage(await archive("echo-basic"), {
+      env: {
+        POD_NAME: "infra-backend-v1-abc",
+        NAMESPACE: "gateway-conformance-infra",
+        HTTP_PORT: String(port),
+        H2C_PORT: String(h2cPort),
+      },
+    });
+    const body = await eventually("the echo-basic container to answer", async () => {
+      if (c.process.hasExited) throw new Error(`echo-basic exited: ${await c.output()}`);
+      // node:http, since fetch() does not send a Host header of the caller's.
+      return JSON.parse(await getWithHost(`http://127.0.0.1:${port}/some/path?q=1`, "example.org"));
+    });
+    assert.equal(body.pod, "infra-backend-v1-abc");
+    assert.equal(body.namespace, "gateway-conformance-infra");
+    assert.equal(body.host, "example.org");
+    assert.equal(body.path, "/some/path?q=1");
+  },
+);
+
+Deno.test({ name: "the CoreDNS image serves a Corefile (whoami answers a query)", ignore }, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ic-coredns-test-" });
+  try {
+    const port = freePort("127.0.0.1");
+    await Deno.writeTextFile(`${dir}/Corefile`, `example.test:${port} {\n  bind 127.0.0.1\n  whoami\n}\n`);
+    await using c = await runImage(await archive("coredns"), {
+      args: ["-conf", "/etc/coredns/Corefile"],
+      mounts: [{ source: `${dir}/Corefile`, destination: "/etc/coredns/Corefile" }],
+    });
+    const answer = await eventually("CoreDNS to answer", async () => {
+      if (c.process.hasExited) throw new Error(`coredns exited: ${await c.output()}`);
+      return await Deno.resolveDns("example.test", "A", { nameServer: { ipAddr: "127.0.0.1", port } });
+    });
+    assert.deepEqual(answer, ["127.0.0.1"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+function getWithHost(url: string, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent: false, headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => body += c);
+      res.on("end", () => resolve(body));
+    });
+    req.on("error", reject);
+  });
+}
+
+/** Every image the conformance suite's manifests name (from the pinned module's source). */
+async function suiteManifestImages(): Promise<string[]> {
+  const dir = await gatewayModuleDir("sigs.k8s.io/gateway-api/conformance");
+  const out = new Set<string>();
+  for (const sub of ["base", "tests"]) {
+    for await (const e of Deno.readDir(`${dir}/${sub}`)) {
+      if (!e.name.endsWith(".yaml")) continue;
+      for (const m of (await Deno.readTextFile(`${dir}/${sub}/${e.name}`)).matchAll(/image:\s*(\S+)/g)) out.add(m[1]);
+    }
+  }
+  return [...out].sort();
+}
+
+async function gatewayModuleDir(module: string): Promise<string> {
+  const out = await new Deno.Command("go", {
+    args: ["list", "-m", "-f", "{{.Dir}}", module],
+    cwd: new URL("../../../lib/dev/localenv/go/gateway-api", import.meta.url).pathname,
+    env: { GOFLAGS: "-mod=mod" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout).trim();
+}
 
 Deno.test({ name: "the pause image runs until SIGTERM and then exits 0", ignore }, async () => {
   const c = await runImage(await archive("pause"), { ownNetwork: true });

@@ -2,6 +2,8 @@
  * The real single-node cluster (lib/localnode) with the images built here:
  * - a Deployment of the echo backend (2 replicas) and a Service: both pods become Ready, and
  *   requests to the Service's cluster IP (kube-proxy) from inside the cluster's network reach both;
+ * - the DNS add-on (CoreDNS, built from its Go module) is Ready in kube-system and answers for
+ *   Service names at the pods' nameserver address; an unknown name has no address;
  * - the controller (run on the host against the cluster, with --rbac) turns an Ingress into its
  *   proxy Deployment; the pod of the proxy image starts `proxy`, reads its ConfigMap through the
  *   API with its own service account, and serves traffic to the echo pods through HAProxy;
@@ -9,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { buildImages } from "../../../lib/dev/images/build.ts";
-import { type Cluster, requestsInside, startCluster } from "../../../lib/dev/localnode/mod.ts";
+import { type Cluster, net, requestsInside, startCluster } from "../../../lib/dev/localnode/mod.ts";
 import { startController } from "../../../lib/controller/controller.ts";
 import { proxyName } from "../../../lib/controller/objects.ts";
 import { processExists } from "../../../lib/dev/localenv/process.ts";
@@ -50,6 +52,25 @@ async function readyPods(cluster: Cluster, selector: string, n: number): Promise
   }, 180_000);
 }
 
+/** A records of `names` asked of the DNS server at `server`:53 from inside the cluster's network (empty: none). */
+async function resolveInside(c: Cluster, server: string, names: string[]): Promise<string[][]> {
+  const script = `
+const [server, ...names] = Deno.args;
+const out = [];
+for (const n of names) {
+  try { out.push(await Deno.resolveDns(n, "A", { nameServer: { ipAddr: server, port: 53 } })); } catch { out.push([]); }
+}
+console.log(JSON.stringify(out));`;
+  const [cmd, ...args] = c.enter;
+  const out = await new Deno.Command(cmd, {
+    args: [...args, Deno.execPath(), "eval", "--ext=js", script, server, ...names],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
 Deno.test({
   name: "a real node runs the echo backend behind a Service and the controller's proxy Deployment",
   ignore,
@@ -84,6 +105,37 @@ Deno.test({
         return seen.size === 2 ? true : undefined;
       }, 60_000);
       assert.deepEqual([...seen].sort(), [...names].sort());
+    });
+
+    await t.step("the DNS add-on (CoreDNS in kube-system) answers for Services at the pods' nameserver", async () => {
+      const [dnsPod] = await eventually("a Ready CoreDNS pod", async () => {
+        const list = await api(c, "GET", `/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-dns`);
+        const ready = (list.items as Pod[]).filter(isReady);
+        return ready.length === 1 ? ready : undefined;
+      }, 120_000);
+      assert.ok(dnsPod.status?.podIP);
+      const svc = await api(c, "GET", `/api/v1/namespaces/${NS}/services/echo`);
+      const kube = await api(c, "GET", "/api/v1/namespaces/default/services/kubernetes");
+      const answers = await eventually("answers from 10.0.0.10", async () => {
+        const out = await resolveInside(c, net.dnsIp, [
+          `echo.${NS}.svc.cluster.local`,
+          "kubernetes.default.svc.cluster.local",
+        ]);
+        return out.every((a) => a.length > 0) ? out : undefined;
+      }, 60_000);
+      assert.deepEqual(answers, [[svc.spec.clusterIP], [kube.spec.clusterIP]]);
+      // A name the cluster does not have is an error (NXDOMAIN), not an address.
+      assert.deepEqual(await resolveInside(c, net.dnsIp, [`missing.${NS}.svc.cluster.local`]), [[]]);
+      // Pods get it as their nameserver (kubelet clusterDNS): the echo pods' resolv.conf.
+      const sandboxes = `${c.dir}/containerd/root/io.containerd.grpc.v1.cri/sandboxes`;
+      const confs: string[] = [];
+      for await (const e of Deno.readDir(sandboxes)) {
+        confs.push(await Deno.readTextFile(`${sandboxes}/${e.name}/resolv.conf`).catch(() => ""));
+      }
+      assert.ok(
+        confs.some((t) => t.includes(`nameserver ${net.dnsIp}`) && t.includes(`search ${NS}.svc.cluster.local`)),
+        confs.join("\n---\n"),
+      );
     });
 
     await t.step(

@@ -1,0 +1,51 @@
+/**
+ * @module lib/dev/conformance/core_tests
+ * The core tests of the GATEWAY-HTTP profile in the pinned suite (sigs.k8s.io/gateway-api/conformance
+ * v1.6.3): the tests of `tests.ConformanceTests` whose features all lie in the profile's core set
+ * {Gateway, HTTPRoute, ReferenceGrant}, none provisional. The suite runs them whatever the
+ * GatewayClass claims; the summary counts each of them as passed or failed, also when the suite
+ * stopped before running it. Re-count on a suite upgrade (core membership moves between patch
+ * releases: GatewayInvalidParametersRef left core in v1.6.3).
+ */
+
+export const SUITE_VERSION = "v1.6.3";
+export const PROFILE = "GATEWAY-HTTP";
+
+export const CORE_TESTS: readonly string[] = [
+  "GatewayClassObservedGenerationBump",
+  "GatewayInvalidRouteKind",
+  "GatewayInvalidTLSConfiguration",
+  "GatewayListenerUnsupportedProtocol",
+  "GatewayModifyListeners",
+  "GatewayObservedGenerationBump",
+  "GatewaySecretInvalidReferenceGrant",
+  "GatewaySecretMissingReferenceGrant",
+  "GatewaySecretReferenceGrantAllInNamespace",
+  "GatewaySecretReferenceGrantSpecific",
+  "GatewayWithAttachedRoutes",
+  "HTTPRouteCrossNamespace",
+  "HTTPRouteExactPathMatching",
+  "HTTPRouteHTTPSListener",
+  "HTTPRouteHeaderMatching",
+  "HTTPRouteHostnameIntersection",
+  "HTTPRouteInvalidBackendRefUnknownKind",
+  "HTTPRouteInvalidCrossNamespaceBackendRef",
+  "HTTPRouteInvalidCrossNamespaceParentRef",
+  "HTTPRouteInvalidNonExistentBackendRef",
+  "HTTPRouteInvalidParentRefNotMatchingSectionName",
+  "HTTPRouteInvalidReferenceGrant",
+  "HTTPRouteListenerHostnameMatching",
+  "HTTPRouteMatchingAcrossRoutes",
+  "HTTPRouteMatching",
+  "HTTPRouteMultipleGateways",
+  "HTTPRouteNoBackendRefs",
+  "HTTPRouteObservedGenerationBump",
+  "HTTPRoutePartiallyInvalidViaInvalidReferenceGrant",
+  "HTTPRoutePathMatchOrder",
+  "HTTPRouteRedirectHostAndStatus",
+  "HTTPRouteReferenceGrant",
+  "HTTPRouteRequestHeaderModifier",
+  "HTTPRouteServiceTypes",
+  "HTTPRouteSimpleSameNamespace",
+  "HTTPRouteWeight",
+];

@@ -1,0 +1,121 @@
+/**
+ * @module lib/dev/conformance/main
+ * `deno task conformance [--set key=value]… [suite flag]…`: the official Gateway API conformance
+ * suite (sigs.k8s.io/gateway-api/conformance v1.6.3, profile GATEWAY-HTTP) against this project on
+ * its own single-node cluster, in one command:
+ *   1. Go builds (cached): the cluster's binaries and helm, the suite's test binary and the CRDs;
+ *   2. the images (`deno task images`: the project's, echo-basic under the suite's names, CoreDNS);
+ *   3. the cluster (lib/dev/localnode) with those images imported;
+ *   4. the CRDs (server-side apply), then the chart with its GatewayClass `ingress-controller`;
+ *   5. `conformance.test -test.run '^TestConformance$'` inside the cluster's network namespace,
+ *      features inferred from the GatewayClass status, the report written to
+ *      `dist/conformance/<channel>-<version>-default-report.yaml`, the log beside it;
+ *   6. the summary, ending with the line `N passed, M failed` (the profile's core tests).
+ * Exits 0 only when every core test passed and none was skipped. The cluster is always removed,
+ * also on Ctrl-C or a failure. See suite_args.ts for the arguments.
+ */
+import { join } from "node:path";
+import { buildBinaries } from "../localenv/binaries.ts";
+import { ensureHelm } from "../localenv/helm.ts";
+import { buildImages, repoRoot } from "../images/build.ts";
+import { type Cluster, startCluster } from "../localnode/mod.ts";
+import { CORE_TESTS, PROFILE, SUITE_VERSION } from "./core_tests.ts";
+import { applyCrds, GATEWAY_CLASS, gatewayClassLines, insideKubeconfig, installChart } from "./cluster_setup.ts";
+import { Phases } from "./phases.ts";
+import {
+  type ConformanceReport,
+  conformant,
+  coreSummary,
+  parseReport,
+  suiteErrors,
+  suiteOutcome,
+  summaryLines,
+  testOutcomes,
+} from "./report.ts";
+import { runSuite } from "./suite.ts";
+import { implementation, parseTaskArgs, reportFileName, suiteArgs } from "./suite_args.ts";
+
+const say = (line: string) => console.log(line);
+const nodeBinaries = ["kubelet", "kube-controller-manager", "kube-scheduler", "kube-proxy"];
+
+async function main(): Promise<number> {
+  const { helmSets, suiteArgs: extra } = parseTaskArgs(Deno.args);
+  const phases = new Phases(say);
+  const outDir = join(repoRoot, "dist/conformance");
+  await Deno.mkdir(outDir, { recursive: true });
+  const impl = implementation((n) => Deno.env.get(n));
+  const reportPath = join(outDir, reportFileName(impl));
+  const logPath = reportPath.replace(/-report\.yaml$/, ".log");
+  await Deno.remove(reportPath).catch(() => {});
+  say(`conformance: Gateway API ${SUITE_VERSION}, profile ${PROFILE}, ${impl.project} ${impl.version}`);
+
+  let cluster: Cluster | null = null;
+  const work = await Deno.makeTempDir({ prefix: "ic-conformance-" });
+  try {
+    await phases.run("Go builds: cluster binaries, helm", async () => {
+      await buildBinaries([]);
+      await buildBinaries(nodeBinaries);
+      await ensureHelm();
+    });
+    const suiteDir = await phases.run("Go builds: conformance.test, CRDs, echo-basic, CoreDNS", async () => {
+      await buildBinaries(["echo", "pause"]);
+      return await buildBinaries(["conformance.test", "gateway-crds", "echo-basic", "coredns"]);
+    });
+    const images = await phases.run(
+      "images (deno task images)",
+      () => buildImages(join(repoRoot, "dist/images"), say),
+    );
+    cluster = await phases.run("cluster start", () => startCluster({ images: images.map((i) => i.archive), say }));
+    const c = cluster;
+    await phases.run("Gateway API CRDs (server-side apply)", async () => {
+      const crds = await applyCrds(c, join(suiteDir, "crds/standard"));
+      say(`  ${crds.length} CRDs Established`);
+    });
+    await phases.run("chart install (helm install, controller Ready)", async () => {
+      await installChart(c, helmSets, work);
+      for (const l of await gatewayClassLines(c)) say(`  ${l}`);
+    });
+    const kubeconfig = await insideKubeconfig(c, join(work, "kubeconfig-inside.yaml"));
+    const args = suiteArgs({ gatewayClass: GATEWAY_CLASS, reportPath, impl, extra });
+    const run = await phases.run("conformance suite", async () => {
+      say(`  log: ${logPath}`);
+      return await runSuite(c, join(suiteDir, "conformance.test"), args, { kubeconfig, logPath, cwd: work, say });
+    });
+    say("");
+    for (const l of await gatewayClassLines(c)) say(l);
+
+    const log = await Deno.readTextFile(logPath);
+    let report: ConformanceReport | null = null;
+    try {
+      report = parseReport(await Deno.readTextFile(reportPath));
+    } catch (err) {
+      say(`report ${reportPath}: ${err instanceof Deno.errors.NotFound ? "not written" : (err as Error).message}`);
+    }
+    const outcome = suiteOutcome(log);
+    say(
+      `suite: exit ${run.code} after ${run.seconds.toFixed(0)} s; TestConformance ${
+        outcome ? `${outcome.outcome} (${outcome.seconds} s)` : "has no result line (see the log)"
+      }`,
+    );
+    for (const e of suiteErrors(log)) say(`suite error: ${e}`);
+    if (report) say(`report: ${reportPath}`);
+    say(`log: ${logPath}`);
+    say("");
+    for (const l of phases.table()) say(l);
+    say("");
+    const summary = coreSummary(CORE_TESTS, testOutcomes(log), report, PROFILE);
+    for (const l of summaryLines(summary, report)) say(l);
+    return conformant(summary) ? 0 : 1;
+  } catch (err) {
+    say(`conformance: ${(err as Error).message}`);
+    say("");
+    for (const l of phases.table()) say(l);
+    say(`0 passed, ${CORE_TESTS.length} failed`);
+    return 1;
+  } finally {
+    await cluster?.stop();
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+Deno.exit(await main());

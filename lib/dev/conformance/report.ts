@@ -1,0 +1,216 @@
+/**
+ * @module lib/dev/conformance/report
+ * Reading what the conformance suite left: its report (`ConformanceReport` YAML, written by
+ * `-report-output`) and its `-test.v` log (one `--- PASS|FAIL|SKIP: TestConformance/<test>` line per
+ * test it ran), and the summary `deno task conformance` prints from them: the core tests of the
+ * profile by outcome, the report's own statistics, and as the last line `N passed, M failed`.
+ *
+ * The report's core statistics are the official numbers when the suite got as far as writing a
+ * profile; when it stopped before (its setup failed, or it crashed) every core test it did not
+ * pass counts as failed, since none was run.
+ */
+import { parse } from "yaml";
+
+export interface Statistics {
+  Passed: number;
+  Failed: number;
+  Skipped: number;
+}
+
+export interface LevelStatus {
+  result: string;
+  statistics: Statistics;
+  skippedTests?: string[];
+  failedTests?: string[];
+}
+
+export interface ProfileReport {
+  name: string;
+  summary?: string;
+  core: LevelStatus;
+  extended?: LevelStatus & { supportedFeatures?: string[]; unsupportedFeatures?: string[] };
+}
+
+/** The fields of the suite's ConformanceReport (sigs.k8s.io/gateway-api/conformance/apis/v1) the summary reads. */
+export interface ConformanceReport {
+  apiVersion: string;
+  kind: "ConformanceReport";
+  date?: string;
+  gatewayAPIVersion?: string;
+  gatewayAPIChannel?: string;
+  mode?: string;
+  implementation?: { organization?: string; project?: string; url?: string; version?: string; contact?: string[] };
+  profiles: ProfileReport[] | null;
+}
+
+/** Parses a report; throws naming what is wrong when the text is not a ConformanceReport. */
+export function parseReport(text: string): ConformanceReport {
+  const doc = parse(text) as Partial<ConformanceReport> | null;
+  if (!doc || typeof doc !== "object" || doc.kind !== "ConformanceReport") {
+    throw new Error(`not a ConformanceReport (kind: ${JSON.stringify(doc?.kind ?? null)})`);
+  }
+  const profiles = doc.profiles ?? null;
+  if (profiles !== null && !Array.isArray(profiles)) throw new Error("ConformanceReport: profiles is not a list");
+  for (const p of profiles ?? []) {
+    const s = p?.core?.statistics;
+    if (!s || ![s.Passed, s.Failed, s.Skipped].every((n) => Number.isInteger(n) && n >= 0)) {
+      throw new Error(`ConformanceReport: profile ${p?.name ?? "?"} has no core statistics`);
+    }
+  }
+  return { ...doc, profiles } as ConformanceReport;
+}
+
+export type Outcome = "PASS" | "FAIL" | "SKIP";
+
+const resultLine = /^\s*--- (PASS|FAIL|SKIP): TestConformance\/([^/\s]+) \(/gm;
+const suiteLine = /^\s*--- (PASS|FAIL|SKIP): TestConformance \(([\d.]+)s\)/m;
+
+/** The outcome of each test the suite ran (its direct subtests of TestConformance), from the `-test.v` log. */
+export function testOutcomes(log: string): Map<string, Outcome> {
+  const out = new Map<string, Outcome>();
+  for (const m of log.matchAll(resultLine)) out.set(m[2], m[1] as Outcome);
+  return out;
+}
+
+/** TestConformance's own outcome and seconds, or null when the log has no such line (the binary died). */
+export function suiteOutcome(log: string): { outcome: Outcome; seconds: number } | null {
+  const m = log.match(suiteLine);
+  return m ? { outcome: m[1] as Outcome, seconds: Number(m[2]) } : null;
+}
+
+/**
+ * The assertion messages of TestConformance itself (testify's `Error:` and `Messages:` fields, not
+ * those of its subtests): why the suite stopped before or between its tests, e.g. "no supported
+ * features were determined for test suite" or a setup wait that timed out.
+ */
+export function suiteErrors(log: string): string[] {
+  const out: string[] = [];
+  const lines = log.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    // TestConformance's own messages are indented by 4 spaces, its subtests' by 8 or more.
+    if (!/^ {4}\S+\.go:\d+: *$/.test(lines[i])) continue;
+    const fields = new Map<string, string[]>();
+    let field = "";
+    // testify's fields: `<8 spaces>\t<Name>:<spaces>\t<value>`, continued as `<8 spaces>\t<spaces>\t<value>`.
+    for (let j = i + 1; j < lines.length; j++) {
+      const m = lines[j].match(/^ {8}\t([A-Za-z ]*?):?\s*\t(.*)$/);
+      if (!m) break;
+      if (m[1].trim()) field = m[1].trim();
+      if (!fields.has(field)) fields.set(field, []);
+      fields.get(field)!.push(m[2].trim());
+    }
+    const parts = ["Error", "Messages"].flatMap((f) => fields.get(f) ?? []).filter(Boolean);
+    if (parts.length > 0) out.push(parts.join(" "));
+  }
+  return out;
+}
+
+export interface CoreSummary {
+  profile: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** Where the numbers come from: the report's core statistics, or the log when the report has no profile. */
+  source: "report" | "log";
+  /** The report's core result (success, partial, failure), when it has the profile. */
+  result?: string;
+  /** Core tests by outcome, from the log; `notRun`: core tests the log has no outcome for. */
+  byOutcome: { passed: string[]; failed: string[]; skipped: string[]; notRun: string[] };
+  /** Disagreements worth a line (the report's numbers against the log's, an unexpected core count). */
+  notes: string[];
+}
+
+/** The core tests' summary from the report (when it has `profile`) and the log's outcomes. */
+export function coreSummary(
+  coreTests: readonly string[],
+  outcomes: Map<string, Outcome>,
+  report: ConformanceReport | null,
+  profile: string,
+): CoreSummary {
+  const byOutcome = { passed: [] as string[], failed: [] as string[], skipped: [] as string[], notRun: [] as string[] };
+  for (const name of coreTests) {
+    const o = outcomes.get(name);
+    (o === "PASS"
+      ? byOutcome.passed
+      : o === "FAIL"
+      ? byOutcome.failed
+      : o === "SKIP"
+      ? byOutcome.skipped
+      : byOutcome.notRun)
+      .push(name);
+  }
+  const notes: string[] = [];
+  const p = report?.profiles?.find((x) => x.name === profile);
+  if (p) {
+    const s = p.core.statistics;
+    const total = s.Passed + s.Failed + s.Skipped;
+    if (total !== coreTests.length) {
+      notes.push(`the report counts ${total} core tests, this harness knows ${coreTests.length}: update core_tests.ts`);
+    }
+    if (s.Passed !== byOutcome.passed.length) {
+      notes.push(`the report says ${s.Passed} core tests passed, the log shows ${byOutcome.passed.length}`);
+    }
+    return {
+      profile,
+      passed: s.Passed,
+      failed: s.Failed,
+      skipped: s.Skipped,
+      source: "report",
+      result: p.core.result,
+      byOutcome,
+      notes,
+    };
+  }
+  const skipped = byOutcome.skipped.length;
+  const passed = byOutcome.passed.length;
+  if (byOutcome.notRun.length > 0) {
+    notes.push(
+      `${byOutcome.notRun.length} core tests were not run (${
+        report ? "the report has no " + profile + " profile" : "no report"
+      }): counted as failed`,
+    );
+  }
+  return { profile, passed, failed: coreTests.length - passed - skipped, skipped, source: "log", byOutcome, notes };
+}
+
+/** All core tests passed, none failed or skipped. */
+export function conformant(s: CoreSummary): boolean {
+  return s.failed === 0 && s.skipped === 0 && s.passed > 0 && (s.source === "log" || s.result === "success");
+}
+
+/** The printed summary; its last line is exactly `N passed, M failed`. */
+export function summaryLines(s: CoreSummary, report: ConformanceReport | null): string[] {
+  const lines: string[] = [];
+  if (report) {
+    lines.push(
+      `suite report: Gateway API ${report.gatewayAPIVersion ?? "?"} (${report.gatewayAPIChannel ?? "?"} channel), ` +
+        `mode ${report.mode ?? "?"}, profiles: ${(report.profiles ?? []).map((p) => p.name).join(", ") || "none"}`,
+    );
+    for (const p of report.profiles ?? []) {
+      if (p.summary) lines.push(`  ${p.name}: ${p.summary}`);
+      if (p.extended) {
+        const e = p.extended.statistics;
+        lines.push(
+          `  ${p.name} extended: ${p.extended.result}, ${e.Passed} passed, ${e.Failed} failed, ${e.Skipped} skipped; ` +
+            `features claimed: ${(p.extended.supportedFeatures ?? []).join(", ") || "none"}`,
+        );
+      }
+    }
+  } else {
+    lines.push("suite report: none was written");
+  }
+  const list = (what: string, names: string[]) => {
+    if (names.length > 0) lines.push(`  ${what} (${names.length}): ${names.join(", ")}`);
+  };
+  lines.push(
+    `${s.profile} core: ${s.source === "report" ? `result ${s.result}, ` : ""}${s.passed} passed, ` +
+      `${s.failed} failed, ${s.skipped} skipped (from the ${s.source === "report" ? "report" : "log"})`,
+  );
+  list("passed", s.byOutcome.passed);
+  list("failed", s.byOutcome.failed);
+  list("skipped", s.byOutcome.skipped);
+  list("not run", s.byOutcome.notRun);
+  for (const n of s.notes) lines.push(`  note: ${n}`);
+  lines.push(`${s.passed} passed, ${s.failed} failed`);
+  return lines;
+}

@@ -1,0 +1,172 @@
+/**
+ * Reading the conformance suite's report and log (lib/dev/conformance/report.ts):
+ * - a ConformanceReport as the suite writes it (statistics keys capitalised, profiles null when the
+ *   suite stopped early) parses; anything else is refused with the reason;
+ * - the log's outcomes are the direct subtests of TestConformance (nested subtests and other
+ *   tests ignored, indentation and parallel `=== CONT` lines as `go test -v` prints them);
+ * - the summary takes the report's core statistics when it has the profile, else counts every core
+ *   test not passed as failed; its last line is exactly `N passed, M failed`; only all passed,
+ *   none skipped, is conformant;
+ * - TestConformance's own assertion (the suite stopping before its tests) is quoted, from a real log.
+ */
+import assert from "node:assert/strict";
+import {
+  conformant,
+  coreSummary,
+  parseReport,
+  suiteErrors,
+  suiteOutcome,
+  summaryLines,
+  testOutcomes,
+} from "../../../lib/dev/conformance/report.ts";
+import { CORE_TESTS } from "../../../lib/dev/conformance/core_tests.ts";
+
+const report = (core: string, profiles = true) =>
+  `apiVersion: gateway.networking.k8s.io/v1
+date: "2026-11-27T18:00:00Z"
+gatewayAPIChannel: standard
+gatewayAPIVersion: v1.6.3
+implementation:
+  contact:
+  - '@ingress-controller/maintainers'
+  organization: ingress-controller
+  project: ingress-controller
+  url: https://example.org/ingress-controller
+  version: 9.0.0
+kind: ConformanceReport
+mode: default
+${
+    profiles
+      ? `profiles:
+- core:
+${core}
+  extended:
+    result: success
+    statistics:
+      Failed: 0
+      Passed: 0
+      Skipped: 58
+    unsupportedFeatures:
+    - HTTPRouteMethodMatching
+  name: GATEWAY-HTTP
+  summary: Core tests failed with 2 test failures.`
+      : "profiles: null"
+  }
+`;
+
+const failing = `    failedTests:
+    - HTTPRouteWeight
+    - HTTPRouteMultipleGateways
+    result: failure
+    statistics:
+      Failed: 2
+      Passed: 34
+      Skipped: 0`;
+
+const log = [
+  "=== RUN   TestConformance",
+  "=== RUN   TestConformance/HTTPRouteSimpleSameNamespace",
+  "=== PAUSE TestConformance/HTTPRouteSimpleSameNamespace",
+  "=== RUN   TestConformance/HTTPRouteWeight",
+  "=== CONT  TestConformance/HTTPRouteSimpleSameNamespace",
+  "=== RUN   TestConformance/HTTPRouteMethodMatching",
+  "    suite.go:123: Skipping HTTPRouteMethodMatching: suite does not support HTTPRouteMethodMatching",
+  "--- FAIL: TestConformance (612.30s)",
+  "    --- SKIP: TestConformance/HTTPRouteMethodMatching (0.00s)",
+  "    --- FAIL: TestConformance/HTTPRouteWeight (40.10s)",
+  "        --- PASS: TestConformance/HTTPRouteWeight/0_request_to_'/' (3.00s)",
+  "        --- FAIL: TestConformance/HTTPRouteWeight/weights (37.00s)",
+  "    --- PASS: TestConformance/HTTPRouteSimpleSameNamespace (4.20s)",
+  "--- PASS: TestConformanceOptions (0.00s)",
+  "FAIL",
+].join("\n");
+
+Deno.test("a ConformanceReport parses; other documents are refused with the reason", () => {
+  const r = parseReport(report(failing));
+  assert.equal(r.gatewayAPIVersion, "v1.6.3");
+  assert.equal(r.profiles?.[0].name, "GATEWAY-HTTP");
+  assert.deepEqual(r.profiles?.[0].core.statistics, { Failed: 2, Passed: 34, Skipped: 0 });
+  assert.equal(parseReport(report("", false)).profiles, null);
+  assert.throws(() => parseReport("kind: Pod\n"), /not a ConformanceReport \(kind: "Pod"\)/);
+  assert.throws(() => parseReport(""), /not a ConformanceReport/);
+  assert.throws(
+    () => parseReport(report("    result: failure\n    statistics:\n      Passed: x")),
+    /profile GATEWAY-HTTP has no core statistics/,
+  );
+});
+
+Deno.test("the log's outcomes are TestConformance's direct subtests", () => {
+  const o = testOutcomes(log);
+  assert.deepEqual(Object.fromEntries(o), {
+    HTTPRouteMethodMatching: "SKIP",
+    HTTPRouteWeight: "FAIL",
+    HTTPRouteSimpleSameNamespace: "PASS",
+  });
+  assert.deepEqual(suiteOutcome(log), { outcome: "FAIL", seconds: 612.3 });
+  assert.equal(suiteOutcome("=== RUN   TestConformance\npanic: boom\n"), null);
+});
+
+Deno.test("with the profile in the report, its core statistics are the numbers; names come from the log", () => {
+  const r = parseReport(report(failing));
+  const s = coreSummary(CORE_TESTS, testOutcomes(log), r, "GATEWAY-HTTP");
+  assert.equal(s.source, "report");
+  assert.deepEqual([s.passed, s.failed, s.skipped, s.result], [34, 2, 0, "failure"]);
+  assert.deepEqual(s.byOutcome.passed, ["HTTPRouteSimpleSameNamespace"]);
+  assert.deepEqual(s.byOutcome.failed, ["HTTPRouteWeight"]);
+  assert.equal(s.byOutcome.notRun.length, 34);
+  // The log of this fixture shows 1 pass where the report counts 34: said, not hidden.
+  assert.deepEqual(s.notes, ["the report says 34 core tests passed, the log shows 1"]);
+  const lines = summaryLines(s, r);
+  assert.equal(lines.at(-1), "34 passed, 2 failed");
+  assert.ok(lines.includes("GATEWAY-HTTP core: result failure, 34 passed, 2 failed, 0 skipped (from the report)"));
+  assert.ok(lines.some((l) => l.startsWith("  GATEWAY-HTTP extended: success, 0 passed, 0 failed, 58 skipped")));
+  assert.equal(conformant(s), false);
+});
+
+Deno.test("only every core test passed, none skipped, is conformant", () => {
+  const all = new Map(CORE_TESTS.map((t) => [t, "PASS" as const]));
+  const stats = (p: number, f: number, sk: number, result: string) =>
+    `    result: ${result}\n    statistics:\n      Failed: ${f}\n      Passed: ${p}\n      Skipped: ${sk}`;
+  const ok = coreSummary(CORE_TESTS, all, parseReport(report(stats(36, 0, 0, "success"))), "GATEWAY-HTTP");
+  assert.equal(conformant(ok), true);
+  assert.deepEqual(ok.notes, []);
+  assert.equal(summaryLines(ok, null).at(-1), "36 passed, 0 failed");
+  const partial = coreSummary(CORE_TESTS, all, parseReport(report(stats(35, 0, 1, "partial"))), "GATEWAY-HTTP");
+  assert.equal(conformant(partial), false);
+  assert.equal(summaryLines(partial, null).at(-1), "35 passed, 0 failed");
+  // A report counting another number of core tests than the harness knows is named.
+  const more = coreSummary(CORE_TESTS, all, parseReport(report(stats(37, 0, 0, "success"))), "GATEWAY-HTTP");
+  assert.match(more.notes[0], /the report counts 37 core tests, this harness knows 36/);
+});
+
+Deno.test("without the profile in the report, every core test not passed counts as failed", () => {
+  const outcomes = testOutcomes(log);
+  const s = coreSummary(CORE_TESTS, outcomes, parseReport(report("", false)), "GATEWAY-HTTP");
+  assert.equal(s.source, "log");
+  assert.deepEqual([s.passed, s.failed, s.skipped], [1, 35, 0]);
+  assert.deepEqual(s.notes, ["34 core tests were not run (the report has no GATEWAY-HTTP profile): counted as failed"]);
+  assert.equal(summaryLines(s, null).at(-1), "1 passed, 35 failed");
+  const none = coreSummary(CORE_TESTS, new Map(), null, "GATEWAY-HTTP");
+  assert.deepEqual([none.passed, none.failed], [0, 36]);
+  assert.equal(summaryLines(none, null).at(-1), "0 passed, 36 failed");
+  assert.equal(conformant(none), false);
+});
+
+Deno.test("the suite's own assertion is quoted (a real log: no supported features on the GatewayClass)", async () => {
+  const real = await Deno.readTextFile(new URL("./fixtures/no_features.log", import.meta.url));
+  assert.deepEqual(suiteErrors(real), [
+    "Received unexpected error: no supported features were determined for test suite " +
+    "error initializing conformance suite",
+  ]);
+  assert.deepEqual(suiteOutcome(real), { outcome: "FAIL", seconds: 0.01 });
+  assert.deepEqual(testOutcomes(real).size, 0);
+  // A subtest's assertion (indented deeper) is not the suite's.
+  assert.deepEqual(suiteErrors("        weight_test.go:80: \n            \tError:      \tnot equal\n"), []);
+});
+
+Deno.test("the core list is the 36 GATEWAY-HTTP core tests of suite v1.6.3, each once", () => {
+  assert.equal(CORE_TESTS.length, 36);
+  assert.equal(new Set(CORE_TESTS).size, 36);
+  assert.ok(!CORE_TESTS.includes("GatewayInvalidParametersRef"), "left core in v1.6.3");
+  assert.ok(!CORE_TESTS.includes("HTTPRouteDisallowedKind"), "needs TLSRoute");
+});
