@@ -4,7 +4,7 @@
  * lib/dev/localenv/build.sh `gateway-crds`) installed into a test API server, waiting until each
  * is established, for the tests and benches of the Gateway API source.
  */
-import { parse } from "yaml";
+import { parseManifests } from "../deploy/apply.ts";
 import type { KubeObject, ResourceType } from "../../cluster/resources.ts";
 import type { Cluster } from "./harness.ts";
 import { eventually } from "./harness.ts";
@@ -34,8 +34,9 @@ export async function gatewayCrds(): Promise<KubeObject[]> {
   const crds: KubeObject[] = [];
   for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name.localeCompare(b.name))) {
     if (!e.name.endsWith(".yaml")) continue;
-    const doc = parse(await Deno.readTextFile(`${dir}/${e.name}`));
-    if (doc?.kind === "CustomResourceDefinition") crds.push(doc);
+    for (const doc of parseManifests(await Deno.readTextFile(`${dir}/${e.name}`))) {
+      if (doc.kind === "CustomResourceDefinition") crds.push(doc);
+    }
   }
   return crds;
 }
