@@ -100,6 +100,7 @@ export class GatewaySource implements RouteSource {
   readonly #status: GatewayStatusWriter;
   readonly #stop = new AbortController();
   readonly #discovering: Promise<void>;
+  #forbiddenSaid = false;
 
   constructor(ctx: SourceContext, deps: GatewaySourceDeps) {
     this.#ctx = ctx;
@@ -147,7 +148,21 @@ export class GatewaySource implements RouteSource {
     };
     const v1 = await names("v1");
     if (!["gatewayclasses", "gateways", "httproutes"].every((n) => v1.has(n))) return false;
-    return (await names("v1beta1")).has("referencegrants");
+    if (!(await names("v1beta1")).has("referencegrants")) return false;
+    // Served, but may this identity read them? (The chart grants it with gatewayAPI.enabled.)
+    try {
+      await this.#ctx.client.request("GET", `${GROUP_PATH}/v1/gatewayclasses`, { query: { limit: "1" } });
+    } catch (err) {
+      if (!isStatus(err, 403)) throw err;
+      if (!this.#forbiddenSaid) {
+        log.info("the Gateway API is served but this controller may not list GatewayClasses: Gateways are not served", {
+          error: oneLine(err),
+        });
+        this.#forbiddenSaid = true;
+      }
+      return false;
+    }
+    return true;
   }
 
   #start(): void {

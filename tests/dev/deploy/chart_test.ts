@@ -360,20 +360,14 @@ const globalSettings = (objs: ManifestObject[]) =>
 Deno.test("chart: by default the proxies' objects are written in the release namespace only; cluster-wide, the least Kubernetes allows", async () => {
   const objs = await render();
   const shared = sharedProxyName("ingress-controller");
-  // Everything the controller may write outside its namespace: the Ingresses' and the Gateway API
-  // objects' status, Events, the secure port's reviews and, for the shared proxy's Secret-reading
+  // Everything the controller may write outside its namespace: the Ingresses' status (the Gateway
+  // API's with gatewayAPI.enabled, off by default), Events, the secure port's reviews and, for the shared proxy's Secret-reading
   // Role and RoleBinding in each tenant namespace, `create` (which resourceNames cannot limit) and
   // the rest on that name only.
   assert.deepEqual(
     writeGrants(rulesOf(clusterRole(objs))),
     [
       "events create",
-      "gatewayclasses/status patch",
-      "gatewayclasses/status update",
-      "gateways/status patch",
-      "gateways/status update",
-      "httproutes/status patch",
-      "httproutes/status update",
       "ingresses/status patch",
       `rolebindings delete ${shared}`,
       "rolebindings create",
@@ -426,7 +420,10 @@ Deno.test("chart: by default the proxies' objects are written in the release nam
 });
 
 Deno.test("chart: the Gateway API: reads of its objects, writes of their status only; the GatewayClass on request", async () => {
-  const objs = await render();
+  const gwRules = (objs: Awaited<ReturnType<typeof render>>) =>
+    rulesOf(clusterRole(objs)).filter((r) => r.apiGroups.includes("gateway.networking.k8s.io"));
+  assert.deepEqual(gwRules(await render()), [], "off by default, like the other controllers' charts");
+  const objs = await render(["--set", "gatewayAPI.enabled=true"]);
   const rules = rulesOf(clusterRole(objs));
   const grants = (group: string, resource: string) =>
     rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
@@ -438,13 +435,18 @@ Deno.test("chart: the Gateway API: reads of its objects, writes of their status 
     assert.deepEqual(grants(gw, res), ["patch", "update"], res);
   }
   assert.deepEqual(grants(gw, "referencegrants/status"), []);
-  // allowedRoutes namespace selectors; waiting for the CRDs.
+  // allowedRoutes namespace selectors; the CRDs are found through discovery (no right on them).
   assert.deepEqual(grants("", "namespaces"), ["get", "list", "watch"]);
-  assert.deepEqual(grants("apiextensions.k8s.io", "customresourcedefinitions"), ["get", "list", "watch"]);
+  assert.deepEqual(grants("apiextensions.k8s.io", "customresourcedefinitions"), []);
+  // Each Gateway's proxy reads its certificates through a Role named after it: any name.
+  const roleWrites = rules.filter((r) => r.resources.includes("roles") && r.verbs.includes("patch"));
+  assert.deepEqual(roleWrites.map((r) => r.resourceNames ?? []), [[]]);
   assert.deepEqual(find(objs, "GatewayClass"), [], "no GatewayClass by default");
 
   // On request, named as asked, with the controller's own controllerName; refused without the CRDs.
   const withClass = await render([
+    "--set",
+    "gatewayAPI.enabled=true",
     "--set",
     "gatewayClass.create=true",
     "--set",
@@ -457,8 +459,12 @@ Deno.test("chart: the Gateway API: reads of its objects, writes of their status 
   assert.equal(gc.metadata.name, "edge");
   assert.equal(gc.spec.controllerName, GATEWAY_CONTROLLER_NAME);
   await assert.rejects(
-    render(["--set", "gatewayClass.create=true"]),
+    render(["--set", "gatewayAPI.enabled=true", "--set", "gatewayClass.create=true"]),
     /gatewayClass\.create: the Gateway API CRDs are not installed/,
+  );
+  await assert.rejects(
+    render(["--set", "gatewayClass.create=true", "--api-versions", "gateway.networking.k8s.io/v1/GatewayClass"]),
+    /gatewayClass\.create: set gatewayAPI\.enabled=true/,
   );
 });
 
