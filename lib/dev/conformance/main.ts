@@ -16,6 +16,7 @@
  */
 import { join } from "node:path";
 import { buildBinaries } from "../localenv/binaries.ts";
+import { register } from "../localenv/cleanup.ts";
 import { ensureHelm } from "../localenv/helm.ts";
 import { buildImages, repoRoot } from "../images/build.ts";
 import { type Cluster, startCluster } from "../localnode/mod.ts";
@@ -50,7 +51,11 @@ async function main(): Promise<number> {
   say(`conformance: Gateway API ${SUITE_VERSION}, profile ${PROFILE}, ${impl.project} ${impl.version}`);
 
   let cluster: Cluster | null = null;
+  // Helm's home and the in-cluster admin kubeconfig: removed at the end, also on Ctrl-C (cleanup.ts
+  // stops the cluster and the suite's process then).
   const work = await Deno.makeTempDir({ prefix: "ic-conformance-" });
+  const removeWork = () => Deno.remove(work, { recursive: true }).catch(() => {});
+  const unregister = register(removeWork);
   try {
     await phases.run("Go builds: cluster binaries, helm", async () => {
       await buildBinaries([]);
@@ -114,7 +119,8 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     await cluster?.stop();
-    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await removeWork();
+    unregister();
   }
 }
 
