@@ -39,6 +39,16 @@ import { implementation, parseTaskArgs, reportFileName, suiteArgs } from "./suit
 const say = (line: string) => console.log(line);
 const nodeBinaries = ["kubelet", "kube-controller-manager", "kube-scheduler", "kube-proxy"];
 
+/** The signal that stopped the run, if any: the cluster and the suite are then stopped by cleanup.ts. */
+let interrupted: Deno.Signal | null = null;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(sig, () => {
+    interrupted ??= sig;
+    // The run then ends by itself once what it waits on has failed; a wait that does not end is cut short.
+    Deno.unrefTimer(setTimeout(() => Deno.exit(130), 60_000));
+  });
+}
+
 async function main(): Promise<number> {
   const { helmSets, suiteArgs: extra } = parseTaskArgs(Deno.args);
   const phases = new Phases(say);
@@ -112,7 +122,7 @@ async function main(): Promise<number> {
     for (const l of summaryLines(summary, report)) say(l);
     return conformant(summary) ? 0 : 1;
   } catch (err) {
-    say(`conformance: ${(err as Error).message}`);
+    say(`conformance: ${interrupted ? `stopped by ${interrupted}` : (err as Error).message}`);
     say("");
     for (const l of phases.table()) say(l);
     say(`0 passed, ${CORE_TESTS.length} failed`);
