@@ -24,11 +24,11 @@ import { CORE_TESTS, PROFILE, SUITE_VERSION } from "./core_tests.ts";
 import { applyCrds, GATEWAY_CLASS, gatewayClassLines, insideKubeconfig, installChart } from "./cluster_setup.ts";
 import { Phases } from "./phases.ts";
 import {
+  assertionErrors,
   type ConformanceReport,
   conformant,
   coreSummary,
   parseReport,
-  suiteErrors,
   suiteOutcome,
   summaryLines,
   testOutcomes,
@@ -112,13 +112,14 @@ async function main(): Promise<number> {
         outcome ? `${outcome.outcome} (${outcome.seconds} s)` : "has no result line (see the log)"
       }`,
     );
-    for (const e of suiteErrors(log)) say(`suite error: ${e}`);
+    const errors = assertionErrors(log);
+    for (const e of errors.filter((x) => x.test === "TestConformance")) say(`suite error: ${e.message}`);
     if (report) say(`report: ${reportPath}`);
     say(`log: ${logPath}`);
     say("");
     for (const l of phases.table()) say(l);
     say("");
-    const summary = coreSummary(CORE_TESTS, testOutcomes(log), report, PROFILE);
+    const summary = coreSummary(CORE_TESTS, testOutcomes(log), report, PROFILE, errors);
     for (const l of summaryLines(summary, report)) say(l);
     return conformant(summary) ? 0 : 1;
   } catch (err) {
