@@ -154,7 +154,7 @@ Deno.test("without the profile in the report, every core test not passed counts 
 });
 
 Deno.test("the suite's own assertion is quoted (a real log: no supported features on the GatewayClass)", async () => {
-  const real = await Deno.readTextFile(new URL("./fixtures/no_features.log", import.meta.url));
+  const real = await Deno.readTextFile(new URL("./fixtures/no_features.txt", import.meta.url));
   assert.deepEqual(assertionErrors(real), [{
     test: "TestConformance",
     message: "Received unexpected error: no supported features were determined for test suite " +
@@ -167,7 +167,7 @@ Deno.test("the suite's own assertion is quoted (a real log: no supported feature
 // A real run focused on one test (-run-test=HTTPRouteSimpleSameNamespace), whose setup got past the
 // Gateways' readiness because their status had been set by hand: the report and the log as written.
 Deno.test("a real report and log of one test: the report's numbers, the failed test and its reason", async () => {
-  const log = await Deno.readTextFile(new URL("./fixtures/one_test.log", import.meta.url));
+  const log = await Deno.readTextFile(new URL("./fixtures/one_test.txt", import.meta.url));
   const r = parseReport(await Deno.readTextFile(new URL("./fixtures/one_test_report.yaml", import.meta.url)));
   const errors = assertionErrors(log);
   assert.deepEqual(errors, [{
