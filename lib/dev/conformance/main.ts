@@ -10,7 +10,8 @@
  *   5. `conformance.test -test.run '^TestConformance$'` inside the cluster's network namespace,
  *      features inferred from the GatewayClass status, the report written to
  *      `dist/conformance/<channel>-<version>-default-report.yaml`, the log beside it;
- *   6. the summary, ending with the line `N passed, M failed` (the profile's core tests).
+ *   6. the pod logs and the Gateway API objects copied to `dist/conformance/diagnostics/`, then the
+ *      summary, ending with the line `N passed, M failed` (the profile's core tests).
  * Exits 0 only when every core test passed and none was skipped. The cluster is always removed,
  * also on Ctrl-C or a failure. See suite_args.ts for the arguments.
  */
@@ -21,7 +22,14 @@ import { ensureHelm } from "../localenv/helm.ts";
 import { buildImages, repoRoot } from "../images/build.ts";
 import { type Cluster, startCluster } from "../localnode/mod.ts";
 import { CORE_TESTS, PROFILE, SUITE_VERSION } from "./core_tests.ts";
-import { applyCrds, GATEWAY_CLASS, gatewayClassLines, insideKubeconfig, installChart } from "./cluster_setup.ts";
+import {
+  applyCrds,
+  collectDiagnostics,
+  GATEWAY_CLASS,
+  gatewayClassLines,
+  insideKubeconfig,
+  installChart,
+} from "./cluster_setup.ts";
 import { Phases } from "./phases.ts";
 import {
   assertionErrors,
@@ -98,6 +106,11 @@ async function main(): Promise<number> {
     });
     say("");
     for (const l of await gatewayClassLines(c)) say(l);
+    const diagnostics = join(outDir, "diagnostics");
+    await collectDiagnostics(c, diagnostics).then(
+      () => say(`pod logs and Gateway API objects: ${diagnostics}`),
+      (err) => say(`diagnostics: ${(err as Error).message}`),
+    );
 
     const log = await Deno.readTextFile(logPath);
     let report: ConformanceReport | null = null;
