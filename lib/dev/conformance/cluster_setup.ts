@@ -18,7 +18,7 @@ import type { Cluster } from "../localnode/mod.ts";
 export const GATEWAY_CLASS = "ingress-controller";
 
 /** Applies every CRD file of `crdDir` (and the policy objects beside them) and waits until each CRD is Established. */
-export async function applyCrds(c: Cluster, crdDir: string): Promise<string[]> {
+export async function applyCrds(c: Pick<Cluster, "adminFetch">, crdDir: string): Promise<string[]> {
   const files: string[] = [];
   for await (const e of Deno.readDir(crdDir)) if (e.isFile && e.name.endsWith(".yaml")) files.push(e.name);
   files.sort();
