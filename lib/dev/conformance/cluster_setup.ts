@@ -18,7 +18,7 @@ import type { Cluster } from "../localnode/mod.ts";
 export const GATEWAY_CLASS = "ingress-controller";
 
 /** Applies every CRD file of `crdDir` (and the policy objects beside them) and waits until each CRD is Established. */
-export async function applyCrds(c: Cluster, crdDir: string): Promise<string[]> {
+export async function applyCrds(c: Pick<Cluster, "adminFetch">, crdDir: string): Promise<string[]> {
   const files: string[] = [];
   for await (const e of Deno.readDir(crdDir)) if (e.isFile && e.name.endsWith(".yaml")) files.push(e.name);
   files.sort();
@@ -92,4 +92,26 @@ export function insideKubeconfig(c: Cluster, path: string): Promise<string> {
     user: "admin",
     credentials: c.admin,
   });
+}
+
+/**
+ * What is worth reading after a run, copied out of the cluster before it is removed, into `dir`:
+ * every container's log (`pod-logs/<namespace>_<pod>_<uid>/<container>/*.log`, as the kubelet wrote
+ * them: the controller's, the proxies', the backends') and the Gateway API objects left in the
+ * cluster with their status (`gateway-api-objects.json`).
+ */
+export async function collectDiagnostics(c: Cluster, dir: string): Promise<void> {
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(dir, { recursive: true });
+  const cp = await new Deno.Command("cp", { args: ["-r", join(c.dir, "pod-logs"), join(dir, "pod-logs")] }).output();
+  if (!cp.success) throw new Error(`copying the pod logs failed: ${new TextDecoder().decode(cp.stderr)}`);
+  const objects: Record<string, unknown> = {};
+  for (const kind of ["gatewayclasses", "gateways", "httproutes", "referencegrants"]) {
+    // One kind the API server cannot list (yet) does not lose the others.
+    objects[kind] = await api(c, "GET", `/apis/gateway.networking.k8s.io/v1/${kind}`).then(
+      (list) => list.items,
+      (err) => `not listed: ${(err as Error).message}`,
+    );
+  }
+  await Deno.writeTextFile(join(dir, "gateway-api-objects.json"), JSON.stringify(objects, null, 2) + "\n");
 }

@@ -10,24 +10,33 @@
  *   5. `conformance.test -test.run '^TestConformance$'` inside the cluster's network namespace,
  *      features inferred from the GatewayClass status, the report written to
  *      `dist/conformance/<channel>-<version>-default-report.yaml`, the log beside it;
- *   6. the summary, ending with the line `N passed, M failed` (the profile's core tests).
+ *   6. the pod logs and the Gateway API objects copied to `dist/conformance/diagnostics/`, then the
+ *      summary, ending with the line `N passed, M failed` (the profile's core tests).
  * Exits 0 only when every core test passed and none was skipped. The cluster is always removed,
  * also on Ctrl-C or a failure. See suite_args.ts for the arguments.
  */
 import { join } from "node:path";
 import { buildBinaries } from "../localenv/binaries.ts";
+import { register } from "../localenv/cleanup.ts";
 import { ensureHelm } from "../localenv/helm.ts";
 import { buildImages, repoRoot } from "../images/build.ts";
 import { type Cluster, startCluster } from "../localnode/mod.ts";
 import { CORE_TESTS, PROFILE, SUITE_VERSION } from "./core_tests.ts";
-import { applyCrds, GATEWAY_CLASS, gatewayClassLines, insideKubeconfig, installChart } from "./cluster_setup.ts";
+import {
+  applyCrds,
+  collectDiagnostics,
+  GATEWAY_CLASS,
+  gatewayClassLines,
+  insideKubeconfig,
+  installChart,
+} from "./cluster_setup.ts";
 import { Phases } from "./phases.ts";
 import {
+  assertionErrors,
   type ConformanceReport,
   conformant,
   coreSummary,
   parseReport,
-  suiteErrors,
   suiteOutcome,
   summaryLines,
   testOutcomes,
@@ -37,6 +46,16 @@ import { implementation, parseTaskArgs, reportFileName, suiteArgs } from "./suit
 
 const say = (line: string) => console.log(line);
 const nodeBinaries = ["kubelet", "kube-controller-manager", "kube-scheduler", "kube-proxy"];
+
+/** The signal that stopped the run, if any: the cluster and the suite are then stopped by cleanup.ts. */
+let interrupted: Deno.Signal | null = null;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(sig, () => {
+    interrupted ??= sig;
+    // The run then ends by itself once what it waits on has failed; a wait that does not end is cut short.
+    Deno.unrefTimer(setTimeout(() => Deno.exit(130), 60_000));
+  });
+}
 
 async function main(): Promise<number> {
   const { helmSets, suiteArgs: extra } = parseTaskArgs(Deno.args);
@@ -50,7 +69,11 @@ async function main(): Promise<number> {
   say(`conformance: Gateway API ${SUITE_VERSION}, profile ${PROFILE}, ${impl.project} ${impl.version}`);
 
   let cluster: Cluster | null = null;
+  // Helm's home and the in-cluster admin kubeconfig: removed at the end, also on Ctrl-C (cleanup.ts
+  // stops the cluster and the suite's process then).
   const work = await Deno.makeTempDir({ prefix: "ic-conformance-" });
+  const removeWork = () => Deno.remove(work, { recursive: true }).catch(() => {});
+  const unregister = register(removeWork);
   try {
     await phases.run("Go builds: cluster binaries, helm", async () => {
       await buildBinaries([]);
@@ -83,6 +106,11 @@ async function main(): Promise<number> {
     });
     say("");
     for (const l of await gatewayClassLines(c)) say(l);
+    const diagnostics = join(outDir, "diagnostics");
+    await collectDiagnostics(c, diagnostics).then(
+      () => say(`pod logs and Gateway API objects: ${diagnostics}`),
+      (err) => say(`diagnostics: ${(err as Error).message}`),
+    );
 
     const log = await Deno.readTextFile(logPath);
     let report: ConformanceReport | null = null;
@@ -97,24 +125,26 @@ async function main(): Promise<number> {
         outcome ? `${outcome.outcome} (${outcome.seconds} s)` : "has no result line (see the log)"
       }`,
     );
-    for (const e of suiteErrors(log)) say(`suite error: ${e}`);
+    const errors = assertionErrors(log);
+    for (const e of errors.filter((x) => x.test === "TestConformance")) say(`suite error: ${e.message}`);
     if (report) say(`report: ${reportPath}`);
     say(`log: ${logPath}`);
     say("");
     for (const l of phases.table()) say(l);
     say("");
-    const summary = coreSummary(CORE_TESTS, testOutcomes(log), report, PROFILE);
+    const summary = coreSummary(CORE_TESTS, testOutcomes(log), report, PROFILE, errors);
     for (const l of summaryLines(summary, report)) say(l);
     return conformant(summary) ? 0 : 1;
   } catch (err) {
-    say(`conformance: ${(err as Error).message}`);
+    say(`conformance: ${interrupted ? `stopped by ${interrupted}` : (err as Error).message}`);
     say("");
     for (const l of phases.table()) say(l);
     say(`0 passed, ${CORE_TESTS.length} failed`);
     return 1;
   } finally {
     await cluster?.stop();
-    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await removeWork();
+    unregister();
   }
 }
 

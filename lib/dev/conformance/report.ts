@@ -78,29 +78,35 @@ export function suiteOutcome(log: string): { outcome: Outcome; seconds: number }
   return m ? { outcome: m[1] as Outcome, seconds: Number(m[2]) } : null;
 }
 
+/** One failed assertion of the log: the test it failed (`TestConformance` or `TestConformance/<test>`) and why. */
+export interface AssertionError {
+  test: string;
+  message: string;
+}
+
 /**
- * The assertion messages of TestConformance itself (testify's `Error:` and `Messages:` fields, not
- * those of its subtests): why the suite stopped before or between its tests, e.g. "no supported
- * features were determined for test suite" or a setup wait that timed out.
+ * The failed assertions of the log, in order: testify's `Error:` and `Messages:` fields with the
+ * `Test:` field naming where (the suite itself, e.g. "no supported features were determined for
+ * test suite" or a setup wait that timed out, or one of its tests).
  */
-export function suiteErrors(log: string): string[] {
-  const out: string[] = [];
+export function assertionErrors(log: string): AssertionError[] {
+  const out: AssertionError[] = [];
   const lines = log.split("\n");
   for (let i = 0; i < lines.length; i++) {
-    // TestConformance's own messages are indented by 4 spaces, its subtests' by 8 or more.
-    if (!/^ {4}\S+\.go:\d+: *$/.test(lines[i])) continue;
+    if (!/^\s+\S+\.go:\d+: *$/.test(lines[i])) continue;
     const fields = new Map<string, string[]>();
     let field = "";
-    // testify's fields: `<8 spaces>\t<Name>:<spaces>\t<value>`, continued as `<8 spaces>\t<spaces>\t<value>`.
+    // testify's fields: `<spaces>\t<Name>:<spaces>\t<value>`, continued as `<spaces>\t<spaces>\t<value>`.
     for (let j = i + 1; j < lines.length; j++) {
-      const m = lines[j].match(/^ {8}\t([A-Za-z ]*?):?\s*\t(.*)$/);
+      const m = lines[j].match(/^\s+\t([A-Za-z ]*?):?\s*\t(.*)$/);
       if (!m) break;
       if (m[1].trim()) field = m[1].trim();
       if (!fields.has(field)) fields.set(field, []);
       fields.get(field)!.push(m[2].trim());
     }
-    const parts = ["Error", "Messages"].flatMap((f) => fields.get(f) ?? []).filter(Boolean);
-    if (parts.length > 0) out.push(parts.join(" "));
+    const message = ["Error", "Messages"].flatMap((f) => fields.get(f) ?? []).filter(Boolean).join(" ");
+    const test = fields.get("Test")?.[0];
+    if (message && test) out.push({ test, message });
   }
   return out;
 }
@@ -118,6 +124,8 @@ export interface CoreSummary {
   byOutcome: { passed: string[]; failed: string[]; skipped: string[]; notRun: string[] };
   /** Disagreements worth a line (the report's numbers against the log's, an unexpected core count). */
   notes: string[];
+  /** Why each failed core test failed: its first failed assertion in the log. */
+  reasons: Map<string, string>;
 }
 
 /** The core tests' summary from the report (when it has `profile`) and the log's outcomes. */
@@ -126,7 +134,13 @@ export function coreSummary(
   outcomes: Map<string, Outcome>,
   report: ConformanceReport | null,
   profile: string,
+  errors: readonly AssertionError[] = [],
 ): CoreSummary {
+  const reasons = new Map<string, string>();
+  for (const e of errors) {
+    const name = e.test.startsWith("TestConformance/") ? e.test.slice("TestConformance/".length).split("/")[0] : "";
+    if (name && outcomes.get(name) === "FAIL" && !reasons.has(name)) reasons.set(name, e.message);
+  }
   const byOutcome = { passed: [] as string[], failed: [] as string[], skipped: [] as string[], notRun: [] as string[] };
   for (const name of coreTests) {
     const o = outcomes.get(name);
@@ -159,6 +173,7 @@ export function coreSummary(
       result: p.core.result,
       byOutcome,
       notes,
+      reasons,
     };
   }
   const skipped = byOutcome.skipped.length;
@@ -170,7 +185,16 @@ export function coreSummary(
       }): counted as failed`,
     );
   }
-  return { profile, passed, failed: coreTests.length - passed - skipped, skipped, source: "log", byOutcome, notes };
+  return {
+    profile,
+    passed,
+    failed: coreTests.length - passed - skipped,
+    skipped,
+    source: "log",
+    byOutcome,
+    notes,
+    reasons,
+  };
 }
 
 /** All core tests passed, none failed or skipped. */
@@ -208,6 +232,10 @@ export function summaryLines(s: CoreSummary, report: ConformanceReport | null): 
   );
   list("passed", s.byOutcome.passed);
   list("failed", s.byOutcome.failed);
+  for (const name of s.byOutcome.failed) {
+    const why = s.reasons.get(name);
+    if (why) lines.push(`    ${name}: ${why.length > 200 ? why.slice(0, 200) + "…" : why}`);
+  }
   list("skipped", s.byOutcome.skipped);
   list("not run", s.byOutcome.notRun);
   for (const n of s.notes) lines.push(`  note: ${n}`);

@@ -1,16 +1,15 @@
 /**
  * @module lib/dev/conformance/suite
  * Runs the suite's test binary inside the cluster's network namespace (so the Gateways' cluster
- * addresses answer it), its output in a log file; meanwhile each test's start and outcome, and
- * the setup's waits, are printed as one line each. The process dies with this one (process.ts).
+ * addresses answer it), its output in a log file; meanwhile each test that passed or failed and the
+ * setup's steps are printed as one line each (skipped tests only in the summary), and during a long wait its latest line once a minute. The process dies with this one (process.ts).
  */
 import { spawnProcess } from "../localenv/process.ts";
 import type { Cluster } from "../localnode/mod.ts";
 
 /** Lines of the `-test.v` log worth showing while the suite runs. */
 const shown = [
-  /^\s*--- (PASS|FAIL|SKIP): TestConformance\b/,
-  /^=== RUN\s+TestConformance\/[^/\s]+$/,
+  /^\s*--- (PASS|FAIL): TestConformance(\/[^/\s]+)? \(/,
   /^\s*suite\.go:\d+: (\S+Z: )?(Test Setup|Running|Sleeping)/,
   /^\s*(FAIL|PASS|ok)\s*$/,
   /^panic:/,
@@ -44,6 +43,8 @@ export async function runSuite(
   });
   let offset = 0;
   let partial = "";
+  let last = "";
+  let quietSince = performance.now();
   const follow = async () => {
     const file = await Deno.open(opts.logPath, { read: true });
     try {
@@ -60,7 +61,19 @@ export async function runSuite(
     }
     const lines = partial.split("\n");
     partial = lines.pop() ?? "";
-    for (const line of lines) if (shown.some((r) => r.test(line))) opts.say(`  ${line.trim()}`);
+    for (const line of lines) {
+      if (line.trim()) last = line.trim();
+      if (shown.some((r) => r.test(line))) {
+        opts.say(`  ${line.trim()}`);
+        quietSince = performance.now();
+      }
+    }
+    // A long wait (a setup wait, a test's retries): its latest line once a minute.
+    if (performance.now() - quietSince > 60_000 && last) {
+      const secs = ((performance.now() - t0) / 1000).toFixed(0);
+      opts.say(`  [${secs} s] ${last.length > 220 ? last.slice(0, 220) + "…" : last}`);
+      quietSince = performance.now();
+    }
   };
   let done = false;
   const exited = proc.exited.then((s) => {

@@ -7,14 +7,15 @@
  * - the summary takes the report's core statistics when it has the profile, else counts every core
  *   test not passed as failed; its last line is exactly `N passed, M failed`; only all passed,
  *   none skipped, is conformant;
- * - TestConformance's own assertion (the suite stopping before its tests) is quoted, from a real log.
+ * - failed assertions are read with the test they belong to: TestConformance's own (the suite
+ *   stopping before its tests) and each failed test's reason, from real logs.
  */
 import assert from "node:assert/strict";
 import {
+  assertionErrors,
   conformant,
   coreSummary,
   parseReport,
-  suiteErrors,
   suiteOutcome,
   summaryLines,
   testOutcomes,
@@ -153,15 +154,40 @@ Deno.test("without the profile in the report, every core test not passed counts 
 });
 
 Deno.test("the suite's own assertion is quoted (a real log: no supported features on the GatewayClass)", async () => {
-  const real = await Deno.readTextFile(new URL("./fixtures/no_features.log", import.meta.url));
-  assert.deepEqual(suiteErrors(real), [
-    "Received unexpected error: no supported features were determined for test suite " +
-    "error initializing conformance suite",
-  ]);
+  const real = await Deno.readTextFile(new URL("./fixtures/no_features.txt", import.meta.url));
+  assert.deepEqual(assertionErrors(real), [{
+    test: "TestConformance",
+    message: "Received unexpected error: no supported features were determined for test suite " +
+      "error initializing conformance suite",
+  }]);
   assert.deepEqual(suiteOutcome(real), { outcome: "FAIL", seconds: 0.01 });
   assert.deepEqual(testOutcomes(real).size, 0);
-  // A subtest's assertion (indented deeper) is not the suite's.
-  assert.deepEqual(suiteErrors("        weight_test.go:80: \n            \tError:      \tnot equal\n"), []);
+});
+
+// A real run focused on one test (-run-test=HTTPRouteSimpleSameNamespace), whose setup got past the
+// Gateways' readiness because their status had been set by hand: the report and the log as written.
+Deno.test("a real report and log of one test: the report's numbers, the failed test and its reason", async () => {
+  const log = await Deno.readTextFile(new URL("./fixtures/one_test.txt", import.meta.url));
+  const r = parseReport(await Deno.readTextFile(new URL("./fixtures/one_test_report.yaml", import.meta.url)));
+  const errors = assertionErrors(log);
+  assert.deepEqual(errors, [{
+    test: "TestConformance/HTTPRouteSimpleSameNamespace",
+    message: "Received unexpected error: context deadline exceeded " +
+      "error waiting for Gateway to have at least one IP address in status",
+  }]);
+  const s = coreSummary(CORE_TESTS, testOutcomes(log), r, "GATEWAY-HTTP", errors);
+  assert.deepEqual([s.source, s.result, s.passed, s.failed, s.skipped], ["report", "failure", 0, 1, 35]);
+  assert.deepEqual(s.notes, [], "the report counts the 36 core tests the harness knows");
+  assert.deepEqual(s.byOutcome.failed, ["HTTPRouteSimpleSameNamespace"]);
+  assert.equal(s.byOutcome.skipped.length, 35);
+  assert.deepEqual(r.profiles?.[0].core.failedTests, ["HTTPRouteSimpleSameNamespace"]);
+  const lines = summaryLines(s, r);
+  assert.ok(lines.includes(
+    "    HTTPRouteSimpleSameNamespace: Received unexpected error: context deadline exceeded " +
+      "error waiting for Gateway to have at least one IP address in status",
+  ));
+  assert.equal(lines.at(-1), "0 passed, 1 failed");
+  assert.equal(conformant(s), false);
 });
 
 Deno.test("the core list is the 36 GATEWAY-HTTP core tests of suite v1.6.3, each once", () => {

@@ -22,7 +22,8 @@
  * - the NetworkPolicy of the proxy pods: off by default; on, metrics only from the namespaces named;
  * - NOTES.txt names the class's one shared proxy and a kubectl command that finds the controller's
  *   objects of it, and says dedicated proxies exist only with dedicatedProxies.enabled;
- * - every object of every render is accepted by the real kube-apiserver (server-side apply, dry run).
+ * - every object of every render is accepted by the real kube-apiserver (server-side apply, dry run),
+ *   the GatewayClass once the Gateway API CRDs (v1.6.3, standard channel) are installed.
  */
 import assert from "node:assert/strict";
 import { x509 } from "../../../lib/pki/x509.ts";
@@ -44,6 +45,9 @@ import { sharedProxyName } from "../../../lib/controller/groups.ts";
 import { controllerLabelValue, desiredObjects, proxyObjects, sharedTarget } from "../../../lib/controller/objects.ts";
 import { defaultSettings } from "../../../lib/controller/settings.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../../../lib/gateway/model_types.ts";
+import { applyCrds } from "../../../lib/dev/conformance/cluster_setup.ts";
+import { buildBinaries } from "../../../lib/dev/localenv/binaries.ts";
+import { join } from "node:path";
 
 const find = (objs: ManifestObject[], kind: string) => objs.filter((o) => o.kind === kind);
 const one = (objs: ManifestObject[], kind: string) => {
@@ -304,6 +308,16 @@ Deno.test("chart: every rendered object is accepted by the real kube-apiserver (
     const answered = await applyManifests(fetchApi, objs, { dryRun: true });
     assert.equal(answered.length, objs.length, what);
   }
+  // With the Gateway API CRDs the conformance run installs (v1.6.3, standard channel), the GatewayClass too.
+  await applyCrds(cp, join(await buildBinaries(["gateway-crds"]), "crds/standard"));
+  const withClass = await render([
+    "--set",
+    "gatewayClass.create=true",
+    "--api-versions",
+    "gateway.networking.k8s.io/v1/GatewayClass",
+  ]);
+  assert.equal(find(withClass, "GatewayClass").length, 1);
+  await applyManifests(fetchApi, withClass, { dryRun: true });
   // The committed manifests, namespace first, as kubectl would apply them.
   const committed = await Deno.readTextFile(
     new URL("../../../deploy/manifests/ingress-controller.yaml", import.meta.url),

@@ -3,7 +3,9 @@
  * needed): the echo backend answers with its pod name and the path; pause runs until SIGTERM and
  * exits 0; the controller image runs the program (`version`) and carries a working haproxy (for
  * `haproxy -c`); the proxy image runs `proxy` against a real kube-apiserver, reads its ConfigMap
- * with a user allowed to read only that ConfigMap, and serves traffic to a backend through HAProxy.
+ * with a user allowed to read only that ConfigMap, and serves traffic to a backend through HAProxy;
+ * echo-basic carries every name the conformance suite's manifests use and answers with the JSON
+ * the suite reads (pod, namespace, host, path); CoreDNS serves a Corefile.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
