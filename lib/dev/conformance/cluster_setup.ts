@@ -37,8 +37,9 @@ export async function applyCrds(c: Pick<Cluster, "adminFetch">, crdDir: string):
 }
 
 /**
- * `helm install` of the chart with its GatewayClass (`gatewayClass.create`) and dedicated proxies on
- * (each Gateway gets a proxy of its own in its namespace), the node's images never pulled, plus
+ * `helm install` of the chart with the Gateway API on (`gatewayAPI.enabled`) and its GatewayClass
+ * (`gatewayClass.create`; each Gateway gets a proxy of its own in the release namespace), the node's
+ * images never pulled, plus
  * the caller's `--set` values; resolves once the controller pod is Ready.
  */
 export async function installChart(c: Cluster, helmSets: readonly string[], workDir: string): Promise<void> {
@@ -48,9 +49,9 @@ export async function installChart(c: Cluster, helmSets: readonly string[], work
     HELM_DATA_HOME: join(workDir, "helm/data"),
   };
   const sets = [
+    "gatewayAPI.enabled=true",
     "gatewayClass.create=true",
     `gatewayClass.name=${GATEWAY_CLASS}`,
-    "dedicatedProxies.enabled=true",
     "image.pullPolicy=Never",
     ...helmSets,
   ];
