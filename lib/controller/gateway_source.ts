@@ -377,8 +377,11 @@ export class GatewaySource implements RouteSource {
       ...build.refs.services.map((s) => serviceRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
       ...build.refs.secrets.map((s) => secretRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
     ]);
+    // A route's problem goes on the route (its author reads its Events), the rest on the Gateway.
     for (const p of build.problems) {
-      this.#ctx.events.record(gateway, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
+      const route = p.kind === "HTTPRoute" ? informers.routes.store.get(p.object) : undefined;
+      if (route) this.#ctx.events.record(route, "Warning", p.reason, p.message);
+      else this.#ctx.events.record(gateway, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
     }
     const rendered: Rendered = renderGateway(build.proxy, this.#deps.templates, proxy);
     const ports = build.proxy.ports.map((p) => ({ port: p.port, containerPort: containerPort(p.port) }));

@@ -158,7 +158,21 @@ Deno.test("Gateway API source against a real API server", async (t) => {
         assert.ok(cfg.includes("app.example"), "the route's host is in the Gateway's configuration");
       });
 
-      await t.step("a Gateway deleted: its proxy goes, and so does its entry in the route's status", async () => {
+      await t.step("a route naming a missing Service: ResolvedRefs False/BackendNotFound and a Warning on the route", async () => {
+        await cluster.apply(resources.httpRoutes, routeObj(app, "broken", [{ name: "edge" }], "missing"));
+        const parent = await eventually("the route's parent status", async () => {
+          const r = await cluster.get(resources.httpRoutes, app, "broken");
+          return (r?.status?.parents ?? []).find((p: { parentRef: { name: string } }) => p.parentRef.name === "edge");
+        });
+        const resolved = parent.conditions.find((c: { type: string }) => c.type === "ResolvedRefs");
+        assert.equal(resolved.status, "False");
+        assert.equal(resolved.reason, "BackendNotFound");
+        assert.equal(parent.conditions.find((c: { type: string }) => c.type === "Accepted").status, "True");
+        await eventually("a BackendNotFound Warning on the route itself", async () =>
+          (await cluster.events(app, "broken")).some((e) => e.reason === "BackendNotFound" && e.type === "Warning"));
+      });
+
+      await t.step("a Gateway deleted: its proxy goes, and so does its entry in the routes' status", async () => {
         await cluster.remove(resources.gateways, app, "second");
         await eventually("the proxy of the deleted Gateway removed", async () =>
           await cluster.get(resources.services, ops, gatewayProxyName(`${app}/second`)) === null);
