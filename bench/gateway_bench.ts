@@ -63,7 +63,11 @@ function get(
 }
 
 /** Milliseconds from `t0` until `ok` holds (polled every 2 ms, at most 30 s). */
-async function until(t0: number, probe: () => Promise<{ status: number; backend: string | null }>, ok: (a: { status: number; backend: string | null }) => boolean) {
+async function until(
+  t0: number,
+  probe: () => Promise<{ status: number; backend: string | null }>,
+  ok: (a: { status: number; backend: string | null }) => boolean,
+) {
   for (;;) {
     if (ok(await probe())) return performance.now() - t0;
     if (performance.now() - t0 > 30_000) throw new Error("no convergence within 30 s");
@@ -79,7 +83,10 @@ const route = (ns: string, path: string, headers: { name: string; value: string 
   spec: {
     parentRefs: [{ name: "edge" }],
     hostnames: ["bench.example"],
-    rules: [{ matches: [{ path: { type: "PathPrefix", value: path }, headers }], backendRefs: [{ name: "svc", port: 80 }] }],
+    rules: [{
+      matches: [{ path: { type: "PathPrefix", value: path }, headers }],
+      backendRefs: [{ name: "svc", port: 80 }],
+    }],
   },
 });
 
@@ -104,7 +111,12 @@ try {
     spec: { gatewayClassName: "bench", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
   });
   await cluster.apply(resources.httpRoutes, route(ns, "/v0"));
-  const ctl = await controller(cluster, { validateProxyConfig: true, controllerId: "bench", coalesceMs: 0, operatorNamespace: ops });
+  const ctl = await controller(cluster, {
+    validateProxyConfig: true,
+    controllerId: "bench",
+    coalesceMs: 0,
+    operatorNamespace: ops,
+  });
   const name = gatewayProxyName(`${ns}/edge`);
   while (!(await cluster.get(resources.configMaps, ops, name))) await new Promise((r) => setTimeout(r, 20));
   const proxy = await startProxy(cluster, ops, name);

@@ -402,7 +402,9 @@ class Controller {
       }
     }
     this.#handovers.published(group, source, own.members, false);
-    proxyService ??= this.#caches.ownedCache(resources.services).store.get(`${own.target.namespace}/${own.target.name}`);
+    proxyService ??= this.#caches.ownedCache(resources.services).store.get(
+      `${own.target.namespace}/${own.target.name}`,
+    );
     await source.publishedOwn?.(group, own, proxyService, refused);
     phases.lap("statusMs");
     if (written > 0) {

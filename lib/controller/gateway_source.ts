@@ -35,7 +35,7 @@ import { gatewayTarget, type ProxyTarget } from "./objects.ts";
 import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
 import type { OwnBuild, RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
 import { GatewayStatusWriter, namesGateway } from "./gateway_status.ts";
-import { loadBalancerOf, type LoadBalancerIngress } from "./status.ts";
+import { type LoadBalancerIngress, loadBalancerOf } from "./status.ts";
 
 const GROUP_PATH = "/apis/gateway.networking.k8s.io";
 /** How often discovery is asked again while the Gateway API's CRDs are not served. */
@@ -202,7 +202,9 @@ export class GatewaySource implements RouteSource {
     informers.namespaces.on({
       onAdd: () => this.#queueAll(),
       onUpdate: (old, n) =>
-        JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(n.metadata.labels ?? {}) ? undefined : this.#queueAll(),
+        JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(n.metadata.labels ?? {})
+          ? undefined
+          : this.#queueAll(),
       onDelete: () => this.#queueAll(),
     });
     for (const i of Object.values(informers)) i.start();
@@ -320,7 +322,7 @@ export class GatewaySource implements RouteSource {
   refileAll(onlyIfMoved: boolean): void {
     const informers = this.#informers;
     if (!informers) return;
-    if (!onlyIfMoved) for (const c of informers.classes.store.list()) this.#writeClass(c.metadata.name);
+    if (!onlyIfMoved) { for (const c of informers.classes.store.list()) this.#writeClass(c.metadata.name); }
     const keys = new Set([...informers.gateways.store.keys(), ...[...this.#groups.groups()].map((g) => gatewayOf(g)!)]);
     for (const key of keys) this.#file(key, onlyIfMoved);
   }

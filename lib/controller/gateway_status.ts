@@ -13,7 +13,14 @@ import { isStatus } from "../cluster/client.ts";
 import { objectPath, resources } from "../cluster/resources.ts";
 import type { Writer } from "./leader.ts";
 import { writes } from "./metrics.ts";
-import type { Condition, GatewayAddress, GatewayClass, HTTPRoute, ParentReference, RouteParentStatus } from "../gateway/api.ts";
+import type {
+  Condition,
+  GatewayAddress,
+  GatewayClass,
+  HTTPRoute,
+  ParentReference,
+  RouteParentStatus,
+} from "../gateway/api.ts";
 import type { GatewayStatusOut } from "../gateway/model_types.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../gateway/model_types.ts";
 import { GATEWAY_FEATURES } from "../gateway/features.ts";
@@ -23,10 +30,19 @@ import type { ClusterClient } from "../cluster/client.ts";
 const CONFLICT_RETRIES = 5;
 
 /** `conditions` with the `lastTransitionTime` of the same condition in `old` when its status did not change. */
-export function keepTransitionTimes(conditions: readonly Condition[], old: readonly Condition[] | undefined, now: string): Condition[] {
+export function keepTransitionTimes(
+  conditions: readonly Condition[],
+  old: readonly Condition[] | undefined,
+  now: string,
+): Condition[] {
   return conditions.map((c) => {
     const before = old?.find((o) => o.type === c.type);
-    return { ...c, lastTransitionTime: before && before.status === c.status && before.lastTransitionTime ? before.lastTransitionTime : now };
+    return {
+      ...c,
+      lastTransitionTime: before && before.status === c.status && before.lastTransitionTime
+        ? before.lastTransitionTime
+        : now,
+    };
   });
 }
 
@@ -72,13 +88,17 @@ export class GatewayStatusWriter {
   /** Our GatewayClass: accepted, with the features this controller passes (lib/gateway/features.ts). */
   async writeClass(cls: GatewayClass): Promise<void> {
     const now = new Date().toISOString();
-    const conditions = keepTransitionTimes([{
-      type: "Accepted",
-      status: "True",
-      reason: "Accepted",
-      message: `handled by ${GATEWAY_CONTROLLER_NAME}`,
-      observedGeneration: cls.metadata.generation ?? 0,
-    }], cls.status?.conditions, now);
+    const conditions = keepTransitionTimes(
+      [{
+        type: "Accepted",
+        status: "True",
+        reason: "Accepted",
+        message: `handled by ${GATEWAY_CONTROLLER_NAME}`,
+        observedGeneration: cls.metadata.generation ?? 0,
+      }],
+      cls.status?.conditions,
+      now,
+    );
     const status = { ...cls.status, conditions, supportedFeatures: GATEWAY_FEATURES.map((name) => ({ name })) };
     if (comparable(status) === comparable(cls.status ?? {})) return;
     await this.#update(resources.gatewayClasses, null, cls.metadata.name, (current) => ({
@@ -95,7 +115,13 @@ export class GatewayStatusWriter {
   async writeGateway(
     namespace: string,
     name: string,
-    cached: { status?: { conditions?: Condition[]; listeners?: { name: string; conditions: Condition[] }[]; addresses?: GatewayAddress[] } } | undefined,
+    cached: {
+      status?: {
+        conditions?: Condition[];
+        listeners?: { name: string; conditions: Condition[] }[];
+        addresses?: GatewayAddress[];
+      };
+    } | undefined,
     out: GatewayStatusOut,
     addresses: GatewayAddress[],
   ): Promise<void> {
@@ -105,7 +131,11 @@ export class GatewayStatusWriter {
       conditions: keepTransitionTimes(out.conditions, old?.status?.conditions, now),
       listeners: out.listeners.map((l) => ({
         ...l,
-        conditions: keepTransitionTimes(l.conditions, old?.status?.listeners?.find((o) => o.name === l.name)?.conditions, now),
+        conditions: keepTransitionTimes(
+          l.conditions,
+          old?.status?.listeners?.find((o) => o.name === l.name)?.conditions,
+          now,
+        ),
       })),
     });
     if (cached && comparable(build(cached)) === comparable(cached.status ?? {})) return;

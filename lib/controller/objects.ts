@@ -346,7 +346,12 @@ export function proxyObjects(
           type: params.serviceType ?? platform.exposure.serviceType,
           selector,
           ports: target.ports
-            ? target.ports.map((p) => ({ name: `port-${p.port}`, port: p.port, targetPort: p.containerPort, protocol: "TCP" }))
+            ? target.ports.map((p) => ({
+              name: `port-${p.port}`,
+              port: p.port,
+              targetPort: p.containerPort,
+              protocol: "TCP",
+            }))
             : [
               { name: "http", port: httpPort, targetPort: "http", protocol: "TCP" },
               { name: "https", port: httpsPort, targetPort: "https", protocol: "TCP" },

@@ -98,7 +98,9 @@ export function conflictMessage(
   const gateway = gatewayOf(group);
   if (gateway !== null) {
     return `${where} for the proxy of Gateway ${gateway} (it lacks the ${controllerLabel}=` +
-      `${controllerLabelValue(controllerId)} label or the ${gatewayOwnerAnnotation} annotation); it is left untouched ` +
+      `${
+        controllerLabelValue(controllerId)
+      } label or the ${gatewayOwnerAnnotation} annotation); it is left untouched ` +
       `and the Gateway is not programmed until it is removed or renamed`;
   }
   const cls = sharedClassOf(group);

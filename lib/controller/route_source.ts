@@ -123,7 +123,12 @@ export interface RouteSource {
    */
   buildOwn?(group: GroupKey, proxy: ProxyOptions): OwnBuild | null;
   /** After `buildOwn`'s configuration was published (`refused`: why it was not), the members' status. */
-  publishedOwn?(group: GroupKey, own: OwnBuild, proxyService: KubeObject | undefined, refused: string | null): Promise<void>;
+  publishedOwn?(
+    group: GroupKey,
+    own: OwnBuild,
+    proxyService: KubeObject | undefined,
+    refused: string | null,
+  ): Promise<void>;
   /** A group of `buildOwn` lost its members and its objects are gone. */
   retiredOwn?(group: GroupKey): Promise<void>;
   /** The controller stops: work the source runs on its own ends. */

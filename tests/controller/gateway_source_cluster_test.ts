@@ -24,7 +24,12 @@ import { installGatewayCrds } from "../../lib/dev/localenv/gateway_crds.ts";
 const gwApi = "gateway.networking.k8s.io/v1";
 
 function gatewayObj(ns: string, name: string, cls: string, listeners: unknown[]): KubeObject {
-  return { apiVersion: gwApi, kind: "Gateway", metadata: { name, namespace: ns }, spec: { gatewayClassName: cls, listeners } };
+  return {
+    apiVersion: gwApi,
+    kind: "Gateway",
+    metadata: { name, namespace: ns },
+    spec: { gatewayClassName: cls, listeners },
+  };
 }
 
 function routeObj(ns: string, name: string, parents: unknown[], backend: string): KubeObject {
@@ -82,100 +87,142 @@ Deno.test("Gateway API source against a real API server", async (t) => {
         assert.equal(condition(ours, "Accepted").observedGeneration, ours!.metadata.generation);
         assert.deepEqual(ours!.status.supportedFeatures.map((f: { name: string }) => f.name), [...GATEWAY_FEATURES]);
         const theirs = await cluster.get(resources.gatewayClasses, null, "theirs");
-        assert.equal(condition(theirs, "Accepted")?.status ?? "Unknown", "Unknown", "another controller's class is left alone");
+        assert.equal(
+          condition(theirs, "Accepted")?.status ?? "Unknown",
+          "Unknown",
+          "another controller's class is left alone",
+        );
       });
 
       const edgeProxy = gatewayProxyName(`${app}/edge`);
-      await t.step("a Gateway gets its own proxy in the controller's namespace, one Service port per listener port", async () => {
-        await cluster.apply(
-          resources.gateways,
-          gatewayObj(app, "edge", "ours", [{ name: "http", port: 80, protocol: "HTTP" }, {
-            name: "alt",
-            port: 8081,
-            protocol: "HTTP",
-          }]),
-        );
-        await cluster.apply(resources.gateways, gatewayObj(app, "foreign", "theirs", [{ name: "http", port: 80, protocol: "HTTP" }]));
-        const svc = await eventually("the Gateway's proxy Service", () => cluster.get(resources.services, ops, edgeProxy));
-        assert.deepEqual(svc!.spec.ports.map((p: { port: number }) => p.port), [80, 8081]);
-        assert.equal(svc!.metadata.annotations?.["ingress-controller.io/gateway"], `${app}/edge`);
-        const gw = await eventually("the Gateway Accepted, with its address, not yet Programmed", async () => {
-          const g = await cluster.get(resources.gateways, app, "edge");
-          return condition(g, "Accepted")?.status === "True" && g?.status?.addresses?.length ? g : null;
-        });
-        assert.equal(gw!.status.addresses[0].value, svc!.spec.clusterIP);
-        assert.equal(condition(gw, "Programmed").status, "False", "no proxy pod is available yet");
-        assert.deepEqual(gw!.status.listeners.map((l: { name: string }) => l.name), ["http", "alt"]);
-        await setDeploymentAvailable(cluster, ops, edgeProxy);
-        await eventually("Programmed once a proxy pod is available", async () => {
-          const g = await cluster.get(resources.gateways, app, "edge");
-          return condition(g, "Programmed")?.status === "True" &&
-            condition(g, "Programmed").observedGeneration === g!.metadata.generation;
-        });
-        assert.equal(await cluster.get(resources.services, ops, gatewayProxyName(`${app}/foreign`)), null);
-      });
+      await t.step(
+        "a Gateway gets its own proxy in the controller's namespace, one Service port per listener port",
+        async () => {
+          await cluster.apply(
+            resources.gateways,
+            gatewayObj(app, "edge", "ours", [{ name: "http", port: 80, protocol: "HTTP" }, {
+              name: "alt",
+              port: 8081,
+              protocol: "HTTP",
+            }]),
+          );
+          await cluster.apply(
+            resources.gateways,
+            gatewayObj(app, "foreign", "theirs", [{ name: "http", port: 80, protocol: "HTTP" }]),
+          );
+          const svc = await eventually(
+            "the Gateway's proxy Service",
+            () => cluster.get(resources.services, ops, edgeProxy),
+          );
+          assert.deepEqual(
+            svc!.spec.ports.map((p: { port: number }) => p.port),
+            [80, 8081],
+          );
+          assert.equal(svc!.metadata.annotations?.["ingress-controller.io/gateway"], `${app}/edge`);
+          const gw = await eventually("the Gateway Accepted, with its address, not yet Programmed", async () => {
+            const g = await cluster.get(resources.gateways, app, "edge");
+            return condition(g, "Accepted")?.status === "True" && g?.status?.addresses?.length ? g : null;
+          });
+          assert.equal(gw!.status.addresses[0].value, svc!.spec.clusterIP);
+          assert.equal(condition(gw, "Programmed").status, "False", "no proxy pod is available yet");
+          assert.deepEqual(gw!.status.listeners.map((l: { name: string }) => l.name), ["http", "alt"]);
+          await setDeploymentAvailable(cluster, ops, edgeProxy);
+          await eventually("Programmed once a proxy pod is available", async () => {
+            const g = await cluster.get(resources.gateways, app, "edge");
+            return condition(g, "Programmed")?.status === "True" &&
+              condition(g, "Programmed").observedGeneration === g!.metadata.generation;
+          });
+          assert.equal(await cluster.get(resources.services, ops, gatewayProxyName(`${app}/foreign`)), null);
+        },
+      );
 
-      await t.step("a route on two Gateways gets an entry per Gateway, and another controller's entry is kept", async () => {
-        await cluster.apply(resources.gateways, gatewayObj(app, "second", "ours", [{ name: "http", port: 80, protocol: "HTTP" }]));
-        await cluster.apply(
-          resources.httpRoutes,
-          routeObj(app, "shop", [{ name: "edge", sectionName: "http" }, { name: "second" }, { name: "foreign" }], "web"),
-        );
-        // Another controller's entry for its own Gateway, written as it would.
-        const route = await cluster.get(resources.httpRoutes, app, "shop");
-        await cluster.client.request("PUT", `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/httproutes/shop/status`, {
-          body: {
-            ...route,
-            status: {
-              parents: [{
-                parentRef: { name: "foreign" },
-                controllerName: "example.com/other",
-                conditions: [{
-                  type: "Accepted",
-                  status: "True",
-                  reason: "Accepted",
-                  message: "theirs",
-                  lastTransitionTime: new Date().toISOString(),
-                  observedGeneration: route!.metadata.generation,
-                }],
-              }],
+      await t.step(
+        "a route on two Gateways gets an entry per Gateway, and another controller's entry is kept",
+        async () => {
+          await cluster.apply(
+            resources.gateways,
+            gatewayObj(app, "second", "ours", [{ name: "http", port: 80, protocol: "HTTP" }]),
+          );
+          await cluster.apply(
+            resources.httpRoutes,
+            routeObj(
+              app,
+              "shop",
+              [{ name: "edge", sectionName: "http" }, { name: "second" }, { name: "foreign" }],
+              "web",
+            ),
+          );
+          // Another controller's entry for its own Gateway, written as it would.
+          const route = await cluster.get(resources.httpRoutes, app, "shop");
+          await cluster.client.request(
+            "PUT",
+            `/apis/gateway.networking.k8s.io/v1/namespaces/${app}/httproutes/shop/status`,
+            {
+              body: {
+                ...route,
+                status: {
+                  parents: [{
+                    parentRef: { name: "foreign" },
+                    controllerName: "example.com/other",
+                    conditions: [{
+                      type: "Accepted",
+                      status: "True",
+                      reason: "Accepted",
+                      message: "theirs",
+                      lastTransitionTime: new Date().toISOString(),
+                      observedGeneration: route!.metadata.generation,
+                    }],
+                  }],
+                },
+              },
             },
-          },
-        });
-        const parents = await eventually("entries for both of our Gateways", async () => {
-          const r = await cluster.get(resources.httpRoutes, app, "shop");
-          const ps = r?.status?.parents ?? [];
-          return ps.length === 3 ? ps : null;
-        });
-        const ours = parents!.filter((p: { controllerName: string }) => p.controllerName === GATEWAY_CONTROLLER_NAME);
-        assert.deepEqual(ours.map((p: { parentRef: { name: string } }) => p.parentRef.name).sort(), ["edge", "second"]);
-        for (const p of ours) {
-          const accepted = p.conditions.find((c: { type: string }) => c.type === "Accepted");
-          assert.equal(accepted.status, "True", JSON.stringify(p));
-        }
-        assert.ok(parents!.some((p: { controllerName: string }) => p.controllerName === "example.com/other"));
-        const cfg = Object.values((await cluster.get(resources.configMaps, ops, edgeProxy))?.data ?? {}).join("\n");
-        assert.ok(cfg.includes("app.example"), "the route's host is in the Gateway's configuration");
-      });
+          );
+          const parents = await eventually("entries for both of our Gateways", async () => {
+            const r = await cluster.get(resources.httpRoutes, app, "shop");
+            const ps = r?.status?.parents ?? [];
+            return ps.length === 3 ? ps : null;
+          });
+          const ours = parents!.filter((p: { controllerName: string }) => p.controllerName === GATEWAY_CONTROLLER_NAME);
+          assert.deepEqual(ours.map((p: { parentRef: { name: string } }) => p.parentRef.name).sort(), [
+            "edge",
+            "second",
+          ]);
+          for (const p of ours) {
+            const accepted = p.conditions.find((c: { type: string }) => c.type === "Accepted");
+            assert.equal(accepted.status, "True", JSON.stringify(p));
+          }
+          assert.ok(parents!.some((p: { controllerName: string }) => p.controllerName === "example.com/other"));
+          const cfg = Object.values((await cluster.get(resources.configMaps, ops, edgeProxy))?.data ?? {}).join("\n");
+          assert.ok(cfg.includes("app.example"), "the route's host is in the Gateway's configuration");
+        },
+      );
 
-      await t.step("a route naming a missing Service: ResolvedRefs False/BackendNotFound and a Warning on the route", async () => {
-        await cluster.apply(resources.httpRoutes, routeObj(app, "broken", [{ name: "edge" }], "missing"));
-        const parent = await eventually("the route's parent status", async () => {
-          const r = await cluster.get(resources.httpRoutes, app, "broken");
-          return (r?.status?.parents ?? []).find((p: { parentRef: { name: string } }) => p.parentRef.name === "edge");
-        });
-        const resolved = parent.conditions.find((c: { type: string }) => c.type === "ResolvedRefs");
-        assert.equal(resolved.status, "False");
-        assert.equal(resolved.reason, "BackendNotFound");
-        assert.equal(parent.conditions.find((c: { type: string }) => c.type === "Accepted").status, "True");
-        await eventually("a BackendNotFound Warning on the route itself", async () =>
-          (await cluster.events(app, "broken")).some((e) => e.reason === "BackendNotFound" && e.type === "Warning"));
-      });
+      await t.step(
+        "a route naming a missing Service: ResolvedRefs False/BackendNotFound and a Warning on the route",
+        async () => {
+          await cluster.apply(resources.httpRoutes, routeObj(app, "broken", [{ name: "edge" }], "missing"));
+          const parent = await eventually("the route's parent status", async () => {
+            const r = await cluster.get(resources.httpRoutes, app, "broken");
+            return (r?.status?.parents ?? []).find((p: { parentRef: { name: string } }) => p.parentRef.name === "edge");
+          });
+          const resolved = parent.conditions.find((c: { type: string }) => c.type === "ResolvedRefs");
+          assert.equal(resolved.status, "False");
+          assert.equal(resolved.reason, "BackendNotFound");
+          assert.equal(parent.conditions.find((c: { type: string }) => c.type === "Accepted").status, "True");
+          await eventually(
+            "a BackendNotFound Warning on the route itself",
+            async () =>
+              (await cluster.events(app, "broken")).some((e) => e.reason === "BackendNotFound" && e.type === "Warning"),
+          );
+        },
+      );
 
       await t.step("a Gateway deleted: its proxy goes, and so does its entry in the routes' status", async () => {
         await cluster.remove(resources.gateways, app, "second");
-        await eventually("the proxy of the deleted Gateway removed", async () =>
-          await cluster.get(resources.services, ops, gatewayProxyName(`${app}/second`)) === null);
+        await eventually(
+          "the proxy of the deleted Gateway removed",
+          async () => await cluster.get(resources.services, ops, gatewayProxyName(`${app}/second`)) === null,
+        );
         await eventually("its entry gone from the route", async () => {
           const r = await cluster.get(resources.httpRoutes, app, "shop");
           const names = (r?.status?.parents ?? []).map((p: { parentRef: { name: string } }) => p.parentRef.name).sort();

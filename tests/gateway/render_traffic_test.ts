@@ -270,7 +270,7 @@ if (!inPrivateNetwork()) {
         "ns_any.pem": await pemFor(ca, ["default.example"]),
       };
       const rendered = renderGateway(build(), templates);
-      const certDir = await writeRendered(dir, rendered, pems);
+      await writeRendered(dir, rendered, pems);
       const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env: proxyEnv(dir, "127.0.0.1", 56789) });
       const [p80, p443, p8080] = [containerPort(80), containerPort(443), containerPort(8080)];
       try {
