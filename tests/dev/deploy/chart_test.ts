@@ -312,6 +312,8 @@ Deno.test("chart: every rendered object is accepted by the real kube-apiserver (
   await applyCrds(cp, join(await buildBinaries(["gateway-crds"]), "crds/standard"));
   const withClass = await render([
     "--set",
+    "gatewayAPI.enabled=true",
+    "--set",
     "gatewayClass.create=true",
     "--api-versions",
     "gateway.networking.k8s.io/v1/GatewayClass",
