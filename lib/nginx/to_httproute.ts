@@ -622,7 +622,13 @@ export function planMigration(
         }], null));
       }
     }
-    const lost = [...new Set(keysSet(r.settings).filter((k) => WITHHOLDS[k]).map((k) => WITHHOLDS[k]))];
+    const lost = [
+      ...new Set(
+        keysSet(r.settings).filter((k) => WITHHOLDS[k] && ![null, false].includes(setting(r.settings, k))).map((k) =>
+          WITHHOLDS[k]
+        ),
+      ),
+    ];
     const protocol = setting<string>(r.settings, "backend-protocol");
     if (protocol === "h1-tls" || protocol === "h2-tls") {
       lost.push("TLS to the backend (BackendTLSPolicy is not served here yet: the route would send plain HTTP)");

@@ -312,6 +312,7 @@ Deno.test("withheld: authentication, address lists and TLS backends are never em
       [{ "whitelist-source-range": "10.0.0.0/8" }, /allow-list/],
       [{ "auth-url": "http://auth.example.com/check" }, /external authentication/],
       [{ "backend-protocol": "HTTPS" }, /TLS to the backend/],
+      [{ "ssl-passthrough": "true" }, /TLS passthrough/],
     ] as const
   ) {
     const { m } = only([ing("admin", annotations)]);
@@ -421,10 +422,9 @@ Deno.test("nginx-check --output httproute through main.ts: YAML to apply; --gate
   const ok = await run(["-f", fixture, "-o", "httproute", "--gateway", "infra/edge"]);
   assert.equal(ok.code, 0, ok.stderr);
   const routes = parseAllDocuments(ok.stdout).map((d) => d.toJS() as HTTPRoute);
-  assert.deepEqual(routes.map((r) => r.metadata.name), ["greeter", "greeter-https-redirect"]);
-  // legacy checks client certificates: shown, not emitted
-  assert.match(ok.stdout, /^# Ingress default\/legacy:$/m);
-  assert.match(ok.stdout, /NOT EMITTED: the route would lose client certificate verification/);
+  assert.deepEqual(routes.map((r) => r.metadata.name), ["greeter", "greeter-https-redirect", "legacy"]);
+  assert.equal(routes[2].metadata.name, "legacy", "ssl-passthrough false withholds nothing");
+  assert.match(ok.stdout, /^# {3}nginx\.ingress\.kubernetes\.io\/ssl-passthrough: nothing to carry over \(false\)$/m);
   assert.deepEqual(routes[0].spec.parentRefs, [{ name: "edge", namespace: "infra", port: 443 }]);
   const none = await run(["-f", fixture, "-o", "httproute"]);
   assert.equal(none.code, 2);
