@@ -685,7 +685,8 @@ export function planMigration(
     }
     if (setting<boolean>(r.settings, "path-regex") === true) {
       r.notes.push(
-        "regex paths: matched case-sensitively by the Gateway (the Ingress matched them case-insensitively)",
+        "regex paths: the Gateway matches them (and the prefixes they became) case-sensitively; the Ingress " +
+          "matched them case-insensitively",
       );
     }
     for (const h of byHost.keys()) {
