@@ -20,6 +20,7 @@ import {
   prefixRewriteOf,
 } from "../../lib/nginx/to_httproute.ts";
 import { httpRouteYaml } from "../../lib/nginx/httproute_yaml.ts";
+import { nginxCheck } from "./nginx_check_run.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const GW = { namespace: "infra", name: "edge" };
@@ -405,19 +406,7 @@ Deno.test("the YAML: only HTTPRoutes to apply, verdicts as comments, every rule 
 });
 
 Deno.test("nginx-check --output httproute through main.ts: YAML to apply; --gateway is required and checked", async () => {
-  const main = new URL("../../main.ts", import.meta.url).pathname;
-  const run = async (args: string[]) => {
-    const env = Deno.env.toObject();
-    delete env.KUBERNETES_SERVICE_HOST;
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", main, "nginx-check", ...args],
-      env,
-      clearEnv: true,
-      stdin: "null",
-    }).output();
-    const dec = new TextDecoder();
-    return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-  };
+  const run = nginxCheck;
   const fixture = new URL("./fixtures/grpc-canary.yaml", import.meta.url).pathname;
   const ok = await run(["-f", fixture, "-o", "httproute", "--gateway", "infra/edge"]);
   assert.equal(ok.code, 0, ok.stderr);
