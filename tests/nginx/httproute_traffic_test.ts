@@ -185,14 +185,18 @@ if (!inPrivateNetwork()) {
     const input = join(dir, "ingresses.yaml");
     await Deno.writeTextFile(input, [...ingresses, ...services].map((o) => stringify(o)).join("---\n"));
 
-    // the command, as a user runs it on their manifests
-    let printed = "";
-    await runNginxCheck(
-      { file: input, output: "httproute", gateway: GATEWAY, kubeconfig: "", namespace: "" },
-      (text) => (printed += text),
-    );
-    const routes = parseAllDocuments(printed).map((d) => d.toJS() as HTTPRoute);
-    assert.ok(routes.length >= 10, printed);
+    // the command, as a user runs it on their manifests, and later on the cluster
+    const preview = async (file: string, kubeconfig: string) => {
+      let printed = "";
+      await runNginxCheck(
+        { file, output: "httproute", gateway: GATEWAY, kubeconfig, namespace: "" },
+        (text) => (printed += text),
+      );
+      const id = (r: HTTPRoute) => `${r.metadata.namespace}/${r.metadata.name}`;
+      return parseAllDocuments(printed).map((d) => d.toJS() as HTTPRoute).sort((a, b) => id(a).localeCompare(id(b)));
+    };
+    const routes = await preview(input, "");
+    assert.ok(routes.length >= 10, JSON.stringify(routes));
     const plan = planMigration(ingresses, GATEWAY, services);
 
     const cluster = await Cluster.start();
@@ -221,6 +225,8 @@ if (!inPrivateNetwork()) {
         spec: { controller: NGINX_CONTROLLER },
       });
       for (const ing of ingresses) await cluster.apply(resources.ingresses, ing);
+      // from the cluster: the same routes (the Services there name the ports)
+      assert.deepEqual(await preview("", cluster.kubeconfig), routes);
       // the Gateway with the listeners the preview suggests, the grants, and the printed routes
       await eventually("the Gateway API's CRDs serve objects", async () => {
         try {
