@@ -308,7 +308,8 @@ function backendRef(
     ?.spec?.ports?.find((p) => p.name === portName)?.port;
   if (typeof found === "number") return { name: svc.name, port: found };
   return `Service ${ns}/${svc.name}: its port ${JSON.stringify(portName ?? "")} is named, and the Service is not ` +
-    "in the input to look its number up (give the Services too, or port numbers)";
+    "in the input (the file, or the Services the cluster let us list) to look its number up: give the Services " +
+    "too, or port numbers";
 }
 
 /** The request and response header filters of a path, and the Host a URLRewrite sets. */
