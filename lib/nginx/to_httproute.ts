@@ -272,7 +272,10 @@ function pathRule(
         rewritePath: { type: "ReplacePrefixMatch", replacePrefixMatch: idiom.replace },
       };
     }
-    if (rewrite?.captures) r.unmapped.add("rewrite-target");
+    if (rewrite?.captures) {
+      r.unmapped.add("rewrite-target");
+      r.notes.push(`${raw}: served without its rewrite (URLRewrite has no regex captures)`);
+    }
     return {
       match: { path: { type: "RegularExpression", value: openEndedRegex(raw) } },
       rewritePath: rewrite && !rewrite.captures ? { type: "ReplaceFullPath", replaceFullPath: rewrite.target } : null,
@@ -475,7 +478,15 @@ function twinOf(host: string): string | null {
   return isHost(twin) ? twin : null;
 }
 
-const ROUTE_RULES_MAX = 16;
+/** At most this many hostnames, and rules, in one HTTPRoute (the CRD's maxItems). */
+const ROUTE_LIST_MAX = 16;
+
+/** `xs` in runs of `n` (one empty run for an empty list). */
+function chunks<T>(xs: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out.length ? out : [[]];
+}
 
 /** Plans the migration of `ingresses` to HTTPRoutes attached to `gateway`. */
 export function planMigration(
@@ -487,6 +498,10 @@ export function planMigration(
   const key = (ns: string, host: string, path: string) => `${ns}\u0000${host}\u0000${path}`;
   const canaries = new Map<string, CanaryOf>();
   for (const r of readings.filter((x) => x.canary)) {
+    const own = keysSet(r.settings).filter((k) => !k.startsWith("canary"));
+    if (own.length > 0) {
+      r.notes.push(`its own ${own.join(", ")} ${own.length > 1 ? "are" : "is"} not carried to its backendRef`);
+    }
     for (const rule of r.ing.spec?.rules ?? []) {
       for (const p of rule.http?.paths ?? []) {
         const ref = backendRef(r.ns, p.backend, services);
@@ -596,18 +611,19 @@ export function planMigration(
     }
     let n = 0;
     for (const g of groups.values()) {
-      for (let i = 0; i < g.rules.length; i += ROUTE_RULES_MAX) {
-        const suffix = n++ === 0 ? "" : `-${n}`;
-        const hostnames = g.hosts.filter((h) => h !== "");
-        routes.push(
-          routeOf(suffix, hostnames, g.rules.slice(i, i + ROUTE_RULES_MAX), g.redirected ? HTTPS_PORT : null),
-        );
+      // the CRD's limits: 16 hostnames and 16 rules a route
+      for (const hostnames of chunks(g.hosts.filter((h) => h !== ""), ROUTE_LIST_MAX)) {
+        for (const rules of chunks(g.rules, ROUTE_LIST_MAX)) {
+          const suffix = n++ === 0 ? "" : `-${n}`;
+          routes.push(routeOf(suffix, hostnames, rules, g.redirected ? HTTPS_PORT : null));
+        }
       }
     }
     const redirected = [...redirectHosts].filter((h) => byHost.has(h) || tls.has(h)).sort();
-    if (redirected.length > 0) {
-      const code = Number(setting<string>(r.settings, "ssl-redirect-code") ?? "308");
-      routes.push(routeOf("-https-redirect", redirected, [{
+    const code = Number(setting<string>(r.settings, "ssl-redirect-code") ?? "308");
+    for (const [i, hostnames] of chunks(redirected, ROUTE_LIST_MAX).entries()) {
+      if (hostnames.length === 0) continue;
+      routes.push(routeOf(i === 0 ? "-https-redirect" : `-https-redirect-${i + 1}`, hostnames, [{
         filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: code } }],
       }], HTTP_PORT));
     }

@@ -195,6 +195,7 @@ Deno.test("rewrite-target with captures: the P(/|$)(.*) idiom is a prefix rewrit
   assert.deepEqual(r2.matches, [{ path: { type: "RegularExpression", value: "/api/([0-9]+).*" } }]);
   assert.equal(filter(r2, "URLRewrite"), undefined);
   assert.match(verdict(other.m.verdicts, "rewrite-target")!, /no Gateway API form served here.*stays an Ingress/);
+  assert.match(other.m.notes.join("\n"), /\/api\/\(\[0-9\]\+\): served without its rewrite/);
 
   assert.deepEqual(prefixRewriteOf("/a/b(/|$)(.*)", "/v2/$2"), { prefix: "/a/b", replace: "/v2/" });
   assert.equal(prefixRewriteOf("/a.b(/|$)(.*)", "/$2"), null, "`.` is a regex there, not a literal");
@@ -271,11 +272,17 @@ Deno.test("canaries join the main Ingress's route: weights, a header rule, alway
     backendRefs: [{ name: "web", port: 80, weight: 80 }, { name: "v2", port: 80, weight: 20 }],
   }]);
 
-  const total = ing("c", { canary: "true", "canary-weight": "1", "canary-weight-total": "4" }, {
+  const total = ing("c", {
+    canary: "true",
+    "canary-weight": "1",
+    "canary-weight-total": "4",
+    "proxy-body-size": "1m",
+  }, {
     paths: [{ path: "/", service: "v2" }],
   });
   const t = planMigration([main, total], GW);
   assert.deepEqual(rulesOf(t.ingresses[0].routes[0])[0].backendRefs?.map((b) => b.weight), [75, 25]);
+  assert.match(t.ingresses[1].notes.join("\n"), /its own max-body-size is not carried to its backendRef/);
 
   const header = ing("c", { canary: "true", "canary-by-header": "X-Canary", "canary-by-header-value": "beta" }, {
     paths: [{ path: "/", service: "v2" }],
@@ -361,6 +368,30 @@ Deno.test("verdicts: each annotation says what it becomes, or that it stays an I
   assert.match(verdict(m.verdicts, "affinity")!, /sessionPersistence/);
   assert.ok(m.verdicts.some((v) => v.startsWith("cert-manager.io/cluster-issuer: annotate the Gateway")));
   assert.equal(m.verdicts.length, 6, "other annotations get no verdict");
+});
+
+Deno.test("the CRD's limits: at most 16 rules and 16 hostnames a route", () => {
+  const paths = Array.from({ length: 20 }, (_, i) => ({ path: `/p${i}` }));
+  const many = only([ing("big", {}, { paths })]);
+  assert.deepEqual(many.routes.map((r) => [r.metadata.name, rulesOf(r).length]), [["big", 16], ["big-2", 4]]);
+  const hosts: IngressObject = {
+    metadata: { namespace: "app", name: "hosts", annotations: { [N + "force-ssl-redirect"]: "true" } },
+    spec: {
+      rules: Array.from({ length: 18 }, (_, i) => ({
+        host: `h${i}.example.com`,
+        http: {
+          paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }],
+        },
+      })),
+    },
+  };
+  const h = only([hosts]);
+  assert.deepEqual(h.routes.map((r) => [r.metadata.name, r.spec.hostnames?.length]), [
+    ["hosts", 16],
+    ["hosts-2", 2],
+    ["hosts-https-redirect", 16],
+    ["hosts-https-redirect-2", 2],
+  ]);
 });
 
 Deno.test("parseGatewayRef: NAMESPACE/NAME only", () => {
