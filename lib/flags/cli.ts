@@ -145,7 +145,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
         io.stdout(
           "Report, per Ingress and nginx.ingress.kubernetes.io/* annotation, whether this controller serves it:\n" +
             "supported, translated (with the difference), unsupported or refused.\n\nUsage:\n" +
-            "  ingress-controller nginx-check [-f FILE] [--output json] [flags]\n\nFlags:\n" +
+            "  ingress-controller nginx-check [-f FILE] [--output json|httproute --gateway NS/NAME] [flags]\n\nFlags:\n" +
             flagUsages(nginxCheckTable, "A"),
         );
         return 0;

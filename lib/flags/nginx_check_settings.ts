@@ -9,6 +9,7 @@ import { parseFlags } from "./parse.ts";
 import { nginxCheckTable } from "./table.ts";
 import { validateFlags } from "./validate.ts";
 import type { NginxCheckSettings } from "../nginx/settings.ts";
+import { parseGatewayRef } from "../nginx/to_httproute.ts";
 
 export type { NginxCheckSettings };
 
@@ -23,9 +24,19 @@ export function parseNginxCheckFlags(argv: readonly string[]): NginxCheckSetting
   }
   validateFlags(nginxCheckTable, parsed);
   const v = parsed.values;
+  const output = v.get("output") as NginxCheckSettings["output"];
+  let gateway: NginxCheckSettings["gateway"] = null;
+  if (output === "httproute") {
+    const ref = parseGatewayRef(v.get("gateway") as string);
+    if (typeof ref === "string") {
+      throw new UsageError(`--gateway: ${ref}; --output httproute needs the Gateway the routes attach to`);
+    }
+    gateway = ref;
+  }
   return Object.freeze({
     file: v.get("filename") as string,
-    output: v.get("output") as "text" | "json",
+    output,
+    gateway,
     kubeconfig: v.get("kubeconfig") as string,
     namespace: v.get("namespace") as string,
   });

@@ -926,8 +926,15 @@ export const nginxCheckTable = {
     kind: "string",
     short: "o",
     default: all("text"),
-    oneOf: ["text", "json"],
-    help: "Output format: text (a table) or json (an array of {namespace, ingress, annotation, verdict, note})",
+    oneOf: ["text", "json", "httproute"],
+    help:
+      "Output format: text (a table), json (an array of {namespace, ingress, annotation, verdict, note}) or httproute " +
+      "(the Gateway API HTTPRoutes the Ingresses become, as YAML to apply, each annotation's verdict in comments)",
+  },
+  "gateway": {
+    kind: "string",
+    default: all(""),
+    help: "With --output httproute: NAMESPACE/NAME of the Gateway the HTTPRoutes attach to",
   },
   "kubeconfig": {
     kind: "string",

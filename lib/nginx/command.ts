@@ -3,7 +3,8 @@
  * `ingress-controller nginx-check`: reads Ingresses from a YAML/JSON file (several documents, or
  * `List`s; other kinds are skipped; no namespace means `default`) or, without a file, lists the cluster's, and prints the
  * migration report (nginx/translate.ts): a JSON array of `{namespace, ingress, annotation, verdict,
- * note}` with `--output json`, else a text table. Input that cannot be read is a SetupError (one
+ * note}` with `--output json`, the HTTPRoutes they become with `--output httproute` (nginx/to_httproute.ts),
+ * else a text table. Input that cannot be read is a SetupError (one
  * line, exit 1); whatever the verdicts, a report that was printed exits 0.
  */
 import { parseAllDocuments } from "yaml";
@@ -11,6 +12,8 @@ import { ClusterClient } from "../cluster/client.ts";
 import { oneLine, SetupError } from "../common/errors.ts";
 import type { NginxCheckSettings } from "./settings.ts";
 import { checkIngress, type IngressLike, type ReportRow } from "./translate.ts";
+import { planMigration, type ServiceLike } from "./to_httproute.ts";
+import { httpRouteYaml } from "./httproute_yaml.ts";
 
 const INGRESS_API = new Set(["networking.k8s.io/v1", "networking.k8s.io/v1beta1", "extensions/v1beta1"]);
 
@@ -19,9 +22,19 @@ function isIngress(o: unknown): o is IngressLike & { kind: string; apiVersion: s
   return typeof x === "object" && x !== null && x.kind === "Ingress" && INGRESS_API.has(String(x.apiVersion));
 }
 
+function isService(o: unknown): o is ServiceLike & IngressLike {
+  const x = o as { kind?: unknown; apiVersion?: unknown } | null;
+  return typeof x === "object" && x !== null && x.kind === "Service" && x.apiVersion === "v1";
+}
+
 /** The Ingresses in a file's text: every document, `List` items and JSON arrays included; other kinds skipped. */
 export function ingressesFromText(text: string, file: string): IngressLike[] {
-  const out: IngressLike[] = [];
+  return objectsFromText(text, file, isIngress);
+}
+
+/** The objects of one kind in a file's text (no namespace: `default`). */
+function objectsFromText<T extends IngressLike>(text: string, file: string, wanted: (o: unknown) => o is T): T[] {
+  const out: T[] = [];
   const docs = parseAllDocuments(text);
   if (!Array.isArray(docs)) throw new SetupError(`-f ${file}: not YAML or JSON`);
   for (const [i, doc] of docs.entries()) {
@@ -40,40 +53,39 @@ export function ingressesFromText(text: string, file: string): IngressLike[] {
     if (!Array.isArray(items)) throw new SetupError(`-f ${file}: document ${i + 1} is a List without items`);
     for (const item of items) {
       // As kubectl apply without -n: a manifest without a namespace lands in "default".
-      if (isIngress(item)) out.push({ ...item, metadata: { namespace: "default", ...item.metadata } });
+      if (wanted(item)) out.push({ ...item, metadata: { namespace: "default", ...item.metadata } });
     }
   }
   return out;
 }
 
-async function ingressesFromFile(file: string): Promise<IngressLike[]> {
-  let text: string;
+async function readFile(file: string): Promise<string> {
   try {
-    text = await Deno.readTextFile(file);
+    return await Deno.readTextFile(file);
   } catch (err) {
     throw new SetupError(`-f ${file}: cannot read the file: ${oneLine(err)}`);
   }
-  return ingressesFromText(text, file);
 }
 
-/** Every Ingress of the cluster (or of one namespace), listed in pages. */
-async function ingressesFromCluster(s: NginxCheckSettings): Promise<IngressLike[]> {
+/** Every object of a kind in the cluster (or of one namespace), listed in pages: Ingresses, or Services. */
+async function listCluster<T>(s: NginxCheckSettings, kind: "ingresses" | "services"): Promise<T[]> {
   const client = await ClusterClient.create({ kubeconfig: s.kubeconfig || null, qps: 0, burst: 0 });
-  const path = s.namespace
-    ? `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(s.namespace)}/ingresses`
-    : "/apis/networking.k8s.io/v1/ingresses";
-  const out: IngressLike[] = [];
+  const api = kind === "ingresses" ? "/apis/networking.k8s.io/v1" : "/api/v1";
+  const path = s.namespace ? `${api}/namespaces/${encodeURIComponent(s.namespace)}/${kind}` : `${api}/${kind}`;
+  const out: T[] = [];
   try {
     let next: string | undefined;
     do {
-      const page = await client.request<{ items?: IngressLike[]; metadata?: { continue?: string } }>("GET", path, {
+      const page = await client.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, {
         query: { limit: 500, continue: next },
       });
       out.push(...(page.items ?? []));
       next = page.metadata?.continue || undefined;
     } while (next);
   } catch (err) {
-    throw new SetupError(`cannot list the cluster's Ingresses: ${oneLine(err)}`);
+    throw new SetupError(
+      `cannot list the cluster's ${kind === "ingresses" ? "Ingresses" : "Services"}: ${oneLine(err)}`,
+    );
   } finally {
     client.close();
   }
@@ -104,8 +116,17 @@ export function textTable(rows: readonly ReportRow[], ingressCount: number): str
 
 /** Runs the command; `write` prints to stdout. */
 export async function runNginxCheck(s: NginxCheckSettings, write: (text: string) => void): Promise<void> {
-  const all = s.file ? await ingressesFromFile(s.file) : await ingressesFromCluster(s);
+  const text = s.file ? await readFile(s.file) : null;
+  const all = text !== null ? ingressesFromText(text, s.file) : await listCluster<IngressLike>(s, "ingresses");
   const ingresses = all.filter((i) => !s.namespace || i.metadata?.namespace === s.namespace);
+  if (s.output === "httproute") {
+    // the Services give named ports their numbers; a user who may not list them gets those routes withheld, with why
+    const services = text !== null
+      ? objectsFromText(text, s.file, isService)
+      : await listCluster<ServiceLike>(s, "services").catch(() => []);
+    write(httpRouteYaml(planMigration(ingresses, s.gateway!, services)));
+    return;
+  }
   const rows = report(ingresses);
   write(s.output === "json" ? JSON.stringify(rows) + "\n" : textTable(rows, ingresses.length));
 }

@@ -6,7 +6,9 @@
 export interface NginxCheckSettings {
   /** YAML/JSON file of Ingresses; "" reads the cluster. */
   readonly file: string;
-  readonly output: "text" | "json";
+  readonly output: "text" | "json" | "httproute";
+  /** With `output` httproute: the Gateway the routes attach to. */
+  readonly gateway: { readonly namespace: string; readonly name: string } | null;
   /** kubeconfig of the cluster (without `file`); "" means the in-cluster configuration. */
   readonly kubeconfig: string;
   /** Only this namespace; "" means all. */

@@ -9,22 +9,9 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { startControlPlane } from "../../lib/dev/localenv/mod.ts";
 import type { ReportRow } from "../../lib/nginx/translate.ts";
+import { nginxCheck } from "./nginx_check_run.ts";
 
-const main = new URL("../../main.ts", import.meta.url).pathname;
 const fixtures = new URL("./fixtures/", import.meta.url).pathname;
-
-async function nginxCheck(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = Deno.env.toObject();
-  delete env.KUBERNETES_SERVICE_HOST;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", main, "nginx-check", ...args],
-    env,
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
 
 const KEYS = ["namespace", "ingress", "annotation", "verdict", "note"];
 
