@@ -323,7 +323,7 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
         continue;
       }
       const raw = hp.path ?? (pathType === "ImplementationSpecific" ? "/" : undefined);
-      const regex = regexPaths && pathType === "ImplementationSpecific";
+      const regex = regexPaths === "all" || (regexPaths === "true" && pathType === "ImplementationSpecific");
       if (regex) {
         const parsed = pathRegex.parse(raw ?? "");
         if (!parsed.ok) {

@@ -97,7 +97,10 @@ export interface Model {
   tls: TlsCert[];
   /** Hosts whose plain HTTP requests are redirected to HTTPS, sorted. */
   redirectHosts: string[];
-  /** The redirect's status code per host when not 308 (`ssl-redirect-code`). */
+  /**
+   * The redirect's status code per host when not 308 (`ssl-redirect-code`), followed by `s` when it
+   * drops a trailing slash (`ssl-redirect-trailing-slash: drop`).
+   */
   redirectCodes?: Record<string, string>;
   /** Canary rules (lib/render/canary.ts), sorted by main backend. */
   canaries?: CanaryRule[];
