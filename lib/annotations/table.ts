@@ -108,7 +108,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       default: "keep",
       status: SERVED,
       docs:
-        "The redirect to HTTPS (`ssl-redirect`, `force-ssl-redirect`): `keep` sends the path and query as they came; `drop` removes one `/` that ends them, as ingress-nginx does without `preserve-trailing-slash` (`GET /` → `https://host`, `/docs/` → `https://host/docs`). The compatibility mode sets `drop` unless the Ingress sets `nginx.ingress.kubernetes.io/preserve-trailing-slash: \"true\"`.",
+        'The redirect to HTTPS (`ssl-redirect`, `force-ssl-redirect`): `keep` sends the path and query as they came; `drop` removes one `/` that ends them, as ingress-nginx does without `preserve-trailing-slash` (`GET /` → `https://host`, `/docs/` → `https://host/docs`). The compatibility mode sets `drop` unless the Ingress sets `nginx.ingress.kubernetes.io/preserve-trailing-slash: "true"`.',
       example: "drop",
     },
     {

@@ -143,7 +143,10 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
 export const COMPAT_DEFAULTS: Readonly<Record<string, string>> = { "ssl-redirect-trailing-slash": "drop" };
 
 /** COMPAT_DEFAULTS as full annotation names, without those the Ingress or `converted` set. */
-export function compatDefaults(ctx: IngressContext, converted: Readonly<Record<string, string>>): Record<string, string> {
+export function compatDefaults(
+  ctx: IngressContext,
+  converted: Readonly<Record<string, string>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [ours, value] of Object.entries(COMPAT_DEFAULTS)) {
     const name = annotationName(specOf(ours)!);
