@@ -52,6 +52,7 @@ Deno.test("ingress-nginx's e2e assertions through haproxy in compatibility mode"
   const ingresses = [
     // approot.go
     nginxIngress("approot", "approot.bar.com", { [`${N}app-root`]: "/foo" }),
+    nginxIngress("escaped", "escaped.bar.com", { [`${N}app-root`]: "/a%20b" }),
     // forcesslredirect.go: no TLS section
     nginxIngress("forcesslredirect", "forcesslredirect.bar.com", { [`${N}force-ssl-redirect`]: "true" }),
     // preservetrailingslash.go, and the same without it (ingress-nginx's default: false)
@@ -104,6 +105,9 @@ Deno.test("ingress-nginx's e2e assertions through haproxy in compatibility mode"
       await t.step("app-root: 302 to http://<host>/foo (approot.go)", async () => {
         const r = await get("approot.bar.com", "/");
         assert.deepEqual([r.status, r.headers.location], [302, "http://approot.bar.com/foo"]);
+        const escaped = await get("escaped.bar.com", "/");
+        assert.deepEqual([escaped.status, escaped.headers.location], [302, "http://escaped.bar.com/a%20b"]);
+        assert.equal((await get("approot.bar.com", "/foo")).backend, "echo", "only / is redirected");
       });
 
       await t.step("force-ssl-redirect without TLS: 308 to https://<host>, the trailing slash dropped", async () => {
