@@ -208,4 +208,9 @@ export interface IngressFragment {
    */
   claims: string[];
   steps: Step[];
+  /**
+   * `path-regex: all` (ingress-nginx's use-regex): every path of the hosts it routes is a regex,
+   * other Ingresses' too (render/model.ts `regexHosts`).
+   */
+  regexAll?: true;
 }

@@ -76,6 +76,21 @@ Deno.test("ingress-nginx's e2e assertions through haproxy in compatibility mode"
       { [`${N}use-regex`]: "true", [`${N}rewrite-target`]: "/new/backend" },
       [{ path: "/foo.+", service: "echo", port: 80 }],
     ),
+    // rewrite.go "should use correct longest path match": one Ingress's regex makes the host's paths regexes
+    nginxIngress("kube-lego", "longest.bar.com", {}, [{
+      path: "/.well-known/acme/challenge",
+      service: "echo",
+      port: 80,
+    }]),
+    nginxIngress("rewrite-index", "longest.bar.com", { [`${N}rewrite-target`]: "/new/backend" }),
+    // rewrite.go "should fail to use longest match for documented warning"
+    nginxIngress("foo-bar", "warning.bar.com", {}, [{ path: "/foo/bar/bar", service: "echo", port: 80 }]),
+    nginxIngress(
+      "regex-warning",
+      "warning.bar.com",
+      { [`${N}use-regex`]: "true", [`${N}rewrite-target`]: "/new/backend" },
+      [{ path: "/foo/bar/[a-z]{3}", service: "echo", port: 80 }],
+    ),
     // rewrite.go "should allow for custom rewrite parameters"
     nginxIngress(
       "params",
@@ -189,6 +204,14 @@ Deno.test("ingress-nginx's e2e assertions through haproxy in compatibility mode"
           assert.deepEqual([rewritten.status, rewritten.target], [200, "/new/backend"]);
           const capital = await get("rewrite.bar.com", "/FOO/bar");
           assert.deepEqual([capital.status, capital.target], [200, "/new/backend"], "~*: case-insensitive");
+          // every path of the host is a regex, the longest first: the other Ingress's path is not rewritten
+          const acme = await get("longest.bar.com", "/.well-known/acme/challenge");
+          assert.deepEqual([acme.status, acme.target], [200, "/.well-known/acme/challenge"]);
+          const index = await get("longest.bar.com", "/anything");
+          assert.deepEqual([index.status, index.target], [200, "/new/backend"]);
+          // ingress-nginx's documented warning: the longer regex wins over another Ingress's exact string
+          const warned = await get("warning.bar.com", "/foo/bar/bar");
+          assert.deepEqual([warned.status, warned.target], [200, "/new/backend"]);
           const params = await get("params.bar.com", "/foo/bar/bar");
           assert.deepEqual([params.status, params.target], [200, "/new/backend/bar"]);
         },
