@@ -29,7 +29,7 @@
  *   error_pages.ts); render/settings.ts reads them in turn (and `load-balance`, `service-upstream`),
  *   render/settings_lines.ts orders the lines of the backend.
  * - The keys that say how a whole Ingress is served (`ssl-redirect`, `ssl-redirect-code`,
- *   `force-ssl-redirect`, `ssl-passthrough`, `www-redirect`, `path-regex`, `canary*`, and
+ *   `ssl-redirect-trailing-slash`, `force-ssl-redirect`, `ssl-passthrough`, `www-redirect`, `path-regex`, `canary*`, and
  *   `client-cert-ca-secret` and `client-cert-verify` for the crt-list): render/ingress_settings.ts, then the
  *   model (the map files, the crt-list, render/canary.ts). `proxy` is applied by the controller's proxy
  *   groups (controller/groups.ts).
@@ -100,6 +100,16 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       status: SERVED,
       docs: "Status code of the redirect to HTTPS.",
       example: "301",
+    },
+    {
+      key: "ssl-redirect-trailing-slash",
+      risk: "low",
+      value: v.oneOf(["keep", "drop"]),
+      default: "keep",
+      status: SERVED,
+      docs:
+        'The redirect to HTTPS (`ssl-redirect`, `force-ssl-redirect`): `keep` sends the path and query as they came; `drop` removes one `/` that ends them, as ingress-nginx does without `preserve-trailing-slash` (`GET /` → `https://host`, `/docs/` → `https://host/docs`). The compatibility mode sets `drop` unless the Ingress sets `nginx.ingress.kubernetes.io/preserve-trailing-slash: "true"`.',
+      example: "drop",
     },
     {
       key: "force-ssl-redirect",
@@ -354,10 +364,10 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       status: SERVED,
       scope: "path",
       risk: "low",
-      value: v.bool,
+      value: v.oneOf(["true", "false", "all"]),
       default: "false",
       docs:
-        "The Ingress's `ImplementationSpecific` paths are regular expressions matched from the start of the path, case-insensitively (as ingress-nginx's `use-regex`), after the host's Exact paths and before its prefixes, the longest regex first. Syntax: literals of a path, `.`, `[…]`, `(…)`, `(?:…)`, `|`, `* + ?`, `{m,n}` after a single item, `\\d \\w \\s`-style escapes, `$` only before `)`, `|` or the end; at most 256 characters. An invalid regex drops that path with a Warning.",
+        "`true`: the Ingress's `ImplementationSpecific` paths are regular expressions matched from the start of the path, case-insensitively (as ingress-nginx's `use-regex`), after the host's Exact paths and before its prefixes, the longest regex first. `all`: every path of the Ingress is such a regex, its `Exact` and `Prefix` paths too (`/api` matches `/api`, `/apis` and `/api/v1`), and so is every path of its hosts, other Ingresses' too, all in one longest-first order, as ingress-nginx does with `use-regex` or `rewrite-target` (the compatibility mode writes `all`); another Ingress's path that is no valid regex keeps its match, with a Warning. Syntax: literals of a path, `.`, `[…]`, `(…)`, `(?:…)`, `|`, `* + ?`, `{m,n}` after a single item, `\\d \\w \\s`-style escapes, `$` only before `)`, `|` or the end; at most 256 characters. An invalid regex drops that path with a Warning.",
       example: "true",
     },
     {
@@ -378,7 +388,8 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       risk: "medium",
       value: v.path,
       default: null,
-      docs: "Redirect requests for `/` to this path (302).",
+      docs:
+        "Redirect requests for `/` to this path (302). The Location is absolute, the request's own scheme and `Host` before the path (`http://shop.example.com/app`), as ingress-nginx sends it.",
       example: "/app",
     },
     {

@@ -4,7 +4,7 @@
  * chart creates it) and the proxy keys of a class's parameters ConfigMap, which override the
  * global values for the same keys (README "Global settings"): timeouts, `max-connections`,
  * `ssl-min-version`, `ssl-ciphers`, `ssl-ciphersuites`, `http2`, `access-log`,
- * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `nginx-compat`,
+ * `access-log-sample`, `default-certificate`, `accept-proxy-protocol`, `server-header`, `nginx-compat`,
  * `namespace-ownership`, `pinned-hosts`; in the global ConfigMap only, `annotation-risk-limit` and
  * `dedicated-proxies`. A key that names one of our annotations (bare, as `hsts`) is that
  * annotation's value at the global or class layer (annotations/resolve.ts). Every value is parsed
@@ -15,7 +15,14 @@ import { annotationName, ANNOTATIONS, type Risk, RISKS, specOf } from "../annota
 import { riskDisabled, showValue } from "../annotations/resolve.ts";
 import * as v from "../annotations/values.ts";
 import { isDns1123Subdomain } from "../render/patterns.ts";
-import { CIPHERS, DEFAULT_PROXY_OPTIONS, type ProxyOptions, type SslVersion } from "../render/proxy_options.ts";
+import {
+  CIPHERS,
+  DEFAULT_PROXY_OPTIONS,
+  type ProxyOptions,
+  SERVER_HEADER,
+  SERVER_HEADER_MAX,
+  type SslVersion,
+} from "../render/proxy_options.ts";
 import {
   DEFAULT_OWNERSHIP,
   NAMESPACE_OWNERSHIP,
@@ -94,6 +101,7 @@ export const PROXY_SETTING_KEYS: ReadonlySet<string> = new Set([
   "access-log-sample",
   "default-certificate",
   "accept-proxy-protocol",
+  "server-header",
   "nginx-compat",
   "annotation-risk-limit",
   "namespace-ownership",
@@ -158,6 +166,16 @@ export function parseGlobalSettings(
       const p = v.cidrList.parse(value);
       if (p.ok) proxy.acceptProxy = p.value;
       else bad(key, value, `${p.reason}; ${keeps}`);
+    } else if (key === "server-header") {
+      if (SERVER_HEADER.test(value) && value.length <= SERVER_HEADER_MAX) proxy.serverHeader = value;
+      else {
+        bad(
+          key,
+          value,
+          `is not a Server header value (product tokens such as nginx or name/1.0, words separated by ` +
+            `single spaces, at most ${SERVER_HEADER_MAX} characters, no % ' " or \\; empty: none); ${keeps}`,
+        );
+      }
     } else if (key === "nginx-compat") {
       if (BOOL.test(value)) nginxCompat = value === "true";
       else bad(key, value, `is not "true" or "false"; ${keeps}`);

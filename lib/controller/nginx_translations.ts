@@ -6,7 +6,7 @@
  * (`NginxAnnotationRefused`, `NginxAnnotationUnsupported`), once per Ingress and set of them.
  */
 import { keyOf, type KubeObject } from "../cluster/resources.ts";
-import { translateIngress } from "../nginx/translate.ts";
+import { compatIngress } from "../nginx/translate.ts";
 import type { EventRecorder } from "./events.ts";
 
 export class NginxTranslations {
@@ -17,11 +17,11 @@ export class NginxTranslations {
 
   constructor(readonly events: EventRecorder) {}
 
-  /** `ing` with its nginx annotations as ours (the very object when it has none to translate). */
+  /** `ing` with its nginx annotations as ours, and ingress-nginx's defaults where ours differ. */
   translated(ing: KubeObject): KubeObject {
     const done = this.#translations.get(ing);
     if (done) return done;
-    const { rows, annotations } = translateIngress(ing);
+    const { rows, annotations } = compatIngress(ing);
     const ignored = rows.filter((r) => r.verdict === "unsupported" || r.verdict === "refused");
     const signature = `${ing.metadata.uid}|${JSON.stringify(ignored)}`;
     if (this.#reported.get(keyOf(ing)) !== signature) {

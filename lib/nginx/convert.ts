@@ -30,11 +30,14 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "app-root": same("app-root"),
   "service-upstream": same("service-upstream"),
   "from-to-www-redirect": bool("www-redirect"),
-  // The redirect to HTTPS always keeps the path as sent (nginx/table.ts): nothing to write.
-  "preserve-trailing-slash": () => ({}),
-  "use-regex": bool("path-regex"),
-  // ingress-nginx turns the paths into regexes when rewrite-target is set
-  "rewrite-target": (raw) => ({ "rewrite-target": raw, "path-regex": "true" }),
+  // Without it (COMPAT_DEFAULTS) or false, the redirect to HTTPS drops a trailing slash.
+  "preserve-trailing-slash": (raw) => ({ "ssl-redirect-trailing-slash": isTrue(raw) ? "keep" : "drop" }),
+  // As ingress-nginx (enforceRegexModifier, buildLocation): with use-regex or rewrite-target every
+  // path is a regex `~* ^<path>`, whatever its pathType.
+  "use-regex": (raw, ctx) => ({
+    "path-regex": isTrue(raw) || other(ctx, "rewrite-target", true) !== undefined ? "all" : "false",
+  }),
+  "rewrite-target": (raw) => ({ "rewrite-target": raw, "path-regex": "all" }),
   "default-backend": same("default-backend"),
   "custom-http-errors": same("error-codes"),
   "permanent-redirect": (raw, ctx) => ({
@@ -123,12 +126,34 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "limit-connections": same("rate-limit-connections"),
   // Both become request headers; one request-headers-set value carries every line.
   "upstream-vhost": (raw, ctx) => ({ "request-headers-set": headerSet(ctx, { Host: raw }) }),
-  "x-forwarded-prefix": (raw, ctx) => ({ "request-headers-set": headerSet(ctx, { "X-Forwarded-Prefix": raw }) }),
+  // empty: no header, as ingress-nginx (its e2e xforwardedprefix.go)
+  "x-forwarded-prefix": (raw, ctx): Record<string, string> =>
+    raw === "" ? {} : { "request-headers-set": headerSet(ctx, { "X-Forwarded-Prefix": raw }) },
   // Read by the permanent-/temporal-redirect converters above.
   "permanent-redirect-code": () => ({}),
   "canary-weight-total": () => ({}),
   "temporal-redirect-code": () => ({}),
 };
+
+/**
+ * What every Ingress of the compatibility mode gets where ingress-nginx's default differs from ours,
+ * whatever its annotations (our key written on the Ingress, or a converted nginx annotation, wins):
+ * the redirect to HTTPS drops a trailing slash (`preserve-trailing-slash` false).
+ */
+export const COMPAT_DEFAULTS: Readonly<Record<string, string>> = { "ssl-redirect-trailing-slash": "drop" };
+
+/** COMPAT_DEFAULTS as full annotation names, without those the Ingress or `converted` set. */
+export function compatDefaults(
+  ctx: IngressContext,
+  converted: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [ours, value] of Object.entries(COMPAT_DEFAULTS)) {
+    const name = annotationName(specOf(ours)!);
+    if (readAnnotation(ctx.annotations, ours) === undefined && converted[name] === undefined) out[name] = value;
+  }
+  return out;
+}
 
 /**
  * Another nginx annotation of the Ingress, as a converter reads it beside its own: absent when
@@ -160,7 +185,7 @@ function headerSet(ctx: IngressContext, mine: Record<string, string>): string {
   const vhost = other(ctx, "upstream-vhost", true);
   const prefix = other(ctx, "x-forwarded-prefix", true);
   if (vhost !== undefined) all.Host = vhost;
-  if (prefix !== undefined) all["X-Forwarded-Prefix"] = prefix;
+  if (prefix !== undefined && prefix !== "") all["X-Forwarded-Prefix"] = prefix;
   return Object.entries({ ...all, ...mine }).map(([k, v]) => `${k}: ${v}`).join("\n");
 }
 

@@ -177,7 +177,11 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   ),
   "x-forwarded-prefix": translated(
     "request-headers-set",
-    valueOf(v.headerValue),
+    // empty: ignored without a word, as ingress-nginx (no header is sent)
+    (raw) =>
+      raw === ""
+        ? { to: [], note: "empty: no X-Forwarded-Prefix header, as in ingress-nginx" }
+        : valueOf(v.headerValue)(raw),
     "as request-headers-set: X-Forwarded-Prefix: <value>",
   ),
   "upstream-vhost": {

@@ -9,7 +9,7 @@
 import { riskDisabled, showValue } from "../annotations/resolve.ts";
 import { annotationName, PREFIX, type Risk, specOf } from "../annotations/table.ts";
 import { type IngressContext, NGINX_PREFIX, NGINX_RULES, type Verdict } from "./table.ts";
-import { convertedAnnotations, CONVERTERS } from "./convert.ts";
+import { compatDefaults, convertedAnnotations, CONVERTERS } from "./convert.ts";
 
 export interface ReportRow {
   readonly namespace: string;
@@ -86,8 +86,9 @@ export function checkIngress(ingress: IngressLike): ReportRow[] {
 }
 
 /**
- * The compatibility mode for one Ingress: the migration report and the annotations of ours its
- * `supported` and `translated` nginx annotations become (full names; the Ingress's own keys win).
+ * The migration report of one Ingress and the annotations of ours its `supported` and `translated`
+ * nginx annotations become (full names; the Ingress's own keys win). The compatibility mode adds
+ * ingress-nginx's defaults to them: `compatIngress`.
  */
 export function translateIngress(ingress: IngressLike): { rows: ReportRow[]; annotations: Record<string, string> } {
   const rows = checkIngress(ingress);
@@ -103,6 +104,20 @@ export function translateIngress(ingress: IngressLike): { rows: ReportRow[]; ann
     .map((r) => r.annotation.slice(NGINX_PREFIX.length))
     .filter((k) => NGINX_RULES[k]?.failClosed && !applied.includes(k));
   return { rows, annotations: convertedAnnotations([...applied, ...closed], ctx, closed) };
+}
+
+/**
+ * The compatibility mode for one Ingress: `translateIngress`, and ingress-nginx's defaults where they
+ * differ from ours (nginx/convert.ts `COMPAT_DEFAULTS`), for every Ingress the mode serves, whether
+ * it has nginx annotations or not (the Ingress's own keys and the translated ones win).
+ */
+export function compatIngress(ingress: IngressLike): { rows: ReportRow[]; annotations: Record<string, string> } {
+  const { rows, annotations } = translateIngress(ingress);
+  const ctx: IngressContext = {
+    namespace: ingress.metadata?.namespace ?? "",
+    annotations: ingress.metadata?.annotations ?? {},
+  };
+  return { rows, annotations: { ...annotations, ...compatDefaults(ctx, annotations) } };
 }
 
 /**

@@ -97,7 +97,7 @@ export function resolveBackend(
     },
   });
   for (const [reason, message] of resolved.problems) problem(reason, message);
-  if (resolved.settings.errorPages) resolved = withIngress(resolved, ingress);
+  if (resolved.settings.errorPages || resolved.settings.defaultBackend) resolved = withIngress(resolved, ingress);
   const settings = resolved.settings;
   // What every route gets without annotations of its own (the global and class layers): such
   // routes share the plain backend, which then carries those settings; only a route that sets
@@ -128,11 +128,16 @@ export function resolveBackend(
 }
 
 /**
- * Settings with error pages name their Ingress (X-Ingress-Name): each Ingress gets its own variant,
- * as equal settings of two Ingresses would otherwise share one and send one name for both.
+ * Settings with a default backend or error pages name their Ingress (X-Ingress-Name): each Ingress
+ * gets its own variant, as equal settings of two Ingresses would otherwise share one and send one
+ * name for both.
  */
 function withIngress(m: MemoSettings, ingress: string): MemoSettings {
-  const settings: BackendSettings = { ...m.settings, errorPages: { ...m.settings.errorPages!, ingress } };
+  const settings: BackendSettings = {
+    ...m.settings,
+    ...(m.settings.errorPages ? { errorPages: { ...m.settings.errorPages, ingress } } : {}),
+    ...(m.settings.defaultBackend ? { fallbackIngress: ingress } : {}),
+  };
   let hash: string | null = null;
   return {
     settings,

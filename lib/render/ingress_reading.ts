@@ -265,6 +265,7 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
   const canary = fragment.canary = settings.canary;
   const www = settings.www;
   const regexPaths = settings.regexPaths;
+  if (regexPaths === "all") fragment.regexAll = true;
   const clientCert = fragment.clientCert = clientCertCheck(rctx, ns, settings.clientCert, problem);
   const passthrough = settings.passthrough;
   // as ingress-nginx: HTTPS is terminated in front of the proxy, so the hosts need no TLS of their own
@@ -323,7 +324,7 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
         continue;
       }
       const raw = hp.path ?? (pathType === "ImplementationSpecific" ? "/" : undefined);
-      const regex = regexPaths && pathType === "ImplementationSpecific";
+      const regex = regexPaths === "all" || (regexPaths === "true" && pathType === "ImplementationSpecific");
       if (regex) {
         const parsed = pathRegex.parse(raw ?? "");
         if (!parsed.ok) {

@@ -13,11 +13,13 @@ import type { ResolveContext, SettingReport } from "./settings_reader.ts";
 
 export interface IngressSettings {
   sslRedirect: boolean;
+  /** The redirect to HTTPS: its status code, then `s` when it drops the trailing slash (`ssl-redirect-trailing-slash`). */
   redirectCode: string;
   www: boolean;
   passthrough: boolean;
   forceRedirect: boolean;
-  regexPaths: boolean;
+  /** `path-regex`: which paths of the Ingress are regexes: none, the ImplementationSpecific ones, all. */
+  regexPaths: "false" | "true" | "all";
   /** null: not a canary. */
   canary: CanarySettings | null;
   /** `client-cert-ca-secret` (a Secret of the Ingress's namespace) and `client-cert-verify`; null: none. */
@@ -49,11 +51,12 @@ export function ingressSettings(
   const verify = get<"required" | "optional">("client-cert-verify", "; ignored") ?? "required";
   return {
     sslRedirect: get<boolean>("ssl-redirect", "; using true") ?? true,
-    redirectCode: get<string>("ssl-redirect-code", "; using 308") ?? "308",
+    redirectCode: (get<string>("ssl-redirect-code", "; using 308") ?? "308") +
+      (get<string>("ssl-redirect-trailing-slash", "; using keep") === "drop" ? "s" : ""),
     www: get<boolean>("www-redirect", "; using false") ?? false,
     passthrough: get<boolean>("ssl-passthrough", "; using false") ?? false,
     forceRedirect: get<boolean>("force-ssl-redirect", "; using false") ?? false,
-    regexPaths: get<boolean>("path-regex", "; ignored") === true,
+    regexPaths: get<"false" | "true" | "all">("path-regex", "; ignored") ?? "false",
     canary: get<boolean>("canary", "; ignored") ? canary : null,
     clientCert: name === null ? null : { name, verify },
   };

@@ -13,7 +13,8 @@
  *   `<host part><path>/` (the root prefix `/` once). The request is looked up as
  *   `<host part><path>/`, so `/foo` matches `/foo` and `/foo/bar` but not `/foobar`.
  * - `redirect-hosts.map` (`map_str`): the hosts whose plain HTTP requests are redirected to
- *   HTTPS, by host part, value `1` (308) or the redirect's status code (`ssl-redirect-code`).
+ *   HTTPS, by host part, value `1` (308) or the redirect's status code (`ssl-redirect-code`),
+ *   followed by `s` when the redirect drops a trailing slash (`ssl-redirect-trailing-slash: drop`).
  * - `routes-regex.map` (`map_reg`, first match in file order): regex paths (`path-regex`), key
  *   `^<host part as regex>(?=/)(?i:<regex>)`, in the routes' match order (longest regex first).
  *   It is the one map whose order matters, so it is never sorted, and the proxy replaces it as a
@@ -242,7 +243,7 @@ function smallMaps(
   stops: readonly { host: string; stop: string }[],
 ): SmallMaps {
   const redirect = new Map(
-    redirectHosts.map((h) => [hostKey(h), /^30[1278]$/.test(redirectCodes[h]) ? redirectCodes[h] : "1"]),
+    redirectHosts.map((h) => [hostKey(h), /^30[1278]s?$/.test(redirectCodes[h]) ? redirectCodes[h] : "1"]),
   );
   const texts = {
     redirect: mapText(redirect),

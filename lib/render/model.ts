@@ -39,6 +39,7 @@
  */
 import type { V1EndpointSlice, V1Ingress, V1Secret, V1Service } from "@kubernetes/client-node";
 import type { Risk } from "../annotations/table.ts";
+import { pathRegexProblem } from "../annotations/values.ts";
 import { isHost, isProxyName } from "./patterns.ts";
 import { slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, reservedName } from "./canary.ts";
@@ -183,6 +184,8 @@ interface Merge {
   wwwHosts: { host: string; ns: string; id: string }[];
   /** Hosts of Ingresses with `ssl-passthrough`, in Ingress order. */
   passHosts: { host: string; id: string; problem: Report }[];
+  /** Hosts an Ingress with `path-regex: all` routes: every path there is a regex (`regexHosts`). */
+  regexHosts: Set<string>;
   /** Who may serve which host (Strict); null: every namespace may (InterNamespaceAllowed). */
   owners: HostOwners | null;
 }
@@ -231,6 +234,7 @@ export function buildModel(input: ModelInput): BuildResult {
     canaryPaths: [],
     wwwHosts: [],
     passHosts: [],
+    regexHosts: new Set(),
     owners: null,
   };
   const memo = input.memo;
@@ -281,6 +285,7 @@ export function buildModel(input: ModelInput): BuildResult {
 
   const { routes, redirect, clientCerts, defaultBackend } = m;
   const replayProblems = ctx.problems.length;
+  regexHosts(ctx, routes, m.regexHosts);
   const canaries = joinCanaries(ctx, routes, m.canaryPaths);
   addWwwTwins(ctx, routes, m.wwwHosts, m.owners);
   const passthrough = passthroughBackends(ctx, routes, m.passHosts);
@@ -328,6 +333,7 @@ export function buildModel(input: ModelInput): BuildResult {
     const after: AfterReplay = {
       keys: new Set(m.canaryPaths.map((c) => c.key)),
       hosts: new Set([
+        ...m.regexHosts,
         ...m.wwwHosts.map((w) => wwwTwin(w.host)),
         ...m.passHosts.map((p) => p.host),
         ...passHosts.map((p) => p.host),
@@ -513,10 +519,39 @@ function replay(ctx: ReadContext, m: Merge, f: IngressFragment, record: MergeRec
         const { host, path, pathType, match } = s;
         if (be) {
           m.routes.set(s.key, s.route ??= Object.freeze({ host, path, pathType, match, backend: be, ingress: id }));
+          if (f.regexAll) m.regexHosts.add(host);
         }
         break;
       }
     }
+  }
+}
+
+/**
+ * As ingress-nginx (enforceRegexModifier): once an Ingress with `path-regex: all` routes a host,
+ * every path of that host is a regex matched from its start, case-insensitively, the other
+ * Ingresses' Exact and Prefix paths too, all in one longest-first order (`/` then comes after
+ * `/.well-known/acme/challenge` of another Ingress). A path that is no valid regex, or whose route
+ * rewrites its prefix, keeps its own match and is reported.
+ */
+function regexHosts(ctx: ReadContext, routes: Map<string, Route>, hosts: ReadonlySet<string>): void {
+  if (hosts.size === 0) return;
+  for (const [key, route] of routes) {
+    if (route.match === "regex" || !hosts.has(route.host)) continue;
+    const problem = pathRegexProblem(route.path);
+    const rewrites = ctx.backends.get(route.backend)?.settings?.rewrite;
+    if (problem === null && !rewrites) {
+      routes.set(key, Object.freeze({ ...route, match: "regex" as const }));
+      continue;
+    }
+    ctx.problems.push({
+      object: route.ingress,
+      kind: "Ingress",
+      reason: "InvalidPath",
+      message: `host ${show(route.host || "*")} path ${show(route.path)} (${route.pathType}) stays a ` +
+        `${route.match} path where another Ingress makes every path of the host a regex (path-regex: all): ` +
+        (problem !== null ? `as a regex it ${problem}` : "its route rewrites its prefix"),
+    });
   }
 }
 

@@ -495,6 +495,8 @@ export class KeptMerge {
 
 /** Only routes and problems of its own: nothing another Ingress's replay looks at but route keys. */
 function simple(f: IngressFragment): boolean {
+  // its regexes change the other routes of its hosts (model.ts regexHosts)
+  if (f.regexAll) return false;
   for (const s of f.steps) {
     if (s.step === "problem") continue;
     if (s.step !== "route") return false;

@@ -97,7 +97,10 @@ export interface Model {
   tls: TlsCert[];
   /** Hosts whose plain HTTP requests are redirected to HTTPS, sorted. */
   redirectHosts: string[];
-  /** The redirect's status code per host when not 308 (`ssl-redirect-code`). */
+  /**
+   * The redirect's status code per host when not 308 (`ssl-redirect-code`), followed by `s` when it
+   * drops a trailing slash (`ssl-redirect-trailing-slash: drop`).
+   */
   redirectCodes?: Record<string, string>;
   /** Canary rules (lib/render/canary.ts), sorted by main backend. */
   canaries?: CanaryRule[];
@@ -205,4 +208,9 @@ export interface IngressFragment {
    */
   claims: string[];
   steps: Step[];
+  /**
+   * `path-regex: all` (ingress-nginx's use-regex): every path of the hosts it routes is a regex,
+   * other Ingresses' too (render/model.ts `regexHosts`).
+   */
+  regexAll?: true;
 }

@@ -45,7 +45,22 @@ export interface ProxyOptions {
    * (docs/controller-scale.md: threads cost start time and memory per server).
    */
   threads?: number | null;
+  /**
+   * `server-header`: the `Server` header added to responses that have none (the backend's own is
+   * kept); absent or null: none is added.
+   */
+  serverHeader?: string | null;
 }
+
+/**
+ * The `Server` header's default: the product's name without a version (as ingress-nginx's `nginx`
+ * with its default `server-tokens: false`), so clients and the Ingress conformance suite, which
+ * asserts a `Server` header, see one, and nothing tells an attacker which release runs.
+ */
+export const DEFAULT_SERVER_HEADER = "ingress-controller";
+/** A `server-header` value: product tokens and comments, without `%`, quotes or backslashes; "" turns it off. */
+export const SERVER_HEADER = /^(?:[A-Za-z0-9!#$&*+.^_`|~()/:;=?@,-]+(?: [A-Za-z0-9!#$&*+.^_`|~()/:;=?@,-]+)*)?$/;
+export const SERVER_HEADER_MAX = 128;
 
 export const DEFAULT_PROXY_OPTIONS: ProxyOptions = Object.freeze({
   timeouts: Object.freeze({ connect: "5s", client: "60s", server: "60s", httpRequest: "10s", tunnel: "1h" }),
@@ -57,6 +72,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = Object.freeze({
   accessLog: "json",
   accessLogSample: 100,
   defaultCertificate: null,
+  serverHeader: DEFAULT_SERVER_HEADER,
 }) as ProxyOptions;
 
 /** HAProxy 2.6's most threads on 64-bit builds (MAX_THREADS). */
@@ -169,6 +185,8 @@ export interface ProxyView {
   tcpLogFormat: string | null;
   /** The public frontends' lines reading the PROXY header of trusted sources (without indentation); empty: none. */
   acceptProxy: string[];
+  /** The HTTP frontends' line adding `Server` to responses without one (without indentation); null: none. */
+  serverHeader: string | null;
 }
 
 /** Reduces `n` of 100 to the smallest `a-b:c` HAProxy `sample` ranges: `1:4` for 25. */
@@ -214,6 +232,8 @@ export function proxyView(o: ProxyOptions): ProxyView {
     acceptProxy.push(`acl ic_proxy_trusted src ${trusted.slice(i, i + 32).join(" ")}`);
   }
   if (acceptProxy.length > 0) acceptProxy.push("tcp-request connection expect-proxy layer4 if ic_proxy_trusted");
+  const server = o.serverHeader ?? "";
+  check(SERVER_HEADER.test(server) && server.length <= SERVER_HEADER_MAX, "server-header", server);
   return {
     timeouts: { ...o.timeouts },
     maxconn: o.maxconn,
@@ -227,5 +247,9 @@ export function proxyView(o: ProxyOptions): ProxyView {
     logFormat: logging ? quoted(o.accessLog === "json" ? JSON_LOG_FORMAT : TEXT_LOG_FORMAT) : null,
     tcpLogFormat: logging ? quoted(o.accessLog === "json" ? TCP_JSON_LOG_FORMAT : TCP_TEXT_LOG_FORMAT) : null,
     acceptProxy,
+    // after every other response rule, and on the proxy's own answers too (redirects, 404, 503)
+    serverHeader: server === ""
+      ? null
+      : `http-after-response set-header Server '${server}' if !{ res.hdr(server) -m found }`,
   };
 }

@@ -53,6 +53,11 @@ export interface View {
   backends: { name: string; balance: string; timeoutServer: string | null; lines: string[]; slots: string[] }[];
   /** The status codes of HTTPS redirects in use besides 308 (`ssl-redirect-code`), sorted. */
   redirectCodes: string[];
+  /**
+   * The status codes of HTTPS redirects that drop a trailing slash (`ssl-redirect-trailing-slash`,
+   * map value `<code>s`), sorted.
+   */
+  redirectDropCodes: string[];
   /** The frontends' canary rules (lib/render/canary.ts), without indentation. */
   canaryLines: string[];
   /** Some route is a regex path: the frontends look up `routes-regex.map` too. */
@@ -147,6 +152,8 @@ export function buildView(
     hasRegex: model.routes.some((r) => r.match === "regex"),
     fallbackLines: fallbackLines(model.backends),
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
+    redirectDropCodes: [...new Set(Object.values(model.redirectCodes ?? {}))]
+      .filter((c) => /^30[1278]s$/.test(c)).map((c) => c.slice(0, 3)).sort(),
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,

@@ -77,6 +77,12 @@ export interface BackendSettings {
    * filled in by the model, so each Ingress has its own variant.
    */
   errorPages?: { codes: number[]; ingress: string } | null;
+  /**
+   * With `default-backend`: the route's Ingress, sent to the default backend as X-Ingress-Name while
+   * it stands in (lib/render/features/error_pages.ts `fallbackLines`); filled in by the model, so
+   * each Ingress has its own variant.
+   */
+  fallbackIngress?: string;
   /** External authentication (lib/render/features/ext_auth.ts). */
   extAuth: ExtAuth | null;
 }

@@ -23,6 +23,7 @@ export const TEMPLATE_NAMES = [
   "frontend_http",
   "frontend_https",
   "request_path",
+  "server_header",
   "routes",
   "backends",
   "default_backend",

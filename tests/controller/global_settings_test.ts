@@ -23,6 +23,7 @@ Deno.test("global settings: every key parsed", () => {
     "http2": "false",
     "access-log": "text",
     "access-log-sample": "25",
+    "server-header": "nginx",
     "default-certificate": "other/wildcard",
     "nginx-compat": "true",
     "annotation-risk-limit": "high",
@@ -42,6 +43,7 @@ Deno.test("global settings: every key parsed", () => {
       http2: false,
       accessLog: "text",
       accessLogSample: 25,
+      serverHeader: "nginx",
     },
     defaultCertificateRef: "other/wildcard",
     nginxCompat: true,
@@ -195,4 +197,27 @@ Deno.test("auth-url-allowed-hosts: a checked host list in the layer's values; a 
     assert.match(r.problems[0].message, /^auth-url-allowed-hosts: .* is not a comma-separated list of host names/);
     assert.equal(r.settings.annotations["auth-url-allowed-hosts"], undefined, "a bad list is not used");
   }
+});
+
+Deno.test("server-header: the Server value of the proxies, checked with an anchored pattern; empty turns it off", () => {
+  assert.equal(defaultGlobalSettings.proxy.serverHeader, "ingress-controller");
+  assert.equal(parse({ "server-header": "nginx" }).settings.proxy.serverHeader, "nginx");
+  assert.equal(parse({ "server-header": "shop/2.1 (edge)" }).settings.proxy.serverHeader, "shop/2.1 (edge)");
+  assert.equal(parse({ "server-header": "" }).settings.proxy.serverHeader, "");
+  for (
+    const value of ["a'b", "x%[src]", 'say "hi"', "a\nX-Evil: 1", " lead", "trail ", "two  spaces", "a".repeat(129)]
+  ) {
+    const bad = parse({ "server-header": value });
+    assert.equal(bad.settings.proxy.serverHeader, "ingress-controller", value);
+    assert.match(bad.problems[0].message, /^server-header: .* is not a Server header value .*; the default applies$/);
+  }
+  const cls = parseGlobalSettings(
+    { "server-header": "" },
+    parse({ "server-header": "nginx" }).settings,
+    "class",
+    "ops",
+  );
+  assert.equal(cls.settings.proxy.serverHeader, "", "a class's value overrides the global one");
+  assert.ok(isSettingKey("server-header"));
+  assert.deepEqual(parseClassParams({ "server-header": "nginx" }).problems, [], "a class key, not unknown");
 });

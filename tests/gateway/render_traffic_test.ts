@@ -321,6 +321,11 @@ if (!inPrivateNetwork()) {
           assert.equal(a.headers["x-resp"], "100%");
           assert.equal(a.headers["content-type"], undefined);
         });
+        await t.step("Server (server-header): on the backends' answers and the proxy's own 404", async () => {
+          assert.equal((await get(p80, "any.test", "/headers")).headers.server, "ingress-controller");
+          const missing = await get(p80, "any.test", "/nowhere");
+          assert.deepEqual([missing.status, missing.headers.server], [404, "ingress-controller"]);
+        });
         await t.step("rewrites: hostname and prefix, full path; the query kept", async () => {
           const a = await get(p80, "any.test", "/rewrite/x/y?q=1");
           assert.deepEqual([a.body?.name, a.body?.host, a.body?.target], ["beta", "internal.example", "/new/x/y?q=1"]);

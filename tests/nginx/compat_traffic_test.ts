@@ -20,7 +20,7 @@ import { configMapData, loadTemplates, render } from "../../lib/render/render.ts
 import { MAP_FILES, type MapFile } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents, type TlsSecretLike } from "../../lib/proxy/files.ts";
 import { startBackend } from "../../lib/dev/localenv/backend.ts";
-import { translateIngress } from "../../lib/nginx/translate.ts";
+import { compatIngress, translateIngress } from "../../lib/nginx/translate.ts";
 import { handlesIngress } from "../../lib/controller/class.ts";
 import { NGINX_CONTROLLER } from "../../lib/controller/controller.ts";
 import { proxyUnderTest } from "../proxy/fixtures.ts";
@@ -202,7 +202,7 @@ if (!inPrivateNetwork()) {
 
       // the compatibility mode, as the controller's #translated
       const translated = served.map((ing) => {
-        const { annotations } = translateIngress(ing);
+        const { annotations } = compatIngress(ing);
         return { ...ing, metadata: { ...ing.metadata, annotations: { ...ing.metadata.annotations, ...annotations } } };
       });
       const { model, problems } = buildModel({
@@ -275,7 +275,7 @@ if (!inPrivateNetwork()) {
 
       await t.step("storefront-web: app-root 302, www twin 308, session cookie pins a shopper to one pod", async () => {
         const root = await request("https://shop.example.com/");
-        assert.deepEqual([root.status, root.headers.location], [302, "/store"]);
+        assert.deepEqual([root.status, root.headers.location], [302, "https://shop.example.com/store"]);
         const www = await request("https://www.shop.example.com/store/cart?x=1");
         assert.deepEqual([www.status, www.headers.location], [308, "https://shop.example.com/store/cart?x=1"]);
         const first = await request("https://shop.example.com/store");

@@ -149,11 +149,23 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "preserve-trailing-slash": {
     tls: true,
-    variants: [translated({ "preserve-trailing-slash": "true" }, {})],
-    renders: { nothing: "the redirect to HTTPS always keeps the path as sent" },
+    // false is ingress-nginx's default, which the compatibility mode applies without the key (COMPAT_DEFAULTS)
+    variants: [
+      translated({ "preserve-trailing-slash": "false" }, { "ssl-redirect-trailing-slash": "drop" }),
+      translated({ "preserve-trailing-slash": "true" }, { "ssl-redirect-trailing-slash": "keep" }),
+    ],
+    renders: [
+      "+ redirect-hosts.map: preserve-trailing-slash.nginx.test 308s",
+      "+ haproxy.cfg: http-request redirect location https://%[var(txn.host)]%[pathq,regsub(/$,)] code 308 if { var(txn.redirect) -m str 308s }",
+    ],
     traffic: async (ask, host) => {
+      // ingress-nginx's lua_ingress.lua: one / ending the request URI is dropped
       const r = await ask("/docs/");
-      assert.deepEqual([r.status, r.headers.location], [308, `https://${host}/docs/`]);
+      assert.deepEqual([r.status, r.headers.location], [308, `https://${host}/docs`]);
+      const root = await ask("/");
+      assert.deepEqual([root.status, root.headers.location], [308, `https://${host}`]);
+      const query = await ask("/docs/?page=2");
+      assert.deepEqual([query.status, query.headers.location], [308, `https://${host}/docs/?page=2`]);
     },
   },
   "ssl-passthrough": {
@@ -172,8 +184,12 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // paths, rewrites, redirects
   "use-regex": {
-    path: { path: "/items/[0-9]+", pathType: "ImplementationSpecific", service: "web" },
-    variants: [translated({ "use-regex": "true" }, { "path-regex": "true" })],
+    // a Prefix path, as ingress-nginx's e2e tests write them: every path is a regex (buildLocation)
+    path: { path: "/items/[0-9]+", pathType: "Prefix", service: "web" },
+    variants: [
+      translated({ "use-regex": "true" }, { "path-regex": "all" }),
+      translated({ "use-regex": "false" }, { "path-regex": "false" }),
+    ],
     renders: ["+ routes-regex.map: ^use-regex[.]nginx[.]test(?=/)(?i:/items/[0-9]+) be_shop_web_80"],
     traffic: async (ask) => {
       const r = await ask("/ITEMS/42/reviews");
@@ -182,10 +198,12 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "rewrite-target": {
-    path: { path: "/api(/|$)(.*)", pathType: "ImplementationSpecific", service: "web" },
+    path: { path: "/api(/|$)(.*)", pathType: "Prefix", service: "web" },
     variants: [
-      translated({ "rewrite-target": "/$2" }, { "rewrite-target": "/$2", "path-regex": "true" }),
-      translated({ "rewrite-target": "/$2", "use-regex": "true" }, { "rewrite-target": "/$2", "path-regex": "true" }),
+      translated({ "rewrite-target": "/$2" }, { "rewrite-target": "/$2", "path-regex": "all" }),
+      translated({ "rewrite-target": "/$2", "use-regex": "true" }, { "rewrite-target": "/$2", "path-regex": "all" }),
+      // ingress-nginx enforces regex locations with rewrite-target, whatever use-regex says
+      translated({ "rewrite-target": "/$2", "use-regex": "false" }, { "rewrite-target": "/$2", "path-regex": "all" }),
     ],
     renders: [
       "+ routes-regex.map: ^rewrite-target[.]nginx[.]test(?=/)(?i:/api(/|$)(.*)) be_shop_web_80",
@@ -198,10 +216,13 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "app-root": {
     variants: [supported({ "app-root": "/store" }, { "app-root": "/store" })],
-    renders: ["+ haproxy.cfg: http-request redirect location '/store' code 302 if { path / }"],
+    renders: [
+      "+ haproxy.cfg: http-request redirect location '%[ssl_fc,iif(https,http)]://%[req.hdr(host)]/store' code 302 if { path / }",
+    ],
     traffic: async (ask) => {
       const r = await ask("/");
-      assert.deepEqual([r.status, r.headers.location], [302, "/store"]);
+      // ingress-nginx's e2e (approot.go): Location http://<host>/foo
+      assert.deepEqual([r.status, r.headers.location], [302, `http://${hostOf("app-root")}/store`]);
       assert.equal((await ask("/store")).backend, "web");
     },
   },

@@ -14,7 +14,7 @@ import { MAP_FILES } from "../../lib/render/maps.ts";
 import { parseSecretRefs, secretContents } from "../../lib/proxy/files.ts";
 import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { CONVERTERS } from "../../lib/nginx/convert.ts";
-import { translateIngress } from "../../lib/nginx/translate.ts";
+import { compatIngress } from "../../lib/nginx/translate.ts";
 import { inPrivateNetwork, testInPrivateNetwork } from "../../lib/dev/localenv/netns.ts";
 import { proxyUnderTest } from "../proxy/fixtures.ts";
 import { curlReply, type Reply } from "./curl_reply.ts";
@@ -91,7 +91,7 @@ if (!inPrivateNetwork()) {
         ...ing,
         metadata: {
           ...ing.metadata,
-          annotations: { ...ing.metadata!.annotations, ...translateIngress(ing).annotations },
+          annotations: { ...ing.metadata!.annotations, ...compatIngress(ing).annotations },
         },
       }));
       const world = caseWorld(ports, pki);

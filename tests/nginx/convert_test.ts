@@ -81,12 +81,13 @@ Deno.test("compatibility: every converter writes keys of ours that its rule name
 });
 
 Deno.test("compatibility: use-regex and rewrite-target make regex paths; default-backend is written as ours", () => {
+  // every path of the Ingress, Prefix and Exact too (ingress-nginx's buildLocation: ~* "^<path>")
   assert.deepEqual(translateIngress(ing({ [`${N}use-regex`]: "true" })).annotations, {
-    "ingress-controller.io/path-regex": "true",
+    "ingress-controller.io/path-regex": "all",
   });
   // ingress-nginx turns the paths into regexes when rewrite-target is set, with or without use-regex
   assert.deepEqual(translateIngress(ing({ [`${N}rewrite-target`]: "/$2" })).annotations, {
-    "ingress-controller.io/path-regex": "true",
+    "ingress-controller.io/path-regex": "all",
     "ingress-controller.io/rewrite-target": "/$2",
   });
   assert.deepEqual(

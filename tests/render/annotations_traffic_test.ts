@@ -163,7 +163,7 @@ Deno.test("redirect-to with its code, app-root", async () => {
     assert.deepEqual([moved.status, moved.headers.location], [301, "https://new.example.com/landing?from=old"]);
     assert.equal((await get("temp.example.com", "/")).status, 302);
     const root = await get("app.example.com", "/");
-    assert.deepEqual([root.status, root.headers.location], [302, "/app"]);
+    assert.deepEqual([root.status, root.headers.location], [302, "http://app.example.com/app"]);
     assert.equal((await get("app.example.com", "/app")).backend, "web");
   });
 });

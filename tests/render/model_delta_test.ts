@@ -158,6 +158,24 @@ Deno.test("model deltas: what the passes after the replay looked at is left to a
   const withFallback = same([canary, www, x, fallback]);
   assert.ok(withFallback.model.backends.some((b) => b.fallback === "be_default_b_80"));
   same([canary, www, x]);
+  // path-regex all makes every path of its host a regex, other Ingresses' too: their changes are full builds
+  const regexAll = route("re", "re.example.com", "a", { "ingress-controller.io/path-regex": "all" }, "/api/.+");
+  const matches = (r: ReturnType<typeof same>) =>
+    r.model.routes.filter((r) => r.host === "re.example.com").map((r) => [r.path, r.match]);
+  assert.deepEqual(matches(same([canary, x, regexAll, route("plain", "re.example.com", "b", {}, "/docs")])), [
+    ["/api/.+", "regex"],
+    ["/docs", "regex"],
+  ]);
+  deltas = memo.deltas;
+  assert.deepEqual(matches(same([canary, x, regexAll, route("plain", "re.example.com", "b", {}, "/help")])), [
+    ["/api/.+", "regex"],
+    ["/help", "regex"],
+  ]);
+  assert.deepEqual(matches(same([canary, x, route("plain", "re.example.com", "b", {}, "/help")])), [[
+    "/help",
+    "prefix",
+  ]]);
+  assert.equal(memo.deltas, deltas);
 });
 
 Deno.test("model memo: a new object of an Ingress that reads the same (a status write) keeps its fragment; a spec change does not", () => {

@@ -137,6 +137,37 @@ Deno.test("rewrite targets with %XX escapes: haproxy -c accepts them (% doubled 
   assert.deepEqual(check.errors, []);
 });
 
+Deno.test("path-regex all: every path of the Ingress is a regex, Exact and Prefix too (ingress-nginx's use-regex)", () => {
+  const paths: PathSpec[] = [
+    { path: "/api(/|$)(.*)", pathType: "Prefix", service: "web", port: 80 },
+    { path: "/exact", pathType: "Exact", service: "web", port: 80 },
+    re("/items/[0-9]+"),
+  ];
+  const { model, problems } = buildModel({
+    lookup,
+    ingresses: [
+      ingress({ name: "all", annotations: { [`${A}path-regex`]: "all" }, rules: [{ host: "a.example.com", paths }] }),
+      ingress({ name: "impl", annotations: { [`${A}path-regex`]: "true" }, rules: [{ host: "b.example.com", paths }] }),
+    ],
+  });
+  assert.deepEqual(
+    model.routes.filter((r) => r.host === "a.example.com").map((r) => [r.path, r.pathType, r.match]).sort(),
+    [
+      ["/api(/|$)(.*)", "Prefix", "regex"],
+      ["/exact", "Exact", "regex"],
+      ["/items/[0-9]+", "ImplementationSpecific", "regex"],
+    ],
+  );
+  // true: the Prefix path that is no path is refused, the Exact one stays exact
+  assert.deepEqual(
+    model.routes.filter((r) => r.host === "b.example.com").map((r) => [r.path, r.match]).sort(),
+    [["/exact", "exact"], ["/items/[0-9]+", "regex"]],
+  );
+  assert.deepEqual(problems.map((p) => [p.object, p.reason]), [["default/impl", "InvalidPath"]]);
+  const regexMap = render(model, templates).maps["routes-regex.map"];
+  assert.match(regexMap, /^\^a\[\.\]example\[\.\]com\(\?=\/\)\(\?i:\/exact\) /m);
+});
+
 Deno.test("default-backend: the Service's first port, a fallback line per backend; a missing Service is a Warning", () => {
   const { model, problems } = buildModel({
     lookup,
@@ -161,7 +192,7 @@ Deno.test("default-backend: the Service's first port, a fallback line per backen
   assert.ok(model.backends.some((b) => b.name === "be_default_pages_8080"), "the fallback has a backend section");
   // a missing Service with a port: kept like a route's (503 until it exists, then live); without a port: ignored
   const { config } = render(model, templates);
-  const lines = config.split("\n").filter((l) => l.includes("nbsrv"));
+  const lines = config.split("\n").filter((l) => l.includes("nbsrv") && l.includes("use_backend"));
   const missing = model.backends.find((b) => b.name === model.routes.find((r) => r.host === "b.example.com")!.backend)!;
   assert.deepEqual(
     [...lines].sort(), // rendered in the order of the variants' names, which hash their settings
@@ -170,6 +201,16 @@ Deno.test("default-backend: the Service's first port, a fallback line per backen
       `    use_backend be_default_pages_8080 if { var(txn.route) -m str ${backend.name} } !{ nbsrv(${backend.name}) gt 0 }`,
     ].sort(),
   );
+  // ingress-nginx's headers for its custom default backend: each route's names, in one variable
+  const named = config.split("\n").filter((l) => l.includes("txn.ic_fb) str("));
+  assert.deepEqual(
+    [...named].sort(),
+    [
+      `    http-request set-var(txn.ic_fb) str(default:missing:web:80) if { var(txn.route) -m str ${missing.name} } !{ nbsrv(${missing.name}) gt 0 }`,
+      `    http-request set-var(txn.ic_fb) str(default:fb:web:80) if { var(txn.route) -m str ${backend.name} } !{ nbsrv(${backend.name}) gt 0 }`,
+    ].sort(),
+  );
+  assert.ok(config.includes("    http-request set-header X-Code 503 if { var(txn.ic_fb) -m found }\n"));
   const portless = buildModel({
     lookup,
     ingresses: [ingress({

@@ -61,14 +61,48 @@ function checkName(name: string): string {
   return name;
 }
 
+/** A backend as fallbackLines reads it (a subset of model_types.ts's Backend). */
+export interface FallbackSource {
+  name: string;
+  fallback?: string;
+  namespace: string;
+  service: string;
+  port: number | string;
+  settings?: { fallbackIngress?: string };
+}
+
 /**
  * The frontends' lines of `default-backend`, after the canary rules and before the routes'
- * `use_backend`: a request routed to a backend without usable server goes to its fallback.
+ * `use_backend`: a request routed to a backend without usable server goes to its fallback, with
+ * the headers ingress-nginx sends its custom default backend then (X-Code 503, X-Format from
+ * Accept, X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port of the route, X-Request-ID:
+ * the client's, else a new one). The route's names go in one variable, `:`-separated (no name or
+ * port has a `:`), which the header lines split.
  */
-export function fallbackLines(backends: readonly { name: string; fallback?: string }[]): string[] {
-  return backends.filter((b) => b.fallback).map((b) =>
-    `use_backend ${checkName(b.fallback!)} if { var(txn.route) -m str ${checkName(b.name)} } !{ nbsrv(${b.name}) gt 0 }`
-  );
+export function fallbackLines(backends: readonly FallbackSource[]): string[] {
+  const fell = backends.filter((b) => b.fallback);
+  if (fell.length === 0) return [];
+  const when = (b: FallbackSource) => `{ var(txn.route) -m str ${checkName(b.name)} } !{ nbsrv(${b.name}) gt 0 }`;
+  const found = "{ var(txn.ic_fb) -m found }";
+  return [
+    ...fell.map((b) => `http-request set-var(txn.ic_fb) str(${fallbackNames(b)}) if ${when(b)}`),
+    `http-request set-header X-Code 503 if ${found}`,
+    `http-request set-header X-Format %[req.fhdr(accept)] if ${found} { req.fhdr(accept) -m found }`,
+    ...["X-Namespace", "X-Ingress-Name", "X-Service-Name", "X-Service-Port"].map((h, i) =>
+      `http-request set-header ${h} %[var(txn.ic_fb),field(${i + 1},:)] if ${found}`
+    ),
+    `http-request set-header X-Request-ID %[uuid] if ${found} !{ req.hdr(x-request-id) -m found }`,
+    ...fell.map((b) => `use_backend ${checkName(b.fallback!)} if ${when(b)}`),
+  ];
+}
+
+/** `<namespace>:<ingress>:<service>:<port>` of a route with a fallback, each checked with its anchored pattern. */
+function fallbackNames(b: FallbackSource): string {
+  const ingress = b.settings?.fallbackIngress ?? "";
+  const ok = isDns1123Label(b.namespace) && (ingress === "" || isDns1123Subdomain(ingress)) &&
+    isDns1123Label(b.service) && (isPortNumber(b.port) || isPortName(b.port));
+  if (!ok) throw new Error(`bug: unvalidated fallback route ${JSON.stringify(b)}`);
+  return `${b.namespace}:${ingress}:${b.service}:${b.port}`;
 }
 
 /** The internal frontend's name; its backend of last resort is `${ERROR_PAGES_FRONTEND}_none`. */

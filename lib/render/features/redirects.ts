@@ -4,9 +4,10 @@
  * `app-root`, and the `www-redirect` twin's backend (the key is Ingress-wide: read by
  * render/ingress_settings.ts; the model gives each twin a server-less backend whose settings hold
  * the host to send to). The URL and path have passed their anchored parsers and are written as
- * log-format literals; the twin's host is checked again here.
+ * log-format literals; the twin's host is checked again here. `app-root`'s Location is absolute, the
+ * request's own scheme and Host before the path, as ingress-nginx's `$scheme://$http_host<root>`.
  */
-import { literal } from "../quoting.ts";
+import { literal, quoted } from "../quoting.ts";
 import type { SettingsReader } from "../settings_reader.ts";
 
 export interface Redirects {
@@ -35,6 +36,10 @@ export function redirectLines(s: Redirects & { wwwRedirectTo: string | null }): 
     l.push(`http-request redirect prefix http://${s.wwwRedirectTo} code 308`);
   }
   if (s.redirectTo) l.push(`http-request redirect location ${literal(s.redirectTo.url)} code ${s.redirectTo.code}`);
-  if (s.appRoot) l.push(`http-request redirect location ${literal(s.appRoot)} code 302 if { path / }`);
+  if (s.appRoot) {
+    // a path's %XX escapes are log-format text: %% writes one %
+    const root = quoted(`%[ssl_fc,iif(https,http)]://%[req.hdr(host)]${s.appRoot.replaceAll("%", "%%")}`);
+    l.push(`http-request redirect location ${root} code 302 if { path / }`);
+  }
   return l;
 }
