@@ -15,6 +15,22 @@ export const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
 
 export type Verdict = "supported" | "translated" | "unsupported" | "refused";
 
+/**
+ * Why a difference is kept on purpose: `nginx-check`'s note and the README say so. A translated key
+ * without one differs only because this proxy does not do it yet.
+ */
+export type Why = "security" | "haproxy";
+
+const WHY: Readonly<Record<Why, string>> = {
+  security: "deliberate, for security",
+  haproxy: "deliberate: an HAProxy limit",
+};
+
+/** A note with the reason its difference is deliberate, as `nginx-check` and the README show it. */
+export function withWhy(note: string, why: Why | undefined): string {
+  return why ? `${note} (${WHY[why]})` : note;
+}
+
 /** What a check decides; fields left out keep the rule's. */
 export interface Outcome {
   readonly verdict?: Verdict;
@@ -23,6 +39,7 @@ export interface Outcome {
   readonly to?: readonly string[];
   /** The value is invalid or unsafe: the reason (end of `"value" <reason>`). */
   readonly bad?: string;
+  readonly why?: Why;
 }
 
 /** What a check may look at besides the value. */
@@ -32,10 +49,18 @@ export interface IngressContext {
   readonly annotations: Readonly<Record<string, string>>;
 }
 
+/**
+ * One key. `verdict` is the key's at its most common values: `supported` only where the behaviour is
+ * ingress-nginx's (status codes, `Location` values, headers, which paths match), `translated` where it
+ * works with a difference, which `note` says (the README's difference list is every `translated` rule's
+ * note: lib/nginx/docs.ts); `check` refines both for one value.
+ */
 export interface NginxRule {
   readonly to: readonly string[];
   readonly verdict: Verdict;
   readonly note: string;
+  /** The difference (or refusal) is deliberate. */
+  readonly why?: Why;
   readonly check?: (raw: string, ctx: IngressContext) => Outcome | undefined;
   /**
    * A value that cannot be applied is still written as our key (whose parser then refuses it), so the
@@ -73,6 +98,7 @@ function secretRef(raw: string, ctx: IngressContext): Outcome | undefined {
     return {
       verdict: "refused",
       note: `names a Secret of namespace ${m[1]}: only Secrets of the Ingress's own namespace are read; copy it there`,
+      why: "security",
     };
   }
   return valueOf(v.secretName)(m[2]);
@@ -95,12 +121,13 @@ function snippet(instead: string): NginxRule {
   return {
     to: [],
     verdict: "refused",
+    why: "security",
     note: `raw configuration is never executed (CVE-2021-25742, CVE-2025-1974); use ${instead}`,
   };
 }
 
-function unsupported(note: string): NginxRule {
-  return { to: [], verdict: "unsupported", note };
+function unsupported(note: string, why?: Why): NginxRule {
+  return { to: [], verdict: "unsupported", note, why };
 }
 
 /** A rule whose verdict does not depend on the value beyond `check`. */
@@ -108,21 +135,52 @@ function supported(to: string | readonly string[], check: NginxRule["check"], no
   return { to: typeof to === "string" ? [to] : to, verdict: "supported", note, check };
 }
 
-function translated(to: string | readonly string[], check: NginxRule["check"], note: string): NginxRule {
-  return { to: typeof to === "string" ? [to] : to, verdict: "translated", note, check };
+function translated(
+  to: string | readonly string[],
+  check: NginxRule["check"],
+  note: string,
+  why?: Why,
+): NginxRule {
+  return { to: typeof to === "string" ? [to] : to, verdict: "translated", note, check, why };
 }
+
+/** A boolean whose false is ingress-nginx's behaviour (nothing happens) and whose true is the rule's. */
+function boolOffSame(off: string): NginxRule["check"] {
+  return (raw) => boolCheck(raw) ?? (isTrue(raw) ? undefined : { verdict: "supported", note: off });
+}
+
+const TRAILING_SLASH = "for a path ending in / (GET / included) the Location keeps it (https://<host>/), " +
+  "ingress-nginx strips it (https://<host>) unless preserve-trailing-slash is true";
+
+const CORS_PREFLIGHT = "sent on the preflight answer only (ingress-nginx: on every CORS answer, where browsers " +
+  "ignore it)";
+const CORS_ANY = "* with credentials (the default) sends the request's Origin back instead of * (ingress-nginx " +
+  "sends *, which browsers refuse with credentials); without an Origin no CORS header is sent (ingress-nginx: *)";
 
 const PER_REQUEST_503 = "ingress-nginx answers 503 (limit-req-status-code) by default, this proxy answers 429";
 
 /** The translation table, by key without the prefix. */
 export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   // TLS and redirects
-  "ssl-redirect": supported("ssl-redirect", boolCheck, "308 to HTTPS for TLS hosts"),
-  "force-ssl-redirect": supported("force-ssl-redirect", boolCheck),
+  "ssl-redirect": translated(
+    "ssl-redirect",
+    boolOffSame("no redirect to HTTPS, as in ingress-nginx"),
+    `308 to HTTPS for TLS hosts, with the path and query as sent; ${TRAILING_SLASH}`,
+  ),
+  "force-ssl-redirect": translated(
+    "force-ssl-redirect",
+    boolOffSame("no redirect to HTTPS for hosts without TLS, as in ingress-nginx"),
+    `308 to HTTPS, with the path and query as sent, also for hosts without TLS; ${TRAILING_SLASH}`,
+  ),
   "preserve-trailing-slash": translated(
     "ssl-redirect",
-    boolCheck,
-    "the redirect to HTTPS always keeps the path exactly as sent, trailing slash included",
+    (raw) =>
+      boolCheck(raw) ??
+        (isTrue(raw)
+          ? { verdict: "supported", note: "the redirect to HTTPS keeps a trailing /, as in ingress-nginx" }
+          : undefined),
+    "the redirect to HTTPS always keeps the path as sent, trailing / included; ingress-nginx strips a trailing / " +
+      "unless this is true",
   ),
   "ssl-passthrough": supported(
     "ssl-passthrough",
@@ -136,12 +194,16 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     boolCheck,
     "the Ingress's ImplementationSpecific paths are regular expressions matched from the start of the path, " +
       "case-insensitively, longest first, after Exact and before Prefix paths; ingress-nginx also turns the " +
-      "Prefix paths into regexes, and those of every Ingress of the same host",
+      "Prefix paths into regexes, and those of every Ingress of the same host: here a Prefix path written as a " +
+      "regex is refused (Warning) and not served",
   ),
   "rewrite-target": {
     to: ["rewrite-target", "path-regex"],
     verdict: "translated",
-    note: "the whole path of an ImplementationSpecific path is replaced by the target, $n from its regex captures",
+    note: "ImplementationSpecific paths become regexes and the whole path is replaced by the target ($n from the " +
+      "captures), as in ingress-nginx; on Prefix and Exact paths only the matched prefix is replaced, a target " +
+      "with $n is ignored (Warning) and a regex written as a Prefix path is refused (Warning) and not served " +
+      "(ingress-nginx treats every path of the host as a regex)",
     check: (raw, ctx) => {
       const p = v.rewriteTarget.parse(raw);
       if (!p.ok) return { bad: p.reason };
@@ -152,38 +214,53 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
           (regex ? "" : ", as ingress-nginx does when rewrite-target is set") +
           "); Prefix and Exact paths keep prefix matching: " +
           (p.value.captures
-            ? "a target with $n is ignored there (Warning)"
+            ? "a target with $n is ignored there (Warning), and a regex written as a Prefix path is refused " +
+              "(Warning) and not served; ingress-nginx treats them as regexes"
             : "only their matched prefix is replaced, ingress-nginx replaces the whole path"),
       };
     },
   },
-  "app-root": supported(
+  "app-root": translated(
     "app-root",
     valueOf(v.path),
-    "302 from / to the root; the Location is the path alone (ingress-nginx adds the scheme and host), which clients follow alike",
+    "302 from / to the root; the Location is the path alone (/foo), ingress-nginx sends the absolute URL " +
+      "(http://<host>/foo)",
   ),
   "permanent-redirect": supported(
     ["redirect-to", "redirect-code"],
     valueOf(v.url),
     "301 unless permanent-redirect-code",
   ),
-  "permanent-redirect-code": supported("redirect-code", valueOf(v.redirectCode)),
+  "permanent-redirect-code": supported(
+    "redirect-code",
+    valueOf(v.redirectCode),
+    "301, 302, 303, 307 or 308; ingress-nginx also takes 300, 304, 305 and 306, which are refused here (the " +
+      "default 301 applies)",
+  ),
   "temporal-redirect": supported(["redirect-to", "redirect-code"], valueOf(v.url), "302 unless temporal-redirect-code"),
-  "temporal-redirect-code": supported("redirect-code", valueOf(v.redirectCode)),
+  "temporal-redirect-code": supported(
+    "redirect-code",
+    valueOf(v.redirectCode),
+    "301, 302, 303 or 307; ingress-nginx also takes 300, 304, 305 and 306, which are refused here (the default " +
+      "302 applies)",
+  ),
   "from-to-www-redirect": translated(
     "www-redirect",
     boolCheck,
-    "the twin host is redirected with 308; for HTTPS its certificate must cover both names, as in ingress-nginx",
+    "the twin host is redirected with 308 to the same path and query; the Location has no port and keeps a " +
+      "trailing / (ingress-nginx: http://<host>:80/path, trailing / stripped); for HTTPS its certificate must " +
+      "cover both names, as in ingress-nginx",
   ),
   "x-forwarded-prefix": translated(
     "request-headers-set",
     valueOf(v.headerValue),
-    "as request-headers-set: X-Forwarded-Prefix: <value>",
+    "the backend gets X-Forwarded-Prefix: <value>; an empty value is refused with a Warning Event (ingress-nginx " +
+      "ignores it silently)",
   ),
   "upstream-vhost": {
     to: ["request-headers-set"],
-    verdict: "translated",
-    note: "as request-headers-set: Host: <value>",
+    verdict: "supported",
+    note: "the backend gets Host: <value>",
     check: (
       raw,
     ) => (/\$/.test(raw)
@@ -224,12 +301,14 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     seconds,
     "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
       "proxy-send-timeout applies; it also bounds WebSocket idle time unless timeout-tunnel is set",
+    "haproxy",
   ),
   "proxy-send-timeout": translated(
     "timeout-server",
     seconds,
     "HAProxy has one server inactivity timeout for both directions: the larger of proxy-read-timeout and " +
       "proxy-send-timeout applies",
+    "haproxy",
   ),
   "backend-protocol": {
     to: ["backend-protocol"],
@@ -258,16 +337,18 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   },
   "load-balance": {
     to: ["load-balance"],
-    verdict: "supported",
-    note: "round_robin: roundrobin; ewma: leastconn (translated)",
+    verdict: "translated",
+    note: "ewma becomes leastconn (HAProxy has no EWMA); round_robin is roundrobin, the same",
+    why: "haproxy",
     check: (raw) => {
-      if (raw === "round_robin") return { note: "load-balance: roundrobin" };
-      if (raw === "ewma") return { verdict: "translated", note: "load-balance: leastconn (HAProxy has no EWMA)" };
+      if (raw === "round_robin") return { verdict: "supported", note: "load-balance: roundrobin" };
+      if (raw === "ewma") return { note: "load-balance: leastconn (HAProxy has no EWMA)" };
       return { bad: "is not round_robin or ewma" };
     },
   },
   "upstream-hash-by": unsupported(
     "hashing on nginx variables is not available; load-balance: source pins by client address",
+    "haproxy",
   ),
   "service-upstream": supported(
     "service-upstream",
@@ -289,39 +370,53 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "proxy-ssl-verify": {
     to: ["backend-ca-secret"],
     verdict: "translated",
-    note: "on: the backend is verified against backend-ca-secret (from proxy-ssl-secret); off: not verified",
+    note: "on: the backend's certificate is verified against proxy-ssl-secret's ca.crt, its name only against " +
+      "proxy-ssl-name when that is set (nginx always checks a name, the upstream's without proxy-ssl-name); off: " +
+      "not verified, the same",
     check: (raw) => (/^(?:on|off)$/.test(raw) ? undefined : { bad: "is not on or off" }),
   },
   "proxy-ssl-name": supported("backend-sni", valueOf(v.hostName)),
   "proxy-ssl-server-name": {
     to: ["backend-sni"],
     verdict: "translated",
-    note: "SNI is sent whenever backend-sni (from proxy-ssl-name) is set",
-    check: (raw) => (/^(?:on|off)$/.test(raw) ? undefined : { bad: "is not on or off" }),
+    note: "on: the same; off (ingress-nginx's default): SNI is still sent when proxy-ssl-name is set (ingress-nginx " +
+      "sends none)",
+    check: (raw) =>
+      raw === "on"
+        ? { verdict: "supported", note: "SNI from proxy-ssl-name, as in ingress-nginx" }
+        : raw === "off"
+        ? undefined
+        : { bad: "is not on or off" },
   },
   // sessions
   "affinity": {
     to: ["sticky-cookie"],
-    verdict: "supported",
-    note: "cookie",
+    verdict: "translated",
+    note: "cookie: a cookie (INGRESSCOOKIE) pins the client to a server; its Path is always / and it is Secure " +
+      "only with session-cookie-secure (ingress-nginx: Path is the Ingress's path, e.g. Path=/something, and " +
+      "Secure on every HTTPS answer)",
     check: (raw) => (raw === "cookie" ? undefined : { bad: "is not cookie" }),
   },
   "affinity-mode": {
     to: ["sticky-cookie"],
-    verdict: "supported",
-    note: "persistent; balanced is translated: a pinned client keeps its server after a scale-up",
+    verdict: "translated",
+    note: "balanced (ingress-nginx's default) is served as persistent: a pinned client keeps its server after a " +
+      "scale-up; persistent is the same",
     check: (raw) => {
-      if (raw === "persistent") return { note: "" };
-      if (raw === "balanced") {
-        return { verdict: "translated", note: "a pinned client keeps its server after a scale-up (as persistent)" };
-      }
+      if (raw === "persistent") return { verdict: "supported", note: "" };
+      if (raw === "balanced") return { note: "a pinned client keeps its server after a scale-up (as persistent)" };
       return { bad: "is not balanced or persistent" };
     },
   },
   "session-cookie-name": supported("sticky-cookie-name", valueOf(v.cookieName)),
   "session-cookie-max-age": supported("sticky-cookie-max-age", seconds, "seconds"),
   "session-cookie-expires": translated("sticky-cookie-max-age", seconds, "sent as Max-Age, not Expires"),
-  "session-cookie-secure": supported("sticky-cookie-secure", boolCheck),
+  "session-cookie-secure": translated(
+    "sticky-cookie-secure",
+    (raw) => boolCheck(raw) ?? (isTrue(raw) ? { verdict: "supported", note: "" } : undefined),
+    "true: the same; false: the cookie is not Secure over HTTPS either (ingress-nginx sets Secure on every HTTPS " +
+      "answer)",
+  ),
   "session-cookie-samesite": supported("sticky-cookie-samesite", valueOf(v.oneOf(["None", "Lax", "Strict"]))),
   "session-cookie-path": unsupported("the sticky cookie's path is always /"),
   "session-cookie-domain": unsupported("the sticky cookie has no Domain attribute"),
@@ -329,37 +424,69 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "session-cookie-conditional-samesite-none": unsupported("SameSite is sent to every browser"),
   "affinity-canary-behavior": unsupported("canary and sticky cookies are independent"),
   // CORS
-  "enable-cors": supported("cors-enable", boolCheck),
-  "cors-allow-origin": supported("cors-allow-origin", valueOf(v.origins)),
-  "cors-allow-methods": supported("cors-allow-methods", valueOf(v.methods)),
-  "cors-allow-headers": supported("cors-allow-headers", valueOf(v.headerNames)),
-  "cors-expose-headers": supported("cors-expose-headers", valueOf(v.headerNamesOrStar)),
-  "cors-allow-credentials": supported("cors-allow-credentials", boolCheck),
-  "cors-max-age": supported("cors-max-age", valueOf(v.int(0, 2 ** 31 - 1))),
+  "enable-cors": translated(
+    "cors-enable",
+    boolOffSame("no CORS headers, as in ingress-nginx"),
+    "CORS headers only on answers to requests with an allowed Origin (ingress-nginx, with the default origin *: " +
+      "on every answer); with the default origin * and credentials the request's Origin is sent back instead of *, " +
+      "which browsers refuse with credentials; Allow-Methods, Allow-Headers and Max-Age only on the preflight " +
+      "answer (ingress-nginx: on every answer, where browsers ignore them); a preflight is an OPTIONS with " +
+      "Access-Control-Request-Method (ingress-nginx: any OPTIONS)",
+  ),
+  "cors-allow-origin": translated(
+    "cors-allow-origin",
+    (raw) => valueOf(v.origins)(raw) ?? (raw.trim() === "*" ? { note: CORS_ANY } : undefined),
+    "origins are compared exactly (ingress-nginx: case-insensitively; browsers send them in lower case); *." +
+      "domain matches one label, as in ingress-nginx",
+  ),
+  "cors-allow-methods": translated("cors-allow-methods", valueOf(v.methods), CORS_PREFLIGHT),
+  "cors-allow-headers": translated("cors-allow-headers", valueOf(v.headerNames), CORS_PREFLIGHT),
+  "cors-expose-headers": translated(
+    "cors-expose-headers",
+    valueOf(v.headerNamesOrStar),
+    "sent on the answers to allowed origins but not on the preflight answer (ingress-nginx: on both; browsers " +
+      "read it on the answer)",
+  ),
+  "cors-allow-credentials": translated(
+    "cors-allow-credentials",
+    (raw) =>
+      boolCheck(raw) ??
+        (isTrue(raw)
+          ? undefined
+          : { verdict: "supported", note: "no Access-Control-Allow-Credentials, as in ingress-nginx" }),
+    "true (the default): with the origin * the request's Origin is sent back instead of * (ingress-nginx sends *, " +
+      "which browsers refuse with credentials)",
+  ),
+  "cors-max-age": translated("cors-max-age", valueOf(v.int(0, 2 ** 31 - 1)), CORS_PREFLIGHT),
   // authentication
   "auth-type": {
     to: ["auth-basic-secret"],
     verdict: "translated",
-    note: "basic (translated: bcrypt, SHA-crypt or MD5-crypt htpasswd lines); digest unsupported",
+    note: "basic: htpasswd lines must be bcrypt (htpasswd -B), SHA-crypt or MD5-crypt ($1$), Apache's $apr1$ " +
+      "(htpasswd's default) and {SHA} lines are ignored with a Warning Event (ingress-nginx reads them); digest " +
+      "unsupported",
+    why: "haproxy",
     check: (raw) => {
       if (raw === "basic") {
         return {
           note: "htpasswd lines must be bcrypt (htpasswd -B), SHA-crypt or MD5-crypt ($1$): HAProxy's crypt(3) " +
             "does not read Apache's $apr1$ (htpasswd's default) nor {SHA}",
+          why: "haproxy",
         };
       }
       if (raw === "digest") return { verdict: "unsupported", to: [], note: "digest authentication is not available" };
       return { bad: "is not basic or digest" };
     },
   },
-  "auth-secret": supported(
+  "auth-secret": translated(
     "auth-basic-secret",
     (raw, ctx) =>
       secretRef(raw, ctx) ?? (nginx(ctx, "auth-type") === "basic" ? undefined : {
+        verdict: "supported",
         to: [],
         note: "no effect without auth-type: basic (as in ingress-nginx)",
       }),
-    "htpasswd in key auth",
+    "htpasswd in key auth; a missing or unreadable Secret answers 401 to everyone (ingress-nginx: 503)",
   ),
   "auth-secret-type": {
     to: ["auth-basic-secret"],
@@ -377,6 +504,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     to: ["auth-url"],
     verdict: "translated",
     failClosed: true,
+    why: "security",
     note: "the auth request is always a GET with the request's cookies, Authorization and the X-Original-*/" +
       "X-Forwarded-* headers (ingress-nginx sends every client header; list more in " +
       "ingress-controller.io/auth-request-headers), never the body, and ends in a 500 after about 5 s; a host " +
@@ -420,11 +548,21 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   ),
   "enable-global-auth": unsupported("there is no global external authentication"),
   // client certificates
-  "auth-tls-secret": supported("client-cert-ca-secret", secretRef, "its ca.crt; per host, as in ingress-nginx"),
+  "auth-tls-secret": translated(
+    "client-cert-ca-secret",
+    (raw, ctx) =>
+      secretRef(raw, ctx) ??
+        (/^(?:optional|off)$/.test(nginx(ctx, "auth-tls-verify-client") ?? "")
+          ? { verdict: "supported", note: "its ca.crt; per host, as in ingress-nginx" }
+          : undefined),
+    "its ca.crt, per host as in ingress-nginx; with auth-tls-verify-client on (the default) a client without a " +
+      "valid certificate is refused in the TLS handshake (ingress-nginx answers 400)",
+  ),
   "auth-tls-verify-client": {
     to: ["client-cert-verify"],
-    verdict: "supported",
-    note: "on: required (translated: refused in the handshake, not 400); optional; off; optional_no_ca unsupported",
+    verdict: "translated",
+    note: "on: required, a client without a valid certificate is refused in the TLS handshake (ingress-nginx answers " +
+      "400); optional and off: the same; optional_no_ca unsupported",
     check: (raw) => {
       if (raw === "on") {
         return {
@@ -432,8 +570,8 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
           verdict: "translated",
         };
       }
-      if (raw === "optional") return { note: "client-cert-verify: optional" };
-      if (raw === "off") return { to: [], note: "no client certificate is asked for" };
+      if (raw === "optional") return { verdict: "supported", note: "client-cert-verify: optional" };
+      if (raw === "off") return { verdict: "supported", to: [], note: "no client certificate is asked for" };
       if (raw === "optional_no_ca") {
         return { verdict: "unsupported", to: [], note: "certificates not signed by the CA are always refused" };
       }
@@ -442,6 +580,7 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   },
   "auth-tls-verify-depth": unsupported(
     "HAProxy verifies the whole chain up to the CA bundle; the depth cannot be limited",
+    "haproxy",
   ),
   "auth-tls-pass-certificate-to-upstream": {
     to: ["client-cert-header"],
@@ -475,7 +614,8 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "canary-weight-total": {
     to: ["canary-weight"],
     verdict: "translated",
-    note: "canary-weight is converted to a percentage of this total",
+    note: "canary-weight is rounded to a whole percentage of this total (ingress-nginx splits by the exact share: " +
+      "1 of 1000 is 0.1% there, 0% here)",
     check: (raw) => {
       const p = v.int(1, 1_000_000).parse(raw);
       if (!p.ok) return { bad: p.reason };
@@ -499,9 +639,10 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   },
   "default-backend": {
     to: ["default-backend"],
-    verdict: "supported",
+    verdict: "translated",
     note: "first port of the Service, as in ingress-nginx; it answers while the path's Service has no ready " +
-      "endpoint, and with custom-http-errors for those codes",
+      "endpoint, but without the X-Code (503), X-Ingress-Name, X-Service-Name and other custom-error headers " +
+      "ingress-nginx sends it then; with custom-http-errors it answers for those codes with them",
     check: valueOf(v.serviceRef),
   },
   // snippets: refused

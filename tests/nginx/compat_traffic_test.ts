@@ -51,11 +51,11 @@ function objectsOf(text: string): Obj[] {
 
 /** The verdicts this suite observes in traffic, by `<namespace>/<ingress> <annotation without prefix>`. */
 const VERDICTS: Record<string, string> = {
-  "api/public-api cors-allow-credentials": "supported",
-  "api/public-api cors-allow-headers": "supported",
-  "api/public-api cors-allow-methods": "supported",
-  "api/public-api cors-allow-origin": "supported",
-  "api/public-api enable-cors": "supported",
+  "api/public-api cors-allow-credentials": "translated",
+  "api/public-api cors-allow-headers": "translated",
+  "api/public-api cors-allow-methods": "translated",
+  "api/public-api cors-allow-origin": "translated",
+  "api/public-api enable-cors": "translated",
   "api/public-api limit-rps": "translated",
   "api/public-api ssl-redirect": "supported",
   "ci/jenkins configuration-snippet": "refused",
@@ -65,18 +65,18 @@ const VERDICTS: Record<string, string> = {
   "internal/admin whitelist-source-range": "supported",
   "legacy/billing backend-protocol": "supported",
   "marketing/blog rewrite-target": "translated",
-  "marketing/blog upstream-vhost": "translated",
+  "marketing/blog upstream-vhost": "supported",
   "marketing/blog use-regex": "translated",
   "marketing/blog x-forwarded-prefix": "translated",
   "marketing/old-blog permanent-redirect": "supported",
   "monitoring/grafana auth-realm": "supported",
-  "monitoring/grafana auth-secret": "supported",
+  "monitoring/grafana auth-secret": "translated",
   "monitoring/grafana auth-type": "translated",
   "monitoring/prometheus auth-response-headers": "supported",
   "monitoring/prometheus auth-signin": "translated",
   "monitoring/prometheus auth-url": "translated",
-  // not rendered yet (helper "errors" serves it); its Ingress is redirected by ssl-redirect's default anyway
-  "payments/checkout force-ssl-redirect": "supported",
+  // its Ingress is redirected to HTTPS by ssl-redirect's default anyway
+  "payments/checkout force-ssl-redirect": "translated",
   "payments/checkout-canary canary": "supported",
   "payments/checkout-canary canary-weight": "supported",
   "shop/search-beta canary": "supported",
@@ -88,13 +88,13 @@ const VERDICTS: Record<string, string> = {
   "shop/storefront-api proxy-send-timeout": "translated",
   "shop/storefront-api rewrite-target": "translated",
   "shop/storefront-api use-regex": "translated",
-  "shop/storefront-web affinity": "supported",
+  "shop/storefront-web affinity": "translated",
   "shop/storefront-web affinity-mode": "supported",
-  "shop/storefront-web app-root": "supported",
+  "shop/storefront-web app-root": "translated",
   "shop/storefront-web from-to-www-redirect": "translated",
   "shop/storefront-web session-cookie-max-age": "supported",
   "shop/storefront-web session-cookie-name": "supported",
-  "shop/storefront-web ssl-redirect": "supported",
+  "shop/storefront-web ssl-redirect": "translated",
 };
 
 /** oauth2-proxy's /oauth2/auth: 202 with the user for the cookie `_oauth2_proxy=ok`, else 401. */

@@ -137,7 +137,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "force-ssl-redirect": {
-    variants: [supported({ "force-ssl-redirect": "true" }, { "force-ssl-redirect": "true" })],
+    variants: [translated({ "force-ssl-redirect": "true" }, { "force-ssl-redirect": "true" })],
     renders: [
       "+ redirect-hosts.map: force-ssl-redirect.nginx.test 1",
       "+ haproxy.cfg: http-request redirect scheme https code 308 if { var(txn.redirect) -m found }",
@@ -149,7 +149,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "preserve-trailing-slash": {
     tls: true,
-    variants: [translated({ "preserve-trailing-slash": "true" }, {})],
+    variants: [supported({ "preserve-trailing-slash": "true" }, {})],
     renders: { nothing: "the redirect to HTTPS always keeps the path as sent" },
     traffic: async (ask, host) => {
       const r = await ask("/docs/");
@@ -197,7 +197,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "app-root": {
-    variants: [supported({ "app-root": "/store" }, { "app-root": "/store" })],
+    variants: [translated({ "app-root": "/store" }, { "app-root": "/store" })],
     renders: ["+ haproxy.cfg: http-request redirect location '/store' code 302 if { path / }"],
     traffic: async (ask) => {
       const r = await ask("/");
@@ -307,13 +307,13 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "upstream-vhost": {
     variants: [
-      translated({ "upstream-vhost": "shop.internal" }, { "request-headers-set": "Host: shop.internal" }),
-      translated({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop" }, {
+      supported({ "upstream-vhost": "shop.internal" }, { "request-headers-set": "Host: shop.internal" }),
+      supported({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop" }, {
         "request-headers-set": "Host: shop.internal\nX-Forwarded-Prefix: /shop",
       }),
       // a refused x-forwarded-prefix is not written with it (nor a header line hidden in its value)
       {
-        ...translated({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop\nX-Evil: 1" }, {
+        ...supported({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop\nX-Evil: 1" }, {
           "request-headers-set": "Host: shop.internal",
         }),
         others: { "x-forwarded-prefix": "refused" },
@@ -490,7 +490,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   "proxy-ssl-server-name": {
     path: TLS_BACKEND,
     variants: [
-      translated({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc", "proxy-ssl-server-name": "on" }, {
+      supported({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc", "proxy-ssl-server-name": "on" }, {
         "backend-protocol": "h1-tls",
         "backend-sni": "tls-backend.shop.svc",
       }),
@@ -522,7 +522,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // sessions
   "affinity": {
-    variants: [supported(sticky, { "sticky-cookie": "true" })],
+    variants: [translated(sticky, { "sticky-cookie": "true" })],
     renders: ["+ haproxy.cfg: cookie INGRESSCOOKIE insert indirect nocache dynamic httponly"],
     traffic: async (ask) => {
       const cookie = await cookieOf(ask);
@@ -595,7 +595,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // CORS
   "enable-cors": {
-    variants: [supported(cors, { "cors-enable": "true" })],
+    variants: [translated(cors, { "cors-enable": "true" })],
     renders: [
       "+ haproxy.cfg: http-request return status 204 hdr Access-Control-Allow-Origin '%[var(txn.ic_cors_origin)]'",
       "+ haproxy.cfg: http-response set-header Access-Control-Allow-Origin '%[var(txn.ic_cors_origin)]'",
@@ -609,7 +609,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "cors-allow-origin": {
-    variants: [supported({ ...cors, "cors-allow-origin": "https://app.example.com" }, {
+    variants: [translated({ ...cors, "cors-allow-origin": "https://app.example.com" }, {
       "cors-enable": "true",
       "cors-allow-origin": "https://app.example.com",
     })],
@@ -622,7 +622,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "cors-allow-methods": {
-    variants: [supported({ ...cors, "cors-allow-methods": "GET, POST" }, {
+    variants: [translated({ ...cors, "cors-allow-methods": "GET, POST" }, {
       "cors-enable": "true",
       "cors-allow-methods": "GET, POST",
     })],
@@ -633,7 +633,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "cors-allow-headers": {
-    variants: [supported({ ...cors, "cors-allow-headers": "X-Api-Key, Content-Type" }, {
+    variants: [translated({ ...cors, "cors-allow-headers": "X-Api-Key, Content-Type" }, {
       "cors-enable": "true",
       "cors-allow-headers": "X-Api-Key, Content-Type",
     })],
@@ -644,7 +644,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "cors-expose-headers": {
-    variants: [supported({ ...cors, "cors-expose-headers": "X-Total-Count" }, {
+    variants: [translated({ ...cors, "cors-expose-headers": "X-Total-Count" }, {
       "cors-enable": "true",
       "cors-expose-headers": "X-Total-Count",
     })],
@@ -669,7 +669,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "cors-max-age": {
-    variants: [supported({ ...cors, "cors-max-age": "600" }, { "cors-enable": "true", "cors-max-age": "600" })],
+    variants: [translated({ ...cors, "cors-max-age": "600" }, { "cors-enable": "true", "cors-max-age": "600" })],
     renders: ["+ haproxy.cfg: hdr Access-Control-Max-Age '600' if"],
     traffic: async (ask) => {
       const pre = await ask("/", { args: preflight("https://app.example.com") });
@@ -692,7 +692,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "auth-secret": {
     variants: [
-      supported({ ...basic, "auth-secret": "shop/users" }, { "auth-basic-secret": "users" }),
+      translated({ ...basic, "auth-secret": "shop/users" }, { "auth-basic-secret": "users" }),
       supported({ "auth-secret": "users" }, {}),
     ],
     renders: ["+ haproxy.cfg: http-request auth realm 'Authentication Required' unless { http_auth(ul_shop_users) }"],
@@ -772,7 +772,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   "auth-tls-secret": {
     tls: true,
     variants: [
-      supported(clientCa, { "client-cert-ca-secret": "client-ca" }),
+      translated(clientCa, { "client-cert-ca-secret": "client-ca" }),
       supported({ "auth-tls-secret": "client-ca", "auth-tls-verify-client": "off" }, {}),
     ],
     renders: [
@@ -915,7 +915,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   // errors
   "default-backend": {
     path: { path: "/", pathType: "Prefix", service: "empty" },
-    variants: [supported({ "default-backend": "fallback" }, { "default-backend": "fallback" })],
+    variants: [translated({ "default-backend": "fallback" }, { "default-backend": "fallback" })],
     renders: ["+ haproxy.cfg: use_backend be_shop_fallback_80 if", "+ haproxy.cfg: !{ nbsrv(be_shop_empty_80"],
     traffic: async (ask) => assert.deepEqual(statusAndBackend(await ask("/")), [200, "fallback"]),
   },
