@@ -75,6 +75,14 @@ export interface Case {
   tls?: true;
   /** The Ingress is the canary of an Ingress `main-<key>` of the same host and path (to `web`). */
   canary?: true;
+  /**
+   * More Ingresses served beside the case's (traffic only), as ingress-nginx's e2e tests write them: by
+   * name, their nginx annotations; each is `shop/case-<key>-<name>` for the host `<name>.<key>.nginx.test`
+   * (plain HTTP), with the case's path.
+   */
+  more?: Readonly<Record<string, Record<string, string>>>;
+  /** What the controller (Warning Events) and then the proxy (log lines) warn about the `more` Ingresses. */
+  moreProblems?: readonly string[];
   /** What a request through haproxy shows, where traffic can show it. */
   traffic?: (ask: Ask, host: string, pki: Pki) => Promise<void>;
 }
@@ -522,12 +530,21 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // sessions
   "affinity": {
+    path: { path: "/something", pathType: "Prefix", service: "web" },
     variants: [translated(sticky, { "sticky-cookie": "true" })],
     renders: ["+ haproxy.cfg: cookie INGRESSCOOKIE insert indirect nocache dynamic httponly"],
     traffic: async (ask) => {
-      const cookie = await cookieOf(ask);
-      assert.match(cookie, /^INGRESSCOOKIE=[^;]+/);
-      assert.deepEqual(await backendsOf(ask, 6, ["-H", `Cookie: ${cookie.split(";")[0]}`]), ["web"]);
+      // as ingress-nginx's e2e "should set the path to /something on the generated cookie", which finds
+      // Path=/something (the Ingress's path): here the cookie's Path is / (the note says so)
+      const r = await ask("/something");
+      const cookie = r.headers["set-cookie"] ?? "";
+      assert.deepEqual([r.status, /^INGRESSCOOKIE=[^;]+/.test(cookie)], [200, true], cookie);
+      assert.match(cookie, /;\s*path=\/(;|$)/i);
+      const seen = new Set<string | null>();
+      for (let i = 0; i < 6; i++) {
+        seen.add((await ask("/something", { args: ["-H", `Cookie: ${cookie.split(";")[0]}`] })).backend);
+      }
+      assert.deepEqual([...seen], ["web"]);
     },
   },
   "affinity-mode": {
@@ -604,8 +621,36 @@ export const CASES: Readonly<Record<string, Case>> = {
       const pre = await ask("/v1/orders", { args: preflight("https://app.example.com") });
       assert.deepEqual([pre.status, pre.backend], [204, null], "the proxy answers the preflight");
       assert.equal(pre.headers["access-control-allow-origin"], "https://app.example.com");
+      // ingress-nginx's defaults (its e2e "should enable cors" reads them in its configuration)
+      assert.deepEqual(
+        [
+          pre.headers["access-control-allow-methods"],
+          pre.headers["access-control-allow-headers"]?.replace(/ /g, ""),
+          pre.headers["access-control-max-age"],
+          pre.headers["access-control-allow-credentials"],
+        ],
+        [
+          "GET, PUT, POST, DELETE, PATCH, OPTIONS",
+          "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization",
+          "1728000",
+          "true",
+        ],
+      );
       const get = await ask("/v1/orders", { args: ["-H", "Origin: https://app.example.com"] });
       assert.deepEqual([get.backend, get.headers["access-control-allow-credentials"]], ["web", "true"]);
+      // the differences the note gives: the Origin sent back (ingress-nginx: *), no Allow-Methods on the
+      // answer, and none of the headers without an Origin (ingress-nginx's e2e "should not break
+      // functionality - without `*`" finds Access-Control-Allow-Origin: * there)
+      assert.deepEqual(
+        [get.headers["access-control-allow-origin"], get.headers["access-control-allow-methods"]],
+        ["https://app.example.com", undefined],
+      );
+      const plain = await ask("/v1/orders");
+      assert.deepEqual([plain.status, plain.backend, plain.headers["access-control-allow-origin"]], [
+        200,
+        "web",
+        undefined,
+      ]);
     },
   },
   "cors-allow-origin": {
@@ -619,6 +664,9 @@ export const CASES: Readonly<Record<string, Case>> = {
       assert.equal(app.headers["access-control-allow-origin"], "https://app.example.com");
       const other = await ask("/", { args: ["-H", "Origin: https://evil.example"] });
       assert.deepEqual([other.backend, other.headers["access-control-allow-origin"]], ["web", undefined]);
+      // ingress-nginx matches origins case-insensitively; here exactly (the note says so)
+      const upper = await ask("/", { args: ["-H", "Origin: https://APP.example.com"] });
+      assert.deepEqual([upper.backend, upper.headers["access-control-allow-origin"]], ["web", undefined]);
     },
   },
   "cors-allow-methods": {
@@ -630,6 +678,9 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => {
       const pre = await ask("/", { args: preflight("https://app.example.com", "POST") });
       assert.equal(pre.headers["access-control-allow-methods"]?.replace(/ /g, ""), "GET,POST");
+      // on the preflight only (ingress-nginx: on every CORS answer)
+      const get = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
+      assert.deepEqual([get.backend, get.headers["access-control-allow-methods"]], ["web", undefined]);
     },
   },
   "cors-allow-headers": {
@@ -641,6 +692,8 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => {
       const pre = await ask("/", { args: preflight("https://app.example.com") });
       assert.equal(pre.headers["access-control-allow-headers"]?.replace(/ /g, ""), "X-Api-Key,Content-Type");
+      const get = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
+      assert.deepEqual([get.backend, get.headers["access-control-allow-headers"]], ["web", undefined]);
     },
   },
   "cors-expose-headers": {
@@ -652,6 +705,9 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => {
       const r = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
       assert.deepEqual([r.backend, r.headers["access-control-expose-headers"]], ["web", "X-Total-Count"]);
+      // not on the preflight answer (ingress-nginx: there too)
+      const pre = await ask("/", { args: preflight("https://app.example.com") });
+      assert.deepEqual([pre.status, pre.headers["access-control-expose-headers"]], [204, undefined]);
     },
   },
   "cors-allow-credentials": {
@@ -674,6 +730,8 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => {
       const pre = await ask("/", { args: preflight("https://app.example.com") });
       assert.equal(pre.headers["access-control-max-age"], "600");
+      const get = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
+      assert.deepEqual([get.backend, get.headers["access-control-max-age"]], ["web", undefined]);
     },
   },
   // authentication
@@ -696,7 +754,16 @@ export const CASES: Readonly<Record<string, Case>> = {
       supported({ "auth-secret": "users" }, {}),
     ],
     renders: ["+ haproxy.cfg: http-request auth realm 'Authentication Required' unless { http_auth(ul_shop_users) }"],
-    traffic: async (ask) => {
+    more: { missing: { ...basic, "auth-secret": "no-such-secret" } },
+    moreProblems: [
+      "annotation ingress-controller.io/auth-basic-secret: Secret shop/no-such-secret not found; every request gets 401",
+      "shop/no-such-secret: the Secret does not exist: its userlist denies everyone",
+    ],
+    traffic: async (ask, host) => {
+      // ingress-nginx's e2e "should return status code 503 when authentication is configured with an
+      // invalid secret": here 401 to everyone (the note says so), never the backend
+      const missing = await ask("/", { host: `missing.${host}`, args: ["-u", `${USER.name}:${USER.password}`] });
+      assert.deepEqual([missing.status, missing.backend], [401, null]);
       const anonymous = await ask("/");
       assert.deepEqual([anonymous.status, anonymous.headers["www-authenticate"]], [
         401,
@@ -764,8 +831,14 @@ export const CASES: Readonly<Record<string, Case>> = {
       "+ haproxy.cfg: http-request lua.ic_auth_request 'http://10.255.255.81:4180/oauth2/auth' '4180' '-' 'X-Auth-Request-User' '-'",
     ],
     traffic: async (ask) => {
-      const r = await ask("/", { args: ["-H", "Cookie: session=ok"] });
+      const r = await ask("/", { args: ["-H", "Cookie: session=ok", "-H", "X-Auth-Request-User: mallory"] });
       assert.deepEqual([r.backend, r.received["x-auth-request-user"]], ["web", "alice"]);
+      // as ingress-nginx's e2e "should overwrite Foo header with auth response": the client's own value
+      // never reaches the backend, even when the auth answer has no such header
+      const none = await ask("/", {
+        args: ["-H", "Cookie: session=ok-anonymous", "-H", "X-Auth-Request-User: mallory"],
+      });
+      assert.deepEqual([none.status, none.backend, none.received["x-auth-request-user"]], [200, "web", undefined]);
     },
   },
   // client certificates
@@ -1031,6 +1104,20 @@ export function caseIngresses(
     tls,
   });
   return [main, one];
+}
+
+/** The case's {@link Case.more} Ingresses. */
+export function moreIngresses(key: string): V1Ingress[] {
+  return Object.entries(CASES[key].more ?? {}).flatMap(([name, nginx]) =>
+    caseIngresses(key, nginx).map((ing) => {
+      const host = `${name}.${hostOf(key)}`;
+      return {
+        ...ing,
+        metadata: { ...ing.metadata, name: `${ing.metadata!.name}-${name}` },
+        spec: { ...ing.spec, tls: undefined, rules: ing.spec!.rules!.map((r) => ({ ...r, host })) },
+      };
+    })
+  );
 }
 
 /** The Services, EndpointSlices and Secrets every case may use. */
