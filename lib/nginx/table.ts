@@ -518,9 +518,11 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "auth-signin": {
     to: ["auth-signin"],
     verdict: "translated",
-    note: "the original URL is passed in rd, as with ?rd=$escaped_request_uri, but whole (scheme://host/path?query; " +
-      "ingress-nginx passes the path only): oauth2-proxy follows it only for a host in its --whitelist-domain; " +
-      "https://$host/… becomes a path on the request's own host and scheme",
+    note: "the sign-in Location is a path on the request's own scheme and host (https://$host/oauth2/start becomes " +
+      "/oauth2/start; ingress-nginx sends the URL as written) and rd is the whole original URL with only its query " +
+      "escaped (http://<host>/path%3Fq%3D1; ingress-nginx: what the value writes, $escaped_request_uri being the " +
+      "escaped path and query, and without rd <scheme>://<host> then the escaped path and query): oauth2-proxy " +
+      "follows an absolute rd only for a host in its --whitelist-domain",
     check: (raw) => {
       const stripped = signinWithoutVariables(raw);
       if (/\$/.test(stripped)) {

@@ -98,7 +98,10 @@ Deno.test("snippets, other namespaces' Secrets and bad values are refused; unkno
   assert.match(verdictOf("dashboard", "auth-url")!.note, /nginx variables are not available/);
   const signin = verdictOf("dashboard", "auth-signin")!;
   assert.equal(signin.verdict, "translated", "$host pattern translated");
-  assert.match(signin.note, /^the original URL is passed in rd, .*--whitelist-domain/);
+  assert.match(
+    signin.note,
+    /^the sign-in Location is a path on the request's own scheme and host .*--whitelist-domain/,
+  );
   assert.equal(verdictOf("dashboard", "auth-response-headers")!.verdict, "supported");
 });
 
