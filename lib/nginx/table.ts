@@ -431,7 +431,8 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       "on every answer); with the default origin * and credentials the request's Origin is sent back instead of *, " +
       "which browsers refuse with credentials; Allow-Methods, Allow-Headers and Max-Age only on the preflight " +
       "answer (ingress-nginx: on every answer, where browsers ignore them); a preflight is an OPTIONS with " +
-      "Access-Control-Request-Method (ingress-nginx: any OPTIONS)",
+      "Access-Control-Request-Method (ingress-nginx: any OPTIONS); the answers the proxy makes itself, such as the " +
+      "401 of basic auth, carry no CORS headers (ingress-nginx's do)",
   ),
   "cors-allow-origin": translated(
     "cors-allow-origin",
