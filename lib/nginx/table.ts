@@ -268,7 +268,13 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       : valueOf(v.hostName)(raw)),
   },
   // limits and access
-  "proxy-body-size": supported("max-body-size", valueOf(v.size), "413 over the limit; 0: no limit"),
+  "proxy-body-size": translated(
+    "max-body-size",
+    valueOf(v.size),
+    "413 when the Content-Length is over the limit, 0: no limit, as in ingress-nginx; a chunked body (without " +
+      "Content-Length) is not counted and passes whatever its size (ingress-nginx answers 413 once it is over)",
+    "haproxy",
+  ),
   "whitelist-source-range": supported("allow-list", valueOf(v.cidrList), "403 for other clients"),
   "allowlist-source-range": supported("allow-list", valueOf(v.cidrList), "403 for other clients"),
   "denylist-source-range": supported("deny-list", valueOf(v.cidrList), "403 for these clients"),
