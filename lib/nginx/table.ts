@@ -301,7 +301,12 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "limit-rate": unsupported("response bandwidth limits are not available"),
   "limit-rate-after": unsupported("response bandwidth limits are not available"),
   // timeouts and backends
-  "proxy-connect-timeout": supported("timeout-connect", seconds, "seconds"),
+  "proxy-connect-timeout": translated(
+    "timeout-connect",
+    seconds,
+    "seconds; a connection not made in time is tried 3 more times, each with this timeout, then answered 503 " +
+      "(ingress-nginx answers 504)",
+  ),
   "proxy-read-timeout": translated(
     "timeout-server",
     seconds,

@@ -83,7 +83,7 @@ const VERDICTS: Record<string, string> = {
   "shop/search-beta canary-by-header": "supported",
   "shop/search-beta canary-by-header-value": "supported",
   "shop/storefront-api proxy-body-size": "translated",
-  "shop/storefront-api proxy-connect-timeout": "supported",
+  "shop/storefront-api proxy-connect-timeout": "translated",
   "shop/storefront-api proxy-read-timeout": "translated",
   "shop/storefront-api proxy-send-timeout": "translated",
   "shop/storefront-api rewrite-target": "translated",

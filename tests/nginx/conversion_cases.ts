@@ -23,6 +23,11 @@ export const hostOf = (key: string) => `${key}.nginx.test`;
 
 /** The one value the `auth` Secret's htpasswd line accepts. */
 export const USER = { name: "admin", password: "admin-pw" };
+/**
+ * An endpoint address whose packets are dropped (conversion_traffic_test.ts routes it to a device
+ * that sends nothing on): connections to it time out.
+ */
+export const UNREACHABLE_ADDRESS = "10.255.254.1";
 /** Where the external authentication service of the auth-url cases listens (inside the private network). */
 export const AUTH_ADDRESS = privateAddress(81);
 const AUTH_URL = `http://${AUTH_ADDRESS}:4180/oauth2/auth`;
@@ -435,8 +440,14 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // timeouts and backends
   "proxy-connect-timeout": {
-    variants: [supported({ "proxy-connect-timeout": "7" }, { "timeout-connect": "7s" })],
-    renders: ["+ haproxy.cfg: timeout connect 7s"],
+    path: { path: "/", pathType: "Prefix", service: "unreachable" },
+    variants: [translated({ "proxy-connect-timeout": "1" }, { "timeout-connect": "1s" })],
+    renders: ["+ haproxy.cfg: timeout connect 1s"],
+    traffic: async (ask) => {
+      // nginx answers 504 when the connection is not made in time; HAProxy 503 (the note says so)
+      const r = await ask("/");
+      assert.deepEqual([r.status, r.backend], [503, null]);
+    },
   },
   "proxy-read-timeout": {
     path: { path: "/", pathType: "Prefix", service: "scripted" },
@@ -1134,14 +1145,15 @@ export function caseWorld(
   pki: Pick<Pki, "site" | "backendCa" | "siteCa" | "clientCa" | "htpasswd">,
 ): { services: V1Service[]; endpointSlices: V1EndpointSlice[]; secrets: V1Secret[] } {
   /** A Service (its one port named http) whose one endpoint is 127.0.0.1:`target`, or without endpoints. */
-  const one = (name: string, target: number | null, servicePort = 80) => ({
+  const one = (name: string, target: number | null, servicePort = 80, address = "127.0.0.1") => ({
     service: service(name, [{ name: "http", port: servicePort }], NAMESPACE),
     slice: target === null
       ? null
-      : endpointSlice(name, [{ name: "http", port: target }], [{ address: "127.0.0.1" }], { namespace: NAMESPACE }),
+      : endpointSlice(name, [{ name: "http", port: target }], [{ address }], { namespace: NAMESPACE }),
   });
   const list = [
     one("web", ports.web),
+    one("unreachable", 80, 80, UNREACHABLE_ADDRESS),
     one("canary", ports.canary),
     one("fallback", ports.fallback),
     one("scripted", ports.scripted),

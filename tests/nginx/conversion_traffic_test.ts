@@ -29,6 +29,7 @@ import {
   moreIngresses,
   type Ports,
   type RequestOptions,
+  UNREACHABLE_ADDRESS,
 } from "./conversion_cases.ts";
 
 /** An answer as startBackend's (name, target, headers), for servers that are not one. */
@@ -56,6 +57,14 @@ if (!inPrivateNetwork()) {
     const cleanup: AsyncDisposable[] = [];
     try {
       const pki = await makePki(dir);
+      // UNREACHABLE_ADDRESS is routed through loopback without being local: what is sent to it comes back
+      // to an address this host does not have and is dropped, so connections to it time out
+      const route = await new Deno.Command("ip", {
+        args: ["route", "add", `${UNREACHABLE_ADDRESS}/32`, "dev", "lo"],
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      assert.ok(route.success, `ip route add: ${new TextDecoder().decode(route.stderr)}`);
       const web = await startBackend({ name: "web" });
       const canary = await startBackend({ name: "canary" });
       const fallback = await startBackend({ name: "fallback" });
