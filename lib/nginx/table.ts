@@ -386,7 +386,14 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
       "not verified, the same",
     check: (raw) => (/^(?:on|off)$/.test(raw) ? undefined : { bad: "is not on or off" }),
   },
-  "proxy-ssl-name": supported("backend-sni", valueOf(v.hostName)),
+  "proxy-ssl-name": translated(
+    "backend-sni",
+    (raw, ctx) =>
+      valueOf(v.hostName)(raw) ?? (nginx(ctx, "proxy-ssl-server-name") === "on"
+        ? { verdict: "supported", note: "the SNI sent to the backend, as ingress-nginx with proxy-ssl-server-name on" }
+        : undefined),
+    "sent as SNI to the backend even without proxy-ssl-server-name: on (ingress-nginx sends no SNI then)",
+  ),
   "proxy-ssl-server-name": {
     to: ["backend-sni"],
     verdict: "translated",

@@ -83,7 +83,7 @@ export interface Case {
   /**
    * More Ingresses served beside the case's (traffic only), as ingress-nginx's e2e tests write them: by
    * name, their nginx annotations; each is `shop/case-<key>-<name>` for the host `<name>.<key>.nginx.test`
-   * (plain HTTP), with the case's path.
+   * (plain HTTP), with the case's path; for a canary case, the canary alone (no main Ingress).
    */
   more?: Readonly<Record<string, Record<string, string>>>;
   /** What the controller (Warning Events) and then the proxy (log lines) warn about the `more` Ingresses. */
@@ -502,7 +502,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   "proxy-ssl-name": {
     path: TLS_BACKEND,
     variants: [
-      supported({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc" }, {
+      translated({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc" }, {
         "backend-protocol": "h1-tls",
         "backend-sni": "tls-backend.shop.svc",
       }),
@@ -935,9 +935,17 @@ export const CASES: Readonly<Record<string, Case>> = {
       "+ haproxy.cfg: use_backend be_shop_canary_80 if",
       "+ haproxy.cfg: { req.hdr(X-Canary) -m str 'always' }",
     ],
-    traffic: async (ask) => {
+    more: { alone: { canary: "true", "canary-by-header": "X-Canary" } },
+    moreProblems: [
+      "spec.rules[0].http.paths[0]: no other Ingress of namespace shop routes this host and path; canary ignored",
+    ],
+    traffic: async (ask, host) => {
       assert.deepEqual(await backendsOf(ask, 4, ["-H", "X-Canary: always"]), ["canary"]);
       assert.deepEqual(await backendsOf(ask, 4), ["web"]);
+      // ingress-nginx's e2e "should return 404 status for requests to the canary if no matching ingress is
+      // found": a canary without a main Ingress serves nothing
+      const alone = await ask("/", { host: `alone.${host}`, args: ["-H", "X-Canary: always"] });
+      assert.deepEqual([alone.status, alone.backend], [404, null]);
     },
   },
   "canary-by-header": {
@@ -1128,7 +1136,7 @@ export function caseIngresses(
 /** The case's {@link Case.more} Ingresses. */
 export function moreIngresses(key: string): V1Ingress[] {
   return Object.entries(CASES[key].more ?? {}).flatMap(([name, nginx]) =>
-    caseIngresses(key, nginx).map((ing) => {
+    caseIngresses(key, nginx).slice(-1).map((ing) => {
       const host = `${name}.${hostOf(key)}`;
       return {
         ...ing,

@@ -125,8 +125,8 @@ if (!inPrivateNetwork()) {
         (id, reason) => warnings.push(`${id}: ${reason}`),
       );
       assert.deepEqual(
-        [...problems.map((p) => p.message), ...warnings],
-        keys.flatMap((key) => CASES[key].moreProblems ?? []),
+        [...problems.map((p) => p.message), ...warnings].sort(),
+        keys.flatMap((key) => CASES[key].moreProblems ?? []).sort(),
       );
       if ("waiting" in contents) throw new Error(`a Secret is missing: ${JSON.stringify(contents.waiting)}`);
       await using proxy = await proxyUnderTest();
