@@ -72,7 +72,11 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "session-cookie-expires": (raw, ctx): Record<string, string> =>
     other(ctx, "session-cookie-max-age") === undefined ? seconds("sticky-cookie-max-age")(raw, ctx) : {},
   "session-cookie-secure": bool("sticky-cookie-secure"),
-  "session-cookie-samesite": same("sticky-cookie-samesite"),
+  // None, Lax or Strict in any case (ingress-nginx's check is case-insensitive)
+  "session-cookie-samesite": (raw) => {
+    const v = raw.trim().toLowerCase();
+    return { "sticky-cookie-samesite": v.charAt(0).toUpperCase() + v.slice(1) };
+  },
   "enable-cors": bool("cors-enable"),
   "cors-allow-origin": same("cors-allow-origin"),
   "cors-allow-methods": same("cors-allow-methods"),

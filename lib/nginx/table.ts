@@ -389,9 +389,13 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "proxy-ssl-name": translated(
     "backend-sni",
     (raw, ctx) =>
-      valueOf(v.hostName)(raw) ?? (nginx(ctx, "proxy-ssl-server-name") === "on"
-        ? { verdict: "supported", note: "the SNI sent to the backend, as ingress-nginx with proxy-ssl-server-name on" }
-        : undefined),
+      valueOf(v.hostName)(raw) ??
+        (nginx(ctx, "proxy-ssl-server-name") === "on"
+          ? {
+            verdict: "supported",
+            note: "the SNI sent to the backend, as ingress-nginx with proxy-ssl-server-name on",
+          }
+          : undefined),
     "sent as SNI to the backend even without proxy-ssl-server-name: on (ingress-nginx sends no SNI then)",
   ),
   "proxy-ssl-server-name": {
@@ -435,7 +439,11 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     "true: the same; false: the cookie is not Secure over HTTPS either (ingress-nginx sets Secure on every HTTPS " +
       "answer)",
   ),
-  "session-cookie-samesite": supported("sticky-cookie-samesite", valueOf(v.oneOf(["None", "Lax", "Strict"]))),
+  // as ingress-nginx: case-insensitive, spaces around ignored
+  "session-cookie-samesite": supported(
+    "sticky-cookie-samesite",
+    (raw) => (/^\s*(?:none|lax|strict)\s*$/i.test(raw) ? undefined : { bad: "is not None, Lax or Strict" }),
+  ),
   "session-cookie-path": unsupported("the sticky cookie's path is always /"),
   "session-cookie-domain": unsupported("the sticky cookie has no Domain attribute"),
   "session-cookie-change-on-failure": unsupported("a client whose server is down is sent to another server anyway"),

@@ -617,10 +617,22 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => assert.match(await cookieOf(ask), /;\s*Secure(;|$)/i),
   },
   "session-cookie-samesite": {
-    variants: [supported({ ...sticky, "session-cookie-samesite": "Strict" }, {
-      "sticky-cookie": "true",
-      "sticky-cookie-samesite": "Strict",
-    })],
+    variants: [
+      supported({ ...sticky, "session-cookie-samesite": "Strict" }, {
+        "sticky-cookie": "true",
+        "sticky-cookie-samesite": "Strict",
+      }),
+      // ingress-nginx takes any case
+      supported({ ...sticky, "session-cookie-samesite": " none" }, {
+        "sticky-cookie": "true",
+        "sticky-cookie-samesite": "None",
+      }),
+      {
+        nginx: { ...sticky, "session-cookie-samesite": "sometimes" },
+        ours: { "sticky-cookie": "true" },
+        verdict: "refused",
+      },
+    ],
     renders: ["+ haproxy.cfg: cookie INGRESSCOOKIE insert indirect nocache dynamic httponly attr SameSite=Strict"],
     traffic: async (ask) => assert.match(await cookieOf(ask), /;\s*SameSite=Strict(;|$)/i),
   },
