@@ -9,7 +9,7 @@
  */
 import { readAnnotation } from "../annotations/resolve.ts";
 import { annotationName, specOf } from "../annotations/table.ts";
-import { type IngressContext, NGINX_PREFIX, NGINX_RULES, signinWithoutVariables } from "./table.ts";
+import { corsOrigins, type IngressContext, NGINX_PREFIX, NGINX_RULES, signinWithoutVariables } from "./table.ts";
 
 type Converter = (raw: string, ctx: IngressContext) => Readonly<Record<string, string>>;
 
@@ -78,7 +78,8 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
     return { "sticky-cookie-samesite": v.charAt(0).toUpperCase() + v.slice(1) };
   },
   "enable-cors": bool("cors-enable"),
-  "cors-allow-origin": same("cors-allow-origin"),
+  // `*` anywhere means any origin; invalid origins are skipped (as ingress-nginx)
+  "cors-allow-origin": (raw) => ({ "cors-allow-origin": corsOrigins(raw).value }),
   "cors-allow-methods": same("cors-allow-methods"),
   "cors-allow-headers": same("cors-allow-headers"),
   "cors-expose-headers": same("cors-expose-headers"),

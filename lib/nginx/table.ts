@@ -116,6 +116,18 @@ export function signinWithoutVariables(raw: string): string {
   );
 }
 
+/**
+ * `cors-allow-origin` as ingress-nginx reads it: `*` anywhere means any origin; an origin that is not
+ * valid is skipped, not the whole list. The value of ours ("" when no origin is left) and how many
+ * were skipped.
+ */
+export function corsOrigins(raw: string): { value: string; skipped: number } {
+  const items = raw.split(",").map((o) => o.trim()).filter((o) => o !== "");
+  if (items.includes("*")) return { value: "*", skipped: 0 };
+  const kept = items.filter((o) => v.origins.parse(o).ok);
+  return { value: kept.join(", "), skipped: items.length - kept.length };
+}
+
 /** Snippets: never executed. */
 function snippet(instead: string): NginxRule {
   return {
@@ -154,6 +166,8 @@ const TRAILING_SLASH = "for a path ending in / (GET / included) the Location kee
 
 const CORS_PREFLIGHT = "sent on the preflight answer only (ingress-nginx: on every CORS answer, where browsers " +
   "ignore it)";
+const CORS_EXACT = "origins are compared exactly (ingress-nginx: case-insensitively; browsers send them in lower " +
+  "case); *.domain matches one label, as in ingress-nginx";
 const CORS_ANY = "* with credentials (the default) sends the request's Origin back instead of * (ingress-nginx " +
   "sends *, which browsers refuse with credentials); without an Origin no CORS header is sent (ingress-nginx: *)";
 
@@ -462,9 +476,15 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   ),
   "cors-allow-origin": translated(
     "cors-allow-origin",
-    (raw) => valueOf(v.origins)(raw) ?? (raw.trim() === "*" ? { note: CORS_ANY } : undefined),
-    "origins are compared exactly (ingress-nginx: case-insensitively; browsers send them in lower case); *." +
-      "domain matches one label, as in ingress-nginx",
+    (raw) => {
+      const { value, skipped } = corsOrigins(raw);
+      if (value === "*") return { note: CORS_ANY };
+      if (value === "" || !v.origins.parse(value).ok) return { bad: "has no valid origin" };
+      return skipped
+        ? { note: `${skipped} origin(s) that are not valid are skipped, as in ingress-nginx; ${CORS_EXACT}` }
+        : undefined;
+    },
+    CORS_EXACT,
   ),
   "cors-allow-methods": translated("cors-allow-methods", valueOf(v.methods), CORS_PREFLIGHT),
   "cors-allow-headers": translated("cors-allow-headers", valueOf(v.headerNames), CORS_PREFLIGHT),

@@ -685,10 +685,27 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "cors-allow-origin": {
-    variants: [translated({ ...cors, "cors-allow-origin": "https://app.example.com" }, {
-      "cors-enable": "true",
-      "cors-allow-origin": "https://app.example.com",
-    })],
+    variants: [
+      translated({ ...cors, "cors-allow-origin": "https://app.example.com" }, {
+        "cors-enable": "true",
+        "cors-allow-origin": "https://app.example.com",
+      }),
+      // as ingress-nginx's e2e "should not break functionality with extra domain": * anywhere is any origin
+      translated({ ...cors, "cors-allow-origin": "*, foo.bar.com" }, {
+        "cors-enable": "true",
+        "cors-allow-origin": "*",
+      }),
+      // and "should allow correct origins …": an origin without a scheme is skipped, not the list
+      translated({ ...cors, "cors-allow-origin": "origin.cors.com:8080, https://origin2.cors.com" }, {
+        "cors-enable": "true",
+        "cors-allow-origin": "https://origin2.cors.com",
+      }),
+      {
+        nginx: { ...cors, "cors-allow-origin": "origin.cors.com" },
+        ours: { "cors-enable": "true" },
+        verdict: "refused",
+      },
+    ],
     renders: ["+ haproxy.cfg: acl ic_cors_origin req.hdr(origin) -m str 'https://app.example.com'"],
     traffic: async (ask) => {
       const app = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
