@@ -601,8 +601,13 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     "client-cert-ca-secret",
     (raw, ctx) =>
       secretRef(raw, ctx) ??
-        (/^(?:optional|off)$/.test(nginx(ctx, "auth-tls-verify-client") ?? "")
-          ? { verdict: "supported", note: "its ca.crt; per host, as in ingress-nginx" }
+        (nginx(ctx, "auth-tls-verify-client") === "off"
+          ? { verdict: "supported", note: "no client certificate is asked for (auth-tls-verify-client off)" }
+          : nginx(ctx, "auth-tls-verify-client") === "optional"
+          ? {
+            note: "its ca.crt, per host as in ingress-nginx; with auth-tls-verify-client optional a certificate not " +
+              "signed by the CA is refused in the TLS handshake (ingress-nginx answers 400)",
+          }
           : undefined),
     "its ca.crt, per host as in ingress-nginx; with auth-tls-verify-client on (the default) a client without a " +
       "valid certificate is refused in the TLS handshake (ingress-nginx answers 400)",
@@ -611,7 +616,8 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
     to: ["client-cert-verify"],
     verdict: "translated",
     note: "on: required, a client without a valid certificate is refused in the TLS handshake (ingress-nginx answers " +
-      "400); optional and off: the same; optional_no_ca unsupported",
+      "400); optional: a certificate not signed by the CA is refused in the handshake too (ingress-nginx: 400), " +
+      "none or a valid one is let through, the same; off: the same; optional_no_ca unsupported",
     check: (raw) => {
       if (raw === "on") {
         return {
@@ -619,7 +625,12 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
           verdict: "translated",
         };
       }
-      if (raw === "optional") return { verdict: "supported", note: "client-cert-verify: optional" };
+      if (raw === "optional") {
+        return {
+          note: "client-cert-verify: optional; a certificate not signed by the CA is refused in the TLS handshake " +
+            "(ingress-nginx answers 400)",
+        };
+      }
       if (raw === "off") return { verdict: "supported", to: [], note: "no client certificate is asked for" };
       if (raw === "optional_no_ca") {
         return { verdict: "unsupported", to: [], note: "certificates not signed by the CA are always refused" };

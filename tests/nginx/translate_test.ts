@@ -129,8 +129,9 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   assert.equal(once("auth-secret", "other/users", basic).verdict, "refused");
   assert.equal(once("auth-secret-type", "auth-map").verdict, "unsupported");
   assert.equal(once("auth-tls-secret", "web/clients-ca").verdict, "translated", "on by default: handshake, not 400");
-  const optional = { "nginx.ingress.kubernetes.io/auth-tls-verify-client": "optional" };
-  assert.equal(once("auth-tls-secret", "web/clients-ca", optional).verdict, "supported");
+  const off = { "nginx.ingress.kubernetes.io/auth-tls-verify-client": "off" };
+  assert.equal(once("auth-tls-secret", "web/clients-ca", off).verdict, "supported");
+  assert.equal(once("auth-tls-verify-client", "optional").verdict, "translated", "another CA: handshake, not 400");
   assert.equal(once("auth-tls-secret", "other/clients-ca").verdict, "refused");
   assert.equal(once("auth-tls-verify-client", "optional_no_ca").verdict, "unsupported");
   assert.equal(once("auth-tls-verify-client", "on").verdict, "translated");
