@@ -3,11 +3,13 @@
  * The README's option reference, generated from the option table, and its annotation reference
  * (lib/annotations/docs.ts, lib/nginx/docs.ts). `deno task docs` rewrites the parts of README.md
  * between `<!-- options:begin -->` and `<!-- options:end -->` and between
- * `<!-- annotations:begin -->` and `<!-- annotations:end -->`; `--check` exits 1 when one is out of date.
+ * `<!-- annotations:begin -->` and `<!-- annotations:end -->` and the list of what differs from
+ * ingress-nginx (lib/nginx/docs.ts) between `<!-- nginx-differences:begin -->` and
+ * `<!-- nginx-differences:end -->`; `--check` exits 1 when one is out of date.
  */
 
 import { annotationsReference } from "../annotations/docs.ts";
-import { nginxReference } from "../nginx/docs.ts";
+import { nginxDifferences, nginxReference } from "../nginx/docs.ts";
 import { type Json, KINDS } from "./kinds.ts";
 import { defaultsOf } from "./parse.ts";
 import { helpOf, type OptionSpec, RELEASES, releasesOf, runTable, VERSIONS } from "./table.ts";
@@ -16,6 +18,8 @@ export const BEGIN = "<!-- options:begin -->";
 export const END = "<!-- options:end -->";
 export const ANNOTATIONS_BEGIN = "<!-- annotations:begin -->";
 export const ANNOTATIONS_END = "<!-- annotations:end -->";
+export const NGINX_DIFFERENCES_BEGIN = "<!-- nginx-differences:begin -->";
+export const NGINX_DIFFERENCES_END = "<!-- nginx-differences:end -->";
 
 const cell = (s: string) => s.replaceAll("|", "\\|");
 
@@ -70,7 +74,8 @@ export function withReference(readme: string): string {
 /** `readme` with both generated references replaced (what `deno task docs` writes). */
 export function withReferences(readme: string): string {
   const annotations = annotationsReference() + "\n" + nginxReference();
-  return replaceSection(withReference(readme), ANNOTATIONS_BEGIN, ANNOTATIONS_END, annotations);
+  const withAnnotations = replaceSection(withReference(readme), ANNOTATIONS_BEGIN, ANNOTATIONS_END, annotations);
+  return replaceSection(withAnnotations, NGINX_DIFFERENCES_BEGIN, NGINX_DIFFERENCES_END, nginxDifferences());
 }
 
 if (import.meta.main) {

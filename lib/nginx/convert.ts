@@ -9,7 +9,7 @@
  */
 import { readAnnotation } from "../annotations/resolve.ts";
 import { annotationName, specOf } from "../annotations/table.ts";
-import { type IngressContext, NGINX_PREFIX, NGINX_RULES, signinWithoutVariables } from "./table.ts";
+import { corsOrigins, type IngressContext, NGINX_PREFIX, NGINX_RULES, signinWithoutVariables } from "./table.ts";
 
 type Converter = (raw: string, ctx: IngressContext) => Readonly<Record<string, string>>;
 
@@ -75,9 +75,14 @@ export const CONVERTERS: Readonly<Record<string, Converter>> = {
   "session-cookie-expires": (raw, ctx): Record<string, string> =>
     other(ctx, "session-cookie-max-age") === undefined ? seconds("sticky-cookie-max-age")(raw, ctx) : {},
   "session-cookie-secure": bool("sticky-cookie-secure"),
-  "session-cookie-samesite": same("sticky-cookie-samesite"),
+  // None, Lax or Strict in any case (ingress-nginx's check is case-insensitive)
+  "session-cookie-samesite": (raw) => {
+    const v = raw.trim().toLowerCase();
+    return { "sticky-cookie-samesite": v.charAt(0).toUpperCase() + v.slice(1) };
+  },
   "enable-cors": bool("cors-enable"),
-  "cors-allow-origin": same("cors-allow-origin"),
+  // `*` anywhere means any origin; invalid origins are skipped (as ingress-nginx)
+  "cors-allow-origin": (raw) => ({ "cors-allow-origin": corsOrigins(raw).value }),
   "cors-allow-methods": same("cors-allow-methods"),
   "cors-allow-headers": same("cors-allow-headers"),
   "cors-expose-headers": same("cors-expose-headers"),

@@ -8,7 +8,7 @@
  */
 import { riskDisabled, showValue } from "../annotations/resolve.ts";
 import { annotationName, PREFIX, type Risk, specOf } from "../annotations/table.ts";
-import { type IngressContext, NGINX_PREFIX, NGINX_RULES, type Verdict } from "./table.ts";
+import { type IngressContext, NGINX_PREFIX, NGINX_RULES, type Verdict, withWhy } from "./table.ts";
 import { compatDefaults, convertedAnnotations, CONVERTERS } from "./convert.ts";
 
 export interface ReportRow {
@@ -46,7 +46,9 @@ export function translateAnnotation(key: string, raw: string, ctx: IngressContex
     };
   }
   const verdict = out.verdict ?? rule.verdict;
-  const note = out.note ?? rule.note;
+  // a check's own note carries its own reason (or none); the rule's reason goes with the rule's note
+  const why = out.note !== undefined ? out.why : rule.why;
+  const note = verdict === "supported" ? out.note ?? rule.note : withWhy(out.note ?? rule.note, why);
   const to = out.to ?? rule.to;
   if (verdict !== "supported" && verdict !== "translated") return { verdict, note: note + closed };
   const pending = to.filter((k) => specOf(k)?.status !== "served");

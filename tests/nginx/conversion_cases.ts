@@ -23,6 +23,11 @@ export const hostOf = (key: string) => `${key}.nginx.test`;
 
 /** The one value the `auth` Secret's htpasswd line accepts. */
 export const USER = { name: "admin", password: "admin-pw" };
+/**
+ * An endpoint address whose packets are dropped (conversion_traffic_test.ts routes it to a device
+ * that sends nothing on): connections to it time out.
+ */
+export const UNREACHABLE_ADDRESS = "10.255.254.1";
 /** Where the external authentication service of the auth-url cases listens (inside the private network). */
 export const AUTH_ADDRESS = privateAddress(81);
 const AUTH_URL = `http://${AUTH_ADDRESS}:4180/oauth2/auth`;
@@ -75,6 +80,14 @@ export interface Case {
   tls?: true;
   /** The Ingress is the canary of an Ingress `main-<key>` of the same host and path (to `web`). */
   canary?: true;
+  /**
+   * More Ingresses served beside the case's (traffic only), as ingress-nginx's e2e tests write them: by
+   * name, their nginx annotations; each is `shop/case-<key>-<name>` for the host `<name>.<key>.nginx.test`
+   * (plain HTTP), with the case's path; for a canary case, the canary alone (no main Ingress).
+   */
+  more?: Readonly<Record<string, Record<string, string>>>;
+  /** What the controller (Warning Events) and then the proxy (log lines) warn about the `more` Ingresses. */
+  moreProblems?: readonly string[];
   /** What a request through haproxy shows, where traffic can show it. */
   traffic?: (ask: Ask, host: string, pki: Pki) => Promise<void>;
 }
@@ -137,7 +150,7 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "force-ssl-redirect": {
-    variants: [supported({ "force-ssl-redirect": "true" }, { "force-ssl-redirect": "true" })],
+    variants: [translated({ "force-ssl-redirect": "true" }, { "force-ssl-redirect": "true" })],
     renders: [
       "+ redirect-hosts.map: force-ssl-redirect.nginx.test 1",
       "+ haproxy.cfg: http-request redirect scheme https code 308 if { var(txn.redirect) -m found }",
@@ -328,13 +341,13 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "upstream-vhost": {
     variants: [
-      translated({ "upstream-vhost": "shop.internal" }, { "request-headers-set": "Host: shop.internal" }),
-      translated({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop" }, {
+      supported({ "upstream-vhost": "shop.internal" }, { "request-headers-set": "Host: shop.internal" }),
+      supported({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop" }, {
         "request-headers-set": "Host: shop.internal\nX-Forwarded-Prefix: /shop",
       }),
       // a refused x-forwarded-prefix is not written with it (nor a header line hidden in its value)
       {
-        ...translated({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop\nX-Evil: 1" }, {
+        ...supported({ "upstream-vhost": "shop.internal", "x-forwarded-prefix": "/shop\nX-Evil: 1" }, {
           "request-headers-set": "Host: shop.internal",
         }),
         others: { "x-forwarded-prefix": "refused" },
@@ -348,12 +361,15 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // limits and access
   "proxy-body-size": {
-    variants: [supported({ "proxy-body-size": "1k" }, { "max-body-size": "1k" })],
+    variants: [translated({ "proxy-body-size": "1k" }, { "max-body-size": "1k" })],
     renders: ["+ haproxy.cfg: http-request deny deny_status 413 if { req.hdr_val(content-length) gt 1024 }"],
     traffic: async (ask) => {
       const body = (n: number) => ["--data-binary", "x".repeat(n)];
       assert.equal((await ask("/upload", { args: body(1025) })).status, 413);
       assert.equal((await ask("/upload", { args: body(1024) })).status, 200);
+      // a chunked body (no Content-Length) is not counted: it passes (nginx answers 413; the note says so)
+      const chunked = await ask("/upload", { args: ["-H", "Transfer-Encoding: chunked", ...body(4096)] });
+      assert.deepEqual([chunked.status, chunked.backend], [200, "web"]);
     },
   },
   "whitelist-source-range": {
@@ -445,8 +461,14 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // timeouts and backends
   "proxy-connect-timeout": {
-    variants: [supported({ "proxy-connect-timeout": "7" }, { "timeout-connect": "7s" })],
-    renders: ["+ haproxy.cfg: timeout connect 7s"],
+    path: { path: "/", pathType: "Prefix", service: "unreachable" },
+    variants: [translated({ "proxy-connect-timeout": "1" }, { "timeout-connect": "1s" })],
+    renders: ["+ haproxy.cfg: timeout connect 1s"],
+    traffic: async (ask) => {
+      // nginx answers 504 when the connection is not made in time; HAProxy 503 (the note says so)
+      const r = await ask("/");
+      assert.deepEqual([r.status, r.backend], [503, null]);
+    },
   },
   "proxy-read-timeout": {
     path: { path: "/", pathType: "Prefix", service: "scripted" },
@@ -501,7 +523,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   "proxy-ssl-name": {
     path: TLS_BACKEND,
     variants: [
-      supported({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc" }, {
+      translated({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc" }, {
         "backend-protocol": "h1-tls",
         "backend-sni": "tls-backend.shop.svc",
       }),
@@ -511,7 +533,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   "proxy-ssl-server-name": {
     path: TLS_BACKEND,
     variants: [
-      translated({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc", "proxy-ssl-server-name": "on" }, {
+      supported({ ...httpsBackend, "proxy-ssl-name": "tls-backend.shop.svc", "proxy-ssl-server-name": "on" }, {
         "backend-protocol": "h1-tls",
         "backend-sni": "tls-backend.shop.svc",
       }),
@@ -543,12 +565,21 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   // sessions
   "affinity": {
-    variants: [supported(sticky, { "sticky-cookie": "true" })],
+    path: { path: "/something", pathType: "Prefix", service: "web" },
+    variants: [translated(sticky, { "sticky-cookie": "true" })],
     renders: ["+ haproxy.cfg: cookie INGRESSCOOKIE insert indirect nocache dynamic httponly"],
     traffic: async (ask) => {
-      const cookie = await cookieOf(ask);
-      assert.match(cookie, /^INGRESSCOOKIE=[^;]+/);
-      assert.deepEqual(await backendsOf(ask, 6, ["-H", `Cookie: ${cookie.split(";")[0]}`]), ["web"]);
+      // as ingress-nginx's e2e "should set the path to /something on the generated cookie", which finds
+      // Path=/something (the Ingress's path): here the cookie's Path is / (the note says so)
+      const r = await ask("/something");
+      const cookie = r.headers["set-cookie"] ?? "";
+      assert.deepEqual([r.status, /^INGRESSCOOKIE=[^;]+/.test(cookie)], [200, true], cookie);
+      assert.match(cookie, /;\s*path=\/(;|$)/i);
+      const seen = new Set<string | null>();
+      for (let i = 0; i < 6; i++) {
+        seen.add((await ask("/something", { args: ["-H", `Cookie: ${cookie.split(";")[0]}`] })).backend);
+      }
+      assert.deepEqual([...seen], ["web"]);
     },
   },
   "affinity-mode": {
@@ -607,43 +638,108 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => assert.match(await cookieOf(ask), /;\s*Secure(;|$)/i),
   },
   "session-cookie-samesite": {
-    variants: [supported({ ...sticky, "session-cookie-samesite": "Strict" }, {
-      "sticky-cookie": "true",
-      "sticky-cookie-samesite": "Strict",
-    })],
+    variants: [
+      supported({ ...sticky, "session-cookie-samesite": "Strict" }, {
+        "sticky-cookie": "true",
+        "sticky-cookie-samesite": "Strict",
+      }),
+      // ingress-nginx takes any case
+      supported({ ...sticky, "session-cookie-samesite": " none" }, {
+        "sticky-cookie": "true",
+        "sticky-cookie-samesite": "None",
+      }),
+      {
+        nginx: { ...sticky, "session-cookie-samesite": "sometimes" },
+        ours: { "sticky-cookie": "true" },
+        verdict: "refused",
+      },
+    ],
     renders: ["+ haproxy.cfg: cookie INGRESSCOOKIE insert indirect nocache dynamic httponly attr SameSite=Strict"],
     traffic: async (ask) => assert.match(await cookieOf(ask), /;\s*SameSite=Strict(;|$)/i),
   },
   // CORS
   "enable-cors": {
-    variants: [supported(cors, { "cors-enable": "true" })],
+    variants: [translated(cors, { "cors-enable": "true" })],
+    more: { auth: { ...cors, ...basic } },
     renders: [
       "+ haproxy.cfg: http-request return status 204 hdr Access-Control-Allow-Origin '%[var(txn.ic_cors_origin)]'",
       "+ haproxy.cfg: http-response set-header Access-Control-Allow-Origin '%[var(txn.ic_cors_origin)]'",
     ],
-    traffic: async (ask) => {
+    traffic: async (ask, host) => {
       const pre = await ask("/v1/orders", { args: preflight("https://app.example.com") });
       assert.deepEqual([pre.status, pre.backend], [204, null], "the proxy answers the preflight");
       assert.equal(pre.headers["access-control-allow-origin"], "https://app.example.com");
+      // ingress-nginx's defaults (its e2e "should enable cors" reads them in its configuration)
+      assert.deepEqual(
+        [
+          pre.headers["access-control-allow-methods"],
+          pre.headers["access-control-allow-headers"]?.replace(/ /g, ""),
+          pre.headers["access-control-max-age"],
+          pre.headers["access-control-allow-credentials"],
+        ],
+        [
+          "GET, PUT, POST, DELETE, PATCH, OPTIONS",
+          "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization",
+          "1728000",
+          "true",
+        ],
+      );
       const get = await ask("/v1/orders", { args: ["-H", "Origin: https://app.example.com"] });
       assert.deepEqual([get.backend, get.headers["access-control-allow-credentials"]], ["web", "true"]);
+      // the differences the note gives: the Origin sent back (ingress-nginx: *), no Allow-Methods on the
+      // answer, and none of the headers without an Origin (ingress-nginx's e2e "should not break
+      // functionality - without `*`" finds Access-Control-Allow-Origin: * there)
+      assert.deepEqual(
+        [get.headers["access-control-allow-origin"], get.headers["access-control-allow-methods"]],
+        ["https://app.example.com", undefined],
+      );
+      // ingress-nginx's e2e "should return status code 401 and cors headers when authentication and cors is
+      // configured …" finds them on the 401: the proxy's own answers carry none here (the note says so)
+      const denied = await ask("/", { host: `auth.${host}`, args: ["-H", "Origin: https://app.example.com"] });
+      assert.deepEqual([denied.status, denied.headers["access-control-allow-origin"]], [401, undefined]);
+      const plain = await ask("/v1/orders");
+      assert.deepEqual([plain.status, plain.backend, plain.headers["access-control-allow-origin"]], [
+        200,
+        "web",
+        undefined,
+      ]);
     },
   },
   "cors-allow-origin": {
-    variants: [supported({ ...cors, "cors-allow-origin": "https://app.example.com" }, {
-      "cors-enable": "true",
-      "cors-allow-origin": "https://app.example.com",
-    })],
+    variants: [
+      translated({ ...cors, "cors-allow-origin": "https://app.example.com" }, {
+        "cors-enable": "true",
+        "cors-allow-origin": "https://app.example.com",
+      }),
+      // as ingress-nginx's e2e "should not break functionality with extra domain": * anywhere is any origin
+      translated({ ...cors, "cors-allow-origin": "*, foo.bar.com" }, {
+        "cors-enable": "true",
+        "cors-allow-origin": "*",
+      }),
+      // and "should allow correct origins …": an origin without a scheme is skipped, not the list
+      translated({ ...cors, "cors-allow-origin": "origin.cors.com:8080, https://origin2.cors.com" }, {
+        "cors-enable": "true",
+        "cors-allow-origin": "https://origin2.cors.com",
+      }),
+      {
+        nginx: { ...cors, "cors-allow-origin": "origin.cors.com" },
+        ours: { "cors-enable": "true" },
+        verdict: "refused",
+      },
+    ],
     renders: ["+ haproxy.cfg: acl ic_cors_origin req.hdr(origin) -m str 'https://app.example.com'"],
     traffic: async (ask) => {
       const app = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
       assert.equal(app.headers["access-control-allow-origin"], "https://app.example.com");
       const other = await ask("/", { args: ["-H", "Origin: https://evil.example"] });
       assert.deepEqual([other.backend, other.headers["access-control-allow-origin"]], ["web", undefined]);
+      // ingress-nginx matches origins case-insensitively; here exactly (the note says so)
+      const upper = await ask("/", { args: ["-H", "Origin: https://APP.example.com"] });
+      assert.deepEqual([upper.backend, upper.headers["access-control-allow-origin"]], ["web", undefined]);
     },
   },
   "cors-allow-methods": {
-    variants: [supported({ ...cors, "cors-allow-methods": "GET, POST" }, {
+    variants: [translated({ ...cors, "cors-allow-methods": "GET, POST" }, {
       "cors-enable": "true",
       "cors-allow-methods": "GET, POST",
     })],
@@ -651,10 +747,13 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => {
       const pre = await ask("/", { args: preflight("https://app.example.com", "POST") });
       assert.equal(pre.headers["access-control-allow-methods"]?.replace(/ /g, ""), "GET,POST");
+      // on the preflight only (ingress-nginx: on every CORS answer)
+      const get = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
+      assert.deepEqual([get.backend, get.headers["access-control-allow-methods"]], ["web", undefined]);
     },
   },
   "cors-allow-headers": {
-    variants: [supported({ ...cors, "cors-allow-headers": "X-Api-Key, Content-Type" }, {
+    variants: [translated({ ...cors, "cors-allow-headers": "X-Api-Key, Content-Type" }, {
       "cors-enable": "true",
       "cors-allow-headers": "X-Api-Key, Content-Type",
     })],
@@ -662,10 +761,12 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => {
       const pre = await ask("/", { args: preflight("https://app.example.com") });
       assert.equal(pre.headers["access-control-allow-headers"]?.replace(/ /g, ""), "X-Api-Key,Content-Type");
+      const get = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
+      assert.deepEqual([get.backend, get.headers["access-control-allow-headers"]], ["web", undefined]);
     },
   },
   "cors-expose-headers": {
-    variants: [supported({ ...cors, "cors-expose-headers": "X-Total-Count" }, {
+    variants: [translated({ ...cors, "cors-expose-headers": "X-Total-Count" }, {
       "cors-enable": "true",
       "cors-expose-headers": "X-Total-Count",
     })],
@@ -673,6 +774,9 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask) => {
       const r = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
       assert.deepEqual([r.backend, r.headers["access-control-expose-headers"]], ["web", "X-Total-Count"]);
+      // not on the preflight answer (ingress-nginx: there too)
+      const pre = await ask("/", { args: preflight("https://app.example.com") });
+      assert.deepEqual([pre.status, pre.headers["access-control-expose-headers"]], [204, undefined]);
     },
   },
   "cors-allow-credentials": {
@@ -690,11 +794,13 @@ export const CASES: Readonly<Record<string, Case>> = {
     },
   },
   "cors-max-age": {
-    variants: [supported({ ...cors, "cors-max-age": "600" }, { "cors-enable": "true", "cors-max-age": "600" })],
+    variants: [translated({ ...cors, "cors-max-age": "600" }, { "cors-enable": "true", "cors-max-age": "600" })],
     renders: ["+ haproxy.cfg: hdr Access-Control-Max-Age '600' if"],
     traffic: async (ask) => {
       const pre = await ask("/", { args: preflight("https://app.example.com") });
       assert.equal(pre.headers["access-control-max-age"], "600");
+      const get = await ask("/", { args: ["-H", "Origin: https://app.example.com"] });
+      assert.deepEqual([get.backend, get.headers["access-control-max-age"]], ["web", undefined]);
     },
   },
   // authentication
@@ -713,11 +819,20 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "auth-secret": {
     variants: [
-      supported({ ...basic, "auth-secret": "shop/users" }, { "auth-basic-secret": "users" }),
+      translated({ ...basic, "auth-secret": "shop/users" }, { "auth-basic-secret": "users" }),
       supported({ "auth-secret": "users" }, {}),
     ],
     renders: ["+ haproxy.cfg: http-request auth realm 'Authentication Required' unless { http_auth(ul_shop_users) }"],
-    traffic: async (ask) => {
+    more: { missing: { ...basic, "auth-secret": "no-such-secret" } },
+    moreProblems: [
+      "annotation ingress-controller.io/auth-basic-secret: Secret shop/no-such-secret not found; every request gets 401",
+      "shop/no-such-secret: the Secret does not exist: its userlist denies everyone",
+    ],
+    traffic: async (ask, host) => {
+      // ingress-nginx's e2e "should return status code 503 when authentication is configured with an
+      // invalid secret": here 401 to everyone (the note says so), never the backend
+      const missing = await ask("/", { host: `missing.${host}`, args: ["-u", `${USER.name}:${USER.password}`] });
+      assert.deepEqual([missing.status, missing.backend], [401, null]);
       const anonymous = await ask("/");
       assert.deepEqual([anonymous.status, anonymous.headers["www-authenticate"]], [
         401,
@@ -785,15 +900,21 @@ export const CASES: Readonly<Record<string, Case>> = {
       "+ haproxy.cfg: http-request lua.ic_auth_request 'http://10.255.255.81:4180/oauth2/auth' '4180' '-' 'X-Auth-Request-User' '-'",
     ],
     traffic: async (ask) => {
-      const r = await ask("/", { args: ["-H", "Cookie: session=ok"] });
+      const r = await ask("/", { args: ["-H", "Cookie: session=ok", "-H", "X-Auth-Request-User: mallory"] });
       assert.deepEqual([r.backend, r.received["x-auth-request-user"]], ["web", "alice"]);
+      // as ingress-nginx's e2e "should overwrite Foo header with auth response": the client's own value
+      // never reaches the backend, even when the auth answer has no such header
+      const none = await ask("/", {
+        args: ["-H", "Cookie: session=ok-anonymous", "-H", "X-Auth-Request-User: mallory"],
+      });
+      assert.deepEqual([none.status, none.backend, none.received["x-auth-request-user"]], [200, "web", undefined]);
     },
   },
   // client certificates
   "auth-tls-secret": {
     tls: true,
     variants: [
-      supported(clientCa, { "client-cert-ca-secret": "client-ca" }),
+      translated(clientCa, { "client-cert-ca-secret": "client-ca" }),
       supported({ "auth-tls-secret": "client-ca", "auth-tls-verify-client": "off" }, {}),
     ],
     renders: [
@@ -808,7 +929,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   "auth-tls-verify-client": {
     tls: true,
     variants: [
-      supported({ ...clientCa, "auth-tls-verify-client": "optional" }, {
+      translated({ ...clientCa, "auth-tls-verify-client": "optional" }, {
         "client-cert-ca-secret": "client-ca",
         "client-cert-verify": "optional",
       }),
@@ -832,6 +953,9 @@ export const CASES: Readonly<Record<string, Case>> = {
     traffic: async (ask, _host, pki) => {
       assert.equal((await ask("/", { https: true })).backend, "web", "optional: no certificate is let through");
       assert.equal((await ask("/", { https: true, args: pki.clientCertArgs })).backend, "web");
+      // a certificate of another CA: the handshake is refused (ingress-nginx answers 400; the note says so)
+      const stranger = await ask("/", { https: true, args: pki.strangerCertArgs });
+      assert.deepEqual([stranger.status, !!stranger.failed], [0, true]);
     },
   },
   "auth-tls-pass-certificate-to-upstream": {
@@ -864,9 +988,17 @@ export const CASES: Readonly<Record<string, Case>> = {
       "+ haproxy.cfg: use_backend be_shop_canary_80 if",
       "+ haproxy.cfg: { req.hdr(X-Canary) -m str 'always' }",
     ],
-    traffic: async (ask) => {
+    more: { alone: { canary: "true", "canary-by-header": "X-Canary" } },
+    moreProblems: [
+      "spec.rules[0].http.paths[0]: no other Ingress of namespace shop routes this host and path; canary ignored",
+    ],
+    traffic: async (ask, host) => {
       assert.deepEqual(await backendsOf(ask, 4, ["-H", "X-Canary: always"]), ["canary"]);
       assert.deepEqual(await backendsOf(ask, 4), ["web"]);
+      // ingress-nginx's e2e "should return 404 status for requests to the canary if no matching ingress is
+      // found": a canary without a main Ingress serves nothing
+      const alone = await ask("/", { host: `alone.${host}`, args: ["-H", "X-Canary: always"] });
+      assert.deepEqual([alone.status, alone.backend], [404, null]);
     },
   },
   "canary-by-header": {
@@ -936,7 +1068,7 @@ export const CASES: Readonly<Record<string, Case>> = {
   // errors
   "default-backend": {
     path: { path: "/", pathType: "Prefix", service: "empty" },
-    variants: [supported({ "default-backend": "fallback" }, { "default-backend": "fallback" })],
+    variants: [translated({ "default-backend": "fallback" }, { "default-backend": "fallback" })],
     renders: ["+ haproxy.cfg: use_backend be_shop_fallback_80 if", "+ haproxy.cfg: !{ nbsrv(be_shop_empty_80"],
     traffic: async (ask) => assert.deepEqual(statusAndBackend(await ask("/")), [200, "fallback"]),
   },
@@ -969,6 +1101,8 @@ export interface Pki {
   /** The client certificates' CA, and curl's arguments presenting a client certificate it signed. */
   clientCa: string;
   clientCertArgs: string[];
+  /** curl's arguments presenting a client certificate of another CA. */
+  strangerCertArgs: string[];
   /** That client certificate as base64 DER. */
   clientCertDer: string;
   /** An htpasswd line for {@link USER} (bcrypt). */
@@ -993,6 +1127,9 @@ export async function makePki(dir: string): Promise<Pki> {
   const client = await issueCertificate(clientCa, { commonName: "alice", usages: ["clientAuth"] });
   await Deno.writeTextFile(`${dir}/client.pem`, client.certPem);
   await Deno.writeTextFile(`${dir}/client.key`, client.keyPem);
+  const stranger = await issueCertificate(backendCa, { commonName: "mallory", usages: ["clientAuth"] });
+  await Deno.writeTextFile(`${dir}/stranger.pem`, stranger.certPem);
+  await Deno.writeTextFile(`${dir}/stranger.key`, stranger.keyPem);
   const der = client.certPem.replace(/-----[A-Z ]+-----|\s/g, "");
   return {
     site,
@@ -1001,6 +1138,7 @@ export async function makePki(dir: string): Promise<Pki> {
     backendCa: backendCa.certPem,
     clientCa: clientCa.certPem,
     clientCertArgs: ["--cert", `${dir}/client.pem`, "--key", `${dir}/client.key`],
+    strangerCertArgs: ["--cert", `${dir}/stranger.pem`, "--key", `${dir}/stranger.key`],
     clientCertDer: der,
     htpasswd: `${USER.name}:${bcrypt.hashSync(USER.password, 5)}`,
   };
@@ -1054,20 +1192,35 @@ export function caseIngresses(
   return [main, one];
 }
 
+/** The case's {@link Case.more} Ingresses. */
+export function moreIngresses(key: string): V1Ingress[] {
+  return Object.entries(CASES[key].more ?? {}).flatMap(([name, nginx]) =>
+    caseIngresses(key, nginx).slice(-1).map((ing) => {
+      const host = `${name}.${hostOf(key)}`;
+      return {
+        ...ing,
+        metadata: { ...ing.metadata, name: `${ing.metadata!.name}-${name}` },
+        spec: { ...ing.spec, tls: undefined, rules: ing.spec!.rules!.map((r) => ({ ...r, host })) },
+      };
+    })
+  );
+}
+
 /** The Services, EndpointSlices and Secrets every case may use. */
 export function caseWorld(
   ports: Ports,
   pki: Pick<Pki, "site" | "backendCa" | "siteCa" | "clientCa" | "htpasswd">,
 ): { services: V1Service[]; endpointSlices: V1EndpointSlice[]; secrets: V1Secret[] } {
   /** A Service (its one port named http) whose one endpoint is 127.0.0.1:`target`, or without endpoints. */
-  const one = (name: string, target: number | null, servicePort = 80) => ({
+  const one = (name: string, target: number | null, servicePort = 80, address = "127.0.0.1") => ({
     service: service(name, [{ name: "http", port: servicePort }], NAMESPACE),
     slice: target === null
       ? null
-      : endpointSlice(name, [{ name: "http", port: target }], [{ address: "127.0.0.1" }], { namespace: NAMESPACE }),
+      : endpointSlice(name, [{ name: "http", port: target }], [{ address }], { namespace: NAMESPACE }),
   });
   const list = [
     one("web", ports.web),
+    one("unreachable", 80, 80, UNREACHABLE_ADDRESS),
     one("canary", ports.canary),
     one("fallback", ports.fallback),
     one("scripted", ports.scripted),

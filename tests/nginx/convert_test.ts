@@ -153,7 +153,7 @@ Deno.test("compatibility: cookie affinity, its expiry and the www twin are appli
     "ingress-controller.io/www-redirect": "true",
   });
   assert.deepEqual(sticky.rows.map((r) => [r.annotation.slice(N.length), r.verdict]), [
-    ["affinity", "supported"],
+    ["affinity", "translated"],
     ["affinity-mode", "translated"],
     ["from-to-www-redirect", "translated"],
     ["session-cookie-expires", "translated"],

@@ -32,7 +32,7 @@ Deno.test("fixtures: every nginx annotation gets one row; other annotations and 
 });
 
 Deno.test("keys that map to served keys are supported or translated today", () => {
-  assert.equal(verdictOf("shop-api", "ssl-redirect")?.verdict, "supported");
+  assert.equal(verdictOf("shop-api", "ssl-redirect")?.verdict, "translated", "the trailing / of the Location");
   const read = verdictOf("shop-api", "proxy-read-timeout")!;
   assert.equal(read.verdict, "translated");
   assert.match(read.note, /one server inactivity timeout/);
@@ -50,10 +50,11 @@ Deno.test("a key that becomes one not rendered yet is never reported supported o
       assert.ok(rule.to.every((k) => specOf(k)?.status === "served"), JSON.stringify(r));
     }
   }
-  assert.equal(verdictOf("shop-api", "enable-cors")!.verdict, "supported", "cors-enable is served");
+  assert.equal(verdictOf("shop-api", "enable-cors")!.verdict, "translated", "cors-enable is served, with differences");
   assert.equal(verdictOf("greeter-canary", "canary")!.verdict, "supported", "canary is served");
   const auth = once("auth-secret", "users", { "nginx.ingress.kubernetes.io/auth-type": "basic" });
-  assert.deepEqual([auth.verdict, auth.note], ["supported", "htpasswd in key auth"], "auth-basic-secret is served");
+  assert.equal(auth.verdict, "translated", "auth-basic-secret is served");
+  assert.match(auth.note, /^htpasswd in key auth; a missing or unreadable Secret answers 401 .*ingress-nginx: 503/);
   const errors = verdictOf("legacy", "custom-http-errors")!;
   assert.equal(errors.verdict, "translated", "error-codes is served");
   assert.match(errors.note, /needs default-backend on the Ingress.*GET of \/ with X-Code/);
@@ -66,10 +67,13 @@ Deno.test("regex paths, capture rewrites and the default backend are translated 
   const regex = verdictOf("shop-api", "use-regex")!;
   assert.equal(regex.verdict, "translated");
   assert.match(regex.note, /case-insensitively, longest first.*every Ingress of the same host/);
-  assert.equal(once("default-backend", "error-pages").verdict, "supported");
+  assert.equal(once("default-backend", "error-pages").verdict, "translated", "without X-Code when no endpoint");
   assert.equal(once("default-backend", "other/pages").verdict, "refused", "another namespace's Service");
   const both = verdictOf("legacy", "default-backend")!;
-  assert.deepEqual([both.verdict, /with custom-http-errors for those codes/.test(both.note)], ["supported", true]);
+  assert.deepEqual([both.verdict, /with custom-http-errors it answers for those codes/.test(both.note)], [
+    "translated",
+    true,
+  ]);
 });
 
 Deno.test("snippets, other namespaces' Secrets and bad values are refused; unknown keys unsupported", () => {
@@ -77,10 +81,10 @@ Deno.test("snippets, other namespaces' Secrets and bad values are refused; unkno
   assert.equal(snippet.verdict, "refused");
   assert.match(snippet.note, /never executed .*use the request-headers-\*\/response-headers-\* annotations/);
   assert.equal(verdictOf("grafana", "server-snippet")?.verdict, "refused");
-  assert.equal(verdictOf("grafana", "auth-secret")?.verdict, "supported", "monitoring/… is its own namespace");
+  assert.equal(verdictOf("grafana", "auth-secret")?.verdict, "translated", "monitoring/… is its own namespace");
   const foreign = verdictOf("dashboard", "auth-secret")!;
   assert.equal(foreign.verdict, "refused");
-  assert.match(foreign.note, /Secret of namespace kube-system/);
+  assert.match(foreign.note, /Secret of namespace kube-system.*\(deliberate, for security\)$/);
   const size = verdictOf("legacy", "proxy-body-size")!;
   assert.deepEqual([size.verdict, size.note], [
     "refused",
@@ -94,7 +98,10 @@ Deno.test("snippets, other namespaces' Secrets and bad values are refused; unkno
   assert.match(verdictOf("dashboard", "auth-url")!.note, /nginx variables are not available/);
   const signin = verdictOf("dashboard", "auth-signin")!;
   assert.equal(signin.verdict, "translated", "$host pattern translated");
-  assert.match(signin.note, /^the original URL is passed in rd, .*--whitelist-domain/);
+  assert.match(
+    signin.note,
+    /^the sign-in Location is a path on the request's own scheme and host .*--whitelist-domain/,
+  );
   assert.equal(verdictOf("dashboard", "auth-response-headers")!.verdict, "supported");
 });
 
@@ -112,7 +119,7 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   const basic = { "nginx.ingress.kubernetes.io/auth-type": "basic" };
   assert.equal(
     once("auth-secret", "web/users", basic).verdict,
-    "supported",
+    "translated",
     "own namespace: becomes auth-basic-secret",
   );
   assert.deepEqual(
@@ -121,7 +128,10 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
   );
   assert.equal(once("auth-secret", "other/users", basic).verdict, "refused");
   assert.equal(once("auth-secret-type", "auth-map").verdict, "unsupported");
-  assert.equal(once("auth-tls-secret", "web/clients-ca").verdict, "supported");
+  assert.equal(once("auth-tls-secret", "web/clients-ca").verdict, "translated", "on by default: handshake, not 400");
+  const off = { "nginx.ingress.kubernetes.io/auth-tls-verify-client": "off" };
+  assert.equal(once("auth-tls-secret", "web/clients-ca", off).verdict, "supported");
+  assert.equal(once("auth-tls-verify-client", "optional").verdict, "translated", "another CA: handshake, not 400");
   assert.equal(once("auth-tls-secret", "other/clients-ca").verdict, "refused");
   assert.equal(once("auth-tls-verify-client", "optional_no_ca").verdict, "unsupported");
   assert.equal(once("auth-tls-verify-client", "on").verdict, "translated");
@@ -136,7 +146,22 @@ Deno.test("value-dependent verdicts follow ingress-nginx's semantics", () => {
     once("canary-weight", "150", { "nginx.ingress.kubernetes.io/canary-weight-total": "1000" }).verdict,
     "supported",
   );
-  assert.equal(once("ssl-redirect", "False").verdict, "supported", "Go's ParseBool forms");
+  assert.equal(once("ssl-redirect", "False").verdict, "supported", "Go's ParseBool forms; no redirect, the same");
+  assert.equal(once("ssl-redirect", "T").verdict, "translated", "the Location keeps a trailing /");
+  assert.equal(once("preserve-trailing-slash", "true").verdict, "supported");
+  assert.equal(once("preserve-trailing-slash", "false").verdict, "translated");
+  assert.deepEqual([once("load-balance", "ewma").verdict, once("load-balance", "ewma").note], [
+    "translated",
+    "load-balance: leastconn (HAProxy has no EWMA)",
+  ]);
+  assert.equal(once("proxy-ssl-server-name", "on").verdict, "supported");
+  assert.equal(once("proxy-ssl-server-name", "off").verdict, "translated", "SNI is sent anyway");
+  assert.equal(once("session-cookie-secure", "true").verdict, "supported");
+  assert.equal(once("session-cookie-secure", "false").verdict, "translated", "not Secure over HTTPS");
+  assert.equal(once("cors-allow-credentials", "false").verdict, "supported");
+  assert.match(once("cors-allow-origin", "*").note, /sends the request's Origin back instead of \*/);
+  assert.match(once("proxy-read-timeout", "30").note, /\(deliberate: an HAProxy limit\)$/);
+  assert.match(once("server-snippet", "return 200;").note, /\(deliberate, for security\)$/);
   assert.equal(once("ssl-redirect", "no").verdict, "refused");
   assert.equal(once("proxy-read-timeout", "60s").verdict, "refused", "unitless seconds only");
   assert.match(

@@ -91,7 +91,7 @@ export function fallbackLines(backends: readonly FallbackSource[]): string[] {
     ...["X-Namespace", "X-Ingress-Name", "X-Service-Name", "X-Service-Port"].map((h, i) =>
       `http-request set-header ${h} %[var(txn.ic_fb),field(${i + 1},:)] if ${found}`
     ),
-    `http-request set-header X-Request-ID %[uuid] if ${found} !{ req.hdr(x-request-id) -m found }`,
+    `http-request set-header X-Request-ID %[uuid,regsub(-,,g)] if ${found} !{ req.hdr(x-request-id) -m found }`,
     ...fell.map((b) => `use_backend ${checkName(b.fallback!)} if ${when(b)}`),
   ];
 }
