@@ -9,10 +9,9 @@
  * precedence.ts (the order of entries), conditions.ts (condition builders).
  */
 import { cmp } from "../render/show.ts";
-import type { Backend } from "../render/model_types.ts";
 import type { Condition, HTTPRoute, RouteParentStatus } from "./api.ts";
 import { attach, namesGateway } from "./attachment.ts";
-import type { BackendContext } from "./backends.ts";
+import type { BackendContext, GatewayBackend } from "./backends.ts";
 import { condition, generationOf, Reason, Type } from "./conditions.ts";
 import { compareHostnames } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
@@ -30,7 +29,9 @@ import {
 
 type BuildProblem = GatewayBuild["problems"][number];
 
-const UNSUPPORTED_ADDRESSES = "spec.addresses is not supported: the Gateway's address is its proxy Service's";
+const UNSUPPORTED_ADDRESSES =
+  "spec.addresses with a value is not supported: the Gateway's address is its proxy Service's (an IPAddress entry " +
+  "without value asks for just that)";
 
 /** One route as read once for all its parentRefs. */
 interface RouteRead {
@@ -56,7 +57,10 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   const generation = generationOf(gw);
   const problems: BuildProblem[] = [];
   const secrets = new Set<string>();
-  const addresses = gw.spec?.addresses?.length ?? 0;
+  // An address without value asks for one of its type (GatewayAddressEmpty): the proxy Service's IP.
+  const addresses =
+    (gw.spec?.addresses ?? []).filter((a) => !((a?.type ?? "IPAddress") === "IPAddress" && (a?.value ?? "") === ""))
+      .length;
   const views = readListeners(gw.spec?.listeners ?? [], {
     gatewayNamespace: gwNs,
     generation,
@@ -82,7 +86,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     lookup: inputs.lookup,
     allowLoopbackEndpoints: inputs.allowLoopbackEndpoints ?? false,
     problems: [],
-    backends: new Map<string, Backend>(),
+    backends: new Map<string, GatewayBackend>(),
     services: new Set<string>(),
   };
   const attached = new Map<ListenerView, Set<string>>(views.map((v) => [v, new Set<string>()]));
@@ -271,6 +275,8 @@ function proxyPorts(views: readonly ListenerView[], ranked: Map<number, Map<stri
     }
   }
   for (const p of ports.values()) {
+    const names = views.filter((v) => v.programmed && v.port === p.port && v.hostname !== "").map((v) => v.hostname);
+    p.listenerHostnames = [...new Set(names)].sort(compareHostnames);
     p.certs.sort((a: TlsCert, b: TlsCert) =>
       compareHostnames(a.hosts[0] ?? "", b.hosts[0] ?? "") || cmp(a.file, b.file)
     );
