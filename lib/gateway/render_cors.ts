@@ -9,7 +9,8 @@
  *   by the proxy: 204 with `Access-Control-Allow-Origin` (the origin itself, with `Vary: Origin`:
  *   valid with or without credentials), `-Allow-Methods` and `-Allow-Headers` (the lists, or what
  *   the preflight asks for where the list has `*`), `-Expose-Headers`, `-Max-Age` and, with
- *   allowCredentials, `-Allow-Credentials: true`;
+ *   allowCredentials, `-Allow-Credentials: true`; a preflight from another origin is answered 204
+ *   without them (the browser then refuses the request it asked about; the backend never sees it);
  * - the answers to other requests from an allowed origin get `Access-Control-Allow-Origin`,
  *   `-Allow-Credentials`, `-Expose-Headers` and `Vary: Origin`; requests from other origins pass
  *   untouched (the browser then refuses the answer).
@@ -86,6 +87,10 @@ export function corsLines(c: CorsPolicy | null): string[] {
   if (c.allowCredentials) preflight.push("hdr Access-Control-Allow-Credentials 'true'");
   lines.push(
     `http-request return status 204 ${preflight.join(" ")} if { method OPTIONS } ${ALLOWED} ` +
+      "{ req.fhdr(access-control-request-method) -m found }",
+  );
+  lines.push(
+    "http-request return status 204 if { method OPTIONS } { req.fhdr(origin) -m found } " +
       "{ req.fhdr(access-control-request-method) -m found }",
   );
   lines.push(`http-response set-header Access-Control-Allow-Origin '%[var(txn.cors)]' if ${ALLOWED}`);
