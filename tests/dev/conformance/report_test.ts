@@ -206,7 +206,7 @@ Deno.test("extended tests that failed: the report's list (a claimed feature must
       Failed: 0
       Passed: 36
       Skipped: 0`).replace(
-        /  extended:\n(?: {4}.*\n)+/,
+        / {2}extended:\n(?: {4}.*\n)+/,
         `  extended:\n${extended}`,
       ),
     );
