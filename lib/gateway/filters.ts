@@ -12,6 +12,7 @@ import type { HTTPCORSFilter, HTTPHeaderFilter, HTTPPathModifier, HTTPRouteFilte
 import { Reason } from "./conditions.ts";
 import type { CorsPolicy, HeaderEdits, PathModifier, RuleBackend } from "./model_types.ts";
 import {
+  CORS_METHODS,
   isCorsOrigin,
   isHeaderName,
   isHeaderValue,
@@ -152,19 +153,6 @@ function pathModifier(p: HTTPPathModifier, at: string, prefixOnly: boolean): Pat
   return `${at}.type ${show((p as { type: unknown }).type)} is not ReplaceFullPath or ReplacePrefixMatch`;
 }
 
-/** The HTTP methods a CORS filter may list (`*`: any). */
-const CORS_METHODS: ReadonlySet<string> = new Set([
-  "GET",
-  "HEAD",
-  "POST",
-  "PUT",
-  "DELETE",
-  "CONNECT",
-  "OPTIONS",
-  "TRACE",
-  "PATCH",
-  "*",
-]);
 /** The API's bounds: at most 64 origins and headers, 9 methods. */
 const MAX_CORS_LIST = 64;
 

@@ -18,21 +18,9 @@
  */
 import type { CorsPolicy } from "./model_types.ts";
 import { checked, isFieldName, logFormatWord, word } from "./render_checks.ts";
-import { isCorsOrigin } from "./validate.ts";
+import { CORS_METHODS, isCorsOrigin } from "./validate.ts";
 
 const ALLOWED = "{ var(txn.cors) -m found }";
-const METHODS: ReadonlySet<string> = new Set([
-  "GET",
-  "HEAD",
-  "POST",
-  "PUT",
-  "DELETE",
-  "CONNECT",
-  "OPTIONS",
-  "TRACE",
-  "PATCH",
-  "*",
-]);
 
 function bug(message: string): never {
   throw new Error(`bug: ${message} in the Gateway model`);
@@ -60,7 +48,7 @@ function listValue(list: readonly string[], asked: string): string | null {
 /** The lines of a rule's CORS filter (none without one). */
 export function corsLines(c: CorsPolicy | null): string[] {
   if (c === null) return [];
-  for (const m of c.allowMethods) if (!METHODS.has(m)) bug(`CORS method ${JSON.stringify(m)}`);
+  for (const m of c.allowMethods) if (!CORS_METHODS.has(m)) bug(`CORS method ${JSON.stringify(m)}`);
   for (const h of [...c.allowHeaders, ...c.exposeHeaders]) {
     if (h !== "*") checked(isFieldName, "CORS header name", h);
   }

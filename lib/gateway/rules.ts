@@ -39,13 +39,9 @@ export function ruleBackendName(routeId: string, index: number): string {
   return `gw_${createHash("sha256").update(`${routeId}#${index}`).digest("hex").slice(0, 12)}`;
 }
 
-/** Reads rule `index` of route `routeId` (`namespace/name`). */
-export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ctx: BackendContext): RuleRead {
-  const where = `spec.rules[${index}]`;
-  const unsupported: Issue[] = [];
-  const unresolved: Issue[] = [];
-  const backend: RuleBackend = {
-    name: ruleBackendName(routeId, index),
+/** A rule backend without filters, timeouts or targets: every request it gets is answered 500. */
+function answers500(): Omit<RuleBackend, "name"> {
+  return {
     requestHeaders: null,
     responseHeaders: null,
     redirect: null,
@@ -55,6 +51,14 @@ export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ct
     targets: [],
     invalidWeight: 0,
   };
+}
+
+/** Reads rule `index` of route `routeId` (`namespace/name`). */
+export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ctx: BackendContext): RuleRead {
+  const where = `spec.rules[${index}]`;
+  const unsupported: Issue[] = [];
+  const unresolved: Issue[] = [];
+  const backend: RuleBackend = { name: ruleBackendName(routeId, index), ...answers500() };
 
   const raw = ruleMatches(rule.matches);
   let matches: MatchSpec[] | null = [];
@@ -120,16 +124,7 @@ export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ct
 
   if (failed) {
     // Served as a 500 for everything it matches: a filter that cannot be applied is never skipped.
-    Object.assign(backend, {
-      requestHeaders: null,
-      responseHeaders: null,
-      redirect: null,
-      rewrite: null,
-      cors: null,
-      timeoutMs: null,
-      targets: [],
-    });
-    backend.invalidWeight = 0;
+    Object.assign(backend, answers500());
   }
   return { index, matches, backend, unsupported, unresolved };
 }

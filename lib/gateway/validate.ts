@@ -27,6 +27,8 @@ const HEADER_VALUE = /^[!-&(-~](?:[\t !-&(-~]{0,4094}[!-&(-~])?$/;
 const QUERY_VALUE = /^[!-&(-~]{1,1024}$/;
 
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"] as const;
+/** The methods a CORS filter may allow: the HTTP methods, and `*` for any. */
+export const CORS_METHODS: ReadonlySet<string> = new Set([...HTTP_METHODS, "*"]);
 export const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 export const MAX_VALUE_REGEX_LENGTH = 256;
 
