@@ -74,7 +74,13 @@ export interface GatewayAddress {
 }
 
 export interface Gateway extends KubeObject {
-  spec: { gatewayClassName: string; listeners: Listener[]; addresses?: GatewayAddress[]; infrastructure?: unknown };
+  spec: {
+    gatewayClassName: string;
+    listeners: Listener[];
+    addresses?: GatewayAddress[];
+    /** Labels and annotations for the objects made for the Gateway (its proxy); parametersRef is not read. */
+    infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: unknown };
+  };
   status?: { addresses?: GatewayAddress[]; conditions?: Condition[]; listeners?: ListenerStatus[] };
 }
 
