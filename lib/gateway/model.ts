@@ -29,6 +29,9 @@ import {
 
 type BuildProblem = GatewayBuild["problems"][number];
 
+const UNSUPPORTED_PARAMETERS =
+  "spec.infrastructure.parametersRef is not supported: per-Gateway parameters are not read, so the Gateway is not " +
+  "served rather than served without them; remove it";
 const UNSUPPORTED_ADDRESSES =
   "spec.addresses with a value is not supported: the Gateway's address is its proxy Service's (an IPAddress entry " +
   "without value asks for just that)";
@@ -61,13 +64,20 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   const addresses =
     (gw.spec?.addresses ?? []).filter((a) => !((a?.type ?? "IPAddress") === "IPAddress" && (a?.value ?? "") === ""))
       .length;
+  // Per-Gateway parameters are not read: a Gateway that names some is refused rather than served
+  // without them (the spec: an unsupported parametersRef rejects the Gateway, InvalidParameters).
+  const refused: [string, string] | null = addresses > 0
+    ? [Reason.UnsupportedAddress, UNSUPPORTED_ADDRESSES]
+    : gw.spec?.infrastructure?.parametersRef !== undefined
+    ? [Reason.InvalidParameters, UNSUPPORTED_PARAMETERS]
+    : null;
   const views = readListeners(gw.spec?.listeners ?? [], {
     gatewayNamespace: gwNs,
     generation,
     grants: inputs.grants,
     lookup: inputs.lookup,
     secrets,
-    gatewayRefused: addresses > 0 ? UNSUPPORTED_ADDRESSES : null,
+    gatewayRefused: refused?.[1] ?? null,
   });
   for (const v of views) {
     if (!v.programmed) {
@@ -175,7 +185,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   return {
     proxy: { ports, rules, backends },
     gateway: {
-      conditions: gatewayConditions(addresses, views, generation),
+      conditions: gatewayConditions(refused, views, generation),
       listeners: views.map((v) => listenerStatus(v, attached.get(v)!.size)),
     },
     routes: statuses,
@@ -286,23 +296,21 @@ function proxyPorts(views: readonly ListenerView[], ranked: Map<number, Map<stri
 
 /**
  * Accepted: True while at least one listener is accepted (reason ListenersNotValid when some
- * listener is not served), False when none is or when spec.addresses asks for addresses (the
- * proxy's Service gives them). Programmed follows Accepted: an accepted Gateway gets its proxy,
+ * listener is not served), False when none is, when spec.addresses asks for addresses (the
+ * proxy's Service gives them) or when spec.infrastructure.parametersRef names parameters (not read). Programmed follows Accepted: an accepted Gateway gets its proxy,
  * which serves the programmed listeners (each listener's own Programmed says whether it is one);
  * the controller may still set it False while the proxy has no address.
  */
-function gatewayConditions(addresses: number, views: readonly ListenerView[], generation: number): Condition[] {
+function gatewayConditions(
+  refused: [string, string] | null,
+  views: readonly ListenerView[],
+  generation: number,
+): Condition[] {
   const notServed = views.filter((v) => !v.programmed).map((v) => v.name);
   const accepted = views.filter((v) => v.accepted).length;
   let acc: Condition;
-  if (addresses > 0) {
-    acc = condition(
-      Type.Accepted,
-      false,
-      Reason.UnsupportedAddress,
-      UNSUPPORTED_ADDRESSES,
-      generation,
-    );
+  if (refused !== null) {
+    acc = condition(Type.Accepted, false, refused[0], refused[1], generation);
   } else if (accepted === 0) {
     acc = condition(
       Type.Accepted,

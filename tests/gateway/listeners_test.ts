@@ -190,6 +190,23 @@ Deno.test("spec.addresses with a value is not supported: Accepted=False/Unsuppor
   assert.deepEqual(b.proxy.ports, []);
 });
 
+Deno.test("spec.infrastructure.parametersRef (not read): Accepted=False/InvalidParameters, nothing served", () => {
+  const gw = gateway([http("a")]);
+  gw.spec.infrastructure = { parametersRef: { group: "invalid.io", kind: "InvalidParameters", name: "invalid" } };
+  const b = build(gw);
+  assert.deepEqual([gatewayCondition(b, "Accepted")!.status, gatewayCondition(b, "Accepted")!.reason], [
+    "False",
+    "InvalidParameters",
+  ]);
+  assert.match(gatewayCondition(b, "Accepted")!.message, /parametersRef is not supported/);
+  assert.deepEqual(cond(b, "a", "Programmed"), ["False", "Invalid"]);
+  assert.deepEqual(b.proxy.ports, []);
+  // labels and annotations alone are served
+  const plain = gateway([http("a")]);
+  plain.spec.infrastructure = { labels: { a: "b" } };
+  assert.equal(gatewayCondition(build(plain), "Accepted")!.status, "True");
+});
+
 Deno.test("spec.addresses: an IPAddress entry without value asks for any address: accepted (GatewayAddressEmpty)", () => {
   for (const addresses of [[{ type: "IPAddress" }], [{}], [{ type: "IPAddress", value: "" }]]) {
     const gw = gateway([http("a")]);
