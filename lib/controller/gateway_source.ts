@@ -24,6 +24,7 @@ import type { ClusterLookup } from "../render/model_types.ts";
 import type { ProxyOptions } from "../render/proxy_options.ts";
 import type { Condition, Gateway, GatewayAddress, GatewayClass, HTTPRoute, ParentReference } from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
+import { infrastructureMetadata } from "../gateway/infrastructure.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild } from "../gateway/model_types.ts";
 import { renderGateway } from "../gateway/render.ts";
 import { containerPort } from "../gateway/ports.ts";
@@ -337,8 +338,9 @@ export class GatewaySource implements RouteSource {
     return [];
   }
 
-  target(group: GroupKey, _anyMember: KubeObject): ProxyTarget {
-    return gatewayTarget(gatewayOf(group)!, this.#ctx.settings.operatorNamespace, []);
+  target(group: GroupKey, anyMember: KubeObject): ProxyTarget {
+    const { labels, annotations } = infrastructureMetadata(anyMember as Gateway);
+    return gatewayTarget(gatewayOf(group)!, this.#ctx.settings.operatorNamespace, [], { labels, annotations });
   }
 
   /** A Gateway's status is written after its own build (publishedOwn), not by the address pass. */
@@ -387,7 +389,14 @@ export class GatewaySource implements RouteSource {
     }
     const rendered: Rendered = renderGateway(build.proxy, this.#deps.templates, proxy);
     const ports = build.proxy.ports.map((p) => ({ port: p.port, containerPort: containerPort(p.port) }));
-    const target = gatewayTarget(key, this.#ctx.settings.operatorNamespace, ports.length > 0 ? ports : []);
+    const infra = infrastructureMetadata(gateway);
+    for (const problem of infra.problems) {
+      this.#ctx.events.record(gateway, "Warning", "InvalidInfrastructure", problem);
+    }
+    const target = gatewayTarget(key, this.#ctx.settings.operatorNamespace, ports.length > 0 ? ports : [], {
+      labels: infra.labels,
+      annotations: infra.annotations,
+    });
     if (ports.length === 0) delete target.ports;
     return { rendered, target, members: [gateway], detail: build };
   }

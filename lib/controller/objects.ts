@@ -155,6 +155,12 @@ export interface ProxyTarget {
    * ports, each to the container port the proxy binds for it (lib/gateway/ports.ts).
    */
   ports?: readonly { port: number; containerPort: number }[];
+  /**
+   * Labels and annotations the proxy's Deployment, pods, public Service and ServiceAccount carry
+   * besides the controller's own (a Gateway's `spec.infrastructure`: lib/gateway/infrastructure.ts).
+   * The controller's labels and annotations win on a clash.
+   */
+  infrastructure?: { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> };
 }
 
 /** Where the proxy objects of a group live (without building them). */
@@ -233,6 +239,7 @@ export function gatewayTarget(
   gatewayKey: string,
   namespace: string,
   ports: readonly { port: number; containerPort: number }[],
+  infrastructure?: ProxyTarget["infrastructure"],
 ): ProxyTarget {
   const name = gatewayProxyName(gatewayKey);
   const [gwNs, gwName] = gatewayKey.split("/");
@@ -244,6 +251,7 @@ export function gatewayTarget(
     ownerAnnotations: { [gatewayOwnerAnnotation]: gatewayKey },
     ownerReferences: [],
     ports,
+    ...(infrastructure ? { infrastructure } : {}),
   };
 }
 
@@ -327,6 +335,16 @@ export function proxyObjects(
     ...podParams(params),
   });
 
+  const infra = target.infrastructure;
+  if (infra) {
+    const template = deploymentSpec.template as { metadata: { labels: Record<string, string>; annotations?: object } };
+    template.metadata.labels = { ...infra.labels, ...template.metadata.labels };
+    if (Object.keys(infra.annotations).length > 0) template.metadata.annotations = { ...infra.annotations };
+  }
+  /** The objects a Gateway's infrastructure labels and annotations go to: Deployment, public Service, ServiceAccount. */
+  const infraLabels = infra?.labels ?? {};
+  const infraAnnotations = infra?.annotations ?? {};
+
   const carriers = configObjects(name, data, previousParts, settings.configSplit);
   const out: Desired[] = [
     ...carriers.map((t) => {
@@ -334,7 +352,7 @@ export function proxyObjects(
       const digest = t.annotations?.[PART_SHA_ANNOTATION] ?? t.annotations?.[CONFIG_SHA_ANNOTATION];
       return obj(t.resource, t.body, t.name, t.annotations, t.labels, undefined, digest ? { data: {} } : undefined);
     }),
-    obj(resources.deployments, { spec: deploymentSpec }),
+    obj(resources.deployments, { spec: deploymentSpec }, undefined, infraAnnotations, infraLabels),
     obj(
       resources.services,
       {
@@ -359,7 +377,8 @@ export function proxyObjects(
         },
       },
       undefined,
-      { ...platform.exposure.annotations, ...params.serviceAnnotations },
+      { ...infraAnnotations, ...platform.exposure.annotations, ...params.serviceAnnotations },
+      infraLabels,
     ),
     obj(
       resources.services,
@@ -385,7 +404,7 @@ export function proxyObjects(
     // proxy's ServiceAccount.
     const byNs = new Map<string, string[]>([[ns, []]]);
     for (const s of secrets) byNs.set(s.namespace, [...(byNs.get(s.namespace) ?? []), s.name]);
-    out.push(obj(resources.serviceAccounts, {}));
+    out.push(obj(resources.serviceAccounts, {}, undefined, infraAnnotations, infraLabels));
     for (const [roleNs, names] of [...byNs].sort(([a], [b]) => a === ns ? -1 : b === ns ? 1 : a.localeCompare(b))) {
       const rules: unknown[] = roleNs === ns ? configReadRules(name, carriers) : [];
       if (names.length > 0) {

@@ -69,11 +69,18 @@ export interface ListenerStatus {
 
 export interface GatewayAddress {
   type?: "IPAddress" | "Hostname" | string;
-  value: string;
+  /** Optional in spec.addresses (GatewayAddressEmpty): the implementation assigns one. */
+  value?: string;
 }
 
 export interface Gateway extends KubeObject {
-  spec: { gatewayClassName: string; listeners: Listener[]; addresses?: GatewayAddress[]; infrastructure?: unknown };
+  spec: {
+    gatewayClassName: string;
+    listeners: Listener[];
+    addresses?: GatewayAddress[];
+    /** Labels and annotations for the objects made for the Gateway (its proxy); parametersRef is not read. */
+    infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: unknown };
+  };
   status?: { addresses?: GatewayAddress[]; conditions?: Condition[]; listeners?: ListenerStatus[] };
 }
 
@@ -127,6 +134,16 @@ export interface HTTPPathModifier {
   replacePrefixMatch?: string;
 }
 
+/** The CORS filter (HTTPCORSFilter): `*` in allowOrigins, allowMethods and allowHeaders is a wildcard. */
+export interface HTTPCORSFilter {
+  allowOrigins?: string[];
+  allowCredentials?: boolean;
+  allowMethods?: string[];
+  allowHeaders?: string[];
+  exposeHeaders?: string[];
+  maxAge?: number;
+}
+
 export interface HTTPRouteFilter {
   type: string;
   requestHeaderModifier?: HTTPHeaderFilter;
@@ -139,6 +156,7 @@ export interface HTTPRouteFilter {
     statusCode?: number;
   };
   urlRewrite?: { hostname?: string; path?: HTTPPathModifier };
+  cors?: HTTPCORSFilter;
   requestMirror?: unknown;
   extensionRef?: unknown;
 }
@@ -158,7 +176,8 @@ export interface HTTPRouteRule {
   matches?: HTTPRouteMatch[];
   filters?: HTTPRouteFilter[];
   backendRefs?: HTTPBackendRef[];
-  timeouts?: unknown;
+  /** Gateway API durations (GEP-2257), e.g. `500ms`, `1h30m`; `0s` disables. */
+  timeouts?: { request?: string; backendRequest?: string };
 }
 
 export interface RouteParentStatus {

@@ -5,7 +5,10 @@
  * lib/render/backend_resolve.ts), or the reason it is invalid: InvalidKind (not a core Service, or
  * an ExternalName one), RefNotPermitted (another namespace without a ReferenceGrant from HTTPRoutes
  * of the route's namespace; such a Service is not even looked up), BackendNotFound (no such Service
- * or port). An invalid reference's weight is answered 500.
+ * or port), UnsupportedProtocol (the Service port's `appProtocol` names a protocol the proxy does
+ * not speak to backends). `appProtocol` `kubernetes.io/h2c` makes the proxy talk HTTP/2 without
+ * TLS (prior knowledge) to the servers; `kubernetes.io/ws` and `http` are HTTP/1.1, which carries
+ * WebSocket upgrades as they are. An invalid reference's weight is answered 500.
  */
 import type { Backend, ClusterLookup, Problem } from "../render/model_types.ts";
 import { resolveServers } from "../render/backend_resolve.ts";
@@ -25,7 +28,7 @@ export interface BackendContext {
   /** EndpointSlice problems (and only those: the route's own go into its conditions). */
   problems: Problem[];
   /** The Service backends made so far, by name. */
-  backends: Map<string, Backend>;
+  backends: Map<string, GatewayBackend>;
   /** Services read (`namespace/name`). */
   services: Set<string>;
 }
@@ -35,6 +38,16 @@ export type RefVerdict =
   | { ok: false; reason: string; message: string; weight: number };
 
 export const MAX_WEIGHT = 1_000_000;
+
+/** A Service backend of a Gateway: `proto` h2 when its Service port's appProtocol is `kubernetes.io/h2c`. */
+export type GatewayBackend = Backend & { proto?: "h2" };
+
+/** The `appProtocol` values served, lower-cased, and how the proxy speaks to such a port (null: HTTP/1.1). */
+const APP_PROTOCOLS: ReadonlyMap<string, "h2" | null> = new Map([
+  ["kubernetes.io/h2c", "h2"],
+  ["kubernetes.io/ws", null],
+  ["http", null],
+]);
 
 /** The backend `ref` (at `where`, e.g. `spec.rules[0].backendRefs[1]`) routes to, or why it cannot. */
 export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: BackendContext): RefVerdict {
@@ -78,8 +91,18 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       `${where}: Service ${ns}/${ref.name} is of type ExternalName, which is not supported`,
     );
   }
-  if (!(svc.spec?.ports ?? []).some((p) => p.port === ref.port)) {
+  const port = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
+  if (!port) {
     return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} has no port ${ref.port}`);
+  }
+  const app = (port as { appProtocol?: unknown }).appProtocol;
+  const proto = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
+  if (proto === undefined) {
+    return bad(
+      Reason.UnsupportedProtocol,
+      `${where}: Service ${ns}/${ref.name} port ${ref.port} has appProtocol ${show(app)}; supported: ` +
+        `${[...APP_PROTOCOLS.keys()].join(", ")} or none`,
+    );
   }
   const name = `be_${ns}_${ref.name}_${ref.port}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
@@ -95,6 +118,7 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       slots: slotCount(servers.length),
       balance: "roundrobin",
       timeoutServer: null,
+      ...(proto === "h2" ? { proto } : {}),
     });
   }
   return { ok: true, backend: name, weight };

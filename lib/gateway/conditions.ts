@@ -38,6 +38,7 @@ export const Reason = {
   Accepted: "Accepted",
   ListenersNotValid: "ListenersNotValid",
   UnsupportedAddress: "UnsupportedAddress",
+  InvalidParameters: "InvalidParameters",
   Programmed: "Programmed",
   Invalid: "Invalid",
   // Listener

@@ -2,15 +2,18 @@
  * @module gateway/filters
  * The filters of one HTTPRoute rule as the proxy applies them: RequestHeaderModifier,
  * ResponseHeaderModifier, RequestRedirect (scheme, hostname, port, path, 301/302/303/307/308) and
- * URLRewrite (hostname, path). Any other filter type (RequestMirror, CORS, ExtensionRef, …) is not
- * served; the spec forbids skipping a filter, so the rule is then answered 500 and the route says
- * why (UnsupportedValue). Values are checked with anchored patterns (validate.ts).
+ * URLRewrite (hostname, path), CORS; on a backendRef, the header modifiers only. Any other filter
+ * type (RequestMirror, ExtensionRef, …) is not served; the spec forbids skipping a filter, so the
+ * rule is then answered 500 and the route says why (UnsupportedValue). Values are checked with
+ * anchored patterns (validate.ts).
  */
 import { show } from "../render/show.ts";
-import type { HTTPHeaderFilter, HTTPPathModifier, HTTPRouteFilter } from "./api.ts";
+import type { HTTPCORSFilter, HTTPHeaderFilter, HTTPPathModifier, HTTPRouteFilter } from "./api.ts";
 import { Reason } from "./conditions.ts";
-import type { HeaderEdits, PathModifier, RuleBackend } from "./model_types.ts";
+import type { CorsPolicy, HeaderEdits, PathModifier, RuleBackend } from "./model_types.ts";
 import {
+  CORS_METHODS,
+  isCorsOrigin,
   isHeaderName,
   isHeaderValue,
   isMatchPath,
@@ -19,23 +22,37 @@ import {
   REDIRECT_CODES,
 } from "./validate.ts";
 
-export type RuleFilters = Pick<RuleBackend, "requestHeaders" | "responseHeaders" | "redirect" | "rewrite">;
+export type RuleFilters = Pick<RuleBackend, "requestHeaders" | "responseHeaders" | "redirect" | "rewrite" | "cors">;
+
+/** The filter types a backendRef may have here (the header modifiers; the API lets implementations refuse others). */
+const BACKEND_FILTERS: ReadonlySet<string> = new Set(["RequestHeaderModifier", "ResponseHeaderModifier"]);
 
 export type FiltersRead = { ok: true; filters: RuleFilters } | { ok: false; reason: string; message: string };
 
-/** The filters of a rule (`where`: e.g. `spec.rules[0]`). `prefixOnly`: every match of the rule is a PathPrefix one. */
+/**
+ * The filters of a rule (`where`: e.g. `spec.rules[0]`), or of a backendRef (`backendRef`: then
+ * only the header modifiers). `prefixOnly`: every match of the rule is a PathPrefix one.
+ */
 export function readFilters(
   list: readonly HTTPRouteFilter[] | undefined,
   where: string,
   prefixOnly: boolean,
+  backendRef = false,
 ): FiltersRead {
-  const out: RuleFilters = { requestHeaders: null, responseHeaders: null, redirect: null, rewrite: null };
+  const out: RuleFilters = { requestHeaders: null, responseHeaders: null, redirect: null, rewrite: null, cors: null };
   const seen = new Set<string>();
   for (const [i, f] of (list ?? []).entries()) {
     const at = `${where}.filters[${i}]`;
     const bad = (reason: string, message: string): FiltersRead => ({ ok: false, reason, message: `${at}${message}` });
     if (seen.has(f.type)) return bad(Reason.IncompatibleFilters, `: a second ${show(f.type)} filter; one is allowed`);
     seen.add(f.type);
+    if (backendRef && !BACKEND_FILTERS.has(f.type)) {
+      return bad(
+        Reason.UnsupportedValue,
+        `.type ${show(f.type)} is not supported on a backendRef (RequestHeaderModifier, ResponseHeaderModifier); ` +
+          `requests this rule matches get 500`,
+      );
+    }
     if (f.type === "RequestHeaderModifier" || f.type === "ResponseHeaderModifier") {
       const field = f.type === "RequestHeaderModifier" ? "requestHeaderModifier" : "responseHeaderModifier";
       const edits = headerEdits(f[field], `.${field}`);
@@ -72,6 +89,10 @@ export function readFilters(
       const path = r.path === undefined ? null : pathModifier(r.path, ".urlRewrite.path", prefixOnly);
       if (typeof path === "string") return bad(Reason.UnsupportedValue, path);
       out.rewrite = { hostname: r.hostname ?? null, path };
+    } else if (f.type === "CORS") {
+      const cors = corsPolicy(f.cors ?? {}, ".cors");
+      if (typeof cors === "string") return bad(Reason.UnsupportedValue, cors);
+      out.cors = cors;
     } else {
       return bad(Reason.UnsupportedValue, `.type ${show(f.type)} is not supported; requests this rule matches get 500`);
     }
@@ -130,4 +151,48 @@ function pathModifier(p: HTTPPathModifier, at: string, prefixOnly: boolean): Pat
     return { type: p.type, value: v };
   }
   return `${at}.type ${show((p as { type: unknown }).type)} is not ReplaceFullPath or ReplacePrefixMatch`;
+}
+
+/** The API's bounds: at most 64 origins and headers, 9 methods. */
+const MAX_CORS_LIST = 64;
+
+/** A CORS filter, or why not: origins by the API's pattern (isCorsOrigin), methods from its enum, header names tokens. */
+function corsPolicy(c: HTTPCORSFilter, at: string): CorsPolicy | string {
+  const origins = c.allowOrigins ?? [];
+  if (origins.length > MAX_CORS_LIST) return `${at}.allowOrigins: more than ${MAX_CORS_LIST}`;
+  for (const [j, o] of origins.entries()) {
+    if (!isCorsOrigin(o)) return `${at}.allowOrigins[${j}] ${show(o)} is not *, or scheme://host[:port]`;
+  }
+  const methods = c.allowMethods ?? [];
+  for (const [j, m] of methods.entries()) {
+    if (!CORS_METHODS.has(m)) return `${at}.allowMethods[${j}] ${show(m)} is not an HTTP method or *`;
+  }
+  if (methods.length > CORS_METHODS.size) return `${at}.allowMethods: more than ${CORS_METHODS.size}`;
+  const names = (field: "allowHeaders" | "exposeHeaders"): string[] | string => {
+    const list = c[field] ?? [];
+    if (list.length > MAX_CORS_LIST) return `${at}.${field}: more than ${MAX_CORS_LIST}`;
+    for (const [j, h] of list.entries()) {
+      if (h !== "*" && !isHeaderName(h)) return `${at}.${field}[${j}] ${show(h)} is not a header name or *`;
+    }
+    return [...list];
+  };
+  const allowHeaders = names("allowHeaders");
+  if (typeof allowHeaders === "string") return allowHeaders;
+  const exposeHeaders = names("exposeHeaders");
+  if (typeof exposeHeaders === "string") return exposeHeaders;
+  const maxAge = c.maxAge ?? 5;
+  if (!Number.isInteger(maxAge) || maxAge < 1 || maxAge > 2147483647) {
+    return `${at}.maxAge ${show(c.maxAge)} is not a number of seconds (1 or more)`;
+  }
+  if (c.allowCredentials !== undefined && typeof c.allowCredentials !== "boolean") {
+    return `${at}.allowCredentials ${show(c.allowCredentials)} is not true or false`;
+  }
+  return {
+    allowOrigins: origins.map((o) => o.toLowerCase()),
+    allowCredentials: c.allowCredentials === true,
+    allowMethods: [...methods],
+    allowHeaders,
+    exposeHeaders,
+    maxAge,
+  };
 }

@@ -9,10 +9,9 @@
  * precedence.ts (the order of entries), conditions.ts (condition builders).
  */
 import { cmp } from "../render/show.ts";
-import type { Backend } from "../render/model_types.ts";
 import type { Condition, HTTPRoute, RouteParentStatus } from "./api.ts";
 import { attach, namesGateway } from "./attachment.ts";
-import type { BackendContext } from "./backends.ts";
+import type { BackendContext, GatewayBackend } from "./backends.ts";
 import { condition, generationOf, Reason, Type } from "./conditions.ts";
 import { compareHostnames } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
@@ -30,7 +29,12 @@ import {
 
 type BuildProblem = GatewayBuild["problems"][number];
 
-const UNSUPPORTED_ADDRESSES = "spec.addresses is not supported: the Gateway's address is its proxy Service's";
+const UNSUPPORTED_PARAMETERS =
+  "spec.infrastructure.parametersRef is not supported: per-Gateway parameters are not read, so the Gateway is not " +
+  "served rather than served without them; remove it";
+const UNSUPPORTED_ADDRESSES =
+  "spec.addresses with a value is not supported: the Gateway's address is its proxy Service's (an IPAddress entry " +
+  "without value asks for just that)";
 
 /** One route as read once for all its parentRefs. */
 interface RouteRead {
@@ -56,14 +60,24 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   const generation = generationOf(gw);
   const problems: BuildProblem[] = [];
   const secrets = new Set<string>();
-  const addresses = gw.spec?.addresses?.length ?? 0;
+  // An address without value asks for one of its type (GatewayAddressEmpty): the proxy Service's IP.
+  const addresses =
+    (gw.spec?.addresses ?? []).filter((a) => !((a?.type ?? "IPAddress") === "IPAddress" && (a?.value ?? "") === ""))
+      .length;
+  // Per-Gateway parameters are not read: a Gateway that names some is refused rather than served
+  // without them (the spec: an unsupported parametersRef rejects the Gateway, InvalidParameters).
+  const refused: [string, string] | null = addresses > 0
+    ? [Reason.UnsupportedAddress, UNSUPPORTED_ADDRESSES]
+    : gw.spec?.infrastructure?.parametersRef !== undefined
+    ? [Reason.InvalidParameters, UNSUPPORTED_PARAMETERS]
+    : null;
   const views = readListeners(gw.spec?.listeners ?? [], {
     gatewayNamespace: gwNs,
     generation,
     grants: inputs.grants,
     lookup: inputs.lookup,
     secrets,
-    gatewayRefused: addresses > 0 ? UNSUPPORTED_ADDRESSES : null,
+    gatewayRefused: refused?.[1] ?? null,
   });
   for (const v of views) {
     if (!v.programmed) {
@@ -82,7 +96,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     lookup: inputs.lookup,
     allowLoopbackEndpoints: inputs.allowLoopbackEndpoints ?? false,
     problems: [],
-    backends: new Map<string, Backend>(),
+    backends: new Map<string, GatewayBackend>(),
     services: new Set<string>(),
   };
   const attached = new Map<ListenerView, Set<string>>(views.map((v) => [v, new Set<string>()]));
@@ -171,7 +185,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   return {
     proxy: { ports, rules, backends },
     gateway: {
-      conditions: gatewayConditions(addresses, views, generation),
+      conditions: gatewayConditions(refused, views, generation),
       listeners: views.map((v) => listenerStatus(v, attached.get(v)!.size)),
     },
     routes: statuses,
@@ -271,6 +285,8 @@ function proxyPorts(views: readonly ListenerView[], ranked: Map<number, Map<stri
     }
   }
   for (const p of ports.values()) {
+    const names = views.filter((v) => v.programmed && v.port === p.port && v.hostname !== "").map((v) => v.hostname);
+    p.listenerHostnames = [...new Set(names)].sort(compareHostnames);
     p.certs.sort((a: TlsCert, b: TlsCert) =>
       compareHostnames(a.hosts[0] ?? "", b.hosts[0] ?? "") || cmp(a.file, b.file)
     );
@@ -280,23 +296,21 @@ function proxyPorts(views: readonly ListenerView[], ranked: Map<number, Map<stri
 
 /**
  * Accepted: True while at least one listener is accepted (reason ListenersNotValid when some
- * listener is not served), False when none is or when spec.addresses asks for addresses (the
- * proxy's Service gives them). Programmed follows Accepted: an accepted Gateway gets its proxy,
+ * listener is not served), False when none is, when spec.addresses asks for addresses (the
+ * proxy's Service gives them) or when spec.infrastructure.parametersRef names parameters (not read). Programmed follows Accepted: an accepted Gateway gets its proxy,
  * which serves the programmed listeners (each listener's own Programmed says whether it is one);
  * the controller may still set it False while the proxy has no address.
  */
-function gatewayConditions(addresses: number, views: readonly ListenerView[], generation: number): Condition[] {
+function gatewayConditions(
+  refused: [string, string] | null,
+  views: readonly ListenerView[],
+  generation: number,
+): Condition[] {
   const notServed = views.filter((v) => !v.programmed).map((v) => v.name);
   const accepted = views.filter((v) => v.accepted).length;
   let acc: Condition;
-  if (addresses > 0) {
-    acc = condition(
-      Type.Accepted,
-      false,
-      Reason.UnsupportedAddress,
-      UNSUPPORTED_ADDRESSES,
-      generation,
-    );
+  if (refused !== null) {
+    acc = condition(Type.Accepted, false, refused[0], refused[1], generation);
   } else if (accepted === 0) {
     acc = condition(
       Type.Accepted,

@@ -80,6 +80,28 @@ export interface PathModifier {
   value: string;
 }
 
+/** One weighted target of a rule. */
+export interface Target {
+  backend: string;
+  weight: number;
+  requestHeaders?: HeaderEdits | null;
+  responseHeaders?: HeaderEdits | null;
+}
+
+/**
+ * The CORS filter as the proxy applies it. Origins: `*` (any), or `scheme://host[:port]` where
+ * the host may start with `*.` (one or more labels). `"*"` in methods or headers: the preflight's
+ * own request is allowed (echoed back).
+ */
+export interface CorsPolicy {
+  allowOrigins: string[];
+  allowCredentials: boolean;
+  allowMethods: string[];
+  allowHeaders: string[];
+  exposeHeaders: string[];
+  maxAge: number;
+}
+
 /**
  * What one rule does with a request it matched (several entries may point to it: one per match
  * and hostname). Filters apply in this order: request headers, then redirect (answers at once) or
@@ -100,9 +122,20 @@ export interface RuleBackend {
   } | null;
   /** URLRewrite. */
   rewrite: { hostname: string | null; path: PathModifier | null } | null;
+  /** The CORS filter: preflights from an allowed origin answered by the proxy, the others' answers get the headers. */
+  cors: CorsPolicy | null;
+  /**
+   * `timeouts` (request, backendRequest): how long the proxy waits for the backend's answer and
+   * for each later piece of it, in ms (the smaller of the two); 0: no limit of the route's own
+   * (the proxy's longest); null: the proxy's default.
+   */
+  timeoutMs: number | null;
   // ReplacePrefixMatch (redirect or rewrite) replaces the prefix each entry matched: its own path.
-  /** Valid backendRefs with weight > 0: Backend.name of a Service backend and its weight. */
-  targets: { backend: string; weight: number }[];
+  /**
+   * Valid backendRefs with weight > 0: Backend.name of a Service backend, its weight, and the
+   * backendRef's own header filters, applied after the rule's only when the request goes there.
+   */
+  targets: Target[];
   /**
    * The summed weight of invalid backendRefs (not found, not permitted, unknown kind): that share
    * of requests is answered 500. No targets and no redirect: every request is answered 500.
@@ -118,6 +151,11 @@ export interface ProxyPort {
   /** In the spec's precedence order (GEP-1722 / HTTPRouteRule docs): the first entry that matches wins. */
   routes: RouteEntry[];
   /**
+   * The hostnames of its programmed listeners that have one, most specific first. On HTTPS, a
+   * request whose Host selects another listener than the TLS SNI did is answered 421.
+   */
+  listenerHostnames?: string[];
+  /**
    * HTTPS: the certificates of its listeners, most specific SNI first; `hosts` empty: the
    * certificate of a listener without hostname (served to any SNI no other line names).
    */
@@ -130,8 +168,11 @@ export interface GatewayProxyModel {
   ports: ProxyPort[];
   /** Sorted by name. */
   rules: RuleBackend[];
-  /** Service backends (`be_<ns>_<svc>_<port>`, servers in slots: lib/render/slots.ts), sorted by name. */
-  backends: Backend[];
+  /**
+   * Service backends (`be_<ns>_<svc>_<port>`, servers in slots: lib/render/slots.ts), sorted by
+   * name; `proto: "h2"`: the servers speak HTTP/2 without TLS (appProtocol `kubernetes.io/h2c`).
+   */
+  backends: (Backend & { proto?: "h2" })[];
 }
 
 /** What the controller writes into the Gateway's status (the addresses come from its proxy's Service). */

@@ -15,6 +15,7 @@ import type { Templates } from "../render/templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "../render/proxy_options.ts";
 import { containerPort, containerPortClashes } from "./ports.ts";
 import { NO_RANK, portRoutes, WILDCARD_DEPTH } from "./render_routes.ts";
+import { checkedHostname } from "./render_checks.ts";
 import { type BackendView, ruleOutput, serviceBackendView } from "./render_rules.ts";
 
 /** One port's frontend as templates/gateway/frontend.eta places it. */
@@ -32,6 +33,8 @@ export interface FrontendView {
   lport: string;
   /** Rank-guarded routing lines (lib/gateway/render_routes.ts), without indentation. */
   guarded: string[];
+  /** HTTPS: the lines that answer 421 when the Host selects another listener than the SNI did. */
+  misdirected: string[];
 }
 
 /** What the Gateway templates get as `it`. */
@@ -101,6 +104,39 @@ function crtLines(ports: readonly ProxyPort[]): { lines: string[]; secrets: Secr
   return { lines: listed.map(line), secrets, defaults };
 }
 
+/** A condition that `sample` (a lower-case host) matches listener hostname `h` (exact, or `*.suffix`: one or more labels). */
+function hostCondition(sample: string, h: string): string {
+  const host = checkedHostname(h);
+  if (host === "") bug("empty listener hostname");
+  return host.startsWith("*.")
+    ? `{ ${sample} -m end ${host.slice(1)} } !{ ${sample} -m beg . }`
+    : `{ ${sample} -m str ${host} }`;
+}
+
+/**
+ * Misdirected requests (RFC 9110 §15.5.20): on an HTTPS port, the TLS SNI picked a listener (the
+ * most specific hostname matching it, else the one without hostname) and so picked its
+ * certificate; a request on that connection whose Host picks another listener is answered 421, so
+ * a client reusing a connection for another host (HTTP/2 coalescing) retries on a new one rather
+ * than be served by a listener it did not authenticate. `hostnames`: the port's listener
+ * hostnames, most specific first; none: every request picks the one listener, nothing to check.
+ */
+function misdirectedLines(hostnames: readonly string[]): string[] {
+  if (hostnames.length === 0) return [];
+  const lines: string[] = [];
+  for (const [v, sample] of [["txn.lsni", "ssl_fc_sni,lower"], ["txn.lhost", "var(txn.host)"]] as const) {
+    hostnames.forEach((h, i) => {
+      lines.push(`http-request set-var(${v}) str(${i}) if !{ var(${v}) -m found } ${hostCondition(sample, h)}`);
+    });
+    lines.push(`http-request set-var(${v}) str(none) if !{ var(${v}) -m found }`);
+  }
+  lines.push(
+    `http-request return status 421 content-type text/plain string "misdirected request: this connection's TLS ` +
+      `server name is for another listener" if { ssl_fc_sni -m found } !{ var(txn.lsni),strcmp(txn.lhost) eq 0 }`,
+  );
+  return lines;
+}
+
 /** The view of `model` (every value checked for its spot) and its route maps. */
 export function buildGatewayView(
   model: GatewayProxyModel,
@@ -150,6 +186,7 @@ export function buildGatewayView(
       key: `${p.port}:`,
       lport: p.port === (https ? 443 : 80) ? "" : `:${p.port}`,
       guarded: routes.guarded,
+      misdirected: https ? misdirectedLines(p.listenerHostnames ?? []) : [],
     };
   });
   const backends = [...services.values(), ...rules.backends].sort((a, b) => a.name < b.name ? -1 : 1);

@@ -16,7 +16,9 @@
  * (the normalized path the entry matched), `txn.pslash` (that path and `/`) and `txn.lport`
  * (`:<listener port>` unless it is the scheme's default).
  */
-import type { Backend, HeaderEdits, PathModifier, RouteEntry, RuleBackend } from "./model_types.ts";
+import type { Backend, HeaderEdits, PathModifier, RouteEntry, RuleBackend, Target } from "./model_types.ts";
+import { corsLines } from "./render_cors.ts";
+import { MAX_TIMEOUT_MS } from "./validate.ts";
 import { canonicalPath, isHost, isIPv4, isIPv6, isPortNumber, isProxyName } from "../render/patterns.ts";
 import { slotLines } from "../render/slots.ts";
 import {
@@ -56,13 +58,14 @@ function bug(message: string): never {
   throw new Error(`bug: ${message} in the Gateway model`);
 }
 
-/** A Service backend's view: checked name, balance, timeout and server slots. */
-export function serviceBackendView(b: Backend): BackendView {
+/** A Service backend's view: checked name, balance, timeout and server slots (`proto h2` for h2c Services). */
+export function serviceBackendView(b: Backend & { proto?: "h2" }): BackendView {
   if (!isProxyName(b.name) || b.name.includes(":") || !/^be_/.test(b.name)) {
     bug(`backend name ${JSON.stringify(b.name)}`);
   }
   if (!BALANCES.has(b.balance)) bug(`balance ${JSON.stringify(b.balance)}`);
   if (b.timeoutServer !== null && !TIME.test(b.timeoutServer)) bug(`timeout ${JSON.stringify(b.timeoutServer)}`);
+  if (b.proto !== undefined && b.proto !== "h2") bug(`proto ${JSON.stringify(b.proto)}`);
   for (const s of b.servers) {
     const ip = s.address.startsWith("[") && s.address.endsWith("]") ? s.address.slice(1, -1) : s.address;
     const ok = s.address === ip ? isIPv4(ip) : isIPv6(ip);
@@ -72,14 +75,25 @@ export function serviceBackendView(b: Backend): BackendView {
     name: b.name,
     balance: b.balance,
     lines: b.timeoutServer !== null ? [`timeout server ${b.timeoutServer}`] : [],
-    slots: slotLines(b.servers),
+    slots: slotLines(b.servers, b.proto === "h2" ? "proto h2" : ""),
   };
 }
 
 /** A rule that routes straight to its one target. */
 function direct(r: RuleBackend): boolean {
   return r.requestHeaders === null && r.responseHeaders === null && r.redirect === null && r.rewrite === null &&
-    r.targets.length === 1 && r.invalidWeight === 0;
+    (r.cors ?? null) === null && (r.timeoutMs ?? null) === null && r.targets.length === 1 &&
+    !r.targets[0].requestHeaders && !r.targets[0].responseHeaders && r.invalidWeight === 0;
+}
+
+/**
+ * The `timeout server` of a rule with `timeouts`: the wait for the backend's answer and between its
+ * pieces; 0 (off) is HAProxy's longest timeout (24.8 days), so the defaults' does not apply.
+ */
+function timeoutLines(ms: number | null | undefined): string[] {
+  if (ms === null || ms === undefined) return [];
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) bug(`timeout ${ms}`);
+  return [`timeout server ${ms === 0 ? MAX_TIMEOUT_MS : ms}ms`];
 }
 
 function headerLines(directive: "http-request" | "http-response", edits: HeaderEdits | null): string[] {
@@ -206,12 +220,22 @@ function rewriteLines(r: RuleBackend, entries: readonly RouteEntry[]): string[] 
   return lines;
 }
 
-/** What a rule does to a request it forwards: request headers, rewrite, response headers. */
+/** What a rule does to a request it forwards: CORS, request headers, rewrite, response headers; its timeout. */
 function filterLines(r: RuleBackend, entries: readonly RouteEntry[]): string[] {
   return [
+    ...timeoutLines(r.timeoutMs),
+    ...corsLines(r.cors ?? null),
     ...headerLines("http-request", r.requestHeaders),
     ...rewriteLines(r, entries),
     ...headerLines("http-response", r.responseHeaders),
+  ];
+}
+
+/** A backendRef's own header filters: after the rule's, only for requests sent to that backend. */
+function targetLines(t: Target): string[] {
+  return [
+    ...headerLines("http-request", t.requestHeaders ?? null),
+    ...headerLines("http-response", t.responseHeaders ?? null),
   ];
 }
 
@@ -249,7 +273,13 @@ export function ruleOutput(
     const services = r.targets.map((t) => backends.get(t.backend) ?? bug(`target ${t.backend} of rule ${name}`));
     if (r.redirect !== null) {
       target.set(name, name);
-      views.push(own(name, [...headerLines("http-request", r.requestHeaders), ...redirectLines(r, mine)]));
+      views.push(
+        own(name, [
+          ...corsLines(r.cors ?? null),
+          ...headerLines("http-request", r.requestHeaders),
+          ...redirectLines(r, mine),
+        ]),
+      );
     } else if (direct(r)) {
       target.set(name, services[0].name);
     } else if (services.length === 0) {
@@ -257,7 +287,7 @@ export function ruleOutput(
       views.push(own(name, [ANSWER_500]));
     } else if (services.length === 1 && r.invalidWeight === 0) {
       target.set(name, name);
-      views.push(copy(name, services[0], filterLines(r, mine)));
+      views.push(copy(name, services[0], [...filterLines(r, mine), ...targetLines(r.targets[0])]));
     } else {
       target.set(name, name);
       views.push(own(name, [ANSWER_500]));
@@ -268,7 +298,7 @@ export function ruleOutput(
       let upTo = 0;
       services.forEach((s, i) => {
         upTo += weights[i];
-        views.push(copy(`${name}.${i}`, s, lines));
+        views.push(copy(`${name}.${i}`, s, [...lines, ...targetLines(r.targets[i])]));
         choice.push(`http-request set-var(txn.route) str(${name}.${i}) if ${rule} { var(txn.rnd) -m int lt ${upTo} }`);
       });
     }
@@ -281,7 +311,9 @@ function own(name: string, lines: string[]): BackendView {
   return { name, balance: "roundrobin", lines, slots: [] };
 }
 
-/** A backend with `lines` before the servers of Service backend `service`. */
+/** A backend with `lines` before the servers of Service backend `service` (a timeout of `lines` replaces the Service's). */
 function copy(name: string, service: BackendView, lines: string[]): BackendView {
-  return { name, balance: service.balance, lines: [...service.lines, ...lines], slots: service.slots };
+  const own = lines.some((l) => l.startsWith("timeout server "));
+  const base = own ? service.lines.filter((l) => !l.startsWith("timeout server ")) : service.lines;
+  return { name, balance: service.balance, lines: [...base, ...lines], slots: service.slots };
 }

@@ -3,7 +3,8 @@
  * One HTTPRoute rule read: its matches, its rule backend (filters and weighted Service targets;
  * lib/gateway/model_types.ts RuleBackend) and what is wrong with it. A rule whose matches cannot
  * be served is dropped; a rule whose filters cannot be served keeps its matches and answers 500
- * (a filter is never skipped); invalid backendRefs answer 500 for their share of the weight. The
+ * (a filter is never skipped); invalid backendRefs answer 500 for their share of the weight.
+ * `timeouts` bound the wait for the backend's answer (lib/gateway/model_types.ts RuleBackend). The
  * rule backend's name depends only on the route's identity and the rule's index, so editing a
  * rule's paths, filters or backends keeps its name.
  */
@@ -14,6 +15,8 @@ import { Reason } from "./conditions.ts";
 import { readFilters } from "./filters.ts";
 import { type MatchSpec, readMatch, ruleMatches } from "./matches.ts";
 import type { RuleBackend } from "./model_types.ts";
+import { durationMs, MAX_TIMEOUT_MS } from "./validate.ts";
+import { show } from "../render/show.ts";
 
 export interface Issue {
   reason: string;
@@ -36,20 +39,26 @@ export function ruleBackendName(routeId: string, index: number): string {
   return `gw_${createHash("sha256").update(`${routeId}#${index}`).digest("hex").slice(0, 12)}`;
 }
 
+/** A rule backend without filters, timeouts or targets: every request it gets is answered 500. */
+function answers500(): Omit<RuleBackend, "name"> {
+  return {
+    requestHeaders: null,
+    responseHeaders: null,
+    redirect: null,
+    rewrite: null,
+    cors: null,
+    timeoutMs: null,
+    targets: [],
+    invalidWeight: 0,
+  };
+}
+
 /** Reads rule `index` of route `routeId` (`namespace/name`). */
 export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ctx: BackendContext): RuleRead {
   const where = `spec.rules[${index}]`;
   const unsupported: Issue[] = [];
   const unresolved: Issue[] = [];
-  const backend: RuleBackend = {
-    name: ruleBackendName(routeId, index),
-    requestHeaders: null,
-    responseHeaders: null,
-    redirect: null,
-    rewrite: null,
-    targets: [],
-    invalidWeight: 0,
-  };
+  const backend: RuleBackend = { name: ruleBackendName(routeId, index), ...answers500() };
 
   const raw = ruleMatches(rule.matches);
   let matches: MatchSpec[] | null = [];
@@ -69,6 +78,12 @@ export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ct
   if (filters.ok) Object.assign(backend, filters.filters);
   else unsupported.push({ reason: filters.reason, message: filters.message });
 
+  const timeout = readTimeouts(rule.timeouts, where);
+  if (typeof timeout === "string") {
+    unsupported.push({ reason: Reason.UnsupportedValue, message: `${timeout}; requests this rule matches get 500` });
+    failed = true;
+  } else backend.timeoutMs = timeout;
+
   const refs = rule.backendRefs ?? [];
   if (backend.redirect && refs.length > 0) {
     unsupported.push({
@@ -79,28 +94,59 @@ export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ct
   }
   for (const [j, ref] of refs.entries()) {
     const at = `${where}.backendRefs[${j}]`;
-    if ((ref.filters ?? []).length > 0) {
-      unsupported.push({
-        reason: Reason.UnsupportedValue,
-        message: `${at}.filters are not supported; requests this rule matches get 500`,
-      });
+    const own = readFilters(ref.filters, at, prefixOnly, true);
+    if (!own.ok) {
+      unsupported.push({ reason: own.reason, message: own.message });
       failed = true;
     }
+    const edits = own.ok ? own.filters : null;
+    const hasEdits = edits !== null && (edits.requestHeaders !== null || edits.responseHeaders !== null);
     const v = resolveBackendRef(ref, at, ctx);
     if (!v.ok) {
       unresolved.push({ reason: v.reason, message: v.message });
       backend.invalidWeight += v.weight;
     } else if (v.weight > 0) {
-      const same = backend.targets.find((t) => t.backend === v.backend);
+      // refs to one Service without filters of their own share one target
+      const same = hasEdits ? undefined : backend.targets.find((t) =>
+        t.backend === v.backend && !t.requestHeaders &&
+        !t.responseHeaders
+      );
       if (same) same.weight += v.weight;
-      else backend.targets.push({ backend: v.backend, weight: v.weight });
+      else {
+        backend.targets.push({
+          backend: v.backend,
+          weight: v.weight,
+          ...(hasEdits ? { requestHeaders: edits.requestHeaders, responseHeaders: edits.responseHeaders } : {}),
+        });
+      }
     }
   }
 
   if (failed) {
     // Served as a 500 for everything it matches: a filter that cannot be applied is never skipped.
-    Object.assign(backend, { requestHeaders: null, responseHeaders: null, redirect: null, rewrite: null, targets: [] });
-    backend.invalidWeight = 0;
+    Object.assign(backend, answers500());
   }
   return { index, matches, backend, unsupported, unresolved };
+}
+
+/**
+ * A rule's `timeouts` as one wait in ms (the smaller of request and backendRequest: the proxy makes
+ * one attempt per request; 0 when both are off), null when it has none, or why not.
+ */
+function readTimeouts(t: HTTPRouteRule["timeouts"], where: string): number | null | string {
+  if (t === undefined || t === null) return null;
+  const values: number[] = [];
+  for (const field of ["request", "backendRequest"] as const) {
+    const raw = t[field];
+    if (raw === undefined) continue;
+    const ms = durationMs(raw);
+    if (ms === null) return `${where}.timeouts.${field} ${show(raw)} is not a duration (e.g. 500ms, 10s, 1h30m)`;
+    if (ms > MAX_TIMEOUT_MS) {
+      return `${where}.timeouts.${field} ${show(raw)} is longer than the proxy allows (24.8 days)`;
+    }
+    values.push(ms);
+  }
+  if (values.length === 0) return null;
+  const on = values.filter((v) => v > 0);
+  return on.length === 0 ? 0 : Math.min(...on);
 }

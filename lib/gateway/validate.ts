@@ -27,6 +27,8 @@ const HEADER_VALUE = /^[!-&(-~](?:[\t !-&(-~]{0,4094}[!-&(-~])?$/;
 const QUERY_VALUE = /^[!-&(-~]{1,1024}$/;
 
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"] as const;
+/** The methods a CORS filter may allow: the HTTP methods, and `*` for any. */
+export const CORS_METHODS: ReadonlySet<string> = new Set([...HTTP_METHODS, "*"]);
 export const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 export const MAX_VALUE_REGEX_LENGTH = 256;
 
@@ -85,4 +87,29 @@ export function valueRegexProblem(re: unknown): string | null {
     return "does not compile";
   }
   return null;
+}
+
+/**
+ * A CORS origin of the CORS filter: `*`, or `scheme://host[:port]` whose host may start with `*.`
+ * (any one or more labels), case-insensitive. Nothing else: it is placed in a regex and a quoted word.
+ */
+const CORS_ORIGIN =
+  /^(?:\*|[A-Za-z][A-Za-z0-9+.-]{0,15}:\/\/(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::[0-9]{1,5})?)$/;
+
+export function isCorsOrigin(s: unknown): s is string {
+  return typeof s === "string" && s.length <= 253 && CORS_ORIGIN.test(s);
+}
+
+/** A Gateway API duration (GEP-2257): 1 to 4 parts of up to 5 digits, units h, m, s, ms in this order. */
+const DURATION = /^(?:([0-9]{1,5})h)?(?:([0-9]{1,5})m)?(?:([0-9]{1,5})s)?(?:([0-9]{1,5})ms)?$/;
+/** HAProxy's longest timeout: 2^31 - 1 ms (about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2147483647;
+
+/** A Gateway API duration in ms, or null when it is not one. */
+export function durationMs(s: unknown): number | null {
+  if (typeof s !== "string" || s === "") return null;
+  const m = DURATION.exec(s);
+  if (!m) return null;
+  const [h, min, sec, ms] = m.slice(1).map((x) => Number(x ?? 0));
+  return ((h * 60 + min) * 60 + sec) * 1000 + ms;
 }

@@ -98,14 +98,13 @@ Deno.test("Gateway API source against a real API server", async (t) => {
       await t.step(
         "a Gateway gets its own proxy in the controller's namespace, one Service port per listener port",
         async () => {
-          await cluster.apply(
-            resources.gateways,
-            gatewayObj(app, "edge", "ours", [{ name: "http", port: 80, protocol: "HTTP" }, {
-              name: "alt",
-              port: 8081,
-              protocol: "HTTP",
-            }]),
-          );
+          const edge = gatewayObj(app, "edge", "ours", [{ name: "http", port: 80, protocol: "HTTP" }, {
+            name: "alt",
+            port: 8081,
+            protocol: "HTTP",
+          }]);
+          edge.spec.infrastructure = { labels: { team: "payments" }, annotations: { "example.com/cost": "edge" } };
+          await cluster.apply(resources.gateways, edge);
           await cluster.apply(
             resources.gateways,
             gatewayObj(app, "foreign", "theirs", [{ name: "http", port: 80, protocol: "HTTP" }]),
@@ -119,6 +118,13 @@ Deno.test("Gateway API source against a real API server", async (t) => {
             [80, 8081],
           );
           assert.equal(svc!.metadata.annotations?.["ingress-controller.io/gateway"], `${app}/edge`);
+          // spec.infrastructure and the Gateway API's name label, on the Service and the Deployment's pods
+          assert.equal(svc!.metadata.labels?.["gateway.networking.k8s.io/gateway-name"], "edge");
+          assert.equal(svc!.metadata.labels?.team, "payments");
+          assert.equal(svc!.metadata.annotations?.["example.com/cost"], "edge");
+          const deploy = await cluster.get(resources.deployments, ops, edgeProxy);
+          assert.equal(deploy!.spec.template.metadata.labels.team, "payments");
+          assert.equal(deploy!.spec.template.metadata.annotations["example.com/cost"], "edge");
           const gw = await eventually("the Gateway Accepted, with its address, not yet Programmed", async () => {
             const g = await cluster.get(resources.gateways, app, "edge");
             return condition(g, "Accepted")?.status === "True" && g?.status?.addresses?.length ? g : null;

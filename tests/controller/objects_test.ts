@@ -3,9 +3,11 @@ import {
   componentLabel,
   desiredObjects,
   exporterPort,
+  gatewayTarget,
   goDuration,
   hashAnnotation,
   proxyName,
+  proxyObjects,
   statsPort,
   statsServiceName,
 } from "../../lib/controller/objects.ts";
@@ -146,4 +148,45 @@ Deno.test("objects: names are valid service names whatever the ingress name", ()
   assert.equal(goDuration(5000), "5s");
   assert.equal(goDuration(1500), "1500ms");
   assert.equal(goDuration(600_000), "10m0s");
+});
+
+Deno.test("objects: a Gateway's infrastructure labels and annotations on its Deployment, pods, public Service and ServiceAccount", () => {
+  const infra = {
+    labels: { key2: "value2", "gateway.networking.k8s.io/gateway-name": "gw" },
+    annotations: { key1: "value1" },
+  };
+  const target = gatewayTarget("apps/gw", "ops", [{ port: 80, containerPort: 8080 }], infra);
+  const list = proxyObjects(target, data, [], { ...defaultSettings, rbac: true }, defaultPlatform);
+  const of = (kind: string, name = "gw-apps-gw") =>
+    list.find((d) => d.object.kind === kind && d.object.metadata.name === name)!.object;
+  for (const kind of ["Deployment", "Service", "ServiceAccount"]) {
+    const o = of(kind);
+    assert.equal(o.metadata.labels!.key2, "value2", kind);
+    assert.equal(o.metadata.labels!["gateway.networking.k8s.io/gateway-name"], "gw", kind);
+    assert.equal(o.metadata.annotations!.key1, "value1", kind);
+    // the controller's own marks stay
+    assert.equal(o.metadata.labels!["app.kubernetes.io/instance"], "gw-apps-gw", kind);
+    assert.equal(o.metadata.annotations!["ingress-controller.io/gateway"], "apps/gw", kind);
+  }
+  const pod = of("Deployment").spec.template.metadata;
+  assert.deepEqual([pod.labels.key2, pod.annotations.key1], ["value2", "value1"]);
+  assert.equal(pod.labels["app.kubernetes.io/instance"], "gw-apps-gw");
+  // the selector is the controller's alone
+  assert.deepEqual(of("Deployment").spec.selector.matchLabels, {
+    "app.kubernetes.io/name": "haproxy",
+    "app.kubernetes.io/instance": "gw-apps-gw",
+  });
+  // the stats Service and the configuration are not the Gateway's infrastructure
+  assert.equal(of("Service", "gw-apps-gw-stats").metadata.labels!.key2, undefined);
+  // a change of them is a change of the objects
+  const other = proxyObjects(
+    gatewayTarget("apps/gw", "ops", [{ port: 80, containerPort: 8080 }], { ...infra, annotations: { key1: "v2" } }),
+    data,
+    [],
+    { ...defaultSettings, rbac: true },
+    defaultPlatform,
+  );
+  const hash = (l: typeof list) =>
+    l.find((d) => d.object.kind === "Deployment")!.object.metadata.annotations![hashAnnotation];
+  assert.notEqual(hash(list), hash(other));
 });

@@ -184,3 +184,23 @@ Deno.test("two references to one Service in a rule add their weights; Service ba
   ]);
   assert.equal(b.proxy.backends.length, 1);
 });
+
+Deno.test("appProtocol (GEP-1911): kubernetes.io/h2c speaks HTTP/2 without TLS; ws and http HTTP/1.1; others UnsupportedProtocol", () => {
+  const withApp = (appProtocol: string | undefined) => {
+    const world = backends("web");
+    world.services![0].spec!.ports![0].appProtocol = appProtocol;
+    return one([{ name: "web", port: 8080 }], world);
+  };
+  assert.equal(withApp("kubernetes.io/h2c").b.proxy.backends[0].proto, "h2");
+  for (const app of [undefined, "kubernetes.io/ws", "http", "HTTP"]) {
+    const { b, resolved } = withApp(app);
+    assert.equal(b.proxy.backends[0].proto, undefined, String(app));
+    assert.equal(resolved.status, "True", String(app));
+  }
+  for (const app of ["kubernetes.io/wss", "https", "grpc", "tcp"]) {
+    const { rule, resolved } = withApp(app);
+    assert.deepEqual([resolved.status, resolved.reason], ["False", "UnsupportedProtocol"], app);
+    assert.match(resolved.message, /port 8080 has appProtocol/);
+    assert.deepEqual([rule.targets, rule.invalidWeight], [[], 1], "its share is answered 500");
+  }
+});

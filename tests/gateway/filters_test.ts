@@ -132,8 +132,8 @@ Deno.test("URLRewrite: hostname and path; not together with RequestRedirect", ()
   );
 });
 
-Deno.test("filter types not served (RequestMirror, CORS, ExtensionRef, unknown): UnsupportedValue", () => {
-  for (const type of ["RequestMirror", "CORS", "ExtensionRef", "SomethingNew"]) {
+Deno.test("filter types not served (RequestMirror, ExtensionRef, unknown): UnsupportedValue", () => {
+  for (const type of ["RequestMirror", "ExtensionRef", "SomethingNew"]) {
     const [reason, message] = refused([{ type }]);
     assert.equal(reason, "UnsupportedValue");
     assert.match(message, new RegExp(`spec\\.rules\\[0\\]\\.filters\\[0\\]\\.type "${type}" is not supported`));
@@ -174,4 +174,74 @@ Deno.test("a rule with a filter not served answers 500 (the filter is never skip
     "still answered 500, not skipped",
   );
   assert.deepEqual(all.proxy.rules[0].targets, []);
+});
+
+Deno.test("CORS: origins, methods, headers as written (origins lower-cased); maxAge defaults to 5 s", () => {
+  const f = ok([{
+    type: "CORS",
+    cors: {
+      allowOrigins: ["https://www.foo.com", "https://*.Bar.com", "http://a.test:8080", "*"],
+      allowMethods: ["GET", "*"],
+      allowHeaders: ["x-a", "*"],
+      exposeHeaders: ["x-b"],
+      allowCredentials: true,
+    },
+  }]);
+  assert.deepEqual(f.cors, {
+    allowOrigins: ["https://www.foo.com", "https://*.bar.com", "http://a.test:8080", "*"],
+    allowCredentials: true,
+    allowMethods: ["GET", "*"],
+    allowHeaders: ["x-a", "*"],
+    exposeHeaders: ["x-b"],
+    maxAge: 5,
+  });
+  assert.deepEqual(ok([{ type: "CORS", cors: { maxAge: 3600 } }]).cors, {
+    allowOrigins: [],
+    allowCredentials: false,
+    allowMethods: [],
+    allowHeaders: [],
+    exposeHeaders: [],
+    maxAge: 3600,
+  });
+});
+
+Deno.test("CORS: values the proxy cannot place are refused with the field named", () => {
+  const bad: [Record<string, unknown>, RegExp][] = [
+    [{ allowOrigins: ["https://a.com/path"] }, /cors\.allowOrigins\[0\] "https:\/\/a\.com\/path"/],
+    [{ allowOrigins: ["https://a.*.com"] }, /allowOrigins\[0\]/],
+    [{ allowOrigins: ["https://a.com'"] }, /allowOrigins\[0\]/],
+    [{ allowOrigins: ["a.com"] }, /allowOrigins\[0\]/],
+    [{ allowMethods: ["BREW"] }, /allowMethods\[0\] "BREW"/],
+    [{ allowHeaders: ["x a"] }, /allowHeaders\[0\]/],
+    [{ exposeHeaders: ["x'"] }, /exposeHeaders\[0\]/],
+    [{ maxAge: 0 }, /maxAge 0/],
+    [{ maxAge: 1.5 }, /maxAge 1\.5/],
+  ];
+  for (const [cors, message] of bad) {
+    const [reason, text] = refused([{ type: "CORS", cors } as HTTPRouteFilter]);
+    assert.equal(reason, "UnsupportedValue");
+    assert.match(text, message);
+  }
+});
+
+Deno.test("backendRef filters: the header modifiers only; others answer 500 with the reason", () => {
+  const r = readFilters(
+    [
+      { type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "Backend", value: "v1" }] } },
+      { type: "ResponseHeaderModifier", responseHeaderModifier: { remove: ["server"] } },
+    ],
+    "spec.rules[0].backendRefs[0]",
+    true,
+    true,
+  );
+  assert.ok(r.ok);
+  assert.deepEqual(r.filters.requestHeaders, { set: [{ name: "Backend", value: "v1" }], add: [], remove: [] });
+  for (const f of [{ type: "URLRewrite", urlRewrite: {} }, { type: "CORS", cors: {} }]) {
+    const no = readFilters([f], "spec.rules[0].backendRefs[0]", true, true);
+    assert.equal(no.ok, false);
+    assert.match(
+      (no as { message: string }).message,
+      /spec\.rules\[0\]\.backendRefs\[0\]\.filters\[0\]\.type "(URLRewrite|CORS)" is not supported on a backendRef/,
+    );
+  }
 });

@@ -177,7 +177,7 @@ Deno.test("every Gateway and listener condition carries the Gateway's generation
   for (const c of all) assert.ok(c.message.length > 0, c.type);
 });
 
-Deno.test("spec.addresses is not supported: Accepted=False/UnsupportedAddress, nothing served", () => {
+Deno.test("spec.addresses with a value is not supported: Accepted=False/UnsupportedAddress, nothing served", () => {
   const gw = gateway([http("a")]);
   gw.spec.addresses = [{ type: "IPAddress", value: "10.1.2.3" }];
   const b = build(gw);
@@ -188,4 +188,35 @@ Deno.test("spec.addresses is not supported: Accepted=False/UnsupportedAddress, n
   assert.deepEqual(cond(b, "a", "Programmed"), ["False", "Invalid"]);
   assert.match(listenerCondition(b, "a", "Programmed")!.message, /the Gateway is not accepted: spec\.addresses/);
   assert.deepEqual(b.proxy.ports, []);
+});
+
+Deno.test("spec.infrastructure.parametersRef (not read): Accepted=False/InvalidParameters, nothing served", () => {
+  const gw = gateway([http("a")]);
+  gw.spec.infrastructure = { parametersRef: { group: "invalid.io", kind: "InvalidParameters", name: "invalid" } };
+  const b = build(gw);
+  assert.deepEqual([gatewayCondition(b, "Accepted")!.status, gatewayCondition(b, "Accepted")!.reason], [
+    "False",
+    "InvalidParameters",
+  ]);
+  assert.match(gatewayCondition(b, "Accepted")!.message, /parametersRef is not supported/);
+  assert.deepEqual(cond(b, "a", "Programmed"), ["False", "Invalid"]);
+  assert.deepEqual(b.proxy.ports, []);
+  // labels and annotations alone are served
+  const plain = gateway([http("a")]);
+  plain.spec.infrastructure = { labels: { a: "b" } };
+  assert.equal(gatewayCondition(build(plain), "Accepted")!.status, "True");
+});
+
+Deno.test("spec.addresses: an IPAddress entry without value asks for any address: accepted (GatewayAddressEmpty)", () => {
+  for (const addresses of [[{ type: "IPAddress" }], [{}], [{ type: "IPAddress", value: "" }]]) {
+    const gw = gateway([http("a")]);
+    gw.spec.addresses = addresses;
+    const b = build(gw);
+    assert.equal(gatewayCondition(b, "Accepted")!.status, "True", JSON.stringify(addresses));
+    assert.equal(b.proxy.ports.length, 1);
+  }
+  // a Hostname cannot be given: the proxy's address is its Service's IP
+  const gw = gateway([http("a")]);
+  gw.spec.addresses = [{ type: "Hostname" }];
+  assert.equal(gatewayCondition(build(gw), "Accepted")!.reason, "UnsupportedAddress");
 });

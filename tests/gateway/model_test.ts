@@ -171,3 +171,17 @@ Deno.test("rules with an unusable match are dropped, the others served: Partiall
   assert.equal(routeCondition(b, "r", "Accepted")!.status, "True");
   assert.match(routeCondition(b, "r", "PartiallyInvalid")!.message, /spec\.rules\[0\]\.matches\[0\]\.path\.value/);
 });
+
+Deno.test("a port's listener hostnames, most specific first (the 421 check on HTTPS compares SNI and Host by them)", () => {
+  const gw = gateway([
+    https("any", "cert"),
+    https("wild", "cert", 443, { hostname: "*.example.com" }),
+    https("exact", "cert", 443, { hostname: "a.example.com" }),
+    http("plain", 80, { hostname: "b.test" }),
+  ]);
+  const b = build(gw, { secrets: [tlsSecret("cert", NS)] });
+  assert.deepEqual(b.proxy.ports.map((p) => [p.port, p.listenerHostnames]), [
+    [80, ["b.test"]],
+    [443, ["a.example.com", "*.example.com"]],
+  ]);
+});

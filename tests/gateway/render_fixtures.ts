@@ -38,6 +38,8 @@ export function rule(name: string, targets: [string, number][] = [], more: Parti
     responseHeaders: null,
     redirect: null,
     rewrite: null,
+    cors: null,
+    timeoutMs: null,
     targets: targets.map(([backend, weight]) => ({ backend, weight })),
     invalidWeight: 0,
     ...more,

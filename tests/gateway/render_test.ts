@@ -28,6 +28,7 @@ import {
 const templates = await loadTemplates(null);
 const a = service("ns", "a", [{ address: "10.0.0.1", port: 8080 }]);
 const b = service("ns", "b", [{ address: "10.0.0.2", port: 8080 }, { address: "[fd00::2]", port: 8080 }]);
+const h2c = { ...service("ns", "grpc", [{ address: "10.0.0.3", port: 3001 }], 8081), proto: "h2" as const };
 const render = (m: GatewayProxyModel) => renderGateway(m, templates);
 
 Deno.test("containerPort: 80 and 443 as an Ingress proxy, privileged ports up, the pod's own ports never", () => {
@@ -67,9 +68,22 @@ function fullModel(): GatewayProxyModel {
         entry("*.example.com", "/", "gw_direct"),
         entry("", "~/re/[0-9]+", "gw_direct"),
         entry("", "/none", "gw_none"),
+        entry("", "/cors", "gw_cors"),
+        entry("", "/cors-any", "gw_cors_any"),
+        entry("", "/slow", "gw_timeout"),
+        entry("", "/unlimited", "gw_no_timeout"),
+        entry("", "/per-backend", "gw_per_backend"),
+        entry("", "/h2c", "gw_h2c"),
         entry("", "/", "gw_prefix_redirect"),
       ]),
-      httpsPort(443, [entry("", "/", "gw_direct")], [cert("ns", "tls", ["a.example.com"]), cert("ns", "any", [])]),
+      {
+        ...httpsPort(443, [entry("", "/", "gw_direct")], [
+          cert("ns", "tls", ["a.example.com"]),
+          cert("ns", "wild", ["*.example.com"]),
+          cert("ns", "any", []),
+        ]),
+        listenerHostnames: ["a.example.com", "*.example.com"],
+      },
       httpPort(8080, [entry("", "/", "gw_direct")]),
     ],
     [
@@ -97,15 +111,54 @@ function fullModel(): GatewayProxyModel {
         },
       }),
       rule("gw_none", []),
+      rule("gw_cors", [[a.name, 1]], {
+        cors: {
+          allowOrigins: ["https://www.example.com", "https://*.example.org:8443"],
+          allowCredentials: true,
+          allowMethods: ["GET", "OPTIONS"],
+          allowHeaders: ["x-a", "x-b"],
+          exposeHeaders: ["x-c"],
+          maxAge: 3600,
+        },
+      }),
+      rule("gw_cors_any", [[a.name, 1]], {
+        cors: {
+          allowOrigins: ["*"],
+          allowCredentials: false,
+          allowMethods: ["*"],
+          allowHeaders: ["*"],
+          exposeHeaders: [],
+          maxAge: 5,
+        },
+      }),
+      rule("gw_timeout", [[a.name, 1]], { timeoutMs: 500 }),
+      rule("gw_no_timeout", [[a.name, 1]], { timeoutMs: 0 }),
+      {
+        ...rule("gw_per_backend", [[a.name, 1], [b.name, 1]]),
+        targets: [
+          {
+            backend: a.name,
+            weight: 1,
+            requestHeaders: { set: [{ name: "Backend", value: "a" }], add: [], remove: [] },
+            responseHeaders: null,
+          },
+          { backend: b.name, weight: 1, requestHeaders: null, responseHeaders: { set: [], add: [], remove: ["x-b"] } },
+        ],
+      },
+      rule("gw_h2c", [[h2c.name, 1]]),
     ],
-    [a, b],
+    [a, b, h2c],
   );
 }
 
 Deno.test("renderGateway: a model using every feature passes haproxy -c", async () => {
   const ca = await createCA({ commonName: "test CA" });
   const r = render(fullModel());
-  const pems = { "ns_tls.pem": await pemFor(ca, ["a.example.com"]), "ns_any.pem": await pemFor(ca, ["any.example"]) };
+  const pems = {
+    "ns_tls.pem": await pemFor(ca, ["a.example.com"]),
+    "ns_wild.pem": await pemFor(ca, ["*.example.com"]),
+    "ns_any.pem": await pemFor(ca, ["any.example"]),
+  };
   const check = await checkRendered(r, pems);
   assert.ok(check.ok, `${check.output}\n${r.config}`);
   // one frontend per port, bound on its container port
@@ -134,7 +187,13 @@ Deno.test("renderGateway: map keys by listener port and host part, values with t
     "80:.example.com/ be_ns_a_80:3",
     "80:.example.com/redirect/ gw_redirect:3",
     "80:/ gw_prefix_redirect:3",
+    "80:/cors-any/ gw_cors_any:3",
+    "80:/cors/ gw_cors:3",
+    "80:/h2c/ be_ns_grpc_8081:3",
     "80:/none/ gw_none:3",
+    "80:/per-backend/ gw_per_backend:3",
+    "80:/slow/ gw_timeout:3",
+    "80:/unlimited/ gw_no_timeout:3",
     "80:a.example.com/ gw_rewrite:2",
   ]);
   assert.equal(r.maps["routes-regex.map"], "^80:(?=/)(?:/re/[0-9]+)$ be_ns_a_80:3\n");

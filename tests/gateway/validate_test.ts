@@ -1,6 +1,8 @@
 /** The anchored patterns of Gateway API values that reach the proxy. */
 import assert from "node:assert/strict";
 import {
+  durationMs,
+  isCorsOrigin,
   isGatewayHostname,
   isHeaderName,
   isHeaderValue,
@@ -43,4 +45,35 @@ Deno.test("value regexes: the path regex subset without its leading /", () => {
   assert.match(valueRegexProblem("(?=a)")!, /\(\?/);
   assert.match(valueRegexProblem("it's")!, /not allowed/);
   assert.match(valueRegexProblem("")!, /empty/);
+});
+
+Deno.test("durations (GEP-2257): up to four parts of up to five digits, h m s ms in this order", () => {
+  const cases: [string, number | null][] = [
+    ["0s", 0],
+    ["500ms", 500],
+    ["1h", 3_600_000],
+    ["1h30m", 5_400_000],
+    ["1h2m3s4ms", 3_723_004],
+    ["99999ms", 99_999],
+    ["", null],
+    ["1", null],
+    ["1.5s", null],
+    ["1s1h", null],
+    ["1d", null],
+    ["-1s", null],
+    ["100000s", null],
+    ["1 s", null],
+  ];
+  for (const [text, ms] of cases) assert.equal(durationMs(text), ms, text);
+});
+
+Deno.test("CORS origins: *, or scheme://host[:port] with an optional leading *. label; nothing else", () => {
+  for (const ok of ["*", "https://www.foo.com", "https://*.bar.com", "http://a.test:8080", "HTTPS://A.COM"]) {
+    assert.ok(isCorsOrigin(ok), ok);
+  }
+  for (
+    const bad of ["", "**", "https://", "https://a.com/", "https://a.*.com", "a.com", "https://a.com'", "https://a b"]
+  ) {
+    assert.ok(!isCorsOrigin(bad), bad);
+  }
 });

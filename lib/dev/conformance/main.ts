@@ -12,7 +12,8 @@
  *      `dist/conformance/<channel>-<version>-default-report.yaml`, the log beside it;
  *   6. the pod logs and the Gateway API objects copied to `dist/conformance/diagnostics/`, then the
  *      summary, ending with the line `N passed, M failed` (the profile's core tests).
- * Exits 0 only when every core test passed and none was skipped. The cluster is always removed,
+ * Exits 0 only when every core test passed, none was skipped, and no extended test of a claimed
+ * feature failed. The cluster is always removed,
  * also on Ctrl-C or a failure. See suite_args.ts for the arguments.
  */
 import { join } from "node:path";
@@ -36,6 +37,7 @@ import {
   type ConformanceReport,
   conformant,
   coreSummary,
+  extendedFailures,
   parseReport,
   suiteOutcome,
   summaryLines,
@@ -133,8 +135,11 @@ async function main(): Promise<number> {
     for (const l of phases.table()) say(l);
     say("");
     const summary = coreSummary(CORE_TESTS, testOutcomes(log), report, PROFILE, errors);
+    // a claimed feature whose test fails is a false claim in the class's status: the run fails too
+    const extFailed = extendedFailures(report, PROFILE);
+    if (extFailed.length > 0) say(`extended tests failed (${extFailed.length}): ${extFailed.join(", ")}`);
     for (const l of summaryLines(summary, report)) say(l);
-    return conformant(summary) ? 0 : 1;
+    return conformant(summary) && extFailed.length === 0 ? 0 : 1;
   } catch (err) {
     say(`conformance: ${interrupted ? `stopped by ${interrupted}` : (err as Error).message}`);
     say("");

@@ -202,6 +202,19 @@ export function conformant(s: CoreSummary): boolean {
   return s.failed === 0 && s.skipped === 0 && s.passed > 0 && (s.source === "log" || s.result === "success");
 }
 
+/**
+ * The extended tests of `profile` that failed: the class claims exactly the features whose tests
+ * pass here, so any failure means a claim to withdraw or a bug to fix (a failed result without a
+ * list counts as one unnamed failure).
+ */
+export function extendedFailures(report: ConformanceReport | null, profile: string): string[] {
+  const e = report?.profiles?.find((p) => p.name === profile)?.extended;
+  if (!e) return [];
+  const failed = e.failedTests ?? [];
+  if (failed.length > 0) return [...failed];
+  return e.result === "failure" || e.statistics.Failed > 0 ? ["(the report names none)"] : [];
+}
+
 /** The printed summary; its last line is exactly `N passed, M failed`. */
 export function summaryLines(s: CoreSummary, report: ConformanceReport | null): string[] {
   const lines: string[] = [];

@@ -15,6 +15,7 @@ import {
   assertionErrors,
   conformant,
   coreSummary,
+  extendedFailures,
   parseReport,
   suiteOutcome,
   summaryLines,
@@ -195,4 +196,39 @@ Deno.test("the core list is the 36 GATEWAY-HTTP core tests of suite v1.6.3, each
   assert.equal(new Set(CORE_TESTS).size, 36);
   assert.ok(!CORE_TESTS.includes("GatewayInvalidParametersRef"), "left core in v1.6.3");
   assert.ok(!CORE_TESTS.includes("HTTPRouteDisallowedKind"), "needs TLSRoute");
+});
+
+Deno.test("extended tests that failed: the report's list (a claimed feature must pass); none for success or no profile", () => {
+  const withExtended = (extended: string) =>
+    parseReport(
+      report(`    result: success
+    statistics:
+      Failed: 0
+      Passed: 36
+      Skipped: 0`).replace(
+        / {2}extended:\n(?: {4}.*\n)+/,
+        `  extended:\n${extended}`,
+      ),
+    );
+  assert.deepEqual(extendedFailures(parseReport(report(failing)), "GATEWAY-HTTP"), []);
+  const failed = withExtended(`    failedTests:
+    - HTTPRouteCORS
+    result: failure
+    statistics:
+      Failed: 1
+      Passed: 26
+      Skipped: 0
+    supportedFeatures:
+    - HTTPRouteCORS
+`);
+  assert.deepEqual(extendedFailures(failed, "GATEWAY-HTTP"), ["HTTPRouteCORS"]);
+  const unnamed = withExtended(`    result: failure
+    statistics:
+      Failed: 1
+      Passed: 0
+      Skipped: 0
+`);
+  assert.deepEqual(extendedFailures(unnamed, "GATEWAY-HTTP"), ["(the report names none)"]);
+  assert.deepEqual(extendedFailures(failed, "GATEWAY-TLS"), []);
+  assert.deepEqual(extendedFailures(null, "GATEWAY-HTTP"), []);
 });
