@@ -2,13 +2,16 @@
  * @module nginx/to_httproute
  * The migration preview (`nginx-check --output httproute`): what Ingresses written for ingress-nginx
  * become in the Gateway API. Each Ingress's annotations are read as the compatibility mode applies
- * them (nginx/translate.ts `translateIngress`: our keys, parsed by lib/annotations' parsers), so the
- * preview claims exactly what this controller serves today, then each key of ours with a Gateway API
- * form becomes a match or filter of an HTTPRoute: redirects to HTTPS (a route on the HTTP listener),
- * `redirect-to`, `app-root` and `www-redirect` (RequestRedirect), `rewrite-target` (URLRewrite, the
- * `P(/|$)(.*)` + `/$2` regex form as a prefix), a `Host` set (URLRewrite hostname), header edits
- * (Request/ResponseHeaderModifier), regex paths (RegularExpression) and canaries (weighted
- * backendRefs, header matches). Every annotation gets a verdict; an Ingress that restricts who may
+ * them (nginx/translate.ts `translateIngress` and the mode's defaults, nginx/convert.ts
+ * `compatDefaults`: our keys, parsed by lib/annotations' parsers), so the preview claims exactly what
+ * this controller serves today, then each key of ours with a Gateway API form becomes a match or
+ * filter of an HTTPRoute: redirects to HTTPS (a route on the HTTP listener), `redirect-to`,
+ * `app-root` and `www-redirect` (RequestRedirect), `rewrite-target` (URLRewrite, the `P(/|$)(.*)` +
+ * `/$2` regex form as a prefix), a `Host` set (URLRewrite hostname), header edits
+ * (Request/ResponseHeaderModifier), regex paths (RegularExpression: with `path-regex: all` every path
+ * of the host, other Ingresses' too, as the model makes them) and canaries (weighted backendRefs,
+ * header matches). What the Gateway API cannot say the same way is a note (case, the idiom's place
+ * after the host's regexes, the / the HTTPS redirect drops). Every annotation gets a verdict; an Ingress that restricts who may
  * reach it (authentication, address lists, client certificates, backend verification) in a way the
  * Gateway API cannot is withheld: its route is shown, never emitted, since applying it would open
  * the Ingress's paths. The TLS sections become the Gateway listeners (and ReferenceGrants) the routes
