@@ -824,7 +824,8 @@ export function planMigration(
         grants.set(r.ns, g);
       }
     }
-    if (r.regexPaths.length > 0) {
+    // `/` matches every path in any case
+    if (r.regexPaths.some((x) => x.raw !== "/")) {
       r.notes.push(
         "regex paths: the Gateway matches them (and the prefixes they became) case-sensitively; the Ingress " +
           "matched them case-insensitively",

@@ -294,6 +294,8 @@ Deno.test("the P(/|$)(.*) idiom as PathPrefix comes after the host's regexes: a 
     ing("site", {}, { paths: [{ path: "/", service: "site" }] }),
   ], GW);
   assert.doesNotMatch(alone.ingresses[0].notes.join("\n"), /tries the regex/, "/ stays after /api in both");
+  assert.match(alone.ingresses[1].notes.join("\n"), /\/ \(Prefix\): a regex, as every path of the host/);
+  assert.doesNotMatch(alone.ingresses[1].notes.join("\n"), /case-sensitively/, "/ matches every path in any case");
 });
 
 Deno.test("the redirect to HTTPS: the Ingress drops a / ending the path (ingress-nginx's default), the RequestRedirect keeps it", () => {
