@@ -2,13 +2,16 @@
  * @module nginx/to_httproute
  * The migration preview (`nginx-check --output httproute`): what Ingresses written for ingress-nginx
  * become in the Gateway API. Each Ingress's annotations are read as the compatibility mode applies
- * them (nginx/translate.ts `translateIngress`: our keys, parsed by lib/annotations' parsers), so the
- * preview claims exactly what this controller serves today, then each key of ours with a Gateway API
- * form becomes a match or filter of an HTTPRoute: redirects to HTTPS (a route on the HTTP listener),
- * `redirect-to`, `app-root` and `www-redirect` (RequestRedirect), `rewrite-target` (URLRewrite, the
- * `P(/|$)(.*)` + `/$2` regex form as a prefix), a `Host` set (URLRewrite hostname), header edits
- * (Request/ResponseHeaderModifier), regex paths (RegularExpression) and canaries (weighted
- * backendRefs, header matches). Every annotation gets a verdict; an Ingress that restricts who may
+ * them (nginx/translate.ts `translateIngress` and the mode's defaults, nginx/convert.ts
+ * `compatDefaults`: our keys, parsed by lib/annotations' parsers), so the preview claims exactly what
+ * this controller serves today, then each key of ours with a Gateway API form becomes a match or
+ * filter of an HTTPRoute: redirects to HTTPS (a route on the HTTP listener), `redirect-to`,
+ * `app-root` and `www-redirect` (RequestRedirect), `rewrite-target` (URLRewrite, the `P(/|$)(.*)` +
+ * `/$2` regex form as a prefix), a `Host` set (URLRewrite hostname), header edits
+ * (Request/ResponseHeaderModifier), regex paths (RegularExpression: with `path-regex: all` every path
+ * of the host, other Ingresses' too, as the model makes them) and canaries (weighted backendRefs,
+ * header matches). What the Gateway API cannot say the same way is a note (case, the idiom's place
+ * after the host's regexes, the / the HTTPS redirect drops). Every annotation gets a verdict; an Ingress that restricts who may
  * reach it (authentication, address lists, client certificates, backend verification) in a way the
  * Gateway API cannot is withheld: its route is shown, never emitted, since applying it would open
  * the Ingress's paths. The TLS sections become the Gateway listeners (and ReferenceGrants) the routes
@@ -16,7 +19,7 @@
  */
 import { readAnnotation } from "../annotations/resolve.ts";
 import { PREFIX, specOf } from "../annotations/table.ts";
-import { bool, type HeaderLine } from "../annotations/values.ts";
+import { bool, type HeaderLine, pathRegexProblem } from "../annotations/values.ts";
 import type {
   HTTPBackendRef,
   HTTPHeader,
@@ -33,7 +36,7 @@ import { GROUP } from "../gateway/api.ts";
 import { isDns1123Label, isDns1123Subdomain, isHost } from "../render/patterns.ts";
 import { NGINX_PREFIX, NGINX_RULES } from "./table.ts";
 import { checkIngress, type IngressLike, translateIngress } from "./translate.ts";
-import { convertedAnnotations } from "./convert.ts";
+import { compatDefaults, convertedAnnotations } from "./convert.ts";
 
 export interface IngressBackend {
   readonly service?: { readonly name?: string; readonly port?: { readonly number?: number; readonly name?: string } };
@@ -132,6 +135,7 @@ function notServedYet(key: string): string | null {
 const FORMS: Readonly<Record<string, string>> = {
   "ssl-redirect": `an HTTPRoute on the HTTP listener (port ${HTTP_PORT}) with RequestRedirect scheme https`,
   "ssl-redirect-code": "the statusCode of the RequestRedirect to https",
+  "ssl-redirect-trailing-slash": "the RequestRedirect to https, which keeps the path as sent, a / ending it too",
   "force-ssl-redirect": `an HTTPRoute on the HTTP listener (port ${HTTP_PORT}) with RequestRedirect scheme https`,
   "path-regex": "RegularExpression path matches",
   "rewrite-target": "URLRewrite path",
@@ -153,12 +157,20 @@ const FORMS: Readonly<Record<string, string>> = {
 
 type Settings = Readonly<Record<string, string>>;
 
-/** Our keys as the compatibility mode applies them: the Ingress's own, then the translated ones. */
-function settingsOf(ing: IngressObject): Settings {
-  const own = Object.fromEntries(
-    Object.entries(ing.metadata?.annotations ?? {}).filter(([k]) => !k.startsWith(NGINX_PREFIX)),
-  );
-  return { ...own, ...translateIngress(ing).annotations };
+/**
+ * Our keys as the compatibility mode applies them: the Ingress's own, then the translated ones, then
+ * ingress-nginx's defaults where they differ from ours (nginx/convert.ts `COMPAT_DEFAULTS`), whose
+ * names (without prefix) are `defaults`.
+ */
+function settingsOf(ing: IngressObject): { settings: Settings; defaults: string[] } {
+  const annotations = ing.metadata?.annotations ?? {};
+  const own = Object.fromEntries(Object.entries(annotations).filter(([k]) => !k.startsWith(NGINX_PREFIX)));
+  const translated = translateIngress(ing).annotations;
+  const defaults = compatDefaults({ namespace: ing.metadata?.namespace ?? "", annotations }, translated);
+  return {
+    settings: { ...own, ...translated, ...defaults },
+    defaults: Object.keys(defaults).map((k) => k.slice(PREFIX.length)),
+  };
 }
 
 /** A key's parsed value, else its default's, else null (an invalid value counts as unset, as in the model). */
@@ -224,6 +236,8 @@ interface Reading {
   ns: string;
   name: string;
   settings: Settings;
+  /** Keys of `settings` that are only the compatibility mode's defaults. */
+  defaults: string[];
   canary: boolean;
   verdicts: string[];
   notes: string[];
@@ -232,37 +246,97 @@ interface Reading {
   /** Forms that depend on the value, by key of ours (over FORMS). */
   forms: Map<string, string>;
   withheld: string[];
+  /** The Ingress's paths the Gateway matches as regexes, by host; `prefix`: the `P(/|$)(.*)` idiom's PathPrefix. */
+  regexPaths: { host: string; raw: string; prefix: string | null }[];
 }
 
 function read(ing: IngressObject): Reading {
   const ns = ing.metadata?.namespace ?? "default";
   const name = ing.metadata?.name ?? "";
-  const settings = settingsOf(ing);
+  const { settings, defaults } = settingsOf(ing);
   return {
     ing,
     ns,
     name,
     settings,
+    defaults,
     canary: setting<boolean>(settings, "canary") === true,
     verdicts: [],
     notes: [],
     unmapped: new Set(),
     forms: new Map(),
     withheld: [],
+    regexPaths: [],
   };
 }
 
-/** The path match of one Ingress path and the rewrite it needs, or a reason it has none. */
+/** Which paths of an Ingress are regexes (`path-regex`): none, the ImplementationSpecific ones, all. */
+function regexPathsOf(r: Reading): "false" | "true" | "all" {
+  return setting<"false" | "true" | "all">(r.settings, "path-regex") ?? "false";
+}
+
+/** A path is one of the Ingress's own regexes: `path-regex: all`, or `true` and ImplementationSpecific. */
+function ownRegex(r: Reading, pathType: string | undefined): boolean {
+  const paths = regexPathsOf(r);
+  return paths === "all" || (paths === "true" && pathType === "ImplementationSpecific");
+}
+
+/**
+ * The hosts where every path is a regex, as the model makes them (render/model.ts `regexHosts`,
+ * ingress-nginx's enforceRegexModifier): those an Ingress with `path-regex: all` (use-regex or
+ * rewrite-target in compatibility mode) routes with a valid regex path, the other Ingresses' paths
+ * of the host too. Canaries route nothing of their own.
+ */
+function regexHostsOf(readings: readonly Reading[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of readings) {
+    if (r.canary || regexPathsOf(r) !== "all") continue;
+    for (const rule of r.ing.spec?.rules ?? []) {
+      const host = rule.host ?? "";
+      if (host !== "" && !isHost(host)) continue;
+      const paths = rule.http?.paths ?? [];
+      if (
+        paths.some((p) => pathRegexProblem(p.path ?? (p.pathType === "ImplementationSpecific" ? "/" : "")) === null)
+      ) {
+        out.add(host);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A regex path as a Gateway match: `/` (every path, from its start) as PathPrefix `/`, which matches
+ * the same paths and keeps its place after every other regex of the host, as the Ingress's
+ * longest-first order does; any other as a RegularExpression open at its end.
+ */
+function regexMatch(regex: string): HTTPRouteMatch {
+  return regex === "/"
+    ? { path: { type: "PathPrefix", value: "/" } }
+    : { path: { type: "RegularExpression", value: openEndedRegex(regex) } };
+}
+
+/**
+ * The path match of one Ingress path and the rewrite it needs, or a reason it has none. `regexHost`:
+ * another Ingress makes every path of the path's host a regex.
+ */
 function pathRule(
   r: Reading,
+  host: string,
   path: string | undefined,
   pathType: string | undefined,
+  regexHost: boolean,
 ): PathRule | string {
-  const regexPaths = setting<boolean>(r.settings, "path-regex") === true;
   const rewrite = setting<{ target: string; captures: boolean }>(r.settings, "rewrite-target");
   const raw = path ?? (pathType === "ImplementationSpecific" ? "/" : "");
-  if (pathType === "ImplementationSpecific" && regexPaths) {
+  if (pathType !== "Exact" && pathType !== "Prefix" && pathType !== "ImplementationSpecific") {
+    return `path type ${JSON.stringify(pathType)} is not served`;
+  }
+  if (ownRegex(r, pathType)) {
+    const problem = pathRegexProblem(raw);
+    if (problem !== null) return `as a regex (path-regex) it ${problem}`;
     const idiom = rewrite?.captures ? prefixRewriteOf(raw, rewrite.target) : null;
+    r.regexPaths.push({ host, raw, prefix: idiom?.prefix ?? null });
     if (idiom) {
       const form = `PathPrefix ${idiom.prefix} with URLRewrite ReplacePrefixMatch ${idiom.replace} (the same as ` +
         `${raw} with ${rewrite!.target})`;
@@ -277,19 +351,28 @@ function pathRule(
       r.notes.push(`${raw}: served without its rewrite (URLRewrite has no regex captures)`);
     }
     return {
-      match: { path: { type: "RegularExpression", value: openEndedRegex(raw) } },
+      match: regexMatch(raw),
       rewritePath: rewrite && !rewrite.captures ? { type: "ReplaceFullPath", replaceFullPath: rewrite.target } : null,
     };
-  }
-  if (pathType !== "Exact" && pathType !== "Prefix" && pathType !== "ImplementationSpecific") {
-    return `path type ${JSON.stringify(pathType)} is not served`;
   }
   if (!raw.startsWith("/")) return `path ${JSON.stringify(raw)} is not absolute`;
   const exact = pathType === "Exact";
   if (rewrite?.captures) r.unmapped.add("rewrite-target"); // ignored on these paths, as by the Ingress
+  const prefixRewrite = rewrite && !rewrite.captures;
+  // As the model: on a host where every path is a regex, a path becomes its regex unless it is no
+  // valid regex or its route rewrites its prefix (then it keeps its match, with a Warning there).
+  const own = exact ? raw : raw.replace(/\/+$/, "") || "/";
+  if (regexHost && !prefixRewrite && pathRegexProblem(own) === null) {
+    r.regexPaths.push({ host, raw: own, prefix: null });
+    r.notes.push(
+      `${showHost(host)} ${raw} (${pathType}): a regex, as every path of the host, since an Ingress of the host ` +
+        "has use-regex or rewrite-target (as in ingress-nginx)",
+    );
+    return { match: regexMatch(own), rewritePath: null };
+  }
   return {
     match: { path: { type: exact ? "Exact" : "PathPrefix", value: raw } },
-    rewritePath: rewrite && !rewrite.captures
+    rewritePath: prefixRewrite
       ? exact
         ? { type: "ReplaceFullPath", replaceFullPath: rewrite.target }
         : { type: "ReplacePrefixMatch", replacePrefixMatch: rewrite.target }
@@ -471,6 +554,38 @@ function tlsHosts(r: Reading): Map<string, string | null> {
   return out;
 }
 
+/**
+ * The Ingress orders a host's regexes longest first; the Gateway tries every RegularExpression
+ * before any PathPrefix. A `P(/|$)(.*)` idiom, which becomes PathPrefix P, therefore comes after
+ * the shorter regexes of its host that the Ingress tried after it: where one of them matches under
+ * P too, the requests go elsewhere, which the idiom's Ingress is told.
+ */
+function prefixAfterRegexes(r: Reading, readings: readonly Reading[]): void {
+  for (const idiom of r.regexPaths) {
+    if (idiom.prefix === null) continue;
+    const under = [idiom.prefix, `${idiom.prefix}/`];
+    const before = readings.flatMap((o) => o.regexPaths).filter((x) =>
+      x.host === idiom.host && x.prefix === null && x.raw !== "/" && x.raw.length <= idiom.raw.length &&
+      under.some((path) => matchesFromStart(x.raw, path))
+    ).map((x) => x.raw);
+    if (before.length === 0) continue;
+    r.notes.push(
+      `${showHost(idiom.host)} ${idiom.raw}: the Gateway tries the regex ${[...new Set(before)].join(", ")} before ` +
+        `PathPrefix ${idiom.prefix}, the Ingress tried this longer regex first: requests under ${idiom.prefix} ` +
+        "that both match go elsewhere through the Gateway",
+    );
+  }
+}
+
+/** The Ingress's match of a regex path (from the start, case-insensitively); unreadable here: a match. */
+function matchesFromStart(regex: string, path: string): boolean {
+  try {
+    return new RegExp(`^(?:${regex})`, "i").test(path);
+  } catch {
+    return true;
+  }
+}
+
 /** The `www.` twin of a host (or the bare twin of a `www.` host). */
 function twinOf(host: string): string | null {
   if (host.startsWith("*.")) return null;
@@ -495,10 +610,11 @@ export function planMigration(
   services: readonly ServiceLike[] = [],
 ): MigrationPlan {
   const readings = ingresses.map(read);
+  const regexHosts = regexHostsOf(readings);
   const key = (ns: string, host: string, path: string) => `${ns}\u0000${host}\u0000${path}`;
   const canaries = new Map<string, CanaryOf>();
   for (const r of readings.filter((x) => x.canary)) {
-    const own = keysSet(r.settings).filter((k) => !k.startsWith("canary"));
+    const own = keysSet(r.settings).filter((k) => !k.startsWith("canary") && !r.defaults.includes(k));
     if (own.length > 0) {
       r.notes.push(`its own ${own.join(", ")} ${own.length > 1 ? "are" : "is"} not carried to its backendRef`);
     }
@@ -559,7 +675,7 @@ export function planMigration(
       const rules = byHost.get(host) ?? [];
       byHost.set(host, rules);
       for (const p of rule.http?.paths ?? []) {
-        const pr = pathRule(r, p.path, p.pathType);
+        const pr = pathRule(r, host, p.path, p.pathType, regexHosts.has(host));
         if (typeof pr === "string") {
           r.notes.push(`${showHost(host)} ${p.path ?? ""}: ${pr}; left out`);
           continue;
@@ -626,6 +742,14 @@ export function planMigration(
       routes.push(routeOf(i === 0 ? "-https-redirect" : `-https-redirect-${i + 1}`, hostnames, [{
         filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: code } }],
       }], HTTP_PORT));
+    }
+    if (redirected.length > 0 && setting<string>(r.settings, "ssl-redirect-trailing-slash") === "drop") {
+      r.unmapped.add("ssl-redirect-trailing-slash");
+      r.notes.push(
+        "the redirect to HTTPS: the Ingress drops a / ending the path (GET /docs/ → https://<host>/docs), as " +
+          "ingress-nginx does without preserve-trailing-slash; the RequestRedirect keeps the path as sent " +
+          "(https://<host>/docs/)",
+      );
     }
     if (setting<boolean>(r.settings, "www-redirect") === true) {
       const twins = new Map<string, string[]>();
@@ -700,7 +824,8 @@ export function planMigration(
         grants.set(r.ns, g);
       }
     }
-    if (setting<boolean>(r.settings, "path-regex") === true) {
+    // `/` matches every path in any case
+    if (r.regexPaths.some((x) => x.raw !== "/")) {
       r.notes.push(
         "regex paths: the Gateway matches them (and the prefixes they became) case-sensitively; the Ingress " +
           "matched them case-insensitively",
@@ -721,6 +846,7 @@ export function planMigration(
       withheld: r.withheld.length ? r.withheld.join("; ") : null,
     });
   }
+  for (const r of readings) prefixAfterRegexes(r, readings);
   for (const r of readings.filter((x) => x.canary && !used.has(x))) {
     const m = out.find((x) => x.namespace === r.ns && x.name === r.name)!;
     m.notes.push(

@@ -29,7 +29,10 @@ Deno.test("file mode: a JSON array of {namespace, ingress, annotation, verdict, 
     "nginx.ingress.kubernetes.io/ssl-redirect",
     "translated",
   ]);
-  assert.match(redirect.note, /^308 to HTTPS for TLS hosts.* ingress-nginx strips it \(https:\/\/<host>\)/);
+  assert.match(
+    redirect.note,
+    /^308 to HTTPS for TLS hosts, .*a \/ ending the path is dropped \(GET \/ → https:\/\/<host>\) unless preserve-trailing-slash is true/,
+  );
   assert.equal(rows.find((x) => x.annotation.endsWith("/configuration-snippet"))?.verdict, "refused");
 
   const list = await nginxCheck(["--filename=" + `${fixtures}internal.json`, "-o", "json", "-n", "monitoring"]);
@@ -49,7 +52,7 @@ Deno.test("file mode: the text table with a count per verdict", async () => {
   );
   assert.equal(
     lines.at(-1),
-    "3 Ingress(es), 28 nginx annotation(s): 14 supported, 9 translated, 3 unsupported, 2 refused",
+    "3 Ingress(es), 28 nginx annotation(s): 15 supported, 8 translated, 3 unsupported, 2 refused",
   );
 });
 

@@ -164,8 +164,8 @@ export const CASES: Readonly<Record<string, Case>> = {
     tls: true,
     // false is ingress-nginx's default, which the compatibility mode applies without the key (COMPAT_DEFAULTS)
     variants: [
-      translated({ "preserve-trailing-slash": "false" }, { "ssl-redirect-trailing-slash": "drop" }),
-      translated({ "preserve-trailing-slash": "true" }, { "ssl-redirect-trailing-slash": "keep" }),
+      supported({ "preserve-trailing-slash": "false" }, { "ssl-redirect-trailing-slash": "drop" }),
+      supported({ "preserve-trailing-slash": "true" }, { "ssl-redirect-trailing-slash": "keep" }),
     ],
     renders: [
       "+ redirect-hosts.map: preserve-trailing-slash.nginx.test 308s",
@@ -315,19 +315,19 @@ export const CASES: Readonly<Record<string, Case>> = {
   },
   "x-forwarded-prefix": {
     variants: [
-      translated({ "x-forwarded-prefix": "/shop" }, { "request-headers-set": "X-Forwarded-Prefix: /shop" }),
-      translated({ "x-forwarded-prefix": "/shop", "upstream-vhost": "shop.internal" }, {
+      supported({ "x-forwarded-prefix": "/shop" }, { "request-headers-set": "X-Forwarded-Prefix: /shop" }),
+      supported({ "x-forwarded-prefix": "/shop", "upstream-vhost": "shop.internal" }, {
         "request-headers-set": "Host: shop.internal\nX-Forwarded-Prefix: /shop",
       }),
       // an upstream-vhost that is not applied is not written with it, nor costs it its header
       {
-        ...translated({ "x-forwarded-prefix": "/shop", "upstream-vhost": "$host" }, {
+        ...supported({ "x-forwarded-prefix": "/shop", "upstream-vhost": "$host" }, {
           "request-headers-set": "X-Forwarded-Prefix: /shop",
         }),
         others: { "upstream-vhost": "unsupported" },
       },
       {
-        ...translated({ "x-forwarded-prefix": "/shop", "upstream-vhost": "bad_host!" }, {
+        ...supported({ "x-forwarded-prefix": "/shop", "upstream-vhost": "bad_host!" }, {
           "request-headers-set": "X-Forwarded-Prefix: /shop",
         }),
         others: { "upstream-vhost": "refused" },

@@ -32,7 +32,7 @@ Deno.test("the difference list is every translated key, with the note nginx-chec
   const samples: Record<string, string> = {
     "ssl-redirect": "true",
     "force-ssl-redirect": "true",
-    "app-root": "/store",
+    "use-regex": "true",
     "from-to-www-redirect": "true",
     "limit-rps": "5",
     "proxy-read-timeout": "60",

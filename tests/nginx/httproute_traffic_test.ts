@@ -66,6 +66,7 @@ const SERVICES: Record<string, number> = {
   "ci/jenkins": 8080,
   "default/hello-world": 80,
   "default/headers": 80,
+  "shop/assets": 80,
 };
 /** Header edits in this controller's own keys (ingress-nginx has no typed form; its snippets are refused). */
 const HEADERS_INGRESS = {
@@ -86,6 +87,29 @@ const HEADERS_INGRESS = {
       host: "headers.example.com",
       http: {
         paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "headers", port: { number: 80 } } } }],
+      },
+    }],
+  },
+};
+/**
+ * A Prefix path on shop.example.com, where storefront-api's use-regex and rewrite-target make every
+ * path a regex (ingress-nginx's enforceRegexModifier): `/assets/` matches as `^/assets`.
+ */
+const ASSETS_INGRESS = {
+  apiVersion: "networking.k8s.io/v1",
+  kind: "Ingress",
+  metadata: { name: "assets", namespace: "shop" },
+  spec: {
+    ingressClassName: "nginx",
+    tls: [{ hosts: ["shop.example.com"], secretName: "shop-example-com-tls" }],
+    rules: [{
+      host: "shop.example.com",
+      http: {
+        paths: [{
+          path: "/assets/",
+          pathType: "Prefix",
+          backend: { service: { name: "assets", port: { number: 80 } } },
+        }],
       },
     }],
   },
@@ -170,8 +194,9 @@ if (!inPrivateNetwork()) {
     const ingresses = [
       ...objects.filter((o) => o.kind === "Ingress" && MIGRATED.includes(`${o.metadata.namespace}/${o.metadata.name}`)),
       HEADERS_INGRESS,
+      ASSETS_INGRESS,
     ];
-    assert.equal(ingresses.length, MIGRATED.length + 1);
+    assert.equal(ingresses.length, MIGRATED.length + 2);
     const services: KubeObject[] = Object.entries(SERVICES).map(([id, port]) => {
       const [ns, name] = id.split("/");
       return {
@@ -342,6 +367,13 @@ if (!inPrivateNetwork()) {
             frameOptions: "DENY",
           }],
           ["a plain route", "http", "jenkins.example.com", "/job/x", {}, { backend: "jenkins" }],
+          ["a Prefix path on a regex host", "https", "shop.example.com", "/assets/app.js", {}, {
+            backend: "assets",
+            target: "/assets/app.js",
+          }],
+          ["a Prefix path on a regex host matches as ^/assets", "https", "shop.example.com", "/assetsv2/app.js", {}, {
+            backend: "assets",
+          }],
           ["a host nobody serves", "http", "nobody.example.com", "/", {}, { status: 404, backend: null }],
         ];
         for (const [what, scheme, host, path, headers, expected] of cases) {
@@ -354,6 +386,22 @@ if (!inPrivateNetwork()) {
             if (expected.status === undefined) assert.equal(ingress.status, 200);
           });
         }
+
+        await t.step(
+          "the redirect to HTTPS: the Ingress drops a / ending the path, the Gateway keeps it, as the preview notes",
+          async () => {
+            const { ingress, gateway } = await both("http", "shop.example.com", "/store/cart/?x=1");
+            assert.deepEqual([ingress.status, ingress.location], [308, "https://shop.example.com/store/cart/?x=1"]);
+            const dir = await both("http", "shop.example.com", "/store/cart/");
+            assert.deepEqual([dir.ingress.status, dir.ingress.location], [308, "https://shop.example.com/store/cart"]);
+            assert.deepEqual([dir.gateway.status, dir.gateway.location], [308, "https://shop.example.com/store/cart/"]);
+            assert.deepEqual(gateway, ingress, "a / before the query is not the end of the path");
+            const web = plan.ingresses.find((m) => m.name === "storefront-web")!;
+            assert.ok(
+              web.notes.some((n) => n.startsWith("the redirect to HTTPS: the Ingress drops a / ending the path")),
+            );
+          },
+        );
 
         await t.step("canary-weight 20: both send about a fifth of the requests to the canary", async () => {
           const share = async (gateway: boolean) => {

@@ -187,7 +187,11 @@ Deno.test("ingress-nginx's e2e assertions through haproxy in compatibility mode"
           // without the client's X-Request-ID, a new one (ingress-nginx's $req_id)
           const fresh = await get("default-backend", "/", ["-H", "Accept:"]);
           assert.equal(fresh.backend, "fallback");
-          assert.match(fresh.received["x-request-id"] ?? "", /^[0-9a-f]{32}$/, "32 hex digits, as ingress-nginx's $req_id");
+          assert.match(
+            fresh.received["x-request-id"] ?? "",
+            /^[0-9a-f]{32}$/,
+            "32 hex digits, as ingress-nginx's $req_id",
+          );
           assert.equal(fresh.received["x-format"], undefined, "no Accept, no X-Format");
           // a route with endpoints is served as usual, without these headers
           const served = await get("rewrite.bar.com", "/foo");

@@ -154,23 +154,39 @@ Deno.test("permanent-redirect and temporal-redirect: RequestRedirect with scheme
   assert.equal(rulesOf(temp.routes[0])[0].backendRefs, undefined, "a redirect rule has no backends");
 });
 
-Deno.test("rewrite-target without captures: ReplacePrefixMatch on Prefix paths, ReplaceFullPath on Exact and regex paths", () => {
-  const prefix = only([ing("api", { "rewrite-target": "/v2" }, { paths: [{ path: "/api" }] })]);
-  assert.deepEqual(filter(rulesOf(prefix.routes[0])[0], "URLRewrite")?.urlRewrite, {
-    path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/v2" },
-  });
-  const exact = only([ing("api", { "rewrite-target": "/v2" }, { paths: [{ path: "/api", pathType: "Exact" }] })]);
-  assert.deepEqual(filter(rulesOf(exact.routes[0])[0], "URLRewrite")?.urlRewrite, {
-    path: { type: "ReplaceFullPath", replaceFullPath: "/v2" },
-  });
-  // rewrite-target makes ImplementationSpecific paths regexes, as in ingress-nginx
+Deno.test("rewrite-target without captures: every path a regex whose whole path is replaced (ReplaceFullPath); our own key on a Prefix path: ReplacePrefixMatch", () => {
+  // ingress-nginx (buildLocation with enforceRegex): `location ~* "^/api"` and `rewrite (?i)/api /v2 break`
+  // whatever the pathType: /api, /apis and /api/x all become /v2
+  for (const pathType of ["Prefix", "Exact", "ImplementationSpecific"]) {
+    const api = only([ing("api", { "rewrite-target": "/v2" }, { paths: [{ path: "/api", pathType }] })]);
+    const rule = rulesOf(api.routes[0])[0];
+    assert.deepEqual(rule.matches, [{ path: { type: "RegularExpression", value: "/api.*" } }], pathType);
+    assert.deepEqual(filter(rule, "URLRewrite")?.urlRewrite, {
+      path: { type: "ReplaceFullPath", replaceFullPath: "/v2" },
+    }, pathType);
+    assert.match(api.m.notes.join("\n"), /case-sensitively/, pathType);
+  }
   const regex = only([
     ing("api", { "rewrite-target": "/" }, { paths: [{ path: "/old/[a-z]+", pathType: "ImplementationSpecific" }] }),
   ]);
   const rule = rulesOf(regex.routes[0])[0];
   assert.deepEqual(rule.matches, [{ path: { type: "RegularExpression", value: "/old/[a-z]+.*" } }]);
   assert.deepEqual(filter(rule, "URLRewrite")?.urlRewrite, { path: { type: "ReplaceFullPath", replaceFullPath: "/" } });
-  assert.match(regex.m.notes.join("\n"), /case-sensitively/);
+  // this controller's own key without path-regex: the matched prefix is replaced, the match stays a prefix
+  const ours = only([ing("api", { "ingress-controller.io/rewrite-target": "/v2" }, { paths: [{ path: "/api" }] })]);
+  const own = rulesOf(ours.routes[0])[0];
+  assert.deepEqual(own.matches, [{ path: { type: "PathPrefix", value: "/api" } }]);
+  assert.deepEqual(filter(own, "URLRewrite")?.urlRewrite, {
+    path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/v2" },
+  });
+  const exact = only([
+    ing("api", { "ingress-controller.io/rewrite-target": "/v2" }, { paths: [{ path: "/api", pathType: "Exact" }] }),
+  ]);
+  assert.deepEqual(rulesOf(exact.routes[0])[0].matches, [{ path: { type: "Exact", value: "/api" } }]);
+  assert.deepEqual(filter(rulesOf(exact.routes[0])[0], "URLRewrite")?.urlRewrite, {
+    path: { type: "ReplaceFullPath", replaceFullPath: "/v2" },
+  });
+  assert.doesNotMatch(ours.m.notes.join("\n"), /case-sensitively/, "no regex, no note");
 });
 
 Deno.test("rewrite-target with captures: the P(/|$)(.*) idiom is a prefix rewrite; other captures have no form", () => {
@@ -211,6 +227,97 @@ Deno.test("openEndedRegex: the Ingress's open end kept in a regex the Gateway ma
   assert.equal(openEndedRegex("/[|]x"), "/[|]x.*");
   assert.equal(openEndedRegex("/x.*"), "/x.*");
   assert.equal(openEndedRegex("/x\\$"), "/x\\$.*");
+});
+
+Deno.test("use-regex or rewrite-target: every path of the host is a regex, other Ingresses' too, as the Ingress serves it", () => {
+  // ingress-nginx's own e2e form: a regex written on a Prefix path, with rewrite-target
+  const prefixIdiom = only([
+    ing("api", { "rewrite-target": "/$2" }, { paths: [{ path: "/api(/|$)(.*)", pathType: "Prefix" }] }),
+  ]);
+  assert.deepEqual(rulesOf(prefixIdiom.routes[0])[0].matches, [{ path: { type: "PathPrefix", value: "/api" } }]);
+  assert.deepEqual(filter(rulesOf(prefixIdiom.routes[0])[0], "URLRewrite")?.urlRewrite, {
+    path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/" },
+  });
+
+  const plan = planMigration([
+    ing("items", { "use-regex": "true" }, { paths: [{ path: "/items/[0-9]+" }] }),
+    ing("site", {}, {
+      paths: [
+        { path: "/", service: "site" },
+        { path: "/shop/", service: "shop" },
+        { path: "/about", pathType: "Exact", service: "about" },
+      ],
+    }),
+    ing("legacy", { "ingress-controller.io/rewrite-target": "/" }, { paths: [{ path: "/old", service: "legacy" }] }),
+    ing("other", {}, { host: "other.example.com", paths: [{ path: "/shop" }] }),
+  ], GW);
+  const matchesOf = (name: string) =>
+    plan.ingresses.find((m) => m.name === name)!.routes.flatMap((r) => rulesOf(r)).map((r) => r.matches?.[0].path);
+  const notesOf = (name: string) => plan.ingresses.find((m) => m.name === name)!.notes.join("\n");
+  assert.deepEqual(matchesOf("items"), [{ type: "RegularExpression", value: "/items/[0-9]+.*" }]);
+  // `^/` matches every path, as PathPrefix / does, and both come after the host's other regexes;
+  // a Prefix path loses its trailing / (as in the model); Exact paths match from the start too
+  assert.deepEqual(matchesOf("site"), [
+    { type: "PathPrefix", value: "/" },
+    { type: "RegularExpression", value: "/shop.*" },
+    { type: "RegularExpression", value: "/about.*" },
+  ]);
+  assert.match(notesOf("site"), /app\.example\.com \/shop\/ \(Prefix\): a regex, as every path of the host/);
+  assert.match(notesOf("site"), /case-sensitively/);
+  // a route that rewrites its prefix keeps its match, as in the model (which warns)
+  assert.deepEqual(matchesOf("legacy"), [{ type: "PathPrefix", value: "/old" }]);
+  assert.deepEqual(matchesOf("other"), [{ type: "PathPrefix", value: "/shop" }], "another host: no regex");
+  assert.doesNotMatch(notesOf("other"), /regex|case-sensitively/);
+
+  // a regex the subset refuses: left out, as the model drops it
+  const bad = only([ing("bad", { "use-regex": "true" }, { paths: [{ path: "/a\\1", pathType: "Prefix" }] })]);
+  assert.deepEqual(bad.routes, []);
+  assert.match(bad.m.notes.join("\n"), /\/a\\1: as a regex \(path-regex\) it .*; left out/);
+  // use-regex false: nothing changes
+  const off = only([ing("off", { "use-regex": "false" }, { paths: [{ path: "/x" }] })]);
+  assert.deepEqual(rulesOf(off.routes[0])[0].matches, [{ path: { type: "PathPrefix", value: "/x" } }]);
+});
+
+Deno.test("the P(/|$)(.*) idiom as PathPrefix comes after the host's regexes: a shorter regex that matches under P is named", () => {
+  const plan = planMigration([
+    ing("api", { "rewrite-target": "/$2" }, { paths: [{ path: "/api(/|$)(.*)", pathType: "Prefix" }] }),
+    ing("a", {}, { paths: [{ path: "/a", service: "a" }, { path: "/b", service: "b" }] }),
+  ], GW);
+  const api = plan.ingresses.find((m) => m.name === "api")!;
+  assert.match(
+    api.notes.join("\n"),
+    /app\.example\.com \/api\(\/\|\$\)\(\.\*\): the Gateway tries the regex \/a before PathPrefix \/api, the Ingress tried this longer regex first/,
+  );
+  assert.doesNotMatch(api.notes.join("\n"), /regex [^P]*\/b/, "/b matches nothing under /api");
+  const alone = planMigration([
+    ing("api", { "rewrite-target": "/$2" }, { paths: [{ path: "/api(/|$)(.*)", pathType: "Prefix" }] }),
+    ing("site", {}, { paths: [{ path: "/", service: "site" }] }),
+  ], GW);
+  assert.doesNotMatch(alone.ingresses[0].notes.join("\n"), /tries the regex/, "/ stays after /api in both");
+  assert.match(alone.ingresses[1].notes.join("\n"), /\/ \(Prefix\): a regex, as every path of the host/);
+  assert.doesNotMatch(alone.ingresses[1].notes.join("\n"), /case-sensitively/, "/ matches every path in any case");
+});
+
+Deno.test("the redirect to HTTPS: the Ingress drops a / ending the path (ingress-nginx's default), the RequestRedirect keeps it", () => {
+  const tls = { tls: [{ hosts: ["app.example.com"], secretName: "app-tls" }] };
+  const drop = only([ing("web", {}, tls)]);
+  assert.match(
+    drop.m.notes.join("\n"),
+    /the Ingress drops a \/ ending the path \(GET \/docs\/ → https:\/\/<host>\/docs\)/,
+  );
+  const dropped = only([ing("web", { "preserve-trailing-slash": "false" }, tls)]);
+  assert.match(verdict(dropped.m.verdicts, "preserve-trailing-slash")!, /no Gateway API form served here/);
+  const keep = only([ing("web", { "preserve-trailing-slash": "true" }, tls)]);
+  assert.doesNotMatch(keep.m.notes.join("\n"), /drops a \//);
+  assert.match(verdict(keep.m.verdicts, "preserve-trailing-slash")!, /keeps the path as sent/);
+  const plain = only([ing("web", {})]);
+  assert.doesNotMatch(plain.m.notes.join("\n"), /drops a \//, "no redirect, nothing dropped");
+  // the compatibility mode's defaults are no key of a canary's own
+  const canary = planMigration([
+    ing("web", {}, tls),
+    ing("web-canary", { canary: "true", "canary-weight": "10" }, { ...tls, paths: [{ path: "/", service: "v2" }] }),
+  ], GW);
+  assert.doesNotMatch(canary.ingresses[1].notes.join("\n"), /not carried/);
 });
 
 Deno.test("upstream-vhost, x-forwarded-prefix and our header keys: URLRewrite hostname and header modifiers", () => {
