@@ -123,10 +123,14 @@ const WITHHOLDS: Readonly<Record<string, string>> = {
   "ssl-passthrough": "TLS passthrough (a TLSRoute's job, not an HTTPRoute's)",
 };
 
-/** Keys whose Gateway API form (standard channel) this controller's Gateways do not serve yet. */
+/** Keys with a Gateway API form that this preview does not write (or that the Gateways do not serve). */
 function notServedYet(key: string): string | null {
-  if (key.startsWith("cors-")) return "the CORS filter is not served here yet";
-  if (key === "timeout-server") return "rules[].timeouts.backendRequest is not served here yet";
+  if (key.startsWith("cors-")) {
+    return "the Gateways serve the CORS filter, but this preview does not write it yet: add a CORS filter to the rule";
+  }
+  if (key === "timeout-server") {
+    return "the Gateways serve rules[].timeouts.backendRequest, but this preview does not write it yet: set it on the rule";
+  }
   if (key.startsWith("sticky-cookie")) return "sessionPersistence is experimental and not served here";
   return null;
 }

@@ -469,7 +469,7 @@ Deno.test("verdicts: each annotation says what it becomes, or that it stays an I
     verdict(m.verdicts, "limit-rps")!,
     /no Gateway API form served here \(rate-limit-rps\); stays an Ingress/,
   );
-  assert.match(verdict(m.verdicts, "enable-cors")!, /CORS filter is not served here yet/);
+  assert.match(verdict(m.verdicts, "enable-cors")!, /serve the CORS filter, but this preview does not write it yet/);
   assert.match(verdict(m.verdicts, "proxy-read-timeout")!, /timeouts/);
   assert.match(verdict(m.verdicts, "configuration-snippet")!, /refused by this controller.*nothing to carry over/);
   assert.match(verdict(m.verdicts, "affinity")!, /sessionPersistence/);
