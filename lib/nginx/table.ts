@@ -279,8 +279,9 @@ export const NGINX_RULES: Readonly<Record<string, NginxRule>> = {
   "proxy-body-size": translated(
     "max-body-size",
     valueOf(v.size),
-    "413 when the Content-Length is over the limit, 0: no limit, as in ingress-nginx; a chunked body (without " +
-      "Content-Length) is not counted and passes whatever its size (ingress-nginx answers 413 once it is over)",
+    "413 when the body is over the limit, 0: no limit, as in ingress-nginx; a body without Content-Length " +
+      "(chunked) is counted only for limits under 8 KiB (HAProxy holds one buffer of it): above that it passes " +
+      "whatever its size (ingress-nginx answers 413 once it is over)",
     "haproxy",
   ),
   "whitelist-source-range": supported("allow-list", valueOf(v.cidrList), "403 for other clients"),

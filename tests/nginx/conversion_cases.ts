@@ -362,14 +362,20 @@ export const CASES: Readonly<Record<string, Case>> = {
   // limits and access
   "proxy-body-size": {
     variants: [translated({ "proxy-body-size": "1k" }, { "max-body-size": "1k" })],
-    renders: ["+ haproxy.cfg: http-request deny deny_status 413 if { req.hdr_val(content-length) gt 1024 }"],
+    renders: [
+      "+ haproxy.cfg: http-request deny deny_status 413 if { req.hdr_val(content-length) gt 1024 }",
+      "+ haproxy.cfg: http-request wait-for-body time 10s at-least 1025 if !{ req.hdr(content-length) -m found } { req.hdr(transfer-encoding) -m found }",
+      "+ haproxy.cfg: http-request deny deny_status 413 if !{ req.hdr(content-length) -m found } { req.body_size gt 1024 }",
+    ],
     traffic: async (ask) => {
       const body = (n: number) => ["--data-binary", "x".repeat(n)];
       assert.equal((await ask("/upload", { args: body(1025) })).status, 413);
       assert.equal((await ask("/upload", { args: body(1024) })).status, 200);
-      // a chunked body (no Content-Length) is not counted: it passes (nginx answers 413; the note says so)
-      const chunked = await ask("/upload", { args: ["-H", "Transfer-Encoding: chunked", ...body(4096)] });
-      assert.deepEqual([chunked.status, chunked.backend], [200, "web"]);
+      // a chunked body (no Content-Length) is counted too, as nginx does, for limits up to 8 KiB
+      const chunked = (n: number) => ask("/upload", { args: ["-H", "Transfer-Encoding: chunked", ...body(n)] });
+      assert.equal((await chunked(4096)).status, 413);
+      assert.deepEqual([(await chunked(1024)).status, (await chunked(1024)).backend], [200, "web"]);
+      assert.deepEqual([(await ask("/")).status, (await ask("/")).backend], [200, "web"], "no body: no wait");
     },
   },
   "whitelist-source-range": {

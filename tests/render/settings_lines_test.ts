@@ -32,7 +32,7 @@ const LINES = [
   "http-request auth realm 'Authentication Required' unless { http_auth(ul_shop_web-users) }",
   "http-request deny deny_status 413 if { req.hdr_val(content-length) gt 8388608 }",
   "http-request redirect location 'https://www.example.com/' code 301",
-  "http-request redirect location '/app' code 302 if { path / }",
+  "http-request redirect location '%[ssl_fc,iif(https,http)]://%[req.hdr(host)]/app' code 302 if { path / }",
   "acl ic_cors_origin req.hdr(origin) -m str 'https://app.example.com'",
   "acl ic_cors_origin req.hdr(origin) -m reg '^https://[^.]+\\.example\\.org$'",
   "http-request set-var(txn.ic_cors_origin) req.hdr(origin) if ic_cors_origin",

@@ -83,6 +83,22 @@ export function rateLimitLines(rate: RateLimit): string[] {
   return l;
 }
 
+/**
+ * The largest limit a body without Content-Length (chunked) is held to: HAProxy 2.6 counts such a
+ * body only as far as it fits in one buffer (`tune.bufsize`, 16 KiB, less the headers and the
+ * rewrite reserve), so the proxy waits for at most limit + 1 bytes and refuses more. Above it, such
+ * bodies are not counted (README: the difference list of proxy-body-size and max-body-size).
+ */
+export const CHUNKED_BODY_LIMIT_MAX = 8192;
+
 export function bodySizeLines(maxBody: number): string[] {
-  return [`http-request deny deny_status 413 if { req.hdr_val(content-length) gt ${maxBody} }`];
+  const lines = [`http-request deny deny_status 413 if { req.hdr_val(content-length) gt ${maxBody} }`];
+  if (maxBody < CHUNKED_BODY_LIMIT_MAX) {
+    // Without Content-Length the size is known only once the body is in: wait for one byte past the limit.
+    lines.push(
+      `http-request wait-for-body time 10s at-least ${maxBody + 1} if !{ req.hdr(content-length) -m found } { req.hdr(transfer-encoding) -m found }`,
+      `http-request deny deny_status 413 if !{ req.hdr(content-length) -m found } { req.body_size gt ${maxBody} }`,
+    );
+  }
+  return lines;
 }
