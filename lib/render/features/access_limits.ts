@@ -95,8 +95,9 @@ export function bodySizeLines(maxBody: number): string[] {
   const lines = [`http-request deny deny_status 413 if { req.hdr_val(content-length) gt ${maxBody} }`];
   if (maxBody < CHUNKED_BODY_LIMIT_MAX) {
     // Without Content-Length the size is known only once the body is in: wait for one byte past the limit.
+    const unsized = "!{ req.hdr(content-length) -m found } { req.hdr(transfer-encoding) -m found }";
     lines.push(
-      `http-request wait-for-body time 10s at-least ${maxBody + 1} if !{ req.hdr(content-length) -m found } { req.hdr(transfer-encoding) -m found }`,
+      `http-request wait-for-body time 10s at-least ${maxBody + 1} if ${unsized}`,
       `http-request deny deny_status 413 if !{ req.hdr(content-length) -m found } { req.body_size gt ${maxBody} }`,
     );
   }
