@@ -121,7 +121,9 @@ export const TEXT_LOG_FORMAT =
  */
 // (no `$` anchor: HAProxy expands `$` in double quotes; no other message starts with Success)
 const ERROR = `%[fc_err_str,regsub(^Success,),json(utf8s)]`;
-export const JSON_ERROR_LOG_FORMAT = `{${[...JSON_FIELDS.slice(0, -1), `"error":"${ERROR}"`, JSON_FIELDS.at(-1)].join(",")}}`;
+export const JSON_ERROR_LOG_FORMAT = `{${
+  [...JSON_FIELDS.slice(0, -1), `"error":"${ERROR}"`, JSON_FIELDS.at(-1)].join(",")
+}}`;
 export const TEXT_ERROR_LOG_FORMAT = `${TEXT_LOG_FORMAT} "${ERROR}"`;
 
 /**
