@@ -79,8 +79,16 @@ await Deno.writeTextFile(
 );
 const backend = await startHaproxy(join(backendDir, "haproxy.cfg"));
 
+/** A proxy's files: haproxy.cfg, and the crt-list, map and PEM files of certs/. */
+interface Layout {
+  config: string;
+  crtList: string;
+  maps: Record<string, string>;
+  pems: Record<string, string>;
+}
+
 /** Our rendered configuration of `n` Ingresses, one host, Service and EndpointSlice each. */
-function ours(n: number, accessLog: ProxyOptions["accessLog"]) {
+function ours(n: number, accessLog: ProxyOptions["accessLog"]): Layout {
   const ingresses = Array.from({ length: n }, (_, i) => ({
     metadata: {
       namespace: "default",
@@ -123,7 +131,7 @@ function ours(n: number, accessLog: ProxyOptions["accessLog"]) {
 }
 
 /** The hand-written minimal configuration: one frontend (plain and TLS), one backend; optionally our JSON log. */
-function minimal(withLog: boolean) {
+function minimal(withLog: boolean): Layout {
   const lines = [
     "global",
     '    stats socket "${IC_RUNTIME_SOCKET}" mode 600 level admin',
@@ -160,7 +168,7 @@ interface Proxy {
 }
 
 /** Lays a configuration out and runs it through bench/dataplane_proxy.ts, stdout to `wc -l`. */
-async function startProxy(name: string, files: ReturnType<typeof minimal>): Promise<Proxy> {
+async function startProxy(name: string, files: Layout): Promise<Proxy> {
   const dir = await Deno.makeTempDir({ prefix: `ic-dataplane-${name}-` });
   const certDir = join(dir, "certs");
   await Deno.mkdir(certDir);
