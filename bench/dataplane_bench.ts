@@ -14,7 +14,8 @@
  * wrk sends no SNI for an address, so ours serves the Ingresses' certificate as the default one too.
  * Figures: `dataplane.ratio_rps.<json|off|minimal_json>.<N>.<http|tls>` (requests/s over the minimal
  * configuration's without log), `dataplane.ratio_p99.…` (p99 latency over the minimal's: above 1 is
- * slower), the absolute figures of each variant, and access lines written per request. Last stdout
+ * slower), `dataplane.ratio_cpu.…` (the proxy's CPU time per request, HAProxy's and the process running it,
+ * over the minimal's: what the machine's load moves least), the absolute figures of each variant, and access lines written per request. Last stdout
  * line: JSON array of {name, unit, value}.
  */
 import { join } from "node:path";
@@ -163,6 +164,8 @@ interface Proxy {
   name: string;
   http: number;
   https: number;
+  /** CPU time (user + system) of its processes so far, ms. */
+  cpuMs(): number;
   /** Stops the proxy; resolves with the lines its stdout held. */
   stop(): Promise<number>;
 }
@@ -215,6 +218,7 @@ async function startProxy(name: string, files: Layout): Promise<Proxy> {
     name,
     http,
     https,
+    cpuMs: () => proxyCpuMs(dir),
     stop: async () => {
       await child.stdin.close();
       const status = await child.status;
@@ -227,17 +231,43 @@ async function startProxy(name: string, files: Layout): Promise<Proxy> {
   };
 }
 
+/**
+ * CPU time (user + system, ms) of a proxy's processes: the haproxy processes running `<dir>/haproxy.cfg`
+ * (master and workers) and the process running them (bench/dataplane_proxy.ts, whose arguments name `dir`).
+ */
+function proxyCpuMs(dir: string): number {
+  let ms = 0;
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const argv = Deno.readTextFileSync(`/proc/${e.name}/cmdline`).split("\0");
+      const haproxy = argv.includes(join(dir, "haproxy.cfg"));
+      const runner = argv.includes(dir) && argv.some((a) => a.endsWith("dataplane_proxy.ts")) &&
+        argv[0] !== "/usr/bin/sh";
+      if (!haproxy && !runner) continue;
+      const fields = Deno.readTextFileSync(`/proc/${e.name}/stat`).split(") ")[1].split(" ");
+      ms += (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks (100/s)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ms;
+}
+
 interface Run {
   rps: number;
   p50: number;
   p99: number;
   requests: number;
+  /** The proxy's CPU time per request (HAProxy and the process running it), µs. */
+  cpuUs: number;
 }
 
 const ROTATE = join(backendDir, "rotate.lua");
 
 /** One wrk run; every answer must be a 200 (else the configuration did not route). */
-async function load(url: string, hosts: number, seconds: number): Promise<Run> {
+async function load(p: Proxy, url: string, hosts: number, seconds: number): Promise<Run> {
+  const cpuBefore = p.cpuMs();
   const out = await new Deno.Command(wrk, {
     args: ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", ROTATE, url],
     env: { BENCH_HOSTS: String(hosts) },
@@ -252,11 +282,13 @@ async function load(url: string, hosts: number, seconds: number): Promise<Run> {
     if (!m) throw new Error(`wrk output without ${re}: ${text}`);
     return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 }[m[2]] ?? NaN);
   };
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1]);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1]),
     p50: ms(/^\s+50%\s+([\d.]+)(us|ms|s)$/m),
     p99: ms(/^\s+99%\s+([\d.]+)(us|ms|s)$/m),
-    requests: Number(/(\d+) requests in/.exec(text)?.[1]),
+    requests,
+    cpuUs: (p.cpuMs() - cpuBefore) * 1000 / requests,
   };
 }
 
@@ -293,17 +325,18 @@ try {
       for (const scheme of ["http", "tls"] as const) {
         const url = (p: Proxy) =>
           scheme === "http" ? `http://${proxyAddress}:${p.http}/` : `https://${proxyAddress}:${p.https}/`;
-        for (const p of proxies) requests.set(p.name, requests.get(p.name)! + (await load(url(p), n, 1)).requests);
+        for (const p of proxies) requests.set(p.name, requests.get(p.name)! + (await load(p, url(p), n, 1)).requests);
         const runs = new Map<string, Run[]>(proxies.map((p) => [p.name, []]));
         for (let round = 0; round < ROUNDS; round++) {
           // alternate the order so that load from elsewhere falls on each alike
           const order = round % 2 === 0 ? proxies : [...proxies].reverse();
           for (const p of order) {
-            const r = await load(url(p), n, SECONDS);
+            const r = await load(p, url(p), n, SECONDS);
             runs.get(p.name)!.push(r);
             requests.set(p.name, requests.get(p.name)! + r.requests);
             console.error(
-              `bench: ${n} ${scheme} ${p.name}: ${r.rps.toFixed(0)} requests/s, p50 ${r.p50} ms, p99 ${r.p99} ms`,
+              `bench: ${n} ${scheme} ${p.name}: ${r.rps.toFixed(0)} requests/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
+                `proxy CPU ${r.cpuUs.toFixed(1)} µs/request`,
             );
           }
         }
@@ -312,10 +345,12 @@ try {
           fig(`dataplane.rps.${p.name}.${n}.${scheme}`, "requests/s", of(p.name, "rps"));
           fig(`dataplane.p50_ms.${p.name}.${n}.${scheme}`, "ms", of(p.name, "p50"));
           fig(`dataplane.p99_ms.${p.name}.${n}.${scheme}`, "ms", of(p.name, "p99"));
+          fig(`dataplane.cpu_us_per_request.${p.name}.${n}.${scheme}`, "µs", of(p.name, "cpuUs"));
         }
         for (const name of ["json", "off", "minimal_json"]) {
           fig(`dataplane.ratio_rps.${name}.${n}.${scheme}`, "ratio", of(name, "rps") / of("minimal", "rps"));
           fig(`dataplane.ratio_p99.${name}.${n}.${scheme}`, "ratio", of(name, "p99") / of("minimal", "p99"));
+          fig(`dataplane.ratio_cpu.${name}.${n}.${scheme}`, "ratio", of(name, "cpuUs") / of("minimal", "cpuUs"));
         }
       }
     } finally {
