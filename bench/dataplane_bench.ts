@@ -131,8 +131,11 @@ function ours(n: number, accessLog: ProxyOptions["accessLog"]): Layout {
   return { config: r.config, crtList: r.crtList, maps: r.maps as Record<string, string>, pems: { [file]: pem } };
 }
 
-/** The hand-written minimal configuration: one frontend (plain and TLS), one backend; optionally our JSON log. */
-function minimal(withLog: boolean): Layout {
+/**
+ * The hand-written minimal configuration: one frontend (plain and TLS), one backend; optionally our JSON log;
+ * with `backends`, one backend per host as ours has (chosen by a map of the Host header), each its own server.
+ */
+function minimal(withLog: boolean, backends = 0): Layout {
   const lines = [
     "global",
     '    stats socket "${IC_RUNTIME_SOCKET}" mode 600 level admin',
@@ -152,12 +155,22 @@ function minimal(withLog: boolean): Layout {
         "    http-request set-var(txn.path) path",
       ]
       : []),
-    "    default_backend be",
-    "backend be",
-    `    server s1 ${backendAddress}:${BACKEND_PORT}`,
+    ...(backends > 0
+      ? ['    use_backend %[req.hdr(host),field(1,:),lower,map_str("${IC_CERT_DIR}/hosts.map")]']
+      : ["    default_backend be"]),
+    ...(backends > 0
+      ? Array.from({ length: backends }, (_, i) => [`backend b${i}`, `    server s1 ${backendAddress}:${BACKEND_PORT}`])
+        .flat()
+      : ["backend be", `    server s1 ${backendAddress}:${BACKEND_PORT}`]),
     "",
   ];
-  return { config: lines.join("\n"), crtList: "", maps: {}, pems: { "minimal.pem": pem } };
+  const hosts = Array.from({ length: backends }, (_, i) => `${host(i)} b${i}\n`).join("");
+  return {
+    config: lines.join("\n"),
+    crtList: "",
+    maps: backends > 0 ? { "hosts.map": hosts } : {},
+    pems: { "minimal.pem": pem },
+  };
 }
 
 interface Proxy {
@@ -261,6 +274,16 @@ interface Run {
   requests: number;
   /** The proxy's CPU time per request (HAProxy and the process running it), µs. */
   cpuUs: number;
+  /** Connections the backend accepted per request (1: none kept alive; near 0: reused). */
+  backendConns: number;
+}
+
+/** Connections the backend HAProxy has accepted so far (`show info` of its worker). */
+async function backendConnections(): Promise<number> {
+  const info = await backend.masterCommand("@1 show info");
+  const m = /^CumConns: (\d+)$/m.exec(info);
+  if (!m) throw new Error(`no CumConns in the backend's show info: ${info.slice(0, 200)}`);
+  return Number(m[1]);
 }
 
 const ROTATE = join(backendDir, "rotate.lua");
@@ -268,6 +291,7 @@ const ROTATE = join(backendDir, "rotate.lua");
 /** One wrk run; every answer must be a 200 (else the configuration did not route). */
 async function load(p: Proxy, url: string, hosts: number, seconds: number): Promise<Run> {
   const cpuBefore = p.cpuMs();
+  const connsBefore = await backendConnections();
   const out = await new Deno.Command(wrk, {
     args: ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", ROTATE, url],
     env: { BENCH_HOSTS: String(hosts) },
@@ -289,6 +313,7 @@ async function load(p: Proxy, url: string, hosts: number, seconds: number): Prom
     p99: ms(/^\s+99%\s+([\d.]+)(us|ms|s)$/m),
     requests,
     cpuUs: (p.cpuMs() - cpuBefore) * 1000 / requests,
+    backendConns: (await backendConnections() - connsBefore) / requests,
   };
 }
 
@@ -307,7 +332,8 @@ await Deno.writeTextFile(
 
 /**
  * With `BENCH_ATTRIBUTION=1`, where our rules' cost goes: ours with `access-log: off` less one group of lines
- * (a measurement only: the configuration without them would not do what the README says).
+ * (a measurement only: the configuration without them would not do what the README says), and the minimal
+ * configuration with one backend per host as ours (`minimal_backends`: what that many servers cost by themselves).
  */
 const ATTRIBUTION: [string, RegExp][] = Deno.env.get("BENCH_ATTRIBUTION") === "1"
   ? [
@@ -342,6 +368,7 @@ try {
     for (const [name, drop] of ATTRIBUTION) {
       proxies.push(await startProxy(name, { ...off, config: without(off.config, drop) }));
     }
+    if (ATTRIBUTION.length > 0) proxies.push(await startProxy("minimal_backends", minimal(false, n)));
     console.error(
       `bench: ${n} Ingresses rendered and started in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
@@ -361,7 +388,7 @@ try {
             requests.set(p.name, requests.get(p.name)! + r.requests);
             console.error(
               `bench: ${n} ${scheme} ${p.name}: ${r.rps.toFixed(0)} requests/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
-                `proxy CPU ${r.cpuUs.toFixed(1)} µs/request`,
+                `proxy CPU ${r.cpuUs.toFixed(1)} µs/request, ${r.backendConns.toFixed(3)} backend connections/request`,
             );
           }
         }
@@ -371,6 +398,11 @@ try {
           fig(`dataplane.p50_ms.${p.name}.${n}.${scheme}`, "ms", of(p.name, "p50"));
           fig(`dataplane.p99_ms.${p.name}.${n}.${scheme}`, "ms", of(p.name, "p99"));
           fig(`dataplane.cpu_us_per_request.${p.name}.${n}.${scheme}`, "µs", of(p.name, "cpuUs"));
+          fig(
+            `dataplane.backend_connections_per_request.${p.name}.${n}.${scheme}`,
+            "ratio",
+            of(p.name, "backendConns"),
+          );
         }
         for (const { name } of proxies.filter((p) => p.name !== "minimal")) {
           fig(`dataplane.ratio_rps.${name}.${n}.${scheme}`, "ratio", of(name, "rps") / of("minimal", "rps"));
