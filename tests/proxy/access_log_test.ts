@@ -8,13 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { V1Secret } from "@kubernetes/client-node";
 import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { freePorts } from "../../lib/dev/localenv/ports.ts";
 import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render } from "../../lib/render/render.ts";
+import { pemFile, realTlsSecret } from "../render/fixtures.ts";
 import { ACCESS_LOG_LINE, DEFAULT_PROXY_OPTIONS, type ProxyOptions } from "../../lib/render/proxy_options.ts";
 
 const templates = await loadTemplates(null);
@@ -23,13 +23,6 @@ const templates = await loadTemplates(null);
 async function layOut(dir: string, backendPort: number, options: ProxyOptions): Promise<string> {
   const ca = await createCA({ commonName: "access-log-ca" });
   const leaf = await issueCertificate(ca, { commonName: "a.example", dnsNames: ["a.example"], usages: ["serverAuth"] });
-  const secret: V1Secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    type: "kubernetes.io/tls",
-    metadata: { namespace: "default", name: "tls" },
-    data: { "tls.crt": btoa(leaf.certPem), "tls.key": btoa(leaf.keyPem) },
-  };
   const { model } = buildModel({
     ingresses: [{
       metadata: { namespace: "default", name: "a", annotations: { "ingress-controller.io/ssl-redirect": "false" } },
@@ -51,7 +44,7 @@ async function layOut(dir: string, backendPort: number, options: ProxyOptions): 
         ports: [{ name: "", port: backendPort }],
         endpoints: [{ addresses: ["127.0.0.1"] }],
       }],
-      secrets: [secret],
+      secrets: [realTlsSecret("tls", leaf)],
     }),
     allowLoopbackEndpoints: true,
   });
@@ -62,7 +55,7 @@ async function layOut(dir: string, backendPort: number, options: ProxyOptions): 
   await Deno.writeTextFile(join(certDir, "crt-list"), rendered.crtList);
   for (const [file, text] of Object.entries(rendered.maps)) await Deno.writeTextFile(join(certDir, file), text);
   assert.equal(rendered.secrets.length, 1);
-  await Deno.writeTextFile(join(certDir, rendered.secrets[0].file!), `${leaf.certPem.trimEnd()}\n${leaf.keyPem}`);
+  await Deno.writeTextFile(join(certDir, rendered.secrets[0].file!), pemFile(leaf));
   return ca.certPem;
 }
 
