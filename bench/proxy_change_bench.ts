@@ -129,7 +129,7 @@ const running = runProxy(
       applied.push({ result, at: performance.now(), eventAt: timing?.eventAt });
       wake();
     },
-    accessLog: () => {},
+    accessLog: "null",
   },
 );
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });

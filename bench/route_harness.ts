@@ -67,6 +67,7 @@ export async function benchProxy(prefix: string): Promise<{
     statsPort,
     runtimeSocket: join(workDir, "runtime.sock"),
     certDir,
+    accessLog: "null",
   });
   return { haproxy, applier: new Applier({ haproxy, workDir, certDir }), httpPort, workDir };
 }

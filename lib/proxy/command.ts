@@ -49,7 +49,7 @@ import { FileChecker } from "./file_check.ts";
 import { leaveOut, makeStandIns, type StandIns } from "./left_out.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { MAP_FILES, type MapFile } from "../render/maps.ts";
-import { HAProxy } from "./haproxy.ts";
+import { type AccessLogSink, HAProxy } from "./haproxy.ts";
 import { type HealthEndpoint, startHealthEndpoint } from "./health_endpoint.ts";
 import { applyFailures, secretsLeftOut } from "./metrics.ts";
 import { HealthChecks } from "../parts/health.ts";
@@ -71,8 +71,8 @@ export interface RunProxyHooks {
   onReady?: (parts: { haproxy: HAProxy; applier: Applier }) => void;
   /** An existing cluster client (default: one built from `settings.kubeconfig`). */
   client?: ClusterClient;
-  /** Receives HAProxy's access log lines (default: they go to stdout; lib/proxy/haproxy.ts). */
-  accessLog?: (line: string) => void;
+  /** Where HAProxy's access log lines go (default: HAProxy writes them to this process's stdout; lib/proxy/haproxy.ts). */
+  accessLog?: AccessLogSink;
 }
 
 /** Runs the proxy until `signal` aborts (without a signal: until SIGINT or SIGTERM). */

@@ -5,13 +5,14 @@
  * contracts.md §4. The master CLI (`reload`, `show proc`) reloads it hitlessly — in master-worker
  * mode the re-executed master takes the listening sockets over from the running worker
  * (`-x sockpair@…`, automatic since 2.2), and old workers finish their connections — and the
- * Runtime API on the admin stats socket changes servers without a reload.
+ * Runtime API on the admin stats socket changes servers without a reload. HAProxy's stdout is this
+ * process's (the proxy container's): its workers write the access log there themselves
+ * (docs/access-log.md).
  */
 import { join } from "node:path";
 import { cliCommand, type CliOptions } from "../haproxy/cli_socket.ts";
 import { log } from "../log/logger.ts";
 import { sleep } from "../runtime/timers.ts";
-import { ACCESS_LOG_LINE } from "../render/proxy_options.ts";
 // lib/render/lua.ts imports nothing of the renderer: the proxy ships the Lua files of its own image.
 import { luaDirOf, writeLuaFiles } from "../render/lua.ts";
 
@@ -96,6 +97,18 @@ export function parseShowProc(text: string): ProcInfo {
   return { master, workers, oldWorkers };
 }
 
+/**
+ * Where HAProxy's stdout goes. It holds the access log lines only (`-db` mode writes nothing else
+ * there; the frontends' loggers let no notice through: templates/access_log.eta).
+ * - `"inherit"`: this process's stdout, the proxy container's. HAProxy's workers write each line
+ *   there themselves (non-blocking: a line that finds the pipe full is dropped and counted in
+ *   `show info`'s `DroppedLogs`); across reloads the master hands the same descriptor to each new worker.
+ * - `"null"`: nowhere (a bench or a test that does not read the lines).
+ * - a function: HAProxy's stdout is a pipe to this process, and each line, as HAProxy wrote it, is
+ *   passed to it (tests reading the lines).
+ */
+export type AccessLogSink = "inherit" | "null" | ((line: string) => void);
+
 export interface HAProxyOptions extends HAProxyEnvSettings {
   /** The haproxy binary. */
   binary: string;
@@ -113,13 +126,8 @@ export interface HAProxyOptions extends HAProxyEnvSettings {
   timeoutMs?: number;
   /** Called when the master exits without stop() having been asked (a crash). */
   onUnexpectedExit?: (status: Deno.CommandStatus) => void;
-  /**
-   * Receives each access log line (HAProxy's `log stdout`: in `-db` mode nothing else is written
-   * to stdout); default: the lines are copied unchanged to this process's stdout, the container's.
-   * HAProxy's own messages on that target (a proxy stopping at a reload, a server going down) go
-   * to this process's log instead, so stdout holds access log lines only.
-   */
-  accessLog?: (line: string) => void;
+  /** Where the access log lines go; default `"inherit"`. */
+  accessLog?: AccessLogSink;
 }
 
 export interface CheckResult {
@@ -138,11 +146,6 @@ export interface ReloadResult {
 /** HAProxy warnings that are the expected result of our own reloads, runtime changes and stops. */
 const EXPECTED_WARNING =
   /Proxy \S+ stopped|exited with code 0|Stopping |Exiting Master|All workers exited|leaving forced maintenance|is going DOWN for maintenance|is UP\/READY|(Paused|Resumed) frontend/;
-
-/** A log line of HAProxy's httpclient (its `option httplog` format, proxy `<HTTPCLIENT>`). */
-/** HAProxy's notice that a frontend or backend stopped or was paused (`Proxy be_x stopped (cumulated conns: …).`). */
-const PROXY_LIFECYCLE_LINE = /^Proxy \S+ (stopped|paused|started|resumed)\b/;
-const HTTPCLIENT_LOG_LINE = /^\S+ \[[^\]]+\] <HTTPCLIENT> /;
 
 /** How many of HAProxy's own output lines are kept for error reports. */
 const KEEP_LINES = 200;
@@ -217,6 +220,7 @@ export class HAProxy {
     await this.#stopLeftover();
     await writeLuaFiles(this.env.IC_LUA_DIR);
     await Deno.remove(this.masterSocket).catch(() => {});
+    const sink = this.#opts.accessLog ?? "inherit";
     const child = new Deno.Command(this.#opts.binary, {
       // -W master-worker, -db foreground (never daemonize: the master is our child), -S master CLI.
       args: [
@@ -230,7 +234,7 @@ export class HAProxy {
       ],
       env: this.env,
       stdin: "null",
-      stdout: "piped",
+      stdout: typeof sink === "function" ? "piped" : sink,
       stderr: "piped",
     }).spawn();
     this.#child = child;
@@ -245,7 +249,8 @@ export class HAProxy {
       }
       return s;
     });
-    this.#pumps = [this.#pumpAccessLog(child.stdout), this.#pump(child.stderr)];
+    this.#pumps = [this.#pump(child.stderr)];
+    if (typeof sink === "function") this.#pumps.push(passLines(child.stdout, sink));
     const deadline = performance.now() + (this.#opts.timeoutMs ?? 30_000);
     for (;;) {
       if (this.#exited) {
@@ -388,39 +393,6 @@ export class HAProxy {
     return this.#lines.filter((l) => l.seq > mark && l.text.includes("[ALERT]")).map((l) => l.text).join(" | ");
   }
 
-  /** HAProxy's stdout: access log lines, passed on whole (never into the alert buffer). */
-  async #pumpAccessLog(stream: ReadableStream<Uint8Array>): Promise<void> {
-    const enc = new TextEncoder();
-    const sink = this.#opts.accessLog ?? (async (line: string) => {
-      // Not Deno.stdout.writable: a second HAProxy in this process could not lock it, and its pipe would fill.
-      const bytes = enc.encode(`${line}\n`);
-      for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
-    });
-    const take = async (line: string) => {
-      if (!line) return;
-      // The auth subrequests of ext auth (templates/ic_ext_auth.lua) are logged by HAProxy's httpclient,
-      // which copies the global loggers: one line per request, already told by the request's own line.
-      if (HTTPCLIENT_LOG_LINE.test(line)) return log.debug("haproxy httpclient", { line });
-      // One line per frontend and backend at every stop and reload: 10,000 lines for 10,000 backends.
-      if (PROXY_LIFECYCLE_LINE.test(line)) return log.debug("haproxy", { line });
-      if (!ACCESS_LOG_LINE.test(line)) return log.info("haproxy", { line });
-      try {
-        await sink(line);
-      } catch (err) {
-        log.warn("cannot copy haproxy's access log to stdout", { error: String(err) });
-      }
-    };
-    let rest = "";
-    const dec = new TextDecoder();
-    for await (const chunk of stream) {
-      rest += dec.decode(chunk, { stream: true });
-      const lines = rest.split("\n");
-      rest = lines.pop()!;
-      for (const line of lines) await take(line);
-    }
-    await take(rest);
-  }
-
   async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {
     let rest = "";
     const dec = new TextDecoder();
@@ -440,6 +412,19 @@ export class HAProxy {
     }
     take(rest);
   }
+}
+
+/** Each line HAProxy wrote to a piped stdout, to `sink` as it is (a test's reader). */
+async function passLines(stream: ReadableStream<Uint8Array>, sink: (line: string) => void): Promise<void> {
+  let rest = "";
+  const dec = new TextDecoder();
+  for await (const chunk of stream) {
+    rest += dec.decode(chunk, { stream: true });
+    const lines = rest.split("\n");
+    rest = lines.pop()!;
+    lines.forEach(sink);
+  }
+  if (rest) sink(rest);
 }
 
 async function exitedWithin(status: Promise<unknown>, ms: number): Promise<boolean> {

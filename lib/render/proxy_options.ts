@@ -5,7 +5,8 @@
  * `defaults` section, `maxconn`, TLS floor and ciphers, ALPN, the default certificate, the
  * sources whose PROXY protocol header the public listeners read, and the access log. The log
  * formats are constants of this file: no cluster value ever reaches a `log-format` string; the
- * only variable parts are the format's name and a sampling ratio.
+ * only variable parts are the format's name and a sampling ratio. HAProxy writes the lines to its
+ * own stdout, the proxy container's, with no process in between (docs/access-log.md).
  * Every value is checked again here with an anchored pattern, so a caller that skipped the
  * parser cannot put a raw string into the configuration.
  */
@@ -128,6 +129,20 @@ export const TEXT_LOG_FORMAT =
   `%Tq/%Tw/%Tc/%Tr/%Ta %sslv %tsc`;
 
 /**
+ * HAProxy's `error-log-format`: the line of a connection that never became a request HAProxy could
+ * route (a failed TLS handshake, a bad PROXY header, a request HTTP could not parse or that timed out
+ * before its headers ended: status 0, 400, 408, 501). The same fields, then `error`, HAProxy's
+ * reason for the connection's failure (`fc_err_str`; empty for the HTTP errors, whose status says
+ * it). Without it HAProxy would write such lines in its own fixed, non-JSON form.
+ */
+// (no `$` anchor: HAProxy expands `$` in double quotes; no other message starts with Success)
+const ERROR = `%[fc_err_str,regsub(^Success,),json(utf8s)]`;
+export const JSON_ERROR_LOG_FORMAT = `{${
+  [...JSON_FIELDS.slice(0, -1), `"error":"${ERROR}"`, JSON_FIELDS.at(-1)].join(",")
+}}`;
+export const TEXT_ERROR_LOG_FORMAT = `${TEXT_LOG_FORMAT} "${ERROR}"`;
+
+/**
  * The `ssl-passthrough` frontend's lines (one per TLS connection passed through, docs/ssl-passthrough.md):
  * a TCP frontend has no HTTP fields, so `time` is the accept date and `sni` the server name the client sent.
  */
@@ -148,10 +163,23 @@ const TCP_JSON_FIELDS = [
 ];
 export const TCP_JSON_LOG_FORMAT = `{${TCP_JSON_FIELDS.join(",")}}`;
 export const TCP_TEXT_LOG_FORMAT = `%t %ci:%cp %f "%[var(sess.ic_sni),json(utf8s)]" %B %b/%s %Tw/%Tc/%Tt %ts`;
+export const TCP_JSON_ERROR_LOG_FORMAT = `{${
+  [...TCP_JSON_FIELDS.slice(0, -1), `"error":"${ERROR}"`, TCP_JSON_FIELDS.at(-1)].join(",")
+}}`;
+export const TCP_TEXT_ERROR_LOG_FORMAT = `${TCP_TEXT_LOG_FORMAT} "${ERROR}"`;
+
+/**
+ * The level of every access line, and the most a frontend's logger lets through. HAProxy's own
+ * notices on a frontend's logger (`Proxy http stopped …` at a reload or a stop, `Paused`/`Resumed`)
+ * are `warning`s: below it, they never reach stdout (HAProxy also prints them on stderr). Requests
+ * are raised to it by a rule (`set-log-level`), the lines written before any rule ran by `option
+ * log-separate-errors`.
+ */
+export const ACCESS_LOG_LEVEL = "err";
 
 /**
  * An access log line of either format (JSON starts with its `time` field, text with the date);
- * HAProxy's own messages on the same target ("Proxy http stopped", "Server … is DOWN") never do.
+ * HAProxy's own messages ("Proxy http stopped", "Server … is DOWN") never do.
  */
 export const ACCESS_LOG_LINE = /^(?:\{"time":"|\d\d\/[A-Z][a-z]{2}\/\d{4}:)/;
 
@@ -177,12 +205,21 @@ export interface ProxyView {
    * as the default (HAProxy's default is the first crt-list line's).
    */
   strictSni: boolean;
-  /** `log` line of the global section; null: no access log. */
+  /**
+   * The `log` line of each frontend that serves clients (never of the backends, whose server
+   * notices would reach stdout: HAProxy prints them on stderr anyway); null: no access log.
+   */
   logTarget: string | null;
   /** Quoted `log-format` argument; null: no access log. */
   logFormat: string | null;
+  /** Quoted `error-log-format` argument; null: no access log. */
+  errorLogFormat: string | null;
   /** Quoted `log-format` argument of the `ssl-passthrough` TCP frontend; null: no access log. */
   tcpLogFormat: string | null;
+  /** Quoted `error-log-format` argument of the `ssl-passthrough` TCP frontend; null: no access log. */
+  tcpErrorLogFormat: string | null;
+  /** `set-log-level` argument that raises each request's line to what the logger lets through. */
+  logLevel: string;
   /** The public frontends' lines reading the PROXY header of trusted sources (without indentation); empty: none. */
   acceptProxy: string[];
   /** The HTTP frontends' line adding `Server` to responses without one (without indentation); null: none. */
@@ -221,6 +258,7 @@ export function proxyView(o: ProxyOptions): ProxyView {
     o.defaultCertificate,
   );
   const logging = o.accessLog !== "off";
+  const json = o.accessLog === "json";
   const trusted = (o.acceptProxy ?? []).map((c) => {
     const t = `${c.address}/${c.bits}`;
     check(/^[0-9A-Fa-f:.]{2,45}\/[0-9]{1,3}$/.test(t), "accept-proxy-protocol", t);
@@ -243,9 +281,14 @@ export function proxyView(o: ProxyOptions): ProxyView {
     sslCiphersuites: o.sslCiphersuites,
     alpn: o.http2 ? "h2,http/1.1" : "http/1.1",
     strictSni: o.defaultCertificate === null,
-    logTarget: logging ? `stdout format raw ${sample < 100 ? `sample ${sampleRatio(sample)} ` : ""}local0 info` : null,
-    logFormat: logging ? quoted(o.accessLog === "json" ? JSON_LOG_FORMAT : TEXT_LOG_FORMAT) : null,
-    tcpLogFormat: logging ? quoted(o.accessLog === "json" ? TCP_JSON_LOG_FORMAT : TCP_TEXT_LOG_FORMAT) : null,
+    logTarget: logging
+      ? `stdout format raw ${sample < 100 ? `sample ${sampleRatio(sample)} ` : ""}local0 ${ACCESS_LOG_LEVEL}`
+      : null,
+    logFormat: logging ? quoted(json ? JSON_LOG_FORMAT : TEXT_LOG_FORMAT) : null,
+    errorLogFormat: logging ? quoted(json ? JSON_ERROR_LOG_FORMAT : TEXT_ERROR_LOG_FORMAT) : null,
+    tcpLogFormat: logging ? quoted(json ? TCP_JSON_LOG_FORMAT : TCP_TEXT_LOG_FORMAT) : null,
+    tcpErrorLogFormat: logging ? quoted(json ? TCP_JSON_ERROR_LOG_FORMAT : TCP_TEXT_ERROR_LOG_FORMAT) : null,
+    logLevel: ACCESS_LOG_LEVEL,
     acceptProxy,
     // after every other response rule, and on the proxy's own answers too (redirects, 404, 503)
     serverHeader: server === ""

@@ -126,11 +126,13 @@ export function buildView(
       const options = check ? `[ca-file ${caFile(check)} verify ${check.verify}]` : "";
       byCheck.set(options, [...(byCheck.get(options) ?? []), h]);
     }
-    return [...byCheck].map(([options, hosts]) => {
-      // negative filters (hosts another namespace owns under a wildcard) on the lines with that wildcard
-      const not = excluded.filter((h) => hosts.includes(wildcardOf(h)!)).map((h) => `!${h}`);
-      return [c.file, ...(options ? [options] : []), ...hosts, ...not].join(" ");
-    });
+    return [...byCheck].flatMap(([options, hosts]) =>
+      crtLineHosts(hosts, excluded).map((part) => {
+        // negative filters (hosts another namespace owns under a wildcard) on the lines with that wildcard
+        const not = excluded.filter((h) => part.includes(wildcardOf(h)!)).map((h) => `!${h}`);
+        return [c.file, ...(options ? [options] : []), ...part, ...not].join(" ");
+      })
+    );
   });
   // HAProxy serves the first certificate of the crt-list when no SNI filter matches.
   if (proxy.defaultCertificate) crtList.unshift(`${proxy.defaultCertificate.file} !*`);
@@ -221,6 +223,32 @@ function backendView(b: Backend): ViewBackend {
 }
 
 /** Renders the configuration, the crt-list and the Secret list of a model. Throws TemplateError. */
+/**
+ * HAProxy 2.6 refuses a crt-list line longer than 65,535 characters or of more than 2,048 words
+ * (ssl_crtlist.c), which one Secret named by the TLS sections of thousands of Ingresses would make:
+ * its hosts are spread over as many lines of the same file as needed (HAProxy loads the file once).
+ */
+const CRT_LINE_CHARS = 60_000;
+const CRT_LINE_WORDS = 1_000;
+
+/** `hosts` in groups that each fit one crt-list line with their negative filters from `excluded`. */
+function crtLineHosts(hosts: readonly string[], excluded: readonly string[]): string[][] {
+  const parts: string[][] = [[]];
+  let chars = 0, words = 0;
+  for (const h of hosts) {
+    const not = excluded.filter((x) => wildcardOf(x) === h);
+    const size = h.length + 1 + not.reduce((n, x) => n + x.length + 2, 0);
+    if (parts.at(-1)!.length > 0 && (chars + size > CRT_LINE_CHARS || words + 1 + not.length > CRT_LINE_WORDS)) {
+      parts.push([]);
+      chars = words = 0;
+    }
+    parts.at(-1)!.push(h);
+    chars += size;
+    words += 1 + not.length;
+  }
+  return parts;
+}
+
 export function render(
   model: Model,
   templates: Templates,

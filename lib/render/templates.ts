@@ -19,6 +19,7 @@ export const TEMPLATE_NAMES = [
   "haproxy.cfg",
   "global",
   "defaults",
+  "access_log",
   "stats",
   "frontend_http",
   "frontend_https",

@@ -175,6 +175,7 @@ export async function proxyUnderTest(): Promise<ProxyUnderTest> {
     runtimeSocket: join(workDir, "runtime.sock"),
     certDir,
     userlistsPath: join(workDir, "userlists.cfg"), // as lib/proxy/command.ts
+    accessLog: "null",
   });
   const applier = new Applier({ haproxy, workDir, certDir });
   let closing: Promise<void> | null = null;

@@ -33,13 +33,14 @@ Deno.test("proxy options: each reaches its place; the default certificate is the
       "    ssl-default-bind-options ssl-min-ver TLSv1.3 no-tls-tickets",
       "    ssl-default-bind-ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
       "    ssl-default-bind-ciphersuites TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384",
-      "    log stdout format raw sample 1:4 local0 info",
+      "    log stdout format raw sample 1:4 local0 err",
       "    timeout connect 3s",
       "    timeout client 2m",
       "    timeout server 45s",
       "    timeout http-request 5s",
       "    timeout tunnel 2h",
-      "    log global",
+      "    option log-separate-errors",
+      "    http-request set-log-level err",
     ]
   ) assert.ok(r.config.split("\n").includes(line), line);
   assert.match(r.config, /alpn http\/1\.1$/m);
@@ -52,7 +53,20 @@ Deno.test("proxy options: access-log off leaves no log line; the defaults render
   assert.doesNotMatch(off.config, /^\s+log/m);
   const json = render(sampleModel(), templates);
   assert.ok(json.config.includes(`log-format "${JSON_LOG_FORMAT.replace(/"/g, '\\"')}"`));
-  assert.match(json.config, /^ {4}log stdout format raw local0 info$/m);
+  assert.match(json.config, /^ {4}log stdout format raw local0 err$/m);
+});
+
+Deno.test("proxy options: the access log is the client frontends' only: not global (HAProxy's notices), not the backends'", () => {
+  const config = render(sampleModel(), templates).config;
+  const sections = config.split(/\n(?=\S)/);
+  const logged = sections.filter((s) => /^ {4}log /m.test(s)).map((s) => s.split(/\s/, 2).join(" "));
+  assert.deepEqual(logged, ["frontend http", "frontend https"]);
+  for (const name of ["frontend http", "frontend https"]) {
+    const section = sections.find((s) => s.startsWith(name))!;
+    // raised before any rule that may answer (a redirect, a deny): the line passes the logger's `err`
+    const first = section.split("\n").find((l) => /^ {4}http-request /.test(l));
+    assert.equal(first, "    http-request set-log-level err", name);
+  }
 });
 
 Deno.test("proxy options: haproxy -c accepts every combination rendered", async () => {

@@ -188,3 +188,30 @@ Deno.test("ssl-passthrough: the TCP frontend only while some host passes through
     "a.example.com be_default_api_8080_tcp\nb.example.com be_default_api_8080_tcp\n",
   );
 });
+
+Deno.test("crt-list: one Secret for 10,000 hosts spreads over lines HAProxy reads (65,535 characters, 2,048 words at most)", async () => {
+  const hosts = Array.from({ length: 10_000 }, (_, i) => `host-${i}.tenant-with-a-long-name.example.com`);
+  const r = render(
+    buildModel({
+      ingresses: hosts.map((host, i) =>
+        ingress({
+          name: `i${i}`,
+          tls: [{ hosts: [host], secretName: "shared-tls" }],
+          rules: [{ host, paths: [{ path: "/", service: "web", port: 80 }] }],
+        })
+      ),
+      lookup: lookupFromLists({ services: [service("web", [{ port: 80 }])], secrets: [tlsSecret("shared-tls")] }),
+    }).model,
+    templates,
+  );
+  const lines = r.crtList.trimEnd().split("\n");
+  assert.ok(lines.length > 1, "more than one line");
+  for (const line of lines) {
+    assert.ok(line.length < 65_535, `${line.length} characters`);
+    assert.ok(line.split(" ").length <= 2_048, `${line.split(" ").length} words`);
+    assert.equal(line.split(" ")[0], "default_shared-tls.pem");
+  }
+  assert.deepEqual(lines.flatMap((l) => l.split(" ").slice(1)).sort(), [...hosts].sort(), "every host once");
+  const check = await validateConfig(r, { timeoutMs: 60_000 });
+  assert.deepEqual(check.errors, []);
+});

@@ -7,6 +7,7 @@ import { ensureHaproxy } from "./haproxy.ts";
 import { freePorts } from "./ports.ts";
 import { runProxy } from "../../proxy/command.ts";
 import type { ApplyResult } from "../../proxy/apply.ts";
+import type { AccessLogSink } from "../../proxy/haproxy.ts";
 import { type Cluster, resources } from "./harness.ts";
 
 export interface ProxyRun {
@@ -27,7 +28,7 @@ export interface ProxyRun {
 
 /**
  * Runs the proxy command (lib/proxy) for one ConfigMap, with haproxy on `bindAddress` (default
- * 127.0.0.1). With
+ * 127.0.0.1). `accessLog`: where HAProxy's stdout goes (lib/proxy/haproxy.ts; default nowhere). With
  * `followDeployment` it plays the kubelet for the proxy Deployment of the same name: once that
  * Deployment is gone, the proxy stops (in a cluster its pod would be deleted).
  */
@@ -35,7 +36,7 @@ export async function startProxy(
   cluster: Cluster,
   ns: string,
   configmap: string,
-  opts: { followDeployment?: boolean; accessLog?: (line: string) => void; bindAddress?: string; probes?: boolean } = {},
+  opts: { followDeployment?: boolean; accessLog?: AccessLogSink; bindAddress?: string; probes?: boolean } = {},
 ): Promise<ProxyRun> {
   const haproxy = await ensureHaproxy();
   const bindAddress = opts.bindAddress ?? "127.0.0.1";
@@ -62,7 +63,8 @@ export async function startProxy(
     {
       onApply: (r) => applied.push(r),
       onLeftOut: (l) => leftOut.push(l.map((x) => `${x.ref.namespace}/${x.ref.name}: ${x.reason}`)),
-      accessLog: opts.accessLog,
+      // Not this process's stdout by default: HAProxy would make it non-blocking under the test runner.
+      accessLog: opts.accessLog ?? "null",
     },
   ).catch((err: unknown) => {
     console.error(`proxy for ${ns}/${configmap} failed: ${err}`);
