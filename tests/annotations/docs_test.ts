@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { annotationsReference } from "../../lib/annotations/docs.ts";
 import { ANNOTATIONS } from "../../lib/annotations/table.ts";
-import { ANNOTATIONS_BEGIN, ANNOTATIONS_END, withReferences } from "../../lib/flags/docs.ts";
+import {
+  ANNOTATIONS_BEGIN,
+  ANNOTATIONS_END,
+  NGINX_DIFFERENCES_BEGIN,
+  NGINX_DIFFERENCES_END,
+  withReferences,
+} from "../../lib/flags/docs.ts";
 import { nginxReference } from "../../lib/nginx/docs.ts";
 import { NGINX_RULES } from "../../lib/nginx/table.ts";
 
@@ -35,9 +41,15 @@ Deno.test("one row per key with its status, scope, risk and example; legacy alia
 });
 
 Deno.test("withReferences replaces only the marked sections", () => {
-  const text = `# T\n${ANNOTATIONS_BEGIN}\nold\n${ANNOTATIONS_END}\n<!-- options:begin -->\nx\n<!-- options:end -->\n`;
+  const text = `# T\n${ANNOTATIONS_BEGIN}\nold\n${ANNOTATIONS_END}\n<!-- options:begin -->\nx\n<!-- options:end -->\n` +
+    `${NGINX_DIFFERENCES_BEGIN}\nstale\n${NGINX_DIFFERENCES_END}\n`;
   const out = withReferences(text);
   assert.ok(!out.includes("\nold\n"));
+  assert.ok(!out.includes("\nstale\n"));
   assert.ok(out.startsWith(`# T\n${ANNOTATIONS_BEGIN}\nGenerated from`));
   assert.throws(() => withReferences("<!-- options:begin -->\n<!-- options:end -->\n"), /annotations:begin/);
+  assert.throws(
+    () => withReferences(`${ANNOTATIONS_BEGIN}\n${ANNOTATIONS_END}\n<!-- options:begin -->\n<!-- options:end -->\n`),
+    /nginx-differences:begin/,
+  );
 });
