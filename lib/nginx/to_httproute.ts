@@ -128,9 +128,6 @@ function notServedYet(key: string): string | null {
   if (key.startsWith("cors-")) {
     return "the Gateways serve the CORS filter, but this preview does not write it yet: add a CORS filter to the rule";
   }
-  if (key === "timeout-server") {
-    return "the Gateways serve rules[].timeouts.backendRequest, but this preview does not write it yet: set it on the rule";
-  }
   if (key.startsWith("sticky-cookie")) return "sessionPersistence is experimental and not served here";
   return null;
 }
@@ -157,6 +154,7 @@ const FORMS: Readonly<Record<string, string>> = {
   "canary-weight": "backendRef weights on the main Ingress's HTTPRoute",
   "canary-header": "a rule with a header match on the main Ingress's HTTPRoute",
   "canary-header-value": "the value of the canary's header match",
+  "timeout-server": "rules[].timeouts.backendRequest (the Gateways' backend timeout, HAProxy's timeout server as here)",
 };
 
 type Settings = Readonly<Record<string, string>>;
@@ -425,6 +423,23 @@ function headerFilters(s: Settings): { filters: HTTPRouteFilter[]; host: string 
   return { filters, host };
 }
 
+/**
+ * `timeout-server` (HAProxy time: digits and ms, s or m) as a Gateway API duration (GEP-2257: up to
+ * five digits per unit, h m s ms in this order), the rule's `timeouts.backendRequest`.
+ */
+export function backendRequestTimeout(value: string | null): string | null {
+  const m = value === null ? null : /^([0-9]{1,6})(ms|s|m)$/.exec(value);
+  if (!m) return null;
+  let ms = Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000 }[m[2]] ?? 0);
+  const parts: string[] = [];
+  for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1000], ["ms", 1]] as const) {
+    const n = Math.floor(ms / size);
+    ms -= n * size;
+    if (n > 0) parts.push(`${n}${unit}`);
+  }
+  return parts.length > 0 ? parts.join("") : null;
+}
+
 /** `redirect-to` as a RequestRedirect filter. */
 function redirectFilter(url: string, code: number): HTTPRouteFilter {
   const u = new URL(url);
@@ -466,10 +481,12 @@ function rulesOfPath(
     }]
     : [];
   const all = [...filters, ...rewrite];
+  const backendRequest = backendRequestTimeout(setting<string>(r.settings, "timeout-server"));
   const rule = (match: HTTPRouteMatch, backendRefs: HTTPBackendRef[]): HTTPRouteRule => ({
     matches: [match],
     ...(all.length ? { filters: all } : {}),
     backendRefs,
+    ...(backendRequest !== null ? { timeouts: { backendRequest } } : {}),
   });
   if (!canary) return [rule(pr.match, [ref])];
   const c = canary.reading.settings;

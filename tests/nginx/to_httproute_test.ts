@@ -13,6 +13,7 @@ import type { HTTPRoute, HTTPRouteRule } from "../../lib/gateway/api.ts";
 import { readMatch } from "../../lib/gateway/matches.ts";
 import { readFilters } from "../../lib/gateway/filters.ts";
 import {
+  backendRequestTimeout,
   type IngressObject,
   openEndedRegex,
   parseGatewayRef,
@@ -470,11 +471,24 @@ Deno.test("verdicts: each annotation says what it becomes, or that it stays an I
     /no Gateway API form served here \(rate-limit-rps\); stays an Ingress/,
   );
   assert.match(verdict(m.verdicts, "enable-cors")!, /serve the CORS filter, but this preview does not write it yet/);
-  assert.match(verdict(m.verdicts, "proxy-read-timeout")!, /timeouts/);
+  assert.match(verdict(m.verdicts, "proxy-read-timeout")!, /timeouts\.backendRequest/);
+  // the larger of proxy-read/send-timeout is our timeout-server: the rule's backendRequest timeout
+  assert.deepEqual(m.routes.flatMap(rulesOf).map((r) => r.timeouts), [{ backendRequest: "1m" }]);
   assert.match(verdict(m.verdicts, "configuration-snippet")!, /refused by this controller.*nothing to carry over/);
   assert.match(verdict(m.verdicts, "affinity")!, /sessionPersistence/);
   assert.ok(m.verdicts.some((v) => v.startsWith("cert-manager.io/cluster-issuer: annotate the Gateway")));
   assert.equal(m.verdicts.length, 6, "other annotations get no verdict");
+});
+
+Deno.test("timeout-server as a Gateway API duration (GEP-2257: h m s ms, up to five digits each)", () => {
+  assert.equal(backendRequestTimeout("30s"), "30s");
+  assert.equal(backendRequestTimeout("90s"), "1m30s");
+  assert.equal(backendRequestTimeout("1500ms"), "1s500ms");
+  assert.equal(backendRequestTimeout("999999m"), "16666h39m");
+  for (const bad of [null, "", "10", "1h", "1.5s"]) assert.equal(backendRequestTimeout(bad), null, String(bad));
+  for (const v of ["30s", "90s", "1500ms", "999999m"]) {
+    assert.match(backendRequestTimeout(v)!, /^(?:[0-9]{1,5}h)?(?:[0-9]{1,5}m)?(?:[0-9]{1,5}s)?(?:[0-9]{1,5}ms)?$/);
+  }
 });
 
 Deno.test("the CRD's limits: at most 16 rules and 16 hostnames a route", () => {
