@@ -15,17 +15,14 @@
  * reach it (authentication, address lists, client certificates, backend verification) in a way the
  * Gateway API cannot is withheld: its route is shown, never emitted, since applying it would open
  * the Ingress's paths. The TLS sections become the Gateway listeners (and ReferenceGrants) the routes
- * need, as a suggestion. Pure: no I/O (the YAML text: nginx/httproute_yaml.ts).
+ * need, as a suggestion. Pure: no I/O (the YAML text: nginx/httproute_yaml.ts). Its parts: the shapes
+ * (nginx/httproute_types.ts), the settings read (nginx/httproute_settings.ts), the one-value pieces
+ * (nginx/httproute_filters.ts) and the verdicts (nginx/httproute_verdicts.ts).
  */
-import { readAnnotation } from "../annotations/resolve.ts";
-import { PREFIX, specOf } from "../annotations/table.ts";
-import { bool, type HeaderLine, pathRegexProblem } from "../annotations/values.ts";
+import { pathRegexProblem } from "../annotations/values.ts";
 import type {
   HTTPBackendRef,
-  HTTPHeader,
-  HTTPPathModifier,
   HTTPRoute,
-  HTTPRouteFilter,
   HTTPRouteMatch,
   HTTPRouteRule,
   Listener,
@@ -34,70 +31,39 @@ import type {
 } from "../gateway/api.ts";
 import { GROUP } from "../gateway/api.ts";
 import { isDns1123Label, isDns1123Subdomain, isHost } from "../render/patterns.ts";
-import { NGINX_PREFIX, NGINX_RULES } from "./table.ts";
-import { checkIngress, type IngressLike, translateIngress } from "./translate.ts";
-import { compatDefaults, convertedAnnotations } from "./convert.ts";
+import {
+  backendRequestTimeout,
+  headerFilters,
+  matchesFromStart,
+  prefixRewriteOf,
+  redirectFilter,
+  regexMatch,
+} from "./httproute_filters.ts";
+import { keysSet, setting, settingsOf } from "./httproute_settings.ts";
+import {
+  type GatewayRef,
+  HTTP_PORT,
+  HTTPS_PORT,
+  type IngressBackend,
+  type IngressMigration,
+  type IngressObject,
+  type MigrationPlan,
+  type PathRule,
+  type Reading,
+  type ServiceLike,
+} from "./httproute_types.ts";
+import { verdicts, WITHHOLDS } from "./httproute_verdicts.ts";
 
-export interface IngressBackend {
-  readonly service?: { readonly name?: string; readonly port?: { readonly number?: number; readonly name?: string } };
-  readonly resource?: unknown;
-}
-
-/** The parts of an Ingress the preview reads. */
-export interface IngressObject extends IngressLike {
-  readonly spec?: {
-    readonly defaultBackend?: IngressBackend;
-    readonly tls?: readonly { readonly hosts?: readonly string[]; readonly secretName?: string }[];
-    readonly rules?: readonly {
-      readonly host?: string;
-      readonly http?: {
-        readonly paths?: readonly {
-          readonly path?: string;
-          readonly pathType?: string;
-          readonly backend?: IngressBackend;
-        }[];
-      };
-    }[];
-  };
-}
-
-/** A Service as far as named ports go. */
-export interface ServiceLike {
-  readonly metadata?: { readonly namespace?: string; readonly name?: string };
-  readonly spec?: { readonly ports?: readonly { readonly name?: string; readonly port?: number }[] };
-}
-
-/** The Gateway the routes attach to. */
-export interface GatewayRef {
-  readonly namespace: string;
-  readonly name: string;
-}
-
-/** The listener ports the routes attach to and the suggested listeners use. */
-export const HTTP_PORT = 80;
-export const HTTPS_PORT = 443;
-
-/** What one Ingress becomes. */
-export interface IngressMigration {
-  readonly namespace: string;
-  readonly name: string;
-  /** One line per annotation: what becomes of it. */
-  readonly verdicts: string[];
-  /** What else the user must know (TLS, matching differences, the canary's main Ingress). */
-  readonly notes: string[];
-  readonly routes: HTTPRoute[];
-  /** Why `routes` must not be applied (shown as comments only), or null. */
-  readonly withheld: string | null;
-}
-
-export interface MigrationPlan {
-  readonly gateway: GatewayRef;
-  readonly ingresses: IngressMigration[];
-  /** Listeners the Gateway needs: one HTTP listener, one HTTPS listener per TLS host. */
-  readonly listeners: Listener[];
-  /** Grants that let the Gateway read certificates of other namespaces. */
-  readonly grants: ReferenceGrant[];
-}
+export type {
+  GatewayRef,
+  IngressBackend,
+  IngressMigration,
+  IngressObject,
+  MigrationPlan,
+  ServiceLike,
+} from "./httproute_types.ts";
+export { HTTP_PORT, HTTPS_PORT } from "./httproute_types.ts";
+export { backendRequestTimeout, openEndedRegex, prefixRewriteOf } from "./httproute_filters.ts";
 
 /** `namespace/name` of the Gateway, or a one-line reason. */
 export function parseGatewayRef(raw: string): GatewayRef | string {
@@ -108,149 +74,7 @@ export function parseGatewayRef(raw: string): GatewayRef | string {
   return { namespace: m[1], name: m[2] };
 }
 
-/**
- * Keys of ours whose Ingress must not become an HTTPRoute here (what the route would lose): access
- * restrictions the Gateway API cannot express, and TLS towards the backend or passed through.
- */
-const WITHHOLDS: Readonly<Record<string, string>> = {
-  "allow-list": "a source address allow-list",
-  "deny-list": "a source address deny-list",
-  "auth-url": "external authentication",
-  "auth-signin": "external authentication",
-  "auth-basic-secret": "basic authentication",
-  "client-cert-ca-secret": "client certificate verification",
-  "backend-ca-secret": "verification of the backend's certificate (BackendTLSPolicy is not served here yet)",
-  "ssl-passthrough": "TLS passthrough (a TLSRoute's job, not an HTTPRoute's)",
-};
-
-/** Keys with a Gateway API form that this preview does not write (or that the Gateways do not serve). */
-function notServedYet(key: string): string | null {
-  if (key.startsWith("cors-")) {
-    return "the Gateways serve the CORS filter, but this preview does not write it yet: add a CORS filter to the rule";
-  }
-  if (key.startsWith("sticky-cookie")) return "sessionPersistence is experimental and not served here";
-  return null;
-}
-
-/** The Gateway API form of each key of ours that has one (the keys the preview maps). */
-const FORMS: Readonly<Record<string, string>> = {
-  "ssl-redirect": `an HTTPRoute on the HTTP listener (port ${HTTP_PORT}) with RequestRedirect scheme https`,
-  "ssl-redirect-code": "the statusCode of the RequestRedirect to https",
-  "ssl-redirect-trailing-slash": "the RequestRedirect to https, which keeps the path as sent, a / ending it too",
-  "force-ssl-redirect": `an HTTPRoute on the HTTP listener (port ${HTTP_PORT}) with RequestRedirect scheme https`,
-  "path-regex": "RegularExpression path matches",
-  "rewrite-target": "URLRewrite path",
-  "app-root": "a rule for Exact / with RequestRedirect (302, ReplaceFullPath)",
-  "redirect-to": "RequestRedirect (scheme, hostname, port, ReplaceFullPath)",
-  "redirect-code": "the statusCode of the RequestRedirect",
-  "www-redirect": "an HTTPRoute for the www twin with RequestRedirect hostname (308)",
-  "request-headers-set": "RequestHeaderModifier set (Host: URLRewrite hostname)",
-  "request-headers-add": "RequestHeaderModifier add",
-  "request-headers-delete": "RequestHeaderModifier remove",
-  "response-headers-set": "ResponseHeaderModifier set",
-  "response-headers-add": "ResponseHeaderModifier add",
-  "response-headers-delete": "ResponseHeaderModifier remove",
-  "canary": "a backendRef of the main Ingress's HTTPRoute",
-  "canary-weight": "backendRef weights on the main Ingress's HTTPRoute",
-  "canary-header": "a rule with a header match on the main Ingress's HTTPRoute",
-  "canary-header-value": "the value of the canary's header match",
-  "timeout-server": "rules[].timeouts.backendRequest (the Gateways' backend timeout, HAProxy's timeout server as here)",
-};
-
-type Settings = Readonly<Record<string, string>>;
-
-/**
- * Our keys as the compatibility mode applies them: the Ingress's own, then the translated ones, then
- * ingress-nginx's defaults where they differ from ours (nginx/convert.ts `COMPAT_DEFAULTS`), whose
- * names (without prefix) are `defaults`.
- */
-function settingsOf(ing: IngressObject): { settings: Settings; defaults: string[] } {
-  const annotations = ing.metadata?.annotations ?? {};
-  const own = Object.fromEntries(Object.entries(annotations).filter(([k]) => !k.startsWith(NGINX_PREFIX)));
-  const translated = translateIngress(ing).annotations;
-  const defaults = compatDefaults({ namespace: ing.metadata?.namespace ?? "", annotations }, translated);
-  return {
-    settings: { ...own, ...translated, ...defaults },
-    defaults: Object.keys(defaults).map((k) => k.slice(PREFIX.length)),
-  };
-}
-
-/** A key's parsed value, else its default's, else null (an invalid value counts as unset, as in the model). */
-function setting<T>(s: Settings, key: string): T | null {
-  const read = readAnnotation<T>(s, key);
-  if (read?.parsed.ok) return read.parsed.value;
-  const spec = specOf(key)!;
-  if (spec.default === null) return null;
-  const p = spec.value.parse(spec.default);
-  return p.ok ? p.value as T : null;
-}
-
-/** Keys of ours (without prefix) the Ingress's settings set. */
-function keysSet(s: Settings): string[] {
-  return Object.keys(s).filter((k) => k.startsWith(PREFIX)).map((k) => k.slice(PREFIX.length))
-    .filter((k) => specOf(k) !== undefined);
-}
-
 const showHost = (h: string) => h === "" ? "(any host)" : h;
-
-/**
- * The Ingress's regex (matched from the start of the path, its end open) as a RegularExpression that
- * this Gateway matches against the whole path: `.*` after each top-level alternative not ending in `$`.
- */
-export function openEndedRegex(re: string): string {
-  const alts: string[] = [];
-  let [depth, inClass, start] = [0, false, 0];
-  for (let i = 0; i < re.length; i++) {
-    const c = re[i];
-    if (c === "\\") i++;
-    else if (inClass) inClass = c !== "]";
-    else if (c === "[") inClass = true;
-    else if (c === "(") depth++;
-    else if (c === ")") depth--;
-    else if (c === "|" && depth === 0) {
-      alts.push(re.slice(start, i));
-      start = i + 1;
-    }
-  }
-  alts.push(re.slice(start));
-  return alts.map((a) => /(?:^|[^\\])\$$/.test(a) || a.endsWith(".*") ? a : `${a}.*`).join("|");
-}
-
-/**
- * ingress-nginx's rewrite idiom `P(/|$)(.*)` with target `T$2` (T ending in `/`, P a literal path):
- * the same as PathPrefix P with ReplacePrefixMatch T. Null for any other regex or target.
- */
-export function prefixRewriteOf(regex: string, target: string): { prefix: string; replace: string } | null {
-  const r = /^(\/[A-Za-z0-9_~,;=:@\/-]*[A-Za-z0-9_~,;=:@-])\(\/\|\$\)\(\.\*\)$/.exec(regex);
-  const t = /^(\/(?:[A-Za-z0-9._~!*+,;=:@\/-]*\/)?)\$2$/.exec(target);
-  return r && t ? { prefix: r[1], replace: t[1] } : null;
-}
-
-/** The match of an Ingress path, and the path rewrite it needs. */
-interface PathRule {
-  match: HTTPRouteMatch;
-  rewritePath: HTTPPathModifier | null;
-}
-
-/** What the preview reads of one Ingress once. */
-interface Reading {
-  ing: IngressObject;
-  ns: string;
-  name: string;
-  settings: Settings;
-  /** Keys of `settings` that are only the compatibility mode's defaults. */
-  defaults: string[];
-  canary: boolean;
-  verdicts: string[];
-  notes: string[];
-  /** Keys of ours that have no Gateway API form here (for the verdicts). */
-  unmapped: Set<string>;
-  /** Forms that depend on the value, by key of ours (over FORMS). */
-  forms: Map<string, string>;
-  withheld: string[];
-  /** The Ingress's paths the Gateway matches as regexes, by host; `prefix`: the `P(/|$)(.*)` idiom's PathPrefix. */
-  regexPaths: { host: string; raw: string; prefix: string | null }[];
-}
 
 function read(ing: IngressObject): Reading {
   const ns = ing.metadata?.namespace ?? "default";
@@ -305,17 +129,6 @@ function regexHostsOf(readings: readonly Reading[]): Set<string> {
     }
   }
   return out;
-}
-
-/**
- * A regex path as a Gateway match: `/` (every path, from its start) as PathPrefix `/`, which matches
- * the same paths and keeps its place after every other regex of the host, as the Ingress's
- * longest-first order does; any other as a RegularExpression open at its end.
- */
-function regexMatch(regex: string): HTTPRouteMatch {
-  return regex === "/"
-    ? { path: { type: "PathPrefix", value: "/" } }
-    : { path: { type: "RegularExpression", value: openEndedRegex(regex) } };
 }
 
 /**
@@ -400,61 +213,6 @@ function backendRef(
     "too, or port numbers";
 }
 
-/** The request and response header filters of a path, and the Host a URLRewrite sets. */
-function headerFilters(s: Settings): { filters: HTTPRouteFilter[]; host: string | null } {
-  const lines = (key: string) => setting<HeaderLine[]>(s, key) ?? [];
-  const names = (key: string) => setting<string[]>(s, key) ?? [];
-  const filters: HTTPRouteFilter[] = [];
-  let host: string | null = null;
-  const reqSet = lines("request-headers-set").filter((h) => {
-    if (h.name.toLowerCase() !== "host") return true;
-    host = h.value;
-    return false;
-  });
-  const edits = (set: HeaderLine[], add: HeaderLine[], remove: string[]) => ({
-    ...(set.length ? { set: set.map((h): HTTPHeader => ({ name: h.name, value: h.value })) } : {}),
-    ...(add.length ? { add: add.map((h): HTTPHeader => ({ name: h.name, value: h.value })) } : {}),
-    ...(remove.length ? { remove } : {}),
-  });
-  const req = edits(reqSet, lines("request-headers-add"), names("request-headers-delete"));
-  if (Object.keys(req).length) filters.push({ type: "RequestHeaderModifier", requestHeaderModifier: req });
-  const res = edits(lines("response-headers-set"), lines("response-headers-add"), names("response-headers-delete"));
-  if (Object.keys(res).length) filters.push({ type: "ResponseHeaderModifier", responseHeaderModifier: res });
-  return { filters, host };
-}
-
-/**
- * `timeout-server` (HAProxy time: digits and ms, s or m) as a Gateway API duration (GEP-2257: up to
- * five digits per unit, h m s ms in this order), the rule's `timeouts.backendRequest`.
- */
-export function backendRequestTimeout(value: string | null): string | null {
-  const m = value === null ? null : /^([0-9]{1,6})(ms|s|m)$/.exec(value);
-  if (!m) return null;
-  let ms = Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000 }[m[2]] ?? 0);
-  const parts: string[] = [];
-  for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1000], ["ms", 1]] as const) {
-    const n = Math.floor(ms / size);
-    ms -= n * size;
-    if (n > 0) parts.push(`${n}${unit}`);
-  }
-  return parts.length > 0 ? parts.join("") : null;
-}
-
-/** `redirect-to` as a RequestRedirect filter. */
-function redirectFilter(url: string, code: number): HTTPRouteFilter {
-  const u = new URL(url);
-  return {
-    type: "RequestRedirect",
-    requestRedirect: {
-      scheme: u.protocol.slice(0, -1),
-      hostname: u.hostname,
-      ...(u.port ? { port: Number(u.port) } : {}),
-      path: { type: "ReplaceFullPath", replaceFullPath: u.pathname || "/" },
-      statusCode: code,
-    },
-  };
-}
-
 /** A canary of a main Ingress's path, as the main route's rules take it. */
 interface CanaryOf {
   reading: Reading;
@@ -511,59 +269,6 @@ function rulesOfPath(
   return out;
 }
 
-/** The verdict of each annotation of the Ingress (ours and ingress-nginx's). */
-function verdicts(r: Reading): string[] {
-  const out: string[] = [];
-  const annotations = r.ing.metadata?.annotations ?? {};
-  const rows = new Map(checkIngress(r.ing).map((row) => [row.annotation, row]));
-  const ctx = { namespace: r.ns, annotations };
-  const formOf = (ours: string[]) => {
-    if (ours.every((k) => specOf(k)!.value === bool && readAnnotation(r.settings, k)?.raw === "false")) {
-      return "nothing to carry over (false)";
-    }
-    const missing = ours.filter((k) => !FORMS[k] || r.unmapped.has(k));
-    if (missing.length > 0) {
-      const why = missing.map((k) => {
-        const more = WITHHOLDS[k] ?? notServedYet(k);
-        return more ? `${k}: ${more}` : k;
-      }).join(", ");
-      return `no Gateway API form served here (${why}); stays an Ingress annotation`;
-    }
-    return [...new Set(ours.map((k) => r.forms.get(k) ?? FORMS[k]))].join("; ");
-  };
-  for (const ann of Object.keys(annotations).sort()) {
-    if (ann.startsWith(NGINX_PREFIX)) {
-      const row = rows.get(ann)!;
-      if (row.verdict !== "supported" && row.verdict !== "translated") {
-        out.push(`${ann}: ${row.verdict} by this controller (${row.note}); nothing to carry over`);
-        continue;
-      }
-      const key = ann.slice(NGINX_PREFIX.length);
-      const converted = Object.keys(convertedAnnotations([key], ctx)).map((k) => k.slice(PREFIX.length));
-      // keys read by another key's conversion (auth-type, affinity-mode, …) answer for the keys they serve
-      const ours = converted.length > 0 ? converted : [...(NGINX_RULES[key]?.to ?? [])];
-      const backendProtocol = ours.includes("backend-protocol") ? backendProtocolVerdict(r) : null;
-      if (backendProtocol) out.push(`${ann}: ${backendProtocol}`);
-      else if (ours.length === 0) out.push(`${ann}: nothing to carry over (${row.note || "no effect alone"})`);
-      else out.push(`${ann}: ${formOf(ours)}`);
-    } else if (ann.startsWith(PREFIX) && specOf(ann.slice(PREFIX.length))) {
-      const key = ann.slice(PREFIX.length);
-      out.push(`${ann}: ${key === "backend-protocol" ? backendProtocolVerdict(r) : formOf([key])}`);
-    } else if (ann.startsWith("cert-manager.io/")) {
-      out.push(`${ann}: annotate the Gateway instead (cert-manager's gateway-shim issues the listeners' certificates)`);
-    }
-  }
-  return out;
-}
-
-function backendProtocolVerdict(r: Reading): string {
-  const p = setting<string>(r.settings, "backend-protocol");
-  if (p === "h2") return "set appProtocol: kubernetes.io/h2c on the Service's port (the Gateway API form of h2c)";
-  if (p === "h1") return "nothing to carry over (HTTP/1.1 is the default)";
-  r.unmapped.add("backend-protocol");
-  return "no Gateway API form served here for TLS to the backend (BackendTLSPolicy); stays an Ingress annotation";
-}
-
 /** The hosts of the Ingress's TLS sections (their rule hosts when a section lists none), with the Secret. */
 function tlsHosts(r: Reading): Map<string, string | null> {
   const out = new Map<string, string | null>();
@@ -595,15 +300,6 @@ function prefixAfterRegexes(r: Reading, readings: readonly Reading[]): void {
         `PathPrefix ${idiom.prefix}, the Ingress tried this longer regex first: requests under ${idiom.prefix} ` +
         "that both match go elsewhere through the Gateway",
     );
-  }
-}
-
-/** The Ingress's match of a regex path (from the start, case-insensitively); unreadable here: a match. */
-function matchesFromStart(regex: string, path: string): boolean {
-  try {
-    return new RegExp(`^(?:${regex})`, "i").test(path);
-  } catch {
-    return true;
   }
 }
 
