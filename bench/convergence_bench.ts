@@ -17,8 +17,8 @@
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { percentile } from "./figures.ts";
+import { msUntil, probe, type ProbeAnswer } from "./http_probe.ts";
 import { startControllerProcess } from "./memory/controller_client.ts";
-import http from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import { runInPrivateNetwork } from "../lib/dev/localenv/netns.ts";
 import { proxyName } from "../lib/controller/objects.ts";
@@ -58,41 +58,11 @@ const fig = (name: string, unit: string, value: number) => {
 };
 const pct = percentile;
 
-function get(port: number, host: string, path: string): Promise<{ status: number; backend: string | null }> {
-  return new Promise((resolve) => {
-    const req = http.request({ host: "127.0.0.1", port, path, headers: { host }, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => {
-        let backend: string | null = null;
-        try {
-          backend = JSON.parse(body).name ?? null;
-        } catch { /* not a backend answer */ }
-        resolve({ status: res.statusCode ?? 0, backend });
-      });
-      res.on("error", () => resolve({ status: 0, backend: null }));
-    });
-    req.setTimeout(5000, () => req.destroy());
-    req.on("error", () => resolve({ status: 0, backend: null }));
-    req.end();
-  });
-}
+const get = (port: number, host: string, path: string) => probe(port, host, path);
 
 /** Milliseconds from `t0` until `ok` holds for an answer (polled every 2 ms, at most 30 s). */
-async function until(
-  t0: number,
-  port: number,
-  host: string,
-  path: string,
-  ok: (a: { status: number; backend: string | null }) => boolean,
-) {
-  for (;;) {
-    if (ok(await get(port, host, path))) return performance.now() - t0;
-    if (performance.now() - t0 > 30_000) throw new Error(`no convergence for ${host}${path} within 30 s`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+const until = (t0: number, port: number, host: string, path: string, ok: (a: ProbeAnswer) => boolean) =>
+  msUntil(t0, () => probe(port, host, path), ok, `${host}${path}`);
 
 // 10,000 proxy Services need cluster IPs and (LoadBalancer) node ports: widen both ranges.
 const cluster = await Cluster.start([

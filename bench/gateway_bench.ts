@@ -13,8 +13,8 @@
  *   comparison.
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
-import http from "node:http";
 import { percentile } from "./figures.ts";
+import { msUntil, probe } from "./http_probe.ts";
 import { runInPrivateNetwork } from "../lib/dev/localenv/netns.ts";
 import { gatewayProxyName } from "../lib/controller/objects.ts";
 import { log } from "../lib/log/logger.ts";
@@ -36,44 +36,8 @@ const fig = (name: string, unit: string, value: number) => {
   console.error(`bench: ${name} = ${value.toFixed(3)} ${unit}`);
 };
 
-function get(
-  port: number,
-  host: string,
-  path: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; backend: string | null }> {
-  return new Promise((resolve) => {
-    const req = http.request({ host: "127.0.0.1", port, path, headers: { host, ...headers }, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => {
-        let backend: string | null = null;
-        try {
-          backend = JSON.parse(body).name ?? null;
-        } catch { /* not a backend's answer */ }
-        resolve({ status: res.statusCode ?? 0, backend });
-      });
-      res.on("error", () => resolve({ status: 0, backend: null }));
-    });
-    req.setTimeout(5000, () => req.destroy());
-    req.on("error", () => resolve({ status: 0, backend: null }));
-    req.end();
-  });
-}
-
-/** Milliseconds from `t0` until `ok` holds (polled every 2 ms, at most 30 s). */
-async function until(
-  t0: number,
-  probe: () => Promise<{ status: number; backend: string | null }>,
-  ok: (a: { status: number; backend: string | null }) => boolean,
-) {
-  for (;;) {
-    if (ok(await probe())) return performance.now() - t0;
-    if (performance.now() - t0 > 30_000) throw new Error("no convergence within 30 s");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+const get = probe;
+const until = msUntil;
 
 const gw = "gateway.networking.k8s.io/v1";
 const route = (ns: string, path: string, headers: { name: string; value: string }[] = []): KubeObject => ({
