@@ -3,7 +3,14 @@
  * The shapes of the migration preview (nginx/to_httproute.ts): the Ingress, Service and Gateway as
  * it reads them, what one Ingress becomes, and what the preview reads of one Ingress once.
  */
-import type { HTTPPathModifier, HTTPRoute, HTTPRouteMatch, Listener, ReferenceGrant } from "../gateway/api.ts";
+import type {
+  HTTPPathModifier,
+  HTTPRoute,
+  HTTPRouteFilter,
+  HTTPRouteMatch,
+  Listener,
+  ReferenceGrant,
+} from "../gateway/api.ts";
 import type { IngressLike } from "./translate.ts";
 
 export interface IngressBackend {
@@ -91,6 +98,10 @@ export interface Reading {
   unmapped: Set<string>;
   /** Forms that depend on the value, by key of ours (over FORMS). */
   forms: Map<string, string>;
+  /** Why a key of `unmapped` has no form here, where its value decides it. */
+  why: Map<string, string>;
+  /** The CORS filter of the Ingress's rules to a backend, or null. */
+  cors: HTTPRouteFilter | null;
   withheld: string[];
   /** The Ingress's paths the Gateway matches as regexes, by host; `prefix`: the `P(/|$)(.*)` idiom's PathPrefix. */
   regexPaths: { host: string; raw: string; prefix: string | null }[];

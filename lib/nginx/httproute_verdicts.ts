@@ -1,7 +1,7 @@
 /**
  * @module nginx/httproute_verdicts
  * The migration preview's verdict on each annotation of an Ingress: the Gateway API form it becomes,
- * or why it stays an Ingress annotation (no form, a form the preview does not write yet, or a
+ * or why it stays an Ingress annotation (no form, a form not served here or not for its value, or a
  * restriction whose loss withholds the Ingress's route).
  */
 import { readAnnotation } from "../annotations/resolve.ts";
@@ -11,6 +11,7 @@ import { NGINX_PREFIX, NGINX_RULES } from "./table.ts";
 import { checkIngress } from "./translate.ts";
 import { convertedAnnotations } from "./convert.ts";
 import { setting } from "./httproute_settings.ts";
+import { CORS_KEYS } from "./httproute_cors.ts";
 import { HTTP_PORT, type Reading } from "./httproute_types.ts";
 
 /**
@@ -28,11 +29,8 @@ export const WITHHOLDS: Readonly<Record<string, string>> = {
   "ssl-passthrough": "TLS passthrough (a TLSRoute's job, not an HTTPRoute's)",
 };
 
-/** Keys with a Gateway API form that this preview does not write (or that the Gateways do not serve). */
+/** Keys with a Gateway API form that the Gateways do not serve. */
 function notServedYet(key: string): string | null {
-  if (key.startsWith("cors-")) {
-    return "the Gateways serve the CORS filter, but this preview does not write it yet: add a CORS filter to the rule";
-  }
   if (key.startsWith("sticky-cookie")) return "sessionPersistence is experimental and not served here";
   return null;
 }
@@ -60,6 +58,8 @@ const FORMS: Readonly<Record<string, string>> = {
   "canary-header": "a rule with a header match on the main Ingress's HTTPRoute",
   "canary-header-value": "the value of the canary's header match",
   "timeout-server": "rules[].timeouts.backendRequest (the Gateways' backend timeout, HAProxy's timeout server as here)",
+  // the CORS filter: its verdicts depend on the values (nginx/httproute_cors.ts)
+  ...Object.fromEntries(CORS_KEYS.map((k) => [k, "the rule's CORS filter"])),
 };
 
 /** The verdict of each annotation of the Ingress (ours and ingress-nginx's). */
@@ -75,7 +75,7 @@ export function verdicts(r: Reading): string[] {
     const missing = ours.filter((k) => !FORMS[k] || r.unmapped.has(k));
     if (missing.length > 0) {
       const why = missing.map((k) => {
-        const more = WITHHOLDS[k] ?? notServedYet(k);
+        const more = WITHHOLDS[k] ?? r.why.get(k) ?? notServedYet(k);
         return more ? `${k}: ${more}` : k;
       }).join(", ");
       return `no Gateway API form served here (${why}); stays an Ingress annotation`;

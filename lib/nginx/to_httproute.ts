@@ -40,6 +40,7 @@ import {
   regexMatch,
 } from "./httproute_filters.ts";
 import { keysSet, setting, settingsOf } from "./httproute_settings.ts";
+import { CORS_KEYS, corsMapping } from "./httproute_cors.ts";
 import {
   type GatewayRef,
   HTTP_PORT,
@@ -91,9 +92,25 @@ function read(ing: IngressObject): Reading {
     notes: [],
     unmapped: new Set(),
     forms: new Map(),
+    why: new Map(),
+    cors: null,
     withheld: [],
     regexPaths: [],
   };
+}
+
+/** The CORS filter of a main Ingress's rules, its verdicts and notes (a canary's keys are not carried). */
+function readCors(r: Reading): void {
+  const c = corsMapping(r.settings);
+  for (const [k, form] of c.forms) r.forms.set(k, form);
+  r.notes.push(...c.notes);
+  r.cors = c.filter;
+  if (c.unmapped !== null) {
+    for (const k of CORS_KEYS) {
+      r.unmapped.add(k);
+      r.why.set(k, c.unmapped);
+    }
+  }
 }
 
 /** Which paths of an Ingress are regexes (`path-regex`): none, the ImplementationSpecific ones, all. */
@@ -238,7 +255,7 @@ function rulesOfPath(
       urlRewrite: { ...(host !== null ? { hostname: host } : {}), ...(pr.rewritePath ? { path: pr.rewritePath } : {}) },
     }]
     : [];
-  const all = [...filters, ...rewrite];
+  const all = [...filters, ...(r.cors ? [r.cors] : []), ...rewrite];
   const backendRequest = backendRequestTimeout(setting<string>(r.settings, "timeout-server"));
   const rule = (match: HTTPRouteMatch, backendRefs: HTTPBackendRef[]): HTTPRouteRule => ({
     matches: [match],
@@ -375,6 +392,7 @@ export function planMigration(
       out.push({ namespace: r.ns, name: r.name, verdicts: r.verdicts, notes: r.notes, routes, withheld: null });
       continue;
     }
+    readCors(r);
     // Rules by host ("": the Ingress's rules without host).
     const tls = tlsHosts(r);
     const redirectHosts = new Set<string>();
