@@ -3,13 +3,16 @@
  * tests/nginx/fixtures/wild.yaml whose features have a Gateway API form (TLS with the redirect to
  * HTTPS, the `(/|$)(.*)` rewrite, app-root, from-to-www-redirect, force-ssl-redirect with a weighted
  * canary, a header canary, permanent-redirect, upstream-vhost with x-forwarded-prefix, plain
- * routes), and one Ingress with this controller's header keys, are served by the controller in ingress-nginx compatibility mode, and the HTTPRoutes
+ * routes), one Ingress with this controller's header keys, and three CORS Ingresses (ingress-nginx's
+ * defaults, listed origins with credentials, a wildcard origin without) are served by the controller
+ * in ingress-nginx compatibility mode, and the HTTPRoutes
  * `nginx-check --output httproute` prints for them (run as the command runs) are applied beside
  * them, on a Gateway with the listeners and ReferenceGrants the preview suggests, against the real
  * kube-apiserver with the Gateway API's CRDs. The same requests through the Ingress proxy and the
  * Gateway's proxy (each a real haproxy run by the proxy command) get the same status, backend,
- * path and Host at the backend, forwarded headers and redirect Location. Runs in a private network
- * namespace (lib/dev/localenv/netns.ts).
+ * path and Host at the backend, forwarded headers, redirect Location and CORS headers (preflights
+ * and simple requests), but for the CORS differences the preview's verdicts and notes name, each
+ * checked here as the note says. Runs in a private network namespace (lib/dev/localenv/netns.ts).
  */
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -114,6 +117,52 @@ const ASSETS_INGRESS = {
     }],
   },
 };
+/** CORS Ingresses in ingress-nginx's annotations, on api/public-api's Service (without its rate limit). */
+const corsIngress = (name: string, host: string, annotations: Record<string, string>) => ({
+  apiVersion: "networking.k8s.io/v1",
+  kind: "Ingress",
+  metadata: {
+    name,
+    namespace: "api",
+    annotations: Object.fromEntries(
+      Object.entries(annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]),
+    ),
+  },
+  spec: {
+    ingressClassName: "nginx",
+    rules: [{
+      host,
+      http: {
+        paths: [{
+          path: "/",
+          pathType: "Prefix",
+          backend: { service: { name: "public-api", port: { number: 3000 } } },
+        }],
+      },
+    }],
+  },
+});
+const CORS_INGRESSES = [
+  // ingress-nginx's defaults: every origin, credentials, six methods, nine headers, 20 days
+  corsIngress("cors-open", "open.example.com", { "enable-cors": "true" }),
+  corsIngress("cors-app", "app-api.example.com", {
+    "enable-cors": "true",
+    "cors-allow-origin": "https://app.example.com, https://admin.example.com",
+    "cors-allow-methods": "GET, PUT, DELETE",
+    "cors-allow-headers": "Content-Type,Authorization",
+    "cors-allow-credentials": "true",
+    "cors-max-age": "3600",
+  }),
+  corsIngress("cors-widgets", "widgets.example.com", {
+    "enable-cors": "true",
+    "cors-allow-origin": "https://*.example.org",
+    "cors-allow-methods": "GET, POST",
+    "cors-allow-headers": "Content-Type, X-Api-Key",
+    "cors-expose-headers": "X-Request-Id",
+    "cors-allow-credentials": "false",
+    "cors-max-age": "600",
+  }),
+];
 const GATEWAY = { namespace: "infra", name: "edge" };
 
 // deno-lint-ignore no-explicit-any
@@ -135,6 +184,14 @@ interface Seen {
   certificate: string | null;
   /** Location resolved against the request URL (the Ingress path writes app-root's as a path alone). */
   location: string | null;
+  /** The CORS headers of the answer, and its Vary. */
+  allowOrigin: string | null;
+  allowCredentials: string | null;
+  allowMethods: string | null;
+  allowHeaders: string | null;
+  exposeHeaders: string | null;
+  maxAge: string | null;
+  vary: string | null;
 }
 
 function ask(
@@ -143,9 +200,10 @@ function ask(
   host: string,
   path: string,
   headers: Record<string, string> = {},
+  method = "GET",
 ): Promise<Seen> {
   return new Promise((resolve, reject) => {
-    const opts = { host: "127.0.0.1", port, path, headers: { host, ...headers }, agent: false };
+    const opts = { host: "127.0.0.1", port, path, method, headers: { host, ...headers }, agent: false };
     const done = (res: http.IncomingMessage) => {
       let body = "";
       res.setEncoding("utf8");
@@ -156,6 +214,7 @@ function ask(
           b = JSON.parse(body);
         } catch { /* not a backend's answer */ }
         const loc = res.headers.location;
+        const header = (name: string) => (res.headers[name] as string | undefined) ?? null;
         resolve({
           status: res.statusCode ?? 0,
           backend: b?.name ?? null,
@@ -169,6 +228,13 @@ function ask(
           certificate: scheme === "https"
             ? String((res.socket as import("node:tls").TLSSocket).getPeerCertificate().subject?.CN ?? "")
             : null,
+          allowOrigin: header("access-control-allow-origin"),
+          allowCredentials: header("access-control-allow-credentials"),
+          allowMethods: header("access-control-allow-methods"),
+          allowHeaders: header("access-control-allow-headers"),
+          exposeHeaders: header("access-control-expose-headers"),
+          maxAge: header("access-control-max-age"),
+          vary: header("vary"),
         });
       });
       res.on("error", reject);
@@ -195,8 +261,9 @@ if (!inPrivateNetwork()) {
       ...objects.filter((o) => o.kind === "Ingress" && MIGRATED.includes(`${o.metadata.namespace}/${o.metadata.name}`)),
       HEADERS_INGRESS,
       ASSETS_INGRESS,
+      ...CORS_INGRESSES,
     ];
-    assert.equal(ingresses.length, MIGRATED.length + 2);
+    assert.equal(ingresses.length, MIGRATED.length + 2 + CORS_INGRESSES.length);
     const services: KubeObject[] = Object.entries(SERVICES).map(([id, port]) => {
       const [ns, name] = id.split("/");
       return {
@@ -301,9 +368,9 @@ if (!inPrivateNetwork()) {
 
         const through = (via: ProxyRun, gateway: boolean, scheme: "http" | "https") =>
           gateway ? containerPort(scheme === "http" ? 80 : 443) : scheme === "http" ? via.httpPort : via.httpsPort;
-        const both = async (scheme: "http" | "https", host: string, path: string, headers = {}) => {
-          const a = await ask(through(viaIngress, false, scheme), scheme, host, path, headers);
-          const b = await ask(through(viaGateway, true, scheme), scheme, host, path, headers);
+        const both = async (scheme: "http" | "https", host: string, path: string, headers = {}, method = "GET") => {
+          const a = await ask(through(viaIngress, false, scheme), scheme, host, path, headers, method);
+          const b = await ask(through(viaGateway, true, scheme), scheme, host, path, headers, method);
           return { ingress: a, gateway: b };
         };
         await eventually("both proxies serve", async () => {
@@ -402,6 +469,229 @@ if (!inPrivateNetwork()) {
             );
           },
         );
+
+        // CORS: the same answers, but where the preview says the Gateway differs (the note or verdict named)
+        const migration = (name: string) => plan.ingresses.find((m) => m.namespace === "api" && m.name === name)!;
+        const said = (name: string, re: RegExp) =>
+          assert.ok(
+            [...migration(name).verdicts, ...migration(name).notes].some((l) => re.test(l)),
+            `${name}: the preview says ${re}`,
+          );
+        const preflight = (origin: string, method: string, headers?: string) => ({
+          Origin: origin,
+          "Access-Control-Request-Method": method,
+          ...(headers ? { "Access-Control-Request-Headers": headers } : {}),
+        });
+        const NGINX_METHODS = "GET, PUT, POST, DELETE, PATCH, OPTIONS";
+        const NGINX_HEADERS = "DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, " +
+          "Content-Type, Range, Authorization";
+        const backendAnswer = { status: 200, backend: "public-api", target: "/data" };
+        const noAnswer = { status: 204, backend: null, target: null, host: null };
+        const corsCases: [
+          string,
+          string,
+          "GET" | "OPTIONS",
+          Record<string, string>,
+          Partial<Seen>,
+          Partial<Seen>,
+          [string, RegExp] | null,
+        ][] = [
+          [
+            "ingress-nginx's defaults, a preflight",
+            "open.example.com",
+            "OPTIONS",
+            preflight("https://x.example.net", "PUT"),
+            {
+              status: 204,
+              backend: null,
+              allowOrigin: "https://x.example.net",
+              allowCredentials: "true",
+              allowMethods: NGINX_METHODS,
+              allowHeaders: NGINX_HEADERS,
+              maxAge: "1728000",
+              vary: "Origin",
+            },
+            { allowCredentials: null },
+            ["cors-open", /allowCredentials is not written with the origin \*/],
+          ],
+          [
+            "ingress-nginx's defaults, a simple request",
+            "open.example.com",
+            "GET",
+            { Origin: "https://x.example.net" },
+            {
+              backend: "public-api",
+              allowOrigin: "https://x.example.net",
+              allowCredentials: "true",
+              allowMethods: null,
+              maxAge: null,
+              vary: "Origin",
+            },
+            { allowCredentials: null },
+            ["cors-open", /allowCredentials is not written with the origin \*/],
+          ],
+          [
+            "ingress-nginx's defaults, no Origin",
+            "open.example.com",
+            "GET",
+            {},
+            {
+              backend: "public-api",
+              allowOrigin: null,
+              vary: null,
+            },
+            {},
+            null,
+          ],
+          [
+            "listed origins, a preflight",
+            "app-api.example.com",
+            "OPTIONS",
+            {
+              ...preflight("https://admin.example.com", "DELETE", "authorization"),
+            },
+            {
+              status: 204,
+              allowOrigin: "https://admin.example.com",
+              allowCredentials: "true",
+              allowMethods: "GET, PUT, DELETE",
+              allowHeaders: "Content-Type, Authorization",
+              exposeHeaders: null,
+              maxAge: "3600",
+              vary: "Origin",
+            },
+            {},
+            null,
+          ],
+          [
+            "listed origins, a simple request",
+            "app-api.example.com",
+            "GET",
+            { Origin: "https://app.example.com" },
+            {
+              backend: "public-api",
+              allowOrigin: "https://app.example.com",
+              allowCredentials: "true",
+              allowMethods: null,
+              vary: "Origin",
+            },
+            {},
+            null,
+          ],
+          [
+            "listed origins, a simple request from another",
+            "app-api.example.com",
+            "GET",
+            {
+              Origin: "https://evil.example.com",
+            },
+            { backend: "public-api", allowOrigin: null, allowCredentials: null, vary: null },
+            {},
+            null,
+          ],
+          [
+            "listed origins, a preflight from another",
+            "app-api.example.com",
+            "OPTIONS",
+            {
+              ...preflight("https://evil.example.com", "DELETE"),
+            },
+            { ...backendAnswer, allowOrigin: null, allowCredentials: null },
+            noAnswer,
+            [
+              "cors-app",
+              /answers a preflight .* from an origin it does not allow itself, 204 without CORS headers/,
+            ],
+          ],
+          [
+            "a wildcard origin, one label: a preflight",
+            "widgets.example.com",
+            "OPTIONS",
+            {
+              ...preflight("https://a.example.org", "POST", "x-api-key"),
+            },
+            {
+              status: 204,
+              allowOrigin: "https://a.example.org",
+              allowCredentials: null,
+              allowMethods: "GET, POST",
+              allowHeaders: "Content-Type, X-Api-Key",
+              exposeHeaders: null,
+              maxAge: "600",
+              vary: "Origin",
+            },
+            { exposeHeaders: "X-Request-Id" },
+            ["cors-widgets", /exposeHeaders \(X-Request-Id\), also on the preflight/],
+          ],
+          [
+            "a wildcard origin, one label: a simple request",
+            "widgets.example.com",
+            "GET",
+            {
+              Origin: "https://a.example.org",
+            },
+            {
+              backend: "public-api",
+              allowOrigin: "https://a.example.org",
+              exposeHeaders: "X-Request-Id",
+              vary: "Origin",
+            },
+            {},
+            null,
+          ],
+          [
+            "a wildcard origin, two labels: a preflight",
+            "widgets.example.com",
+            "OPTIONS",
+            {
+              ...preflight("https://a.b.example.org", "POST"),
+            },
+            { ...backendAnswer, allowOrigin: null },
+            {
+              ...noAnswer,
+              allowOrigin: "https://a.b.example.org",
+              allowMethods: "GET, POST",
+              allowHeaders: "Content-Type, X-Api-Key",
+              exposeHeaders: "X-Request-Id",
+              maxAge: "600",
+              vary: "Origin",
+            },
+            ["cors-widgets", /the Gateway's \* matches one or more labels, the Ingress's .* exactly one/],
+          ],
+          [
+            "a wildcard origin, two labels: a simple request",
+            "widgets.example.com",
+            "GET",
+            {
+              Origin: "https://a.b.example.org",
+            },
+            { backend: "public-api", allowOrigin: null, exposeHeaders: null, vary: null },
+            {
+              allowOrigin: "https://a.b.example.org",
+              exposeHeaders: "X-Request-Id",
+              vary: "Origin",
+            },
+            ["cors-widgets", /the Gateway's \* matches one or more labels/],
+          ],
+        ];
+        for (const [what, host, method, headers, expected, gatewayDiffers, note] of corsCases) {
+          await t.step(`CORS, ${what}: ${method} http://${host}/data`, async () => {
+            const { ingress, gateway } = await both("http", host, "/data", headers, method);
+            for (const [k, v] of Object.entries(expected)) {
+              assert.equal(ingress[k as keyof Seen], v, `Ingress ${k}: ${JSON.stringify(ingress)}`);
+            }
+            if (expected.status === undefined) assert.equal(ingress.status, 200);
+            assert.deepEqual(
+              gateway,
+              { ...ingress, ...gatewayDiffers },
+              "the Gateway's answer, but what the preview says",
+            );
+            if (Object.keys(gatewayDiffers).length > 0) {
+              assert.ok(note !== null, "a difference the preview names");
+              said(...note!);
+            }
+          });
+        }
 
         await t.step("canary-weight 20: both send about a fifth of the requests to the canary", async () => {
           const share = async (gateway: boolean) => {
