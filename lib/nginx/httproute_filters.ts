@@ -2,8 +2,8 @@
  * @module nginx/httproute_filters
  * The Gateway API pieces of the migration preview that read one value: regex paths as
  * RegularExpression matches (open at their end) and the rewrite idiom as a prefix, header edits as
- * Request/ResponseHeaderModifier, `redirect-to` as a RequestRedirect, `timeout-server` as a GEP-2257
- * duration.
+ * Request/ResponseHeaderModifier (`hsts` as a Strict-Transport-Security set), `redirect-to` as a
+ * RequestRedirect, `timeout-server` as a GEP-2257 duration.
  */
 import type { HeaderLine } from "../annotations/values.ts";
 import type { HTTPHeader, HTTPRouteFilter, HTTPRouteMatch } from "../gateway/api.ts";
@@ -63,7 +63,20 @@ export function matchesFromStart(regex: string, path: string): boolean {
   }
 }
 
-/** The request and response header filters of a path, and the Host a URLRewrite sets. */
+export const HSTS_HEADER = "Strict-Transport-Security";
+
+/** `hsts` and its keys: the Strict-Transport-Security value the Ingress sends on its HTTPS answers, or null. */
+export function hstsValue(s: Settings): string | null {
+  if (setting<boolean>(s, "hsts") !== true) return null;
+  return `max-age=${setting<number>(s, "hsts-max-age") ?? 0}` +
+    (setting<boolean>(s, "hsts-include-subdomains") ? "; includeSubDomains" : "") +
+    (setting<boolean>(s, "hsts-preload") ? "; preload" : "");
+}
+
+/**
+ * The request and response header filters of a path (`hsts`: a Strict-Transport-Security set), and
+ * the Host a URLRewrite sets.
+ */
 export function headerFilters(s: Settings): { filters: HTTPRouteFilter[]; host: string | null } {
   const lines = (key: string) => setting<HeaderLine[]>(s, key) ?? [];
   const names = (key: string) => setting<string[]>(s, key) ?? [];
@@ -81,7 +94,17 @@ export function headerFilters(s: Settings): { filters: HTTPRouteFilter[]; host: 
   });
   const req = edits(reqSet, lines("request-headers-add"), names("request-headers-delete"));
   if (Object.keys(req).length) filters.push({ type: "RequestHeaderModifier", requestHeaderModifier: req });
-  const res = edits(lines("response-headers-set"), lines("response-headers-add"), names("response-headers-delete"));
+  // the Ingress sets Strict-Transport-Security after the response edits: its value replaces theirs
+  const sts = hstsValue(s);
+  const notSts = (name: string) => sts === null || name.toLowerCase() !== HSTS_HEADER.toLowerCase();
+  const res = edits(
+    [
+      ...lines("response-headers-set").filter((h) => notSts(h.name)),
+      ...(sts !== null ? [{ name: HSTS_HEADER, value: sts }] : []),
+    ],
+    lines("response-headers-add").filter((h) => notSts(h.name)),
+    names("response-headers-delete").filter(notSts),
+  );
   if (Object.keys(res).length) filters.push({ type: "ResponseHeaderModifier", responseHeaderModifier: res });
   return { filters, host };
 }

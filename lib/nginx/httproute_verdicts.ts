@@ -58,6 +58,11 @@ const FORMS: Readonly<Record<string, string>> = {
   "canary-header": "a rule with a header match on the main Ingress's HTTPRoute",
   "canary-header-value": "the value of the canary's header match",
   "timeout-server": "rules[].timeouts.backendRequest (the Gateways' backend timeout, HAProxy's timeout server as here)",
+  "hsts": "ResponseHeaderModifier set Strict-Transport-Security (its value replaces a response-headers-* edit of it, " +
+    "as here)",
+  "hsts-max-age": "the max-age of the Strict-Transport-Security set",
+  "hsts-include-subdomains": "the includeSubDomains of the Strict-Transport-Security set",
+  "hsts-preload": "the preload of the Strict-Transport-Security set",
   // the CORS filter: its verdicts depend on the values (nginx/httproute_cors.ts)
   ...Object.fromEntries(CORS_KEYS.map((k) => [k, "the rule's CORS filter"])),
 };

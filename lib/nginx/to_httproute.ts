@@ -34,6 +34,7 @@ import { isDns1123Label, isDns1123Subdomain, isHost } from "../render/patterns.t
 import {
   backendRequestTimeout,
   headerFilters,
+  hstsValue,
   matchesFromStart,
   prefixRewriteOf,
   redirectFilter,
@@ -558,6 +559,19 @@ export function planMigration(
         if (!g.spec.to.some((t) => t.name === secret)) g.spec.to.push({ group: "", kind: "Secret", name: secret });
         grants.set(r.ns, g);
       }
+    }
+    // HSTS: the Ingress sends it on HTTPS answers only; a route on every listener sends it over HTTP too
+    if (hstsValue(r.settings) === null) {
+      for (const k of ["hsts-max-age", "hsts-include-subdomains", "hsts-preload"]) {
+        r.forms.set(k, "nothing to carry over (hsts is off)");
+      }
+    } else if (
+      routes.some((x) => x.spec.parentRefs?.[0]?.port !== HTTPS_PORT && (x.spec.rules ?? []).some((u) => u.backendRefs))
+    ) {
+      r.notes.push(
+        "Strict-Transport-Security: the routes on every listener send it on plain HTTP answers too (the Ingress: on " +
+          "HTTPS answers only), where browsers ignore it (RFC 6797, 8.1)",
+      );
     }
     // `/` matches every path in any case
     if (r.regexPaths.some((x) => x.raw !== "/")) {

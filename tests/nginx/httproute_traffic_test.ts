@@ -3,7 +3,7 @@
  * tests/nginx/fixtures/wild.yaml whose features have a Gateway API form (TLS with the redirect to
  * HTTPS, the `(/|$)(.*)` rewrite, app-root, from-to-www-redirect, force-ssl-redirect with a weighted
  * canary, a header canary, permanent-redirect, upstream-vhost with x-forwarded-prefix, plain
- * routes), one Ingress with this controller's header keys, and three CORS Ingresses (ingress-nginx's
+ * routes), one Ingress with this controller's header keys, one with its hsts, and three CORS Ingresses (ingress-nginx's
  * defaults, listed origins with credentials, a wildcard origin without) are served by the controller
  * in ingress-nginx compatibility mode, and the HTTPRoutes
  * `nginx-check --output httproute` prints for them (run as the command runs) are applied beside
@@ -101,7 +101,12 @@ const HEADERS_INGRESS = {
 const ASSETS_INGRESS = {
   apiVersion: "networking.k8s.io/v1",
   kind: "Ingress",
-  metadata: { name: "assets", namespace: "shop" },
+  // and this controller's hsts: a Strict-Transport-Security set on the HTTPS answers
+  metadata: {
+    name: "assets",
+    namespace: "shop",
+    annotations: { "ingress-controller.io/hsts": "true", "ingress-controller.io/hsts-include-subdomains": "true" },
+  },
   spec: {
     ingressClassName: "nginx",
     tls: [{ hosts: ["shop.example.com"], secretName: "shop-example-com-tls" }],
@@ -192,6 +197,8 @@ interface Seen {
   exposeHeaders: string | null;
   maxAge: string | null;
   vary: string | null;
+  /** Strict-Transport-Security (hsts). */
+  sts: string | null;
 }
 
 function ask(
@@ -235,6 +242,7 @@ function ask(
           exposeHeaders: header("access-control-expose-headers"),
           maxAge: header("access-control-max-age"),
           vary: header("vary"),
+          sts: header("strict-transport-security"),
         });
       });
       res.on("error", reject);
@@ -437,6 +445,11 @@ if (!inPrivateNetwork()) {
           ["a Prefix path on a regex host", "https", "shop.example.com", "/assets/app.js", {}, {
             backend: "assets",
             target: "/assets/app.js",
+            sts: "max-age=15768000; includeSubDomains",
+          }],
+          ["hsts: not on the redirect to HTTPS", "http", "shop.example.com", "/assets/app.js", {}, {
+            status: 308,
+            sts: null,
           }],
           ["a Prefix path on a regex host matches as ^/assets", "https", "shop.example.com", "/assetsv2/app.js", {}, {
             backend: "assets",

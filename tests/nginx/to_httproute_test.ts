@@ -655,6 +655,48 @@ Deno.test("CORS off: no filter, the cors-* keys carry nothing; redirects keep no
   assert.ok(plan.ingresses[1].notes.some((n) => n.startsWith("its own cors-enable is not carried")));
 });
 
+Deno.test("hsts: a Strict-Transport-Security set on the response, replacing a response-headers-* edit of it as the Ingress does", () => {
+  const O = "ingress-controller.io/";
+  const tls = { tls: [{ hosts: ["app.example.com"], secretName: "app-tls" }] };
+  const { m, routes } = only([
+    ing("h", {
+      [O + "hsts"]: "true",
+      [O + "hsts-max-age"]: "31536000",
+      [O + "hsts-include-subdomains"]: "true",
+      [O + "response-headers-set"]: "X-Frame-Options: DENY\nStrict-Transport-Security: max-age=1",
+    }, tls),
+  ]);
+  const main = routes.find((r) => r.metadata.name === "h")!;
+  assert.deepEqual(filter(rulesOf(main)[0], "ResponseHeaderModifier")?.responseHeaderModifier, {
+    set: [
+      { name: "X-Frame-Options", value: "DENY" },
+      { name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" },
+    ],
+  });
+  // the route is on the HTTPS listener only (the redirect to HTTPS): the header only on HTTPS, as here
+  assert.equal(main.spec.parentRefs?.[0].port, 443);
+  assert.ok(!m.notes.some((n) => n.startsWith("Strict-Transport-Security")));
+  assert.match(
+    m.verdicts.find((v) => v.startsWith(O + "hsts:"))!,
+    /ResponseHeaderModifier set Strict-Transport-Security/,
+  );
+  assert.match(m.verdicts.find((v) => v.startsWith(O + "hsts-max-age:"))!, /max-age of the Strict-Transport-Security/);
+  const f = readFilters(rulesOf(main)[0].filters, "rules[0]", true);
+  assert.ok(f.ok, JSON.stringify(f));
+
+  // on every listener: the header reaches plain HTTP answers too, where browsers ignore it (RFC 6797 8.1)
+  const plain = only([ing("h", { [O + "hsts"]: "true", [O + "hsts-preload"]: "true", "ssl-redirect": "false" }, tls)]);
+  assert.deepEqual(filter(rulesOf(plain.routes[0])[0], "ResponseHeaderModifier")?.responseHeaderModifier, {
+    set: [{ name: "Strict-Transport-Security", value: "max-age=15768000; preload" }],
+  });
+  assert.ok(plain.m.notes.some((n) => /plain HTTP answers too .*RFC 6797/.test(n)), plain.m.notes.join("\n"));
+
+  // off: nothing, and its keys carry nothing
+  const off = only([ing("h", { [O + "hsts-max-age"]: "60" })]);
+  assert.equal(filter(rulesOf(off.routes[0])[0], "ResponseHeaderModifier"), undefined);
+  assert.match(off.m.verdicts.find((v) => v.startsWith(O + "hsts-max-age:"))!, /nothing to carry over \(hsts is off\)/);
+});
+
 Deno.test("timeout-server as a Gateway API duration (GEP-2257: h m s ms, up to five digits each)", () => {
   assert.equal(backendRequestTimeout("30s"), "30s");
   assert.equal(backendRequestTimeout("90s"), "1m30s");
