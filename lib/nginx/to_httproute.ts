@@ -7,8 +7,9 @@
  * this controller serves today, then each key of ours with a Gateway API form becomes a match or
  * filter of an HTTPRoute: redirects to HTTPS (a route on the HTTP listener), `redirect-to`,
  * `app-root` and `www-redirect` (RequestRedirect), `rewrite-target` (URLRewrite, the `P(/|$)(.*)` +
- * `/$2` regex form as a prefix), a `Host` set (URLRewrite hostname), header edits
- * (Request/ResponseHeaderModifier), regex paths (RegularExpression: with `path-regex: all` every path
+ * `/$2` regex form as a prefix), a `Host` set (URLRewrite hostname), header edits and `hsts`
+ * (Request/ResponseHeaderModifier), CORS (the CORS filter, nginx/httproute_cors.ts), the backend
+ * timeout (timeouts.backendRequest), regex paths (RegularExpression: with `path-regex: all` every path
  * of the host, other Ingresses' too, as the model makes them) and canaries (weighted backendRefs,
  * header matches). What the Gateway API cannot say the same way is a note (case, the idiom's place
  * after the host's regexes, the / the HTTPS redirect drops). Every annotation gets a verdict; an Ingress that restricts who may
@@ -17,7 +18,7 @@
  * the Ingress's paths. The TLS sections become the Gateway listeners (and ReferenceGrants) the routes
  * need, as a suggestion. Pure: no I/O (the YAML text: nginx/httproute_yaml.ts). Its parts: the shapes
  * (nginx/httproute_types.ts), the settings read (nginx/httproute_settings.ts), the one-value pieces
- * (nginx/httproute_filters.ts) and the verdicts (nginx/httproute_verdicts.ts).
+ * (nginx/httproute_filters.ts), CORS (nginx/httproute_cors.ts) and the verdicts (nginx/httproute_verdicts.ts).
  */
 import { pathRegexProblem } from "../annotations/values.ts";
 import type {
