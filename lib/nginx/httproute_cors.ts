@@ -200,7 +200,8 @@ export function corsMapping(s: Settings): CorsMapping {
   );
   notes.push(
     "CORS: the Gateway answers a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an origin " +
-      "it does not allow itself, 204 without CORS headers, where the Ingress passes it to the backend (the browser " +
+      "it does not allow itself, 204 without CORS headers, where the Ingress passes it to the backend, as " +
+      "ingress-nginx does (the browser " +
       "refuses the request either way); to the answers for an allowed origin it adds Vary: Origin to the backend's " +
       "Vary, where the Ingress replaces the backend's Vary (and sends none for * without credentials)",
   );
