@@ -309,8 +309,8 @@ async function load(p: Proxy, url: string, hosts: number, seconds: number): Prom
   const requests = Number(/(\d+) requests in/.exec(text)?.[1]);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1]),
-    p50: ms(/^\s+50%\s+([\d.]+)(us|ms|s)$/m),
-    p99: ms(/^\s+99%\s+([\d.]+)(us|ms|s)$/m),
+    p50: ms(/^\s+50%\s+([\d.]+)(us|ms|s)\s*$/m),
+    p99: ms(/^\s+99%\s+([\d.]+)(us|ms|s)\s*$/m),
     requests,
     cpuUs: (p.cpuMs() - cpuBefore) * 1000 / requests,
     backendConns: (await backendConnections() - connsBefore) / requests,
