@@ -309,8 +309,8 @@ async function load(p: Proxy, url: string, hosts: number, seconds: number): Prom
   const requests = Number(/(\d+) requests in/.exec(text)?.[1]);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1]),
-    p50: ms(/^\s+50%\s+([\d.]+)(us|ms|s)$/m),
-    p99: ms(/^\s+99%\s+([\d.]+)(us|ms|s)$/m),
+    p50: ms(/^\s+50%\s+([\d.]+)(us|ms|s)\s*$/m),
+    p99: ms(/^\s+99%\s+([\d.]+)(us|ms|s)\s*$/m),
     requests,
     cpuUs: (p.cpuMs() - cpuBefore) * 1000 / requests,
     backendConns: (await backendConnections() - connsBefore) / requests,
@@ -338,7 +338,7 @@ await Deno.writeTextFile(
 const ATTRIBUTION: [string, RegExp][] = Deno.env.get("BENCH_ATTRIBUTION") === "1"
   ? [
     // templates/request_path.eta: the path normalized and the encoded-slash and dot-segment checks
-    ["off_less_normalize", /^ {4}http-request (normalize-uri |deny deny_status 400 if \{ path -m sub)/],
+    ["off_less_normalize", /^ {4}http-request (normalize-uri |deny deny_status 400 if |set-var\(txn\.ic_norm\))/],
     // X-Forwarded-For and X-Forwarded-Proto
     ["off_less_forwarded", /^ {4}(option forwardfor|http-request set-header X-Forwarded-Proto)/],
   ]

@@ -60,8 +60,13 @@ export interface View {
   redirectDropCodes: string[];
   /** The frontends' canary rules (lib/render/canary.ts), without indentation. */
   canaryLines: string[];
-  /** Some route is a regex path: the frontends look up `routes-regex.map` too. */
+  /**
+   * Some route is a regex path: the frontends look up `routes-regex.map` too, and HAProxy keeps its pattern
+   * cache (without a regex route every list match is short, and the cache costs more than it saves).
+   */
   hasRegex: boolean;
+  /** Which lookups the frontends make (routesIn): a lookup no route or entry could answer is left out. */
+  routing: Routing;
   /** `default-backend`: a route's backend without usable server hands its requests to its fallback. */
   fallbackLines: string[];
   /** Name of the backend for requests that match no route. */
@@ -87,6 +92,58 @@ function checkName(name: string): string {
 }
 
 type ViewBackend = View["backends"][number];
+
+/** The kinds of routes of one host group: which of its map lookups can match. */
+export interface GroupKinds {
+  exact: boolean;
+  regex: boolean;
+  prefix: boolean;
+}
+
+/**
+ * The lookups the frontends make (templates/routes.eta, docs/routing-maps.md): per host group (the
+ * request's host, its wildcard part, no host) the kinds of path its routes have; whether owned hosts
+ * (owned-hosts.map) exist by exact host and by wildcard; whether redirect-hosts.map has exact hosts
+ * and wildcards. A lookup that cannot match is not rendered: the first route of a new group or kind,
+ * the first owned host or the first wildcard redirect changes `haproxy.cfg` (a reload), as the first
+ * regex route does.
+ */
+export interface Routing {
+  host: GroupKinds;
+  wild: GroupKinds;
+  any: GroupKinds;
+  /** Some wildcard route or wildcard owned host: the request's wildcard part is computed. */
+  wildPart: boolean;
+  ownedHost: boolean;
+  ownedWild: boolean;
+  redirectHost: boolean;
+  redirectWild: boolean;
+}
+
+/** Routing of `model` (one pass over the routes). */
+export function routesIn(model: Model, httpsRedirect: boolean): Routing {
+  const kinds = (): GroupKinds => ({ exact: false, regex: false, prefix: false });
+  const host = kinds(), wild = kinds(), any = kinds();
+  const routes = model.routes;
+  for (let i = 0; i < routes.length; i++) {
+    const r = routes[i];
+    const group = r.host === "" ? any : r.host.startsWith("*.") ? wild : host;
+    group[r.match] = true;
+  }
+  const stops = model.stops ?? [];
+  const ownedWild = stops.some((s) => s.host.startsWith("*."));
+  const redirects = httpsRedirect ? model.redirectHosts : [];
+  return {
+    host,
+    wild,
+    any,
+    wildPart: wild.exact || wild.regex || wild.prefix || ownedWild,
+    ownedHost: stops.some((s) => !s.host.startsWith("*.")),
+    ownedWild,
+    redirectHost: redirects.some((h) => !h.startsWith("*.")),
+    redirectWild: redirects.some((h) => h.startsWith("*.")),
+  };
+}
 
 /**
  * What render keeps between the renders of one proxy (the controller keeps one per proxy): each
@@ -152,6 +209,7 @@ export function buildView(
       canary: checkName(c.canary),
     }))),
     hasRegex: model.routes.some((r) => r.match === "regex"),
+    routing: routesIn(model, httpsRedirect),
     fallbackLines: fallbackLines(model.backends),
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     redirectDropCodes: [...new Set(Object.values(model.redirectCodes ?? {}))]

@@ -91,9 +91,12 @@ Deno.test("route-only changes are applied through the Runtime API: no reload, th
   await using p = await proxyUnderTest();
   try {
     const ing = (rules: { host?: string; paths: ReturnType<typeof paths> }[]) => [ingress({ name: "site", rules })];
-    // every backend is referenced from the start: the later changes only move routes between them
+    // every backend is referenced from the start: the later changes only move routes between them; and every kind
+    // of lookup (Exact and Prefix paths of a host, a wildcard host, host-less paths) is there from the start: the
+    // first route of a new kind adds its lookup to haproxy.cfg (docs/routing-maps.md)
     const start = await p.applier.apply(s.desired(ing([
-      { host: "a.example", paths: paths(["/", "web"], ["/api", "api"]) },
+      { host: "a.example", paths: paths(["/", "web"], ["/api", "api"], ["/exact0", "api", "Exact"]) },
+      { host: "*.old.example", paths: paths(["/", "other"]) },
       { paths: paths(["/other", "other"]) },
     ])));
     assert.deepEqual([start.kind, start.ok], ["start", true], start.error ?? "");
@@ -108,6 +111,7 @@ Deno.test("route-only changes are applied through the Runtime API: no reload, th
       { host: "a.example", paths: paths(["/", "web"], ["/api", "other"], ["/exact", "api", "Exact"]) },
       { host: "b.example", paths: paths(["/", "api"]) },
       { host: "*.wild.example", paths: paths(["/", "other"]) },
+      { paths: paths(["/keep", "web"]) },
     ])));
     assert.deepEqual([moved.kind, moved.ok], ["runtime", true], moved.error ?? "");
     assert.ok((moved.mapsChanged ?? 0) >= 2);
@@ -126,7 +130,8 @@ Deno.test("route-only changes are applied through the Runtime API: no reload, th
     // many routes: the map is sent in several payloads and still replaced at once
     const many = Array.from({ length: 600 }, (_, i) => ({ host: `h${i}.example`, paths: paths(["/", "api"]) }));
     const big = await p.applier.apply(s.desired(ing([
-      { host: "a.example", paths: paths(["/", "web"], ["/api", "other"]) },
+      { host: "a.example", paths: paths(["/", "web"], ["/api", "other"], ["/exact", "api", "Exact"]) },
+      { host: "*.wild.example", paths: paths(["/", "other"]) },
       { paths: paths(["/other", "other"]) },
       ...many,
     ])));

@@ -111,6 +111,82 @@ Deno.test("a route-only change changes the map files, not haproxy.cfg", () => {
   assert.match(b.maps["routes-prefix.map"], /^\/any\/ be_default_api_8080$/m);
 });
 
+Deno.test("routing lookups: only those some route could answer, each line the same text whichever others are there", () => {
+  const routeLines = (config: string) =>
+    config.split("\n").filter((l) => /^ {4}http-request set-var\(txn\.(route|wild|stop)\)/.test(l));
+  const one = (
+    paths: { path: string; pathType?: string; service: string; port: number | string }[],
+    host = "a.example.com",
+  ) =>
+    buildModel({ ingresses: [ingress({ name: "one", rules: [{ host, paths }] })], lookup: lookupWith(["10.0.0.1"]) })
+      .model;
+  const prefixOnly = render(one([{ path: "/", service: "web", port: 80 }]), templates).config;
+  // the request's host, one Prefix table: one lookup, and no owned-hosts check, wildcard part or host-less lookup
+  assert.deepEqual(routeLines(prefixOnly).map((l) => l.trim()), [
+    'http-request set-var(txn.route) var(txn.hostkey),concat(,txn.path,/),map_beg("${IC_CERT_DIR}/routes-prefix.map") if !{ var(txn.route) -m found }',
+  ]);
+  const directives = prefixOnly.split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
+  assert.doesNotMatch(directives, /owned-hosts\.map|txn\.wild|txn\.stop|routes-exact\.map|routes-regex\.map/);
+  // the host is checked once; every host lookup reads txn.hostkey, which an invalid host never gets
+  assert.match(
+    prefixOnly,
+    /^ {4}http-request set-var\(txn\.hostkey\) var\(txn\.host\) if \{ var\(txn\.host\) -m reg \^\[\^\.\/\]\[\^\/\]\*\$ \}$/m,
+  );
+  assert.doesNotMatch(directives, /redirect-hosts\.map/, "no TLS, no redirect lookup");
+  assert.match(prefixOnly, /^ {4}tune\.pattern\.cache-size 0$/m, "no regex route: no pattern cache");
+
+  // the first Exact path of a host is a new lookup: haproxy.cfg changes (a reload), as for the first regex route
+  const withExact = render(
+    one([{ path: "/", service: "web", port: 80 }, { path: "/x", pathType: "Exact", service: "api", port: 8080 }]),
+    templates,
+  ).config;
+  assert.notEqual(withExact, prefixOnly);
+  assert.equal(routeLines(withExact).length, 2);
+  assert.match(
+    routeLines(withExact)[0],
+    /var\(txn\.hostkey\),concat\(,txn\.path,\),map_str\("\$\{IC_CERT_DIR\}\/routes-exact\.map"\)$/,
+  );
+
+  // every group and kind of the full case; each line of the smaller configurations is one of its lines
+  const all = render(buildModel(cases.full).model, templates).config;
+  const allLines = routeLines(all);
+  for (const l of [...routeLines(prefixOnly), ...routeLines(withExact)]) assert.ok(allLines.includes(l), l);
+  assert.ok(allLines.some((l) => l.includes("set-var(txn.wild) var(txn.host),regsub(^[^.]+,)")), "wildcard part");
+  assert.ok(allLines.some((l) => l.includes("str(),concat(,txn.path,/),map_beg")), "host-less prefixes");
+  assert.ok(!allLines.some((l) => l.includes("str(),concat(,txn.path,),map_str")), "no host-less Exact path");
+  assert.ok(
+    all.split("\n").some((l) => /^ {4}http-request set-var\(txn\.redirect\) var\(txn\.host\),regsub/.test(l)),
+    "wildcard redirect",
+  );
+
+  // owned hosts: the owned-hosts.map lookups and the built-in 404 for a stop
+  const owned = buildModel(cases.full).model;
+  owned.stops = [{ host: "*.example.org", stop: "catch-all" }, { host: "foo.example.com", stop: "404" }];
+  const ownedConfig = render(owned, templates).config;
+  assert.match(
+    ownedConfig,
+    /^ {4}http-request set-var\(txn\.stop\) var\(txn\.hostkey\),map_str\("\$\{IC_CERT_DIR\}\/owned-hosts\.map"\)/m,
+  );
+  assert.match(ownedConfig, /^ {4}http-request set-var\(txn\.stop\) var\(txn\.wild\),map_str/m);
+  assert.match(ownedConfig, /^ {4}use_backend ic_default_404 if \{ var\(txn\.stop\) -m str 404 \}$/m);
+
+  // a regex route: its lookups, and HAProxy's pattern cache for the regex list
+  const regex = buildModel({
+    ingresses: [ingress({
+      name: "re",
+      annotations: { "ingress-controller.io/path-regex": "true" },
+      rules: [{
+        host: "a.example.com",
+        paths: [{ path: "/v[0-9]+", pathType: "ImplementationSpecific", service: "web", port: 80 }],
+      }],
+    })],
+    lookup: lookupWith(["10.0.0.1"]),
+  }).model;
+  const regexConfig = render(regex, templates).config;
+  assert.match(regexConfig, /var\(txn\.hostkey\),concat\(,txn\.path,\),map_reg/);
+  assert.doesNotMatch(regexConfig, /cache-size/);
+});
+
 Deno.test("server slots: sorted endpoints, power-of-two count, unused slots disabled", () => {
   const { config } = render(buildModel(cases.full).model, templates);
   const web = config.split("\nbackend be_default_web_http\n")[1].split("\n\n")[0].split("\n");
