@@ -25,6 +25,7 @@ import type { ProxyOptions } from "../render/proxy_options.ts";
 import type { Condition, Gateway, GatewayAddress, GatewayClass, HTTPRoute, ParentReference } from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
 import { infrastructureMetadata } from "../gateway/infrastructure.ts";
+import { gatewayFeatures } from "../gateway/features.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild } from "../gateway/model_types.ts";
 import { renderGateway } from "../gateway/render.ts";
 import { containerPort } from "../gateway/ports.ts";
@@ -32,7 +33,7 @@ import { defaultClassParams } from "./class_params.ts";
 import type { GlobalSettings } from "./global_settings.ts";
 import { gatewayGroup, gatewayOf, GroupIndex, type GroupKey } from "./groups.ts";
 import { deploymentAvailable } from "./proxy_pod.ts";
-import { gatewayTarget, type ProxyTarget } from "./objects.ts";
+import { gatewayProxyPlace, gatewayTarget, type ProxyTarget } from "./objects.ts";
 import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
 import type { OwnBuild, RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
 import { GatewayStatusWriter, namesGateway } from "./gateway_status.ts";
@@ -106,7 +107,12 @@ export class GatewaySource implements RouteSource {
   constructor(ctx: SourceContext, deps: GatewaySourceDeps) {
     this.#ctx = ctx;
     this.#deps = deps;
-    this.#status = new GatewayStatusWriter(ctx.client, ctx.writer, ctx.counts);
+    this.#status = new GatewayStatusWriter(
+      ctx.client,
+      ctx.writer,
+      ctx.counts,
+      gatewayFeatures(ctx.settings.gatewayProxiesInGatewayNamespace),
+    );
     this.#discovering = this.#discover();
   }
 
@@ -340,7 +346,8 @@ export class GatewaySource implements RouteSource {
 
   target(group: GroupKey, anyMember: KubeObject): ProxyTarget {
     const { labels, annotations } = infrastructureMetadata(anyMember as Gateway);
-    return gatewayTarget(gatewayOf(group)!, this.#ctx.settings.operatorNamespace, [], { labels, annotations });
+    const key = gatewayOf(group)!;
+    return gatewayTarget(key, gatewayProxyPlace(key, this.#ctx.settings), [], { labels, annotations });
   }
 
   /** A Gateway's status is written after its own build (publishedOwn), not by the address pass. */
@@ -393,7 +400,7 @@ export class GatewaySource implements RouteSource {
     for (const problem of infra.problems) {
       this.#ctx.events.record(gateway, "Warning", "InvalidInfrastructure", problem);
     }
-    const target = gatewayTarget(key, this.#ctx.settings.operatorNamespace, ports.length > 0 ? ports : [], {
+    const target = gatewayTarget(key, gatewayProxyPlace(key, this.#ctx.settings), ports.length > 0 ? ports : [], {
       labels: infra.labels,
       annotations: infra.annotations,
     });
