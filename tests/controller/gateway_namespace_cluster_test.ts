@@ -63,10 +63,11 @@ Deno.test("Gateway proxies in their Gateways' namespaces, against a real API ser
           () => cluster.get(resources.deployments, ops, gatewayProxyName(`${app}/edge`)),
           40_000,
         );
-        const cls = await cluster.get(resources.gatewayClasses, null, "ours");
-        assert.deepEqual(cls!.status.supportedFeatures.map((f: { name: string }) => f.name), [
-          ...gatewayFeatures(false),
-        ]);
+        await eventually("the class's features without GatewayInfrastructurePropagation", async () => {
+          const cls = await cluster.get(resources.gatewayClasses, null, "ours");
+          const names = (cls?.status?.supportedFeatures ?? []).map((f: { name: string }) => f.name);
+          return JSON.stringify(names) === JSON.stringify([...gatewayFeatures(false)]);
+        });
       } finally {
         await ctl.stop();
       }
@@ -90,19 +91,19 @@ Deno.test("Gateway proxies in their Gateways' namespaces, against a real API ser
           40_000,
         );
         assert.equal(deploy!.metadata.annotations?.["ingress-controller.io/gateway"], `${app}/edge`);
-        for (
-          const [r, name] of [
-            [resources.configMaps, "edge"],
-            [resources.services, "edge"],
-            [resources.services, "edge-stats"],
-            [resources.serviceAccounts, "edge"],
-            [resources.roles, "edge"],
-            [resources.roleBindings, "edge"],
-            [resources.podDisruptionBudgets, "edge"],
-          ] as const
-        ) {
-          assert.ok(await cluster.get(r, app, name), `${r.kind} ${app}/${name}`);
-        }
+        const all = [
+          [resources.configMaps, "edge"],
+          [resources.services, "edge"],
+          [resources.services, "edge-stats"],
+          [resources.serviceAccounts, "edge"],
+          [resources.roles, "edge"],
+          [resources.roleBindings, "edge"],
+          [resources.podDisruptionBudgets, "edge"],
+        ] as const;
+        await eventually("every object of the proxy in the Gateway's namespace", async () => {
+          for (const [r, name] of all) if (!await cluster.get(r, app, name)) return false;
+          return true;
+        }, 40_000);
         assert.equal(deploy!.spec.template.spec.serviceAccountName, "edge");
         await eventually(
           "nothing of it left in the controller's namespace",
@@ -166,6 +167,54 @@ Deno.test("Gateway proxies in their Gateways' namespaces, against a real API ser
         assert.deepEqual(svc!.spec.ports.map((p: { port: number }) => p.port), [9999]);
         assert.equal(svc!.metadata.labels?.[NAME_LABEL], undefined);
         assert.equal(svc!.metadata.annotations?.["ingress-controller.io/gateway"], undefined);
+      });
+
+      await t.step("parametersRef: a ConfigMap of the Gateway's namespace; missing or wrong refuses it", async () => {
+        const withParams = gatewayObj(app, "tuned");
+        withParams.spec.infrastructure.parametersRef = { group: "", kind: "ConfigMap", name: "tuned-params" };
+        await cluster.apply(resources.gateways, withParams);
+        const accepted = (want: string, message: RegExp) =>
+          eventually(`Accepted ${want} (${message})`, async () => {
+            const g = await cluster.get(resources.gateways, app, "tuned");
+            const a = condition(g, "Accepted");
+            return a?.status === want && message.test(a.message) &&
+                a.observedGeneration === g!.metadata.generation
+              ? a
+              : null;
+          }, 40_000);
+        const missing = await accepted(
+          "False",
+          new RegExp(`ConfigMap ${app}/tuned-params not found`),
+        );
+        assert.equal(missing.reason, "InvalidParameters");
+        const params = (data: Record<string, string>) =>
+          cluster.apply(resources.configMaps, {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "tuned-params", namespace: app },
+            data,
+          });
+        await params({ "replicas": "2", "timeout-server": "7s" });
+        await accepted("True", /./);
+        const deploy = await eventually("the proxy with 2 replicas", async () => {
+          const d = await cluster.get(resources.deployments, app, "tuned");
+          return d?.spec?.replicas === 2 ? d : null;
+        }, 40_000);
+        assert.ok(deploy);
+        await eventually("the timeout in its configuration", async () => {
+          const cfg = Object.values((await cluster.get(resources.configMaps, app, "tuned"))?.data ?? {}).join("\n");
+          return /timeout server\s+7s/.test(cfg);
+        }, 40_000);
+        await params({ "replicas": "2", "default-certificate": "ops/tls" });
+        const bad = await accepted("False", /default-certificate/);
+        assert.equal(bad.reason, "InvalidParameters");
+        await eventually(
+          "an InvalidParameters Warning on the Gateway",
+          async () =>
+            (await cluster.events(app, "tuned")).some((e) =>
+              e.reason === "InvalidParameters" && e.message.includes("default-certificate")
+            ),
+        );
       });
 
       await t.step("a Gateway deleted: its objects in its namespace go", async () => {
