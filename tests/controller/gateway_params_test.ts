@@ -6,12 +6,13 @@
  */
 import assert from "node:assert/strict";
 import {
+  GATEWAY_SETTING_KEYS,
   gatewayParametersRef,
   gatewayParamsShape,
   MAX_PARAMETERS_DATA,
   parseGatewayParameters,
 } from "../../lib/controller/gateway_params.ts";
-import { defaultGlobalSettings } from "../../lib/controller/global_settings.ts";
+import { defaultGlobalSettings, PROXY_SETTING_KEYS } from "../../lib/controller/global_settings.ts";
 import { buildGateway } from "../../lib/gateway/model.ts";
 import type { Gateway } from "../../lib/gateway/api.ts";
 import { lookupFromLists } from "../../lib/render/model.ts";
@@ -153,4 +154,13 @@ Deno.test("gateway params: the model refuses the Gateway with the problem (Accep
   assert.deepEqual(refused.proxy.ports, []);
   // not read at all (no caller said): refused too
   assert.equal(accepted(build(undefined)).reason, "InvalidParameters");
+});
+
+Deno.test("gateway params: the per-Gateway settings are an allowlist of the proxy settings, without the far-reaching ones", () => {
+  for (const key of GATEWAY_SETTING_KEYS) assert.ok(PROXY_SETTING_KEYS.has(key), key);
+  for (
+    const key of ["default-certificate", "nginx-compat", "annotation-risk-limit", "namespace-ownership", "pinned-hosts"]
+  ) {
+    assert.ok(!GATEWAY_SETTING_KEYS.has(key), key);
+  }
 });
