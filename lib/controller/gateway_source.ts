@@ -37,10 +37,9 @@ import {
   gatewayParamsShape,
   parseGatewayParameters,
 } from "./gateway_params.ts";
-import { managedByLabel, managedByValue } from "./objects.ts";
 import { gatewayGroup, gatewayOf, GroupIndex, type GroupKey } from "./groups.ts";
 import { deploymentAvailable } from "./proxy_pod.ts";
-import { gatewayProxyPlace, gatewayTarget, type ProxyTarget } from "./objects.ts";
+import { gatewayProxyPlace, gatewayTarget, managedByLabel, managedByValue, type ProxyTarget } from "./objects.ts";
 import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
 import type { OwnBuild, RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
 import { GatewayStatusWriter, namesGateway } from "./gateway_status.ts";
