@@ -3,7 +3,7 @@
  * CRDs: each Gateway's proxy objects in the Gateway's own namespace, named after it, found by the
  * Gateway API's label `gateway.networking.k8s.io/gateway-name` with the Gateway's infrastructure
  * labels and annotations (what the GatewayInfrastructure conformance test lists); the class claims
- * GatewayInfrastructurePropagation; a user's object of the proxy's name is left untouched and
+ * GatewayInfrastructure; a user's object of the proxy's name is left untouched and
  * reported on the Gateway; proxies made in the controller's namespace before move to the Gateway's.
  */
 import assert from "node:assert/strict";
@@ -63,7 +63,7 @@ Deno.test("Gateway proxies in their Gateways' namespaces, against a real API ser
           () => cluster.get(resources.deployments, ops, gatewayProxyName(`${app}/edge`)),
           40_000,
         );
-        await eventually("the class's features without GatewayInfrastructurePropagation", async () => {
+        await eventually("the class's features without GatewayInfrastructure", async () => {
           const cls = await cluster.get(resources.gatewayClasses, null, "ours");
           const names = (cls?.status?.supportedFeatures ?? []).map((f: { name: string }) => f.name);
           return JSON.stringify(names) === JSON.stringify([...gatewayFeatures(false)]);
@@ -75,11 +75,11 @@ Deno.test("Gateway proxies in their Gateways' namespaces, against a real API ser
 
     const ctl = await controller(cluster, { ...base, gatewayProxiesInGatewayNamespace: true });
     try {
-      await t.step("with the option the class claims GatewayInfrastructurePropagation", async () => {
+      await t.step("with the option the class claims GatewayInfrastructure", async () => {
         await eventually("the class's features", async () => {
           const cls = await cluster.get(resources.gatewayClasses, null, "ours");
           const names = (cls?.status?.supportedFeatures ?? []).map((f: { name: string }) => f.name);
-          return names.includes("GatewayInfrastructurePropagation") &&
+          return names.includes("GatewayInfrastructure") &&
             JSON.stringify(names) === JSON.stringify([...gatewayFeatures(true)]);
         }, 40_000);
       });

@@ -13,9 +13,9 @@ Deno.test("features: the HTTP core and each extended feature, sorted, once each"
   assert.equal(gatewayFeatures(false).length, 3 + EXTENDED_FEATURES.length);
 });
 
-Deno.test("features: GatewayInfrastructurePropagation only with the proxies in their Gateways' namespaces", () => {
-  assert.ok(!gatewayFeatures(false).includes("GatewayInfrastructurePropagation"));
-  assert.ok(gatewayFeatures(true).includes("GatewayInfrastructurePropagation"));
+Deno.test("features: GatewayInfrastructure only with the proxies in their Gateways' namespaces", () => {
+  assert.ok(!gatewayFeatures(false).includes("GatewayInfrastructure"));
+  assert.ok(gatewayFeatures(true).includes("GatewayInfrastructure"));
   assert.deepEqual(
     gatewayFeatures(true).filter((f) => !gatewayFeatures(false).includes(f)),
     [...GATEWAY_NAMESPACE_FEATURES],

@@ -39,7 +39,7 @@ export async function applyCrds(c: Pick<Cluster, "adminFetch">, crdDir: string):
 /**
  * `helm install` of the chart with the Gateway API on (`gatewayAPI.enabled`) and its GatewayClass
  * (`gatewayClass.create`), each Gateway's proxy in the Gateway's own namespace
- * (`gatewayAPI.proxiesInGatewayNamespace`: the class then claims GatewayInfrastructurePropagation,
+ * (`gatewayAPI.proxiesInGatewayNamespace`: the class then claims GatewayInfrastructure,
  * whose test looks for the proxy there), the node's images never pulled, plus
  * the caller's `--set` values; resolves once the controller pod is Ready.
  */
