@@ -25,14 +25,21 @@ import type { ProxyOptions } from "../render/proxy_options.ts";
 import type { Condition, Gateway, GatewayAddress, GatewayClass, HTTPRoute, ParentReference } from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
 import { infrastructureMetadata } from "../gateway/infrastructure.ts";
+import { gatewayFeatures } from "../gateway/features.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild } from "../gateway/model_types.ts";
 import { renderGateway } from "../gateway/render.ts";
 import { containerPort } from "../gateway/ports.ts";
 import { defaultClassParams } from "./class_params.ts";
-import type { GlobalSettings } from "./global_settings.ts";
+import { defaultGlobalSettings, type GlobalSettings } from "./global_settings.ts";
+import {
+  type GatewayParameters,
+  gatewayParametersRef,
+  gatewayParamsShape,
+  parseGatewayParameters,
+} from "./gateway_params.ts";
 import { gatewayGroup, gatewayOf, GroupIndex, type GroupKey } from "./groups.ts";
 import { deploymentAvailable } from "./proxy_pod.ts";
-import { gatewayTarget, type ProxyTarget } from "./objects.ts";
+import { gatewayProxyPlace, gatewayTarget, managedByLabel, managedByValue, type ProxyTarget } from "./objects.ts";
 import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
 import type { OwnBuild, RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
 import { GatewayStatusWriter, namesGateway } from "./gateway_status.ts";
@@ -102,11 +109,18 @@ export class GatewaySource implements RouteSource {
   readonly #stop = new AbortController();
   readonly #discovering: Promise<void>;
   #forbiddenSaid = false;
+  /** The ConfigMaps Gateways' parametersRefs name (any namespace): started when a Gateway first names one. */
+  #params: Informer | null = null;
 
   constructor(ctx: SourceContext, deps: GatewaySourceDeps) {
     this.#ctx = ctx;
     this.#deps = deps;
-    this.#status = new GatewayStatusWriter(ctx.client, ctx.writer, ctx.counts);
+    this.#status = new GatewayStatusWriter(
+      ctx.client,
+      ctx.writer,
+      ctx.counts,
+      gatewayFeatures(ctx.settings.gatewayProxiesInGatewayNamespace),
+    );
     this.#discovering = this.#discover();
   }
 
@@ -330,8 +344,65 @@ export class GatewaySource implements RouteSource {
 
   globalChanged(_settings: GlobalSettings): void {}
 
-  settingsLayer(_group: GroupKey, global: GlobalSettings): SettingsLayer {
-    return { params: defaultClassParams, settings: global, classValues: {}, owner: null };
+  settingsLayer(group: GroupKey, global: GlobalSettings): SettingsLayer | null {
+    const gateway = this.get(group) as Gateway | undefined;
+    const parameters = gateway ? this.#parameters(gateway, global) : undefined;
+    if (parameters === null) return null; // their ConfigMaps are not listed yet: the sync queues the group
+    // Wrong parameters refuse the Gateway (buildOwn): its proxy keeps the defaults meanwhile.
+    if (parameters === undefined || parameters.problem !== null) {
+      return { params: defaultClassParams, settings: global, classValues: {}, owner: null };
+    }
+    return { params: parameters.params, settings: parameters.settings, classValues: {}, owner: null };
+  }
+
+  /**
+   * The parameters `gateway`'s parametersRef names (lib/controller/gateway_params.ts) over
+   * `global`: undefined when it names none, null while the ConfigMaps are not listed yet.
+   */
+  #parameters(gateway: Gateway, global: GlobalSettings): GatewayParameters | null | undefined {
+    const { ref, problem } = gatewayParametersRef(gateway);
+    if (problem !== null) return { params: defaultClassParams, settings: global, problem };
+    if (ref === null) return undefined;
+    const informer = this.#watchParameters();
+    if (!informer.hasSynced) return null;
+    const { settings } = this.#ctx;
+    return parseGatewayParameters(
+      ref,
+      informer.store.get(ref),
+      global,
+      settings.gatewayProxiesInGatewayNamespace,
+      settings.operatorNamespace,
+    );
+  }
+
+  /** The informer of the Gateways' parameter ConfigMaps, started once; their changes queue the Gateways naming them. */
+  #watchParameters(): Informer {
+    if (this.#params) return this.#params;
+    const { settings } = this.#ctx;
+    const informer = new Informer(this.#ctx.client, resources.configMaps, {
+      // never the proxies' own ConfigMaps (configurations of up to megabytes)
+      labelSelector: `${managedByLabel}!=${managedByValue}`,
+      resyncMs: settings.resyncPeriodMs,
+      transform: gatewayParamsShape,
+    });
+    const naming = (ref: string | null) => {
+      for (const group of this.#groups.groups()) {
+        const gw = this.get(group) as Gateway | undefined;
+        if (gw && (ref === null ? gatewayParametersRef(gw).ref !== null : gatewayParametersRef(gw).ref === ref)) {
+          this.#ctx.queue(group);
+        }
+      }
+    };
+    informer.on({
+      onAdd: (cm) => naming(keyOf(cm)),
+      onUpdate: (_, cm) => naming(keyOf(cm)),
+      onDelete: (cm) => naming(keyOf(cm)),
+      onSync: () => naming(null),
+    });
+    this.#params = informer;
+    this.#ctx.register(informer);
+    informer.start();
+    return informer;
   }
 
   modelInputs(): ModelInput["ingresses"] {
@@ -340,7 +411,8 @@ export class GatewaySource implements RouteSource {
 
   target(group: GroupKey, anyMember: KubeObject): ProxyTarget {
     const { labels, annotations } = infrastructureMetadata(anyMember as Gateway);
-    return gatewayTarget(gatewayOf(group)!, this.#ctx.settings.operatorNamespace, [], { labels, annotations });
+    const key = gatewayOf(group)!;
+    return gatewayTarget(key, gatewayProxyPlace(key, this.#ctx.settings), [], { labels, annotations });
   }
 
   /** A Gateway's status is written after its own build (publishedOwn), not by the address pass. */
@@ -366,6 +438,7 @@ export class GatewaySource implements RouteSource {
       .map((k) => informers.routes.store.get(k) as HTTPRoute | undefined)
       .filter((r): r is HTTPRoute => r !== undefined);
     const namespaces = informers.namespaces.store;
+    const parametersProblem = this.#parameters(gateway, defaultGlobalSettings)?.problem ?? null;
     const build = buildGateway({
       gateway,
       gatewayClass,
@@ -376,7 +449,9 @@ export class GatewaySource implements RouteSource {
         return n ? n.metadata.labels ?? {} : undefined;
       },
       lookup: this.#deps.lookup,
+      parametersProblem,
     });
+    if (parametersProblem !== null) this.#ctx.events.record(gateway, "Warning", "InvalidParameters", parametersProblem);
     this.#refs.set(group, [
       ...build.refs.services.map((s) => serviceRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
       ...build.refs.secrets.map((s) => secretRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
@@ -393,7 +468,7 @@ export class GatewaySource implements RouteSource {
     for (const problem of infra.problems) {
       this.#ctx.events.record(gateway, "Warning", "InvalidInfrastructure", problem);
     }
-    const target = gatewayTarget(key, this.#ctx.settings.operatorNamespace, ports.length > 0 ? ports : [], {
+    const target = gatewayTarget(key, gatewayProxyPlace(key, this.#ctx.settings), ports.length > 0 ? ports : [], {
       labels: infra.labels,
       annotations: infra.annotations,
     });

@@ -23,7 +23,7 @@ import type {
 } from "../gateway/api.ts";
 import type { GatewayStatusOut } from "../gateway/model_types.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../gateway/model_types.ts";
-import { GATEWAY_FEATURES } from "../gateway/features.ts";
+import { gatewayFeatures } from "../gateway/features.ts";
 import type { ClusterClient } from "../cluster/client.ts";
 
 /** How often an update that meets a newer object is tried again (each time on the object as it is now). */
@@ -83,7 +83,13 @@ export function mergedParents(
 }
 
 export class GatewayStatusWriter {
-  constructor(readonly client: ClusterClient, readonly writer: Writer, readonly counts: { writes: number }) {}
+  /** `features`: what the class claims (lib/gateway/features.ts gatewayFeatures: they depend on the proxies' place). */
+  constructor(
+    readonly client: ClusterClient,
+    readonly writer: Writer,
+    readonly counts: { writes: number },
+    readonly features: readonly string[] = gatewayFeatures(false),
+  ) {}
 
   /** Our GatewayClass: accepted, with the features this controller passes (lib/gateway/features.ts). */
   async writeClass(cls: GatewayClass): Promise<void> {
@@ -99,7 +105,7 @@ export class GatewayStatusWriter {
       cls.status?.conditions,
       now,
     );
-    const status = { ...cls.status, conditions, supportedFeatures: GATEWAY_FEATURES.map((name) => ({ name })) };
+    const status = { ...cls.status, conditions, supportedFeatures: this.features.map((name) => ({ name })) };
     if (comparable(status) === comparable(cls.status ?? {})) return;
     await this.#update(resources.gatewayClasses, null, cls.metadata.name, (current) => ({
       ...current,

@@ -166,7 +166,7 @@ export interface ProxyTarget {
 /** Where the proxy objects of a group live (without building them). */
 export function proxyOf(group: GroupKey, settings: ControllerSettings): { name: string; namespace: string } {
   const gateway = gatewayOf(group);
-  if (gateway !== null) return { name: gatewayProxyName(gateway), namespace: settings.operatorNamespace };
+  if (gateway !== null) return gatewayProxyPlace(gateway, settings);
   const cls = sharedClassOf(group);
   if (cls !== null) return { name: sharedProxyName(cls), namespace: settings.operatorNamespace };
   const slash = group.indexOf("/");
@@ -229,25 +229,53 @@ export function gatewayProxyName(gatewayKey: string): string {
   return `gw-${shortHash(gatewayKey)}`;
 }
 
+/** Where a proxy's objects live: their name and namespace. */
+export interface ProxyPlace {
+  name: string;
+  namespace: string;
+}
+
 /**
- * The proxy of a Gateway: its objects live in the controller's namespace (where tenants do not
- * write, and where the controller's RBAC lets it write), marked with the Gateway's annotation
- * (owner references cannot cross namespaces); they go when the Gateway goes. `ports`: its
- * listener ports and the container ports the proxy binds for them.
+ * Where the proxy of the Gateway `gatewayKey` (`namespace/name`) lives. By default in the
+ * controller's namespace as `gw-<namespace>-<name>` (gatewayProxyName), where tenants do not
+ * write; with `--gateway-proxies-in-gateway-namespace` in the Gateway's own namespace, named after
+ * the Gateway while its name is a DNS-1035 label short enough for the `-stats` Service (else
+ * `gw-<hash>`), as the Gateway API's GatewayInfrastructure test expects to find them.
+ */
+export function gatewayProxyPlace(
+  gatewayKey: string,
+  settings: Pick<ControllerSettings, "operatorNamespace" | "gatewayProxiesInGatewayNamespace">,
+): ProxyPlace {
+  if (!settings.gatewayProxiesInGatewayNamespace) {
+    return { name: gatewayProxyName(gatewayKey), namespace: settings.operatorNamespace };
+  }
+  const slash = gatewayKey.indexOf("/");
+  const name = gatewayKey.slice(slash + 1);
+  return {
+    name: dns1035.test(name) && name.length <= 55 ? name : `gw-${shortHash(gatewayKey)}`,
+    namespace: gatewayKey.slice(0, slash),
+  };
+}
+
+/**
+ * The proxy of a Gateway, at `place` (gatewayProxyPlace), marked with the Gateway's annotation and
+ * no owner reference (a proxy in the controller's namespace cannot have one across namespaces, and
+ * one rule for both places keeps an object's marks the same when the place changes); the
+ * controller removes them when the Gateway goes. `ports`: its listener ports and the container
+ * ports the proxy binds for them.
  */
 export function gatewayTarget(
   gatewayKey: string,
-  namespace: string,
+  place: ProxyPlace,
   ports: readonly { port: number; containerPort: number }[],
   infrastructure?: ProxyTarget["infrastructure"],
 ): ProxyTarget {
-  const name = gatewayProxyName(gatewayKey);
   const [gwNs, gwName] = gatewayKey.split("/");
   return {
     group: gatewayGroup(gwNs, gwName),
-    name,
-    statsName: `${name}${statsSuffix}`,
-    namespace,
+    name: place.name,
+    statsName: `${place.name}${statsSuffix}`,
+    namespace: place.namespace,
     ownerAnnotations: { [gatewayOwnerAnnotation]: gatewayKey },
     ownerReferences: [],
     ports,

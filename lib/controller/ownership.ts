@@ -68,7 +68,8 @@ function ownedByClass(o: KubeObject, className: string, controllerId: string): b
 /**
  * Whether `o` is an object this controller made for the proxy of the Gateway `gatewayKey`
  * (`namespace/name`): our labels and the Gateway's annotation, nothing else's. These objects live in
- * the controller's namespace (Roles and RoleBindings for certificate Secrets also in theirs).
+ * the controller's namespace, or with --gateway-proxies-in-gateway-namespace in the Gateway's
+ * (Roles and RoleBindings for certificate Secrets also in theirs).
  */
 function ownedByGateway(o: KubeObject, gatewayKey: string, controllerId: string): boolean {
   const m = o.metadata;

@@ -15,6 +15,11 @@ export interface ControllerSettings {
   /** The operator's namespace (POD_NAMESPACE, the service-account file, else `default`). */
   operatorNamespace: string;
   rbac: boolean;
+  /**
+   * Each Gateway's proxy objects in the Gateway's own namespace, named after it
+   * (`--gateway-proxies-in-gateway-namespace`); false: in the operator's namespace, `gw-<ns>-<name>`.
+   */
+  gatewayProxiesInGatewayNamespace: boolean;
   /** 0: relist only when a watch cannot resume. */
   resyncPeriodMs: number;
   qps: number;
@@ -76,6 +81,7 @@ export const defaultSettings: ControllerSettings = {
   restrictToOperatorNamespace: false,
   operatorNamespace: "default",
   rbac: false,
+  gatewayProxiesInGatewayNamespace: false,
   resyncPeriodMs: 600_000,
   qps: 1e6,
   burst: 1_000_000,
@@ -125,6 +131,7 @@ export function settingsFromConfig(
     restrictToOperatorNamespace: b("restrict-to-operator-namespace", false),
     operatorNamespace: operatorNamespace(),
     rbac: b("rbac", false),
+    gatewayProxiesInGatewayNamespace: b("gateway-proxies-in-gateway-namespace", false),
     resyncPeriodMs: n("resync-period", defaultSettings.resyncPeriodMs),
     qps: n("qps", defaultSettings.qps),
     burst: n("burst", defaultSettings.burst),

@@ -79,6 +79,11 @@ export interface OptionSpec {
   readonly advice?: string;
   /** The default is tied to the release's own version (image tags): no migration note when it changes. */
   readonly followsRelease?: boolean;
+  /**
+   * Not in the launch-command specification: an option of this product's own design, present in
+   * every release, and the document that records the decision.
+   */
+  readonly ours?: string;
 }
 
 const all = <const T extends DefaultValue>(v: T) => ({ A: v, B: v, C: v });
@@ -195,6 +200,13 @@ export const runTable = {
     help: "If true, the operator handles only objects in its own namespace.",
   },
   "rbac": { kind: "bool", default: all(false), help: "Enable RBAC for operator & offshoot cluster objects" },
+  "gateway-proxies-in-gateway-namespace": {
+    kind: "bool",
+    default: all(false),
+    ours: "docs/gateway-api.md",
+    help: "Run each Gateway's proxy (Deployment, Services, ConfigMaps, ServiceAccount) in the Gateway's own " +
+      "namespace, named after the Gateway, instead of in the operator's namespace; needs writes in every namespace",
+  },
   "resync-period": {
     kind: "duration",
     default: all("10m0s"),

@@ -78,7 +78,7 @@ export interface Gateway extends KubeObject {
     gatewayClassName: string;
     listeners: Listener[];
     addresses?: GatewayAddress[];
-    /** Labels and annotations for the objects made for the Gateway (its proxy); parametersRef is not read. */
+    /** Labels and annotations for the objects made for the Gateway (its proxy); parametersRef: lib/controller/gateway_params.ts. */
     infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: unknown };
   };
   status?: { addresses?: GatewayAddress[]; conditions?: Condition[]; listeners?: ListenerStatus[] };

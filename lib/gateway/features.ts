@@ -3,8 +3,10 @@
  * The Gateway API features this controller supports, as its GatewayClasses' status lists them
  * (`status.supportedFeatures`, GEP-2162: sorted). The conformance suite tests exactly what this
  * list claims, so it names only features whose tests pass here (`deno task conformance`): the
- * core of the HTTP profile and the extended features below. Not claimed, and why: README
- * "Gateway API" and docs/gateway-api.md.
+ * core of the HTTP profile and the extended features below, and `GatewayInfrastructure`
+ * only where its test can pass: with the proxies in their Gateways' namespaces
+ * (`--gateway-proxies-in-gateway-namespace`), where the test looks for them. Not claimed, and why:
+ * README "Gateway API" and docs/gateway-api.md.
  */
 
 /** The core features of the GATEWAY-HTTP profile. */
@@ -38,5 +40,15 @@ export const EXTENDED_FEATURES = [
   "HTTPRouteSchemeRedirect",
 ] as const;
 
-/** Every feature claimed, sorted. */
-export const GATEWAY_FEATURES: readonly string[] = [...CORE, ...EXTENDED_FEATURES].sort();
+/**
+ * Extended features claimed only with the proxies in their Gateways' namespaces: of the two tests
+ * of GatewayInfrastructure (suite v1.6.3), GatewayInfrastructureMetadata lists the Gateway's
+ * generated ServiceAccounts, Pods and Services in the Gateway's namespace (GatewayInvalidParametersRef
+ * wants a bad parametersRef refused, which holds in both places).
+ */
+export const GATEWAY_NAMESPACE_FEATURES = ["GatewayInfrastructure"] as const;
+
+/** Every feature claimed, sorted; `proxiesInGatewayNamespace`: --gateway-proxies-in-gateway-namespace. */
+export function gatewayFeatures(proxiesInGatewayNamespace: boolean): readonly string[] {
+  return [...CORE, ...EXTENDED_FEATURES, ...(proxiesInGatewayNamespace ? GATEWAY_NAMESPACE_FEATURES : [])].sort();
+}

@@ -30,8 +30,8 @@ import {
 type BuildProblem = GatewayBuild["problems"][number];
 
 const UNSUPPORTED_PARAMETERS =
-  "spec.infrastructure.parametersRef is not supported: per-Gateway parameters are not read, so the Gateway is not " +
-  "served rather than served without them; remove it";
+  "spec.infrastructure.parametersRef is not read here, so the Gateway is not served rather than served without " +
+  "its parameters";
 const UNSUPPORTED_ADDRESSES =
   "spec.addresses with a value is not supported: the Gateway's address is its proxy Service's (an IPAddress entry " +
   "without value asks for just that)";
@@ -64,12 +64,17 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   const addresses =
     (gw.spec?.addresses ?? []).filter((a) => !((a?.type ?? "IPAddress") === "IPAddress" && (a?.value ?? "") === ""))
       .length;
-  // Per-Gateway parameters are not read: a Gateway that names some is refused rather than served
-  // without them (the spec: an unsupported parametersRef rejects the Gateway, InvalidParameters).
+  // Parameters that cannot be read or are wrong refuse the Gateway rather than serve it without
+  // them (the spec: Accepted=False, InvalidParameters).
+  const parameters = gw.spec?.infrastructure?.parametersRef === undefined
+    ? null
+    : inputs.parametersProblem === undefined
+    ? UNSUPPORTED_PARAMETERS
+    : inputs.parametersProblem;
   const refused: [string, string] | null = addresses > 0
     ? [Reason.UnsupportedAddress, UNSUPPORTED_ADDRESSES]
-    : gw.spec?.infrastructure?.parametersRef !== undefined
-    ? [Reason.InvalidParameters, UNSUPPORTED_PARAMETERS]
+    : parameters !== null
+    ? [Reason.InvalidParameters, parameters]
     : null;
   const views = readListeners(gw.spec?.listeners ?? [], {
     gatewayNamespace: gwNs,
@@ -297,7 +302,7 @@ function proxyPorts(views: readonly ListenerView[], ranked: Map<number, Map<stri
 /**
  * Accepted: True while at least one listener is accepted (reason ListenersNotValid when some
  * listener is not served), False when none is, when spec.addresses asks for addresses (the
- * proxy's Service gives them) or when spec.infrastructure.parametersRef names parameters (not read). Programmed follows Accepted: an accepted Gateway gets its proxy,
+ * proxy's Service gives them) or when the parameters spec.infrastructure.parametersRef names are missing or wrong. Programmed follows Accepted: an accepted Gateway gets its proxy,
  * which serves the programmed listeners (each listener's own Programmed says whether it is one);
  * the controller may still set it False while the proxy has no address.
  */

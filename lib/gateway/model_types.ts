@@ -36,6 +36,12 @@ export interface GatewayInputs {
   lookup: ClusterLookup;
   /** Endpoints on loopback or link-local addresses are refused unless allowed (lib/render/patterns.ts). */
   allowLoopbackEndpoints?: boolean;
+  /**
+   * What is wrong with the parameters `spec.infrastructure.parametersRef` names (the Gateway is
+   * refused, InvalidParameters); null: they were read and apply; undefined: not read at all (a
+   * parametersRef then refuses the Gateway too).
+   */
+  parametersProblem?: string | null;
 }
 
 export type PathType = "Exact" | "PathPrefix" | "RegularExpression";

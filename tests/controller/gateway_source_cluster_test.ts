@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { gatewayProxyName } from "../../lib/controller/objects.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../../lib/gateway/model_types.ts";
-import { GATEWAY_FEATURES } from "../../lib/gateway/features.ts";
+import { gatewayFeatures } from "../../lib/gateway/features.ts";
 import {
   Cluster,
   controller,
@@ -85,7 +85,9 @@ Deno.test("Gateway API source against a real API server", async (t) => {
           return condition(c, "Accepted")?.status === "True" ? c : null;
         }, 30_000);
         assert.equal(condition(ours, "Accepted").observedGeneration, ours!.metadata.generation);
-        assert.deepEqual(ours!.status.supportedFeatures.map((f: { name: string }) => f.name), [...GATEWAY_FEATURES]);
+        assert.deepEqual(ours!.status.supportedFeatures.map((f: { name: string }) => f.name), [
+          ...gatewayFeatures(false),
+        ]);
         const theirs = await cluster.get(resources.gatewayClasses, null, "theirs");
         assert.equal(
           condition(theirs, "Accepted")?.status ?? "Unknown",

@@ -3,11 +3,13 @@ import {
   componentLabel,
   desiredObjects,
   exporterPort,
+  gatewayProxyPlace,
   gatewayTarget,
   goDuration,
   hashAnnotation,
   proxyName,
   proxyObjects,
+  proxyOf,
   statsPort,
   statsServiceName,
 } from "../../lib/controller/objects.ts";
@@ -155,7 +157,12 @@ Deno.test("objects: a Gateway's infrastructure labels and annotations on its Dep
     labels: { key2: "value2", "gateway.networking.k8s.io/gateway-name": "gw" },
     annotations: { key1: "value1" },
   };
-  const target = gatewayTarget("apps/gw", "ops", [{ port: 80, containerPort: 8080 }], infra);
+  const target = gatewayTarget(
+    "apps/gw",
+    { name: "gw-apps-gw", namespace: "ops" },
+    [{ port: 80, containerPort: 8080 }],
+    infra,
+  );
   const list = proxyObjects(target, data, [], { ...defaultSettings, rbac: true }, defaultPlatform);
   const of = (kind: string, name = "gw-apps-gw") =>
     list.find((d) => d.object.kind === kind && d.object.metadata.name === name)!.object;
@@ -180,7 +187,10 @@ Deno.test("objects: a Gateway's infrastructure labels and annotations on its Dep
   assert.equal(of("Service", "gw-apps-gw-stats").metadata.labels!.key2, undefined);
   // a change of them is a change of the objects
   const other = proxyObjects(
-    gatewayTarget("apps/gw", "ops", [{ port: 80, containerPort: 8080 }], { ...infra, annotations: { key1: "v2" } }),
+    gatewayTarget("apps/gw", { name: "gw-apps-gw", namespace: "ops" }, [{ port: 80, containerPort: 8080 }], {
+      ...infra,
+      annotations: { key1: "v2" },
+    }),
     data,
     [],
     { ...defaultSettings, rbac: true },
@@ -189,4 +199,63 @@ Deno.test("objects: a Gateway's infrastructure labels and annotations on its Dep
   const hash = (l: typeof list) =>
     l.find((d) => d.object.kind === "Deployment")!.object.metadata.annotations![hashAnnotation];
   assert.notEqual(hash(list), hash(other));
+});
+
+Deno.test("objects: a Gateway's proxy lives in the controller's namespace by default, in the Gateway's with the option", () => {
+  const ops = { operatorNamespace: "ops", gatewayProxiesInGatewayNamespace: false };
+  const own = { operatorNamespace: "ops", gatewayProxiesInGatewayNamespace: true };
+  assert.deepEqual(gatewayProxyPlace("apps/web", ops), { name: "gw-apps-web", namespace: "ops" });
+  assert.deepEqual(gatewayProxyPlace("apps/web", own), { name: "web", namespace: "apps" });
+  // a Gateway name that is no DNS-1035 label (a dot, a leading digit) or too long for `<name>-stats`: hashed
+  for (const name of ["web.example", "1web", "w".repeat(56)]) {
+    const place = gatewayProxyPlace(`apps/${name}`, own);
+    assert.equal(place.namespace, "apps");
+    assert.match(place.name, /^gw-[0-9a-f]+$/, name);
+    assert.ok(`${place.name}-stats`.length <= 63);
+  }
+  assert.equal(gatewayProxyPlace(`apps/${"w".repeat(55)}`, own).name, "w".repeat(55));
+  // every other part of the controller finds it where the target puts it
+  for (const settings of [ops, own]) {
+    const s = { ...defaultSettings, ...settings };
+    assert.deepEqual(proxyOf("gateway:apps/web", s), gatewayProxyPlace("apps/web", s));
+  }
+});
+
+Deno.test("objects: in the Gateway's namespace every object of its proxy is there, named after it, with its labels", () => {
+  const settings = { ...defaultSettings, operatorNamespace: "ops", gatewayProxiesInGatewayNamespace: true, rbac: true };
+  const infra = {
+    labels: { key2: "value2", "gateway.networking.k8s.io/gateway-name": "web" },
+    annotations: { key1: "value1" },
+  };
+  const target = gatewayTarget("apps/web", gatewayProxyPlace("apps/web", settings), [
+    { port: 8080, containerPort: 8080 },
+  ], infra);
+  // a certificate Secret of another namespace (a ReferenceGrant allows it): a Role there
+  const list = proxyObjects(target, data, [{ namespace: "certs", name: "tls" }], settings, defaultPlatform);
+  for (const d of list) {
+    const m = d.object.metadata;
+    const where = d.object.kind === "Role" || d.object.kind === "RoleBinding" ? ["apps", "certs"] : ["apps"];
+    assert.ok(where.includes(m.namespace!), `${d.object.kind} ${m.namespace}/${m.name}`);
+    assert.ok(m.name === "web" || m.name === "web-stats", m.name);
+    assert.equal(m.annotations!["ingress-controller.io/gateway"], "apps/web");
+    assert.equal(m.ownerReferences, undefined);
+  }
+  const carriers = list.filter((d) =>
+    ["Deployment", "ServiceAccount"].includes(String(d.object.kind)) || (
+      d.object.kind === "Service" && d.object.metadata.name === "web"
+    )
+  );
+  assert.equal(carriers.length, 3);
+  for (const { object: o } of carriers) {
+    assert.equal(o.metadata.labels!["gateway.networking.k8s.io/gateway-name"], "web", String(o.kind));
+    assert.equal(o.metadata.labels!.key2, "value2", String(o.kind));
+    assert.equal(o.metadata.annotations!.key1, "value1", String(o.kind));
+  }
+  const deployment = list.find((d) => d.object.kind === "Deployment")!.object;
+  assert.equal(deployment.spec.template.metadata.labels["gateway.networking.k8s.io/gateway-name"], "web");
+  assert.equal(deployment.spec.template.metadata.annotations.key1, "value1");
+  assert.equal(deployment.spec.template.spec.serviceAccountName, "web");
+  // the stats Service (not the Gateway's entry point) does not answer the Gateway's label selector
+  const stats = list.find((d) => d.object.metadata.name === "web-stats")!.object;
+  assert.equal(stats.metadata.labels!["gateway.networking.k8s.io/gateway-name"], undefined);
 });

@@ -1,11 +1,23 @@
 /** The features the GatewayClass status claims (lib/gateway/features.ts): the HTTP core and the extended ones, sorted, once each. */
 import assert from "node:assert/strict";
-import { EXTENDED_FEATURES, GATEWAY_FEATURES } from "../../lib/gateway/features.ts";
+import { EXTENDED_FEATURES, GATEWAY_NAMESPACE_FEATURES, gatewayFeatures } from "../../lib/gateway/features.ts";
 
-Deno.test("supportedFeatures: the core of GATEWAY-HTTP and the extended features, sorted (GEP-2162), no name twice", () => {
-  for (const core of ["Gateway", "HTTPRoute", "ReferenceGrant"]) assert.ok(GATEWAY_FEATURES.includes(core), core);
-  for (const f of EXTENDED_FEATURES) assert.ok(GATEWAY_FEATURES.includes(f), f);
-  assert.equal(GATEWAY_FEATURES.length, 3 + EXTENDED_FEATURES.length);
-  assert.deepEqual([...GATEWAY_FEATURES], [...new Set(GATEWAY_FEATURES)].sort());
-  for (const f of GATEWAY_FEATURES) assert.match(f, /^[A-Z][A-Za-z0-9]+$/);
+Deno.test("features: the HTTP core and each extended feature, sorted, once each", () => {
+  for (const inGatewayNamespace of [false, true]) {
+    const features = gatewayFeatures(inGatewayNamespace);
+    for (const core of ["Gateway", "HTTPRoute", "ReferenceGrant"]) assert.ok(features.includes(core), core);
+    for (const f of EXTENDED_FEATURES) assert.ok(features.includes(f), f);
+    assert.deepEqual([...features], [...new Set(features)].sort());
+    for (const f of features) assert.match(f, /^[A-Z][A-Za-z0-9]+$/);
+  }
+  assert.equal(gatewayFeatures(false).length, 3 + EXTENDED_FEATURES.length);
+});
+
+Deno.test("features: GatewayInfrastructure only with the proxies in their Gateways' namespaces", () => {
+  assert.ok(!gatewayFeatures(false).includes("GatewayInfrastructure"));
+  assert.ok(gatewayFeatures(true).includes("GatewayInfrastructure"));
+  assert.deepEqual(
+    gatewayFeatures(true).filter((f) => !gatewayFeatures(false).includes(f)),
+    [...GATEWAY_NAMESPACE_FEATURES],
+  );
 });

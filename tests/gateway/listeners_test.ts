@@ -190,7 +190,7 @@ Deno.test("spec.addresses with a value is not supported: Accepted=False/Unsuppor
   assert.deepEqual(b.proxy.ports, []);
 });
 
-Deno.test("spec.infrastructure.parametersRef (not read): Accepted=False/InvalidParameters, nothing served", () => {
+Deno.test("spec.infrastructure.parametersRef not read: Accepted=False/InvalidParameters, nothing served", () => {
   const gw = gateway([http("a")]);
   gw.spec.infrastructure = { parametersRef: { group: "invalid.io", kind: "InvalidParameters", name: "invalid" } };
   const b = build(gw);
@@ -198,7 +198,7 @@ Deno.test("spec.infrastructure.parametersRef (not read): Accepted=False/InvalidP
     "False",
     "InvalidParameters",
   ]);
-  assert.match(gatewayCondition(b, "Accepted")!.message, /parametersRef is not supported/);
+  assert.match(gatewayCondition(b, "Accepted")!.message, /parametersRef is not read here/);
   assert.deepEqual(cond(b, "a", "Programmed"), ["False", "Invalid"]);
   assert.deepEqual(b.proxy.ports, []);
   // labels and annotations alone are served

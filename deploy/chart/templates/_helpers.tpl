@@ -95,6 +95,12 @@ release's option names, as JSON {name: [value, …]} (a list option holds each i
 {{- $_ := set $opts "tls-cert-file" "/etc/ingress-controller/webhook-tls/tls.crt" }}
 {{- $_ := set $opts "tls-private-key-file" "/etc/ingress-controller/webhook-tls/tls.key" }}
 {{- end }}
+{{- if .Values.gatewayAPI.proxiesInGatewayNamespace }}
+{{- if not .Values.gatewayAPI.enabled }}
+{{- fail "gatewayAPI.proxiesInGatewayNamespace: needs gatewayAPI.enabled (it places the Gateways' proxies)" }}
+{{- end }}
+{{- $_ := set $opts "gateway-proxies-in-gateway-namespace" true }}
+{{- end }}
 {{- $out := dict }}
 {{- range $name, $v := $opts }}
 {{- if not (has $name $rel.options) }}

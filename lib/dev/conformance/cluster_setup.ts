@@ -38,8 +38,9 @@ export async function applyCrds(c: Pick<Cluster, "adminFetch">, crdDir: string):
 
 /**
  * `helm install` of the chart with the Gateway API on (`gatewayAPI.enabled`) and its GatewayClass
- * (`gatewayClass.create`; each Gateway gets a proxy of its own in the release namespace), the node's
- * images never pulled, plus
+ * (`gatewayClass.create`), each Gateway's proxy in the Gateway's own namespace
+ * (`gatewayAPI.proxiesInGatewayNamespace`: the class then claims GatewayInfrastructure,
+ * whose test looks for the proxy there), the node's images never pulled, plus
  * the caller's `--set` values; resolves once the controller pod is Ready.
  */
 export async function installChart(c: Cluster, helmSets: readonly string[], workDir: string): Promise<void> {
@@ -50,6 +51,7 @@ export async function installChart(c: Cluster, helmSets: readonly string[], work
   };
   const sets = [
     "gatewayAPI.enabled=true",
+    "gatewayAPI.proxiesInGatewayNamespace=true",
     "gatewayClass.create=true",
     `gatewayClass.name=${GATEWAY_CLASS}`,
     "image.pullPolicy=Never",

@@ -507,6 +507,36 @@ Deno.test("chart: dedicatedProxies.enabled grants the proxies' writes in every n
   );
 });
 
+Deno.test("chart: gatewayAPI.proxiesInGatewayNamespace passes its option and grants the proxies' writes everywhere", async () => {
+  const off = await render(["--set", "gatewayAPI.enabled=true"]);
+  assert.ok(!container(off).args.some((a: string) => a.startsWith("--gateway-proxies-in-gateway-namespace")));
+  assert.ok(!writeGrants(rulesOf(clusterRole(off))).includes("deployments create"), "off: this namespace only");
+  const objs = await render([
+    "--set",
+    "gatewayAPI.enabled=true",
+    "--set",
+    "gatewayAPI.proxiesInGatewayNamespace=true",
+    "--set",
+    "rbac.serviceMonitors=true",
+  ]);
+  const c = container(objs);
+  assert.ok(c.args.includes("--gateway-proxies-in-gateway-namespace=true"), c.args.join(" "));
+  assert.equal((await parsedOptions(c))["gateway-proxies-in-gateway-namespace"], true);
+  const grants = writeGrants(rulesOf(clusterRole(objs)));
+  for (
+    const res of ["services", "configmaps", "serviceaccounts", "deployments", "poddisruptionbudgets", "servicemonitors"]
+  ) {
+    for (const verb of ["create", "patch", "delete"]) assert.ok(grants.includes(`${res} ${verb}`), `${res} ${verb}`);
+  }
+  for (const verb of ["create", "patch", "delete"]) assert.ok(grants.includes(`roles ${verb}`), `roles ${verb}`);
+  // Gateways only: Ingresses still may not ask for proxies of their own.
+  assert.equal(globalSettings(objs).data["dedicated-proxies"], "false");
+  await assert.rejects(
+    render(["--set", "gatewayAPI.proxiesInGatewayNamespace=true"]),
+    /gatewayAPI\.proxiesInGatewayNamespace: needs gatewayAPI\.enabled/,
+  );
+});
+
 Deno.test("chart: NOTES.txt names the class's one shared proxy; dedicated proxies only with dedicatedProxies.enabled", async () => {
   // helm prints the notes of an install; even its client-side dry run asks an API server for its version.
   await using cp = await startControlPlane();
