@@ -15,13 +15,18 @@
  * which can make `haproxy -c` fail. So route-only and endpoint-only changes publish without the
  * ~100 ms check. For the same reason the controller checks each backend with its first slot line
  * only (`slots: "first"`, lib/render/slots.ts's `checkedForm`): the other slots differ from it only
- * in number and address.
+ * in number and address. And a configuration that is one that passed minus whole backends that
+ * nothing in it names (lib/render/dropped_backends.ts: its other sections as they were, up to slot
+ * addresses) passes without running haproxy: what HAProxy reads of it was all read in the larger
+ * one, and no line left refers to what went (an Ingress moved to a Service that has a backend
+ * already is then a map change, also in the check).
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
 import { checkedForm, skeleton } from "./slots.ts";
+import { sectionList, unreferencedDrops } from "./dropped_backends.ts";
 import { luaDirOf, writeLuaFiles } from "./lua.ts";
 import { userlistName, userlistSection } from "./secret_content.ts";
 
@@ -70,6 +75,39 @@ let throwaway: Promise<string> | null = null;
 const passed = new Set<string>();
 const PASSED_KEPT = 32;
 
+/**
+ * The latest configurations that passed (checked or reused), by what else the check read (`rest`:
+ * binary, slot form, crt-list, files, userlists) and structure, most recent last: a later one that
+ * is one of them minus unreferenced backends passes too. Each is the text the controller publishes
+ * and keeps anyway while it is the latest; at most {@link PASSED_TEXT_CHARS} characters are kept.
+ */
+const passedTexts: { rest: string; structure: string; config: string }[] = [];
+const PASSED_TEXT_CHARS = 4_000_000;
+
+function remember(rest: string, structure: string, config: string): void {
+  const at = passedTexts.findIndex((p) => p.rest === rest && p.structure === structure);
+  if (at >= 0) passedTexts.splice(at, 1);
+  passedTexts.push({ rest, structure, config });
+  let chars = passedTexts.reduce((n, p) => n + p.config.length, 0);
+  while (passedTexts.length > 1 && chars > PASSED_TEXT_CHARS) chars -= passedTexts.shift()!.config.length;
+}
+
+/** Two sections that differ at most in their slot addresses (what `haproxy -c` cannot refuse). */
+const sameStructure = (a: string, b: string) => a === b || skeleton(a) === skeleton(b);
+
+/** True when `rendered` is a configuration that passed, with the same `rest`, minus backends nothing in it names. */
+function passedMinusBackends(rest: string, rendered: Rendered): boolean {
+  const next = sectionList(rendered.config);
+  const texts = [rendered.config, ...Object.values(rendered.maps)];
+  for (let i = passedTexts.length - 1; i >= 0; i--) {
+    const p = passedTexts[i];
+    if (p.rest !== rest) continue;
+    const dropped = unreferencedDrops(sectionList(p.config), next, texts, sameStructure);
+    if (dropped && dropped.length > 0) return true;
+  }
+  return false;
+}
+
 /** One self-signed certificate + key PEM per process, used for every file name in a crt-list. */
 export function throwawayPem(): Promise<string> {
   throwaway ??= createCA({ commonName: "ingress-controller config check", validityDays: 3650 }).then((c) =>
@@ -108,11 +146,23 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
   }
   // Each text length-prefixed, not JSON.stringify'd together: V8's JSON stringifier takes a zone of
   // ~5 bytes per character (10 MB for a 2 MB configuration) from the C heap.
-  const hash = createHash("sha256");
-  const texts = [opts.haproxy ?? "haproxy", opts.slots ?? "all", skeleton(rendered.config), rendered.crtList];
-  for (const text of [...texts, ...files, userlists]) hash.update(`${text.length}:`).update(text);
-  const structure = hash.digest("base64");
-  if (opts.reuse !== false && passed.has(structure)) return result(true, []);
+  const digest = (texts: string[]) => {
+    const hash = createHash("sha256");
+    for (const text of texts) hash.update(`${text.length}:`).update(text);
+    return hash.digest("base64");
+  };
+  const rest = digest([opts.haproxy ?? "haproxy", opts.slots ?? "all", rendered.crtList, ...files, userlists]);
+  const structure = digest([rest, skeleton(rendered.config)]);
+  const pass = () => {
+    passed.delete(structure);
+    passed.add(structure);
+    if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
+    if (opts.reuse !== false) remember(rest, structure, rendered.config);
+  };
+  if (opts.reuse !== false && (passed.has(structure) || passedMinusBackends(rest, rendered))) {
+    pass();
+    return result(true, []);
+  }
   const pem = files.size > 0 ? await throwawayPem() : "";
   const dir = await Deno.makeTempDir({ prefix: "ic-validate-", dir: opts.tmpDir });
   try {
@@ -170,9 +220,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
       l.replaceAll(dir, "<tmp>")
     );
     if (out.success) {
-      passed.delete(structure);
-      passed.add(structure);
-      if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
+      pass();
       return result(true, [], lines.filter((l) => l.includes("[WARNING]")));
     }
     const alerts = lines.filter((l) => l.includes("[ALERT]"));

@@ -1,0 +1,98 @@
+/**
+ * @module render/dropped_backends
+ * When a configuration is another one minus whole backends that nothing names (contracts.md §4,
+ * "Dropped backends"). Both sides use it: the proxy applies such a configuration through the
+ * Runtime API (the running HAProxy keeps the unused backends until its next reload), and the
+ * controller does not check it with `haproxy -c` again when the larger one passed.
+ *
+ * A configuration is cut into sections: a line at column 0 that is not a comment (`global`,
+ * `frontend x`, `backend x`, …) and the lines after it up to the next such line. `next` is `last`
+ * minus backends when its sections are those of `last` in the same order, the missing ones all
+ * `backend` sections; and nothing names them when no name of a missing backend occurs as a token
+ * (between characters a proxy name cannot hold) in `next`'s configuration or map files. So no
+ * `use_backend`, `default_backend`, `track`, map value or any other line of `next` can reach them,
+ * and the sections `next` keeps are exactly as they were when `last` was accepted.
+ */
+
+/** A configuration's sections (module header): `keys[i]` identifies section i, `backends[i]` its backend name or null. */
+export interface SectionList {
+  readonly keys: readonly string[];
+  readonly backends: readonly (string | null)[];
+}
+
+/** A section header starts at column 0 and is neither blank nor a comment. */
+const SECTION_START = /\n(?=[^\s#])/;
+const BACKEND_HEADER = /^backend[ \t]+([^\s#]+)/;
+/** What a proxy name may hold (HAProxy: letters, digits, `-`, `_`, `.`, `:`). */
+const NAME_CHAR = /[A-Za-z0-9_.:-]/;
+
+/** The sections of `config` as texts (the first one may be a preamble of comments). */
+export function sectionTexts(config: string): string[] {
+  return config.split(SECTION_START);
+}
+
+/** The backend a section defines, or null. */
+export function backendOf(section: string): string | null {
+  return BACKEND_HEADER.exec(section)?.[1] ?? null;
+}
+
+/**
+ * The sections of `config`, each identified by its text without trailing blank lines (they mean
+ * nothing to HAProxy, and the last backend before another part of a template may have more).
+ */
+export function sectionList(config: string): SectionList {
+  const keys = sectionTexts(config).map((s) => s.trimEnd());
+  return { keys, backends: keys.map(backendOf) };
+}
+
+/**
+ * The backends `next` leaves out of `last` when its sections are those of `last` in the same
+ * order (`same`, by default equal keys) without some `backend` sections; null when it differs otherwise (a section added, changed,
+ * moved, or a section other than a backend left out). An empty list: the same sections.
+ */
+export function droppedSections(
+  last: SectionList,
+  next: SectionList,
+  same: (a: string, b: string) => boolean = (a, b) => a === b,
+): string[] | null {
+  const [m, n] = [last.keys.length, next.keys.length];
+  const dropped: string[] = [];
+  let j = 0;
+  for (let i = 0; i < m; i++) {
+    if (m - i < n - j) return null;
+    if (j < n && same(last.keys[i], next.keys[j])) {
+      j++;
+      continue;
+    }
+    const name = last.backends[i];
+    if (name === null) return null;
+    dropped.push(name);
+  }
+  return j === n ? dropped : null;
+}
+
+/** True when `name` occurs in `text` as a token: not next to a character a proxy name can hold. */
+export function namesToken(text: string, name: string): boolean {
+  for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + 1)) {
+    const before = at === 0 ? "" : text[at - 1];
+    const after = text[at + name.length] ?? "";
+    if (!NAME_CHAR.test(before) && !NAME_CHAR.test(after)) return true;
+  }
+  return false;
+}
+
+/**
+ * The backends `next` drops from `last` when it is `last` minus whole backends that none of
+ * `texts` (`next`'s configuration and map files) names; null otherwise (then `next` is a
+ * structural change: a reload in the proxy, a new check in the controller).
+ */
+export function unreferencedDrops(
+  last: SectionList,
+  next: SectionList,
+  texts: readonly string[],
+  same?: (a: string, b: string) => boolean,
+): string[] | null {
+  const dropped = droppedSections(last, next, same);
+  if (dropped === null) return null;
+  return dropped.some((name) => texts.some((t) => namesToken(t, name))) ? null : dropped;
+}
