@@ -11,8 +11,11 @@
  * `backend` sections; and nothing names them when no name of a missing backend occurs as a token
  * (between characters a proxy name cannot hold) in `next`'s configuration or map files. So no
  * `use_backend`, `default_backend`, `track`, map value or any other line of `next` can reach them,
- * and the sections `next` keeps are exactly as they were when `last` was accepted.
+ * and the sections `next` keeps are as they were when `last` was accepted, up to the addresses of
+ * their server slots. Only the sections that differ need a closer look (their slots), which keeps a
+ * change of a 10,000-backend configuration at the cost of what changed.
  */
+import { skeleton } from "./slots.ts";
 
 /** A configuration's sections (module header): `keys[i]` identifies section i, `backends[i]` its backend name or null. */
 export interface SectionList {
@@ -45,30 +48,58 @@ export function sectionList(config: string): SectionList {
   return { keys, backends: keys.map(backendOf) };
 }
 
+/** How the sections of `next` line up with those of `last` (indexes): what it leaves out, and what changed. */
+export interface Alignment {
+  /** Sections of `last` that `next` leaves out: all `backend` sections. */
+  readonly dropped: readonly number[];
+  /** Pairs `[i in last, j in next]` whose keys differ but are `same`. */
+  readonly changed: readonly (readonly [number, number])[];
+}
+
 /**
- * The backends `next` leaves out of `last` when its sections are those of `last` in the same
- * order (`same`, by default equal keys) without some `backend` sections; null when it differs otherwise (a section added, changed,
- * moved, or a section other than a backend left out). An empty list: the same sections.
+ * How `next`'s sections line up with `last`'s when they are those of `last` in the same order
+ * (each `same` as its counterpart) without some `backend` sections; null when `next` differs
+ * otherwise (a section added, changed, moved, or a section other than a backend left out).
  */
-export function droppedSections(
+export function alignSections(
   last: SectionList,
   next: SectionList,
   same: (a: string, b: string) => boolean = (a, b) => a === b,
-): string[] | null {
+): Alignment | null {
   const [m, n] = [last.keys.length, next.keys.length];
-  const dropped: string[] = [];
+  const dropped: number[] = [];
+  const changed: [number, number][] = [];
   let j = 0;
   for (let i = 0; i < m; i++) {
     if (m - i < n - j) return null;
-    if (j < n && same(last.keys[i], next.keys[j])) {
+    if (j < n && last.keys[i] === next.keys[j]) {
       j++;
-      continue;
+    } else if (j < n && same(last.keys[i], next.keys[j])) {
+      changed.push([i, j++]);
+    } else if (last.backends[i] !== null) {
+      dropped.push(i);
+    } else {
+      return null;
     }
-    const name = last.backends[i];
-    if (name === null) return null;
-    dropped.push(name);
   }
-  return j === n ? dropped : null;
+  return j === n ? { dropped, changed } : null;
+}
+
+/** The backends `next` leaves out of `last` ({@link alignSections}); null when it differs otherwise. */
+export function droppedSections(
+  last: SectionList,
+  next: SectionList,
+  same?: (a: string, b: string) => boolean,
+): string[] | null {
+  return alignSections(last, next, same)?.dropped.map((i) => last.backends[i]!) ?? null;
+}
+
+/**
+ * Two sections that differ at most in the addresses of their server slots (lib/render/slots.ts's
+ * skeleton): the same structure, what neither `haproxy -c` nor a reload needs to see.
+ */
+export function sameSkeleton(a: string, b: string): boolean {
+  return a === b || skeleton(a) === skeleton(b);
 }
 
 /** True when `name` occurs in `text` as a token: not next to a character a proxy name can hold. */
@@ -93,6 +124,10 @@ export function unreferencedDrops(
   same?: (a: string, b: string) => boolean,
 ): string[] | null {
   const dropped = droppedSections(last, next, same);
-  if (dropped === null) return null;
-  return dropped.some((name) => texts.some((t) => namesToken(t, name))) ? null : dropped;
+  return dropped && !namedIn(dropped, texts) ? dropped : null;
+}
+
+/** True when one of `names` occurs as a token in one of `texts`. */
+export function namedIn(names: readonly string[], texts: readonly string[]): boolean {
+  return names.some((name) => texts.some((t) => namesToken(t, name)));
 }

@@ -26,7 +26,7 @@ import { join } from "node:path";
 import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
 import { checkedForm, skeleton } from "./slots.ts";
-import { sectionList, unreferencedDrops } from "./dropped_backends.ts";
+import { sameSkeleton, sectionList, unreferencedDrops } from "./dropped_backends.ts";
 import { luaDirOf, writeLuaFiles } from "./lua.ts";
 import { userlistName, userlistSection } from "./secret_content.ts";
 
@@ -92,9 +92,6 @@ function remember(rest: string, structure: string, config: string): void {
   while (passedTexts.length > 1 && chars > PASSED_TEXT_CHARS) chars -= passedTexts.shift()!.config.length;
 }
 
-/** Two sections that differ at most in their slot addresses (what `haproxy -c` cannot refuse). */
-const sameStructure = (a: string, b: string) => a === b || skeleton(a) === skeleton(b);
-
 /** True when `rendered` is a configuration that passed, with the same `rest`, minus backends nothing in it names. */
 function passedMinusBackends(rest: string, rendered: Rendered): boolean {
   const next = sectionList(rendered.config);
@@ -102,7 +99,7 @@ function passedMinusBackends(rest: string, rendered: Rendered): boolean {
   for (let i = passedTexts.length - 1; i >= 0; i--) {
     const p = passedTexts[i];
     if (p.rest !== rest) continue;
-    const dropped = unreferencedDrops(sectionList(p.config), next, texts, sameStructure);
+    const dropped = unreferencedDrops(sectionList(p.config), next, texts, sameSkeleton);
     if (dropped && dropped.length > 0) return true;
   }
   return false;

@@ -3,9 +3,11 @@
  */
 import assert from "node:assert/strict";
 import {
+  alignSections,
   backendOf,
   droppedSections,
   namesToken,
+  sameSkeleton,
   sectionList,
   sectionTexts,
   unreferencedDrops,
@@ -92,4 +94,19 @@ Deno.test("unreferencedDrops: null when the configuration or a map still names a
   const naming = next.replace("    use_backend %[var(txn.route)]", "    use_backend b if { path /b }");
   assert.equal(unreferencedDrops(all, sectionList(naming), [naming]), null);
   assert.equal(unreferencedDrops(all, sectionList(config("b", "a")), [config("b", "a")]), null);
+});
+
+Deno.test("alignSections: the sections dropped, and the pairs that differ in slot addresses only", () => {
+  const all = sectionList(config("a", "b", "c"));
+  const next = sectionList(
+    config("a", "c").replace("backend c\n    server s1 10.0.0.1:80", "backend c\n    server s1 10.0.0.7:80"),
+  );
+  assert.deepEqual(alignSections(all, next, sameSkeleton), { dropped: [4], changed: [[5, 4]] });
+  assert.deepEqual(alignSections(all, all, sameSkeleton), { dropped: [], changed: [] });
+  const param = sectionList(
+    config("a", "b", "c").replace("backend c\n    server s1 10.0.0.1:80", "backend c\n    server s1 10.0.0.1:80 check"),
+  );
+  assert.equal(alignSections(all, param, sameSkeleton), null, "a slot's parameters are structure");
+  assert.ok(sameSkeleton("backend x\n    server s1 10.0.0.1:80 disabled", "backend x\n    server s1 10.0.0.2:81"));
+  assert.equal(sameSkeleton("backend x\n    server s1 10.0.0.1:80", "backend x\n    server s2 10.0.0.1:80"), false);
 });
