@@ -157,13 +157,21 @@ Deno.test("a missing haproxy binary is reported, not thrown", async () => {
   });
 });
 
-Deno.test("a route-only or endpoint-only change of a configuration that passed is not checked again", async () => {
+/** `fn` with a haproxy that counts its runs (`runs()`), and a temporary dir `parent` for the checks. */
+async function withCountingHaproxy(
+  fn: (wrapper: string, runs: () => Promise<number>, parent: string) => Promise<void>,
+): Promise<void> {
   const bin = await Deno.makeTempDir({ prefix: "ic-validate-bin-" });
   await inTmp(async (parent) => {
     const counter = join(bin, "runs");
     const wrapper = join(bin, "haproxy-counting");
     await Deno.writeTextFile(wrapper, `#!/bin/sh\necho run >> '${counter}'\nexec haproxy "$@"\n`, { mode: 0o755 });
-    const runs = async () => (await Deno.readTextFile(counter).catch(() => "")).split("\n").length - 1;
+    await fn(wrapper, async () => (await Deno.readTextFile(counter).catch(() => "")).split("\n").length - 1, parent);
+  }).finally(() => Deno.remove(bin, { recursive: true }));
+}
+
+Deno.test("a route-only or endpoint-only change of a configuration that passed is not checked again", async () => {
+  await withCountingHaproxy(async (wrapper, runs, parent) => {
     const at = (rules: Parameters<typeof ingress>[0]["rules"]) =>
       render(
         buildModel({
@@ -197,7 +205,7 @@ Deno.test("a route-only or endpoint-only change of a configuration that passed i
     assert.equal(await runs(), 2, "a backend added");
     assert.ok((await validateConfig(first, { ...opts, reuse: false })).ok);
     assert.equal(await runs(), 3);
-  }).finally(() => Deno.remove(bin, { recursive: true }));
+  });
 });
 
 Deno.test('slots "first" checks each backend with its first slot line; the rest of the configuration is checked as ever', async () => {
@@ -221,12 +229,7 @@ Deno.test('slots "first" checks each backend with its first slot line; the rest 
 });
 
 Deno.test("a configuration that passed minus backends nothing names is not checked again; one that still names one is", async () => {
-  const bin = await Deno.makeTempDir({ prefix: "ic-validate-bin-" });
-  await inTmp(async (parent) => {
-    const counter = join(bin, "runs");
-    const wrapper = join(bin, "haproxy-counting");
-    await Deno.writeTextFile(wrapper, `#!/bin/sh\necho run >> '${counter}'\nexec haproxy "$@"\n`, { mode: 0o755 });
-    const runs = async () => (await Deno.readTextFile(counter).catch(() => "")).split("\n").length - 1;
+  await withCountingHaproxy(async (wrapper, runs, parent) => {
     const names = ["a", "b", "c", "d"];
     const services = names.map((n) => service(n, [{ port: 80 }]));
     const at = (routes: Record<string, string>) =>
@@ -280,5 +283,5 @@ Deno.test("a configuration that passed minus backends nothing names is not check
     assert.equal(await runs(), 3, "the configuration names the dropped backend: checked");
     assert.equal(refused.ok, false);
     assert.ok(refused.errors.some((l) => l.includes(aName)), refused.errors.join("\n"));
-  }).finally(() => Deno.remove(bin, { recursive: true }));
+  });
 });
