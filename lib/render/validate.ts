@@ -76,33 +76,20 @@ const passed = new Set<string>();
 const PASSED_KEPT = 32;
 
 /**
- * The latest configurations that passed (checked or reused), by what else the check read (`rest`:
- * binary, slot form, crt-list, files, userlists) and structure, most recent last: a later one that
- * is one of them minus unreferenced backends passes too. Each is the text the controller publishes
- * and keeps anyway while it is the latest; at most {@link PASSED_TEXT_CHARS} characters are kept.
+ * The configuration that passed last (checked or reused) and what else its check read (`rest`:
+ * binary, slot form, crt-list, files, userlists): a later one that is it minus unreferenced
+ * backends passes too. Only the last one: it is the text the controller keeps anyway as its
+ * group's validated configuration (lib/controller/group_validation.ts), so holding it costs no
+ * memory, where an older one would hold megabytes at 10,000 backends.
  */
-const passedTexts: { rest: string; structure: string; config: string }[] = [];
-const PASSED_TEXT_CHARS = 4_000_000;
+let lastPassed: { readonly rest: string; readonly config: string } | null = null;
 
-function remember(rest: string, structure: string, config: string): void {
-  const at = passedTexts.findIndex((p) => p.rest === rest && p.structure === structure);
-  if (at >= 0) passedTexts.splice(at, 1);
-  passedTexts.push({ rest, structure, config });
-  let chars = passedTexts.reduce((n, p) => n + p.config.length, 0);
-  while (passedTexts.length > 1 && chars > PASSED_TEXT_CHARS) chars -= passedTexts.shift()!.config.length;
-}
-
-/** True when `rendered` is a configuration that passed, with the same `rest`, minus backends nothing in it names. */
+/** True when `rendered` is the configuration that passed last, with the same `rest`, minus backends nothing in it names. */
 function passedMinusBackends(rest: string, rendered: Rendered): boolean {
-  const next = sectionList(rendered.config);
+  if (lastPassed === null || lastPassed.rest !== rest) return false;
   const texts = [rendered.config, ...Object.values(rendered.maps)];
-  for (let i = passedTexts.length - 1; i >= 0; i--) {
-    const p = passedTexts[i];
-    if (p.rest !== rest) continue;
-    const dropped = unreferencedDrops(sectionList(p.config), next, texts, sameSkeleton);
-    if (dropped && dropped.length > 0) return true;
-  }
-  return false;
+  const dropped = unreferencedDrops(sectionList(lastPassed.config), sectionList(rendered.config), texts, sameSkeleton);
+  return dropped !== null && dropped.length > 0;
 }
 
 /** One self-signed certificate + key PEM per process, used for every file name in a crt-list. */
@@ -154,7 +141,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
     passed.delete(structure);
     passed.add(structure);
     if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
-    if (opts.reuse !== false) remember(rest, structure, rendered.config);
+    if (opts.reuse !== false) lastPassed = { rest, config: rendered.config };
   };
   if (opts.reuse !== false && (passed.has(structure) || passedMinusBackends(rest, rendered))) {
     pass();
