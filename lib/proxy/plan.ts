@@ -244,7 +244,7 @@ function configChanges(
   const [from, to] = [sectionList(last.config), sectionList(next.config)];
   const aligned = alignSections(from, to, sameSkeleton);
   if (!aligned) return "structure";
-  const dropped = aligned.dropped.map((i) => from.backends[i]!);
+  const dropped = aligned.dropped.map((i) => from.backend(i)!);
   const texts = () => [next.config, next.userlists ?? "", ...MAP_FILES.map((f) => mapText(next, f))];
   if (dropped.length > 0 && namedIn(dropped, texts())) return "structure";
   const slotsOf = (list: typeof from, indexes: readonly number[]) =>

@@ -17,10 +17,11 @@
  */
 import { skeleton } from "./slots.ts";
 
-/** A configuration's sections (module header): `keys[i]` identifies section i, `backends[i]` its backend name or null. */
+/** A configuration's sections (module header): `keys[i]` is section i's text. */
 export interface SectionList {
   readonly keys: readonly string[];
-  readonly backends: readonly (string | null)[];
+  /** The backend section i defines, or null. */
+  backend(i: number): string | null;
 }
 
 /** A section header starts at column 0 and is neither blank nor a comment. */
@@ -40,13 +41,17 @@ export function backendOf(section: string): string | null {
 }
 
 /**
- * The sections of `config`, each identified by its text without trailing blank lines (they mean
- * nothing to HAProxy, and the last backend before another part of a template may have more).
+ * The sections of `config`, each identified by its text. What a backend section defines is read
+ * only for those that are left out: at 100,000 backends, reading every header cost more than the
+ * cut.
  */
 export function sectionList(config: string): SectionList {
-  const keys = sectionTexts(config).map((s) => s.trimEnd());
-  return { keys, backends: keys.map(backendOf) };
+  const keys = sectionTexts(config);
+  return { keys, backend: (i) => backendOf(keys[i]) };
 }
+
+/** Blank lines and trailing spaces mean nothing to HAProxy (and the last backend before another part of a template may have more). */
+const sameText = (a: string, b: string) => a.trimEnd() === b.trimEnd();
 
 /** How the sections of `next` line up with those of `last` (indexes): what it leaves out, and what changed. */
 export interface Alignment {
@@ -64,7 +69,7 @@ export interface Alignment {
 export function alignSections(
   last: SectionList,
   next: SectionList,
-  same: (a: string, b: string) => boolean = (a, b) => a === b,
+  same: (a: string, b: string) => boolean = sameText,
 ): Alignment | null {
   const [m, n] = [last.keys.length, next.keys.length];
   const dropped: number[] = [];
@@ -76,7 +81,7 @@ export function alignSections(
       j++;
     } else if (j < n && same(last.keys[i], next.keys[j])) {
       changed.push([i, j++]);
-    } else if (last.backends[i] !== null) {
+    } else if (last.backend(i) !== null) {
       dropped.push(i);
     } else {
       return null;
@@ -91,7 +96,7 @@ export function droppedSections(
   next: SectionList,
   same?: (a: string, b: string) => boolean,
 ): string[] | null {
-  return alignSections(last, next, same)?.dropped.map((i) => last.backends[i]!) ?? null;
+  return alignSections(last, next, same)?.dropped.map((i) => last.backend(i)!) ?? null;
 }
 
 /**
@@ -99,7 +104,7 @@ export function droppedSections(
  * skeleton): the same structure, what neither `haproxy -c` nor a reload needs to see.
  */
 export function sameSkeleton(a: string, b: string): boolean {
-  return a === b || skeleton(a) === skeleton(b);
+  return sameText(a, b) || skeleton(a).trimEnd() === skeleton(b).trimEnd();
 }
 
 /** True when `name` occurs in `text` as a token: not next to a character a proxy name can hold. */

@@ -59,6 +59,9 @@ Deno.test("droppedSections: the backends left out, in order; anything else is nu
   assert.equal(droppedSections(all, noFrontend), null, "a frontend is not a backend");
   const inner = sectionList(config("a", "b", "c").replace("backend b\n    server s1 10.0.0.1:80", "backend b\n"));
   assert.equal(droppedSections(all, inner), null, "a backend's lines changed");
+  // blank lines mean nothing: the last backend before another part may end with more of them
+  const blank = sectionList(config("a", "b", "c").replace("backend c", "backend d\n\n\nbackend c"));
+  assert.deepEqual(droppedSections(blank, sectionList(config("a", "b", "c"))), ["d"]);
   // with another sameness (the controller's: up to slot addresses)
   const moved = sectionList(
     config("a", "c").replace("backend c\n    server s1 10.0.0.1", "backend c\n    server s1 10.0.0.9"),
