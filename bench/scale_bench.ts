@@ -9,7 +9,11 @@
  * - `scale.controller_rss_mb`: the controller's RSS once idle, after a GC, its C-heap trim and V8's
  *   memory reducer (as a controller left alone shows it; `_after_work_mb`: before the reducer);
  * - `scale.settled_s`: controller start → idle (every ingress's status written);
- * - `scale.one_change_served_ms` (p50, and `_p99`), once settled: a host added to one ingress → served.
+ * - `scale.one_change_served_ms` (p50, and `_p99`), once settled: a host added to one ingress → served;
+ * - `scale.backend_change_served_ms` (p50 of 5): an ingress moved to another Service that has a backend
+ *   already (its old backend goes: a map change) → served; `scale.new_backend_served_ms` (p50 of 5): an
+ *   ingress moved to a Service that has no backend yet (a backend added: a reload) → served; with the
+ *   proxy's reloads during each.
  * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes;
  * BENCH_HEAP_SNAPSHOT=<file> writes the controller's heap at the end (bench/memory/heap_summary.ts reads it).
  * Prints a JSON array of {name, unit, value} as its last stdout line.
@@ -120,7 +124,8 @@ try {
 
     // One change at a time. A route change (a host added to an ingress, to its own Service: the
     // backends stay, so it goes through the Runtime API), then a backend change (an ingress moved
-    // to another Service: its old backend goes away, which reloads).
+    // to another Service that has a backend: its old backend goes away, nothing else names it), then
+    // an ingress moved to a Service without a backend yet (a backend added: HAProxy reads it on a reload).
     // Settled: every status written and nothing queued (the changes below are measured from there).
     await controller.request("idle");
     fig("scale.settled_s", "s", (performance.now() - t) / 1000);
@@ -148,6 +153,7 @@ try {
       "reloads",
       proxy.applied.filter((a) => a.kind === "reload").length - reloadsBefore,
     );
+    const reloadsBeforeBackends = proxy.applied.filter((a) => a.kind === "reload").length;
     const backendTimes: number[] = [];
     for (let c = 0; c < Math.min(CHANGES, 5); c++) {
       const i = (c * 104729 + 13) % (INGRESSES - 1);
@@ -159,6 +165,32 @@ try {
       backendTimes.push(await servedBy(t0, proxy.httpPort, `h${i}.example`, server(i + 1).name, 120_000));
     }
     fig("scale.backend_change_served_ms", "ms", pct(backendTimes, 50));
+    const reloadsAfterBackends = proxy.applied.filter((a) => a.kind === "reload").length;
+    fig("scale.reloads_during_backend_changes", "reloads", reloadsAfterBackends - reloadsBeforeBackends);
+
+    // Services no ingress uses yet (no backend), created before the clock starts.
+    const NEW_BACKENDS = Math.min(CHANGES, 5);
+    const moves = Array.from({ length: NEW_BACKENDS }, (_, c) => (c * 15485863 + 29) % (INGRESSES - 1));
+    for (let c = 0; c < NEW_BACKENDS; c++) {
+      await cluster.client.request("POST", collectionPath(resources.services, ns), { body: serviceObj(ns, `x${c}`) });
+      await cluster.client.request("POST", collectionPath(resources.endpointSlices, ns), {
+        body: sliceObj(ns, `x${c}`, [server(moves[c] + 2)]),
+      });
+    }
+    await controller.request("idle");
+    const newBackendTimes: number[] = [];
+    for (let c = 0; c < NEW_BACKENDS; c++) {
+      const i = moves[c];
+      const t0 = performance.now();
+      await cluster.apply(resources.ingresses, ingressObj(ns, `i${i}`, [{ host: `h${i}.example`, service: `x${c}` }]));
+      newBackendTimes.push(await servedBy(t0, proxy.httpPort, `h${i}.example`, server(i + 2).name, 120_000));
+    }
+    fig("scale.new_backend_served_ms", "ms", pct(newBackendTimes, 50));
+    fig(
+      "scale.reloads_during_new_backends",
+      "reloads",
+      proxy.applied.filter((a) => a.kind === "reload").length - reloadsAfterBackends,
+    );
 
     const report = JSON.parse(await controller.request());
     // After the figures: taking a snapshot grows the RSS.

@@ -6,8 +6,10 @@
  * - nothing: nothing is done;
  * - runtime: the planned changes go through the Runtime API, no reload: `set server` per changed
  *   slot, then new and changed certificates, the maps, certificates no longer used
- *   (lib/proxy/runtime_changes.ts); then the files are written so that a later reload agrees
- *   (HAProxy 2.6 forgets runtime changes on reload). If the Runtime API refuses, a reload;
+ *   (lib/proxy/runtime_changes.ts), and the live servers of backends the configuration dropped go
+ *   to maintenance (HAProxy keeps those backends, unused, until its next reload); then the files are
+ *   written so that a later reload agrees (HAProxy 2.6 forgets runtime changes on reload). If the
+ *   Runtime API refuses, a reload;
  * - reload: the files are staged and checked with `haproxy -c` (real environment, the staged cert
  *   dir), then written atomically (certificates first, config last) and HAProxy is reloaded through
  *   the master socket and the reload verified (or started, when nothing runs). A failing check or
@@ -56,6 +58,8 @@ export interface ApplyResult {
   mapsChanged?: number;
   /** Certificates replaced through the Runtime API. */
   certsChanged?: number;
+  /** Backends the configuration dropped without a reload (the running HAProxy keeps them, unused). */
+  backendsDropped?: number;
   /** A reload or start: why (lib/proxy/plan.ts), or "runtime failed" when the Runtime API refused the change. */
   reason?: ReloadReason | "runtime failed";
   /** On failure: where and why. */
@@ -118,6 +122,7 @@ export class Applier {
           serversChanged: done.serversChanged,
           mapsChanged: done.mapsChanged ?? 0,
           certsChanged: done.certsChanged ?? 0,
+          ...(done.backendsDropped ? { backendsDropped: done.backendsDropped } : {}),
         });
       } else log.v(4)?.info("proxy config unchanged", { durationMs: done.durationMs });
     } else {
@@ -154,8 +159,8 @@ export class Applier {
 
   /**
    * Endpoints first (a moved route may need them), then new and changed certificates (before the
-   * redirect map sends clients to them), then the maps, then certificates no longer used; null or
-   * the first error.
+   * redirect map sends clients to them), then the maps, then certificates no longer used and the
+   * servers of dropped backends; null or the first error.
    */
   async #runtime(changes: RuntimeChanges, next: DesiredState): Promise<string | null> {
     const failure = await this.#slots(changes.servers.commands);
@@ -179,7 +184,8 @@ export class Applier {
     } catch (err) {
       return oneLine(err);
     }
-    return null;
+    // Dropped backends: nothing routes to them now; their live servers go to maintenance.
+    return await this.#slots(changes.dropped.commands);
   }
 
   /** After the Runtime API changed what runs: the files only have to agree for a later reload. */
@@ -211,11 +217,12 @@ export class Applier {
       serversChanged: changes.servers.changed,
       mapsChanged: changes.maps.length,
       certsChanged: certCount,
+      backendsDropped: changes.dropped.backends.length,
     };
   }
 
   /** Sends the slot commands; returns null on success or the first error. */
-  async #slots(cmds: SlotCommand[]): Promise<string | null> {
+  async #slots(cmds: readonly SlotCommand[]): Promise<string | null> {
     for (const c of cmds) {
       let answer: string;
       try {

@@ -98,6 +98,22 @@ const stateCmd = (key: string, state: "ready" | "maint"): SlotCommand => ({
   kind: "state",
   command: `set server ${key} state ${state}`,
 });
+/**
+ * The commands that put the live slots of `backends` in maintenance and remove them from `slots`:
+ * backends the next configuration drops, which the running HAProxy keeps until its next reload
+ * (contracts.md §4). Nothing routes to them any more; in maintenance they neither run health checks
+ * nor keep idle connections to endpoints that may since belong to someone else.
+ */
+export function retireCommands(slots: Map<string, Slot>, backends: ReadonlySet<string>): SlotCommand[] {
+  const commands: SlotCommand[] = [];
+  for (const [key, slot] of slots) {
+    if (!backends.has(slot.backend)) continue;
+    if (!slot.disabled) commands.push(stateCmd(key, "maint"));
+    slots.delete(key);
+  }
+  return commands;
+}
+
 const sameTarget = (a: Slot, b: Slot) => a.address === b.address && a.port === b.port;
 
 /**

@@ -15,13 +15,18 @@
  * which can make `haproxy -c` fail. So route-only and endpoint-only changes publish without the
  * ~100 ms check. For the same reason the controller checks each backend with its first slot line
  * only (`slots: "first"`, lib/render/slots.ts's `checkedForm`): the other slots differ from it only
- * in number and address.
+ * in number and address. And a configuration that is one that passed minus whole backends that
+ * nothing in it names (lib/render/dropped_backends.ts: its other sections as they were, up to slot
+ * addresses) passes without running haproxy: what HAProxy reads of it was all read in the larger
+ * one, and no line left refers to what went (an Ingress moved to a Service that has a backend
+ * already is then a map change, also in the check).
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
 import { checkedForm, skeleton } from "./slots.ts";
+import { sameSkeleton, sectionList, unreferencedDrops } from "./dropped_backends.ts";
 import { luaDirOf, writeLuaFiles } from "./lua.ts";
 import { userlistName, userlistSection } from "./secret_content.ts";
 
@@ -70,6 +75,23 @@ let throwaway: Promise<string> | null = null;
 const passed = new Set<string>();
 const PASSED_KEPT = 32;
 
+/**
+ * The configuration that passed last (checked or reused) and what else its check read (`rest`:
+ * binary, slot form, crt-list, files, userlists): a later one that is it minus unreferenced
+ * backends passes too. Only the last one: it is the text the controller keeps anyway as its
+ * group's validated configuration (lib/controller/group_validation.ts), so holding it costs no
+ * memory, where an older one would hold megabytes at 10,000 backends.
+ */
+let lastPassed: { readonly rest: string; readonly config: string } | null = null;
+
+/** True when `rendered` is the configuration that passed last, with the same `rest`, minus backends nothing in it names. */
+function passedMinusBackends(rest: string, rendered: Rendered): boolean {
+  if (lastPassed === null || lastPassed.rest !== rest) return false;
+  const texts = [rendered.config, ...Object.values(rendered.maps)];
+  const dropped = unreferencedDrops(sectionList(lastPassed.config), sectionList(rendered.config), texts, sameSkeleton);
+  return dropped !== null && dropped.length > 0;
+}
+
 /** One self-signed certificate + key PEM per process, used for every file name in a crt-list. */
 export function throwawayPem(): Promise<string> {
   throwaway ??= createCA({ commonName: "ingress-controller config check", validityDays: 3650 }).then((c) =>
@@ -108,11 +130,23 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
   }
   // Each text length-prefixed, not JSON.stringify'd together: V8's JSON stringifier takes a zone of
   // ~5 bytes per character (10 MB for a 2 MB configuration) from the C heap.
-  const hash = createHash("sha256");
-  const texts = [opts.haproxy ?? "haproxy", opts.slots ?? "all", skeleton(rendered.config), rendered.crtList];
-  for (const text of [...texts, ...files, userlists]) hash.update(`${text.length}:`).update(text);
-  const structure = hash.digest("base64");
-  if (opts.reuse !== false && passed.has(structure)) return result(true, []);
+  const digest = (texts: string[]) => {
+    const hash = createHash("sha256");
+    for (const text of texts) hash.update(`${text.length}:`).update(text);
+    return hash.digest("base64");
+  };
+  const rest = digest([opts.haproxy ?? "haproxy", opts.slots ?? "all", rendered.crtList, ...files, userlists]);
+  const structure = digest([rest, skeleton(rendered.config)]);
+  const pass = () => {
+    passed.delete(structure);
+    passed.add(structure);
+    if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
+    if (opts.reuse !== false) lastPassed = { rest, config: rendered.config };
+  };
+  if (opts.reuse !== false && (passed.has(structure) || passedMinusBackends(rest, rendered))) {
+    pass();
+    return result(true, []);
+  }
   const pem = files.size > 0 ? await throwawayPem() : "";
   const dir = await Deno.makeTempDir({ prefix: "ic-validate-", dir: opts.tmpDir });
   try {
@@ -170,9 +204,7 @@ export async function validateConfig(rendered: Rendered, opts: ValidateOptions =
       l.replaceAll(dir, "<tmp>")
     );
     if (out.success) {
-      passed.delete(structure);
-      passed.add(structure);
-      if (passed.size > PASSED_KEPT) passed.delete(passed.values().next().value!);
+      pass();
       return result(true, [], lines.filter((l) => l.includes("[WARNING]")));
     }
     const alerts = lines.filter((l) => l.includes("[ALERT]"));

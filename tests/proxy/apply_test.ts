@@ -1,6 +1,7 @@
 /**
  * The applier against a real HAProxy 2.6: endpoint changes through the Runtime API without a
- * reload, structural changes through a verified reload, refused configurations, TLS by SNI,
+ * reload, backends dropped that nothing names without a reload, structural changes through a
+ * verified reload, refused configurations, TLS by SNI,
  * and a stop that leaves no process behind.
  */
 import assert from "node:assert/strict";
@@ -14,6 +15,7 @@ import {
   buildConfig,
   get,
   haproxyProcessesFor,
+  hostRoutes,
   httpsGet,
   loopbackAddress,
   plain,
@@ -154,6 +156,74 @@ Deno.test("a structural change reloads through the master socket and the new rou
     await p.close();
     await web.close();
     await api.close();
+  }
+});
+
+Deno.test("a backend dropped that nothing names: maps through the Runtime API, no reload; HAProxy keeps it, in maintenance, until the next reload", async () => {
+  const [web, api, old] = await backends("web", "api", "old");
+  await using p = await proxyUnderTest();
+  const state = (bs: Record<string, Backend>, routes: Record<string, string>, frontendExtra?: string[]) => {
+    const config = buildConfig({
+      backends: Object.entries(bs).map(([name, b]) => ({ name, endpoints: [ep(b)] })),
+      routing: "maps",
+      frontendExtra,
+    });
+    return { ...plain(config), maps: new Map([["routes-exact.map" as const, hostRoutes(routes)]]) };
+  };
+  const servers = async (backend: string) =>
+    (await p.haproxy.runtime(`show servers state ${backend}`)).split("\n").filter((l) => / s\d+ /.test(l))
+      .map((l) => l.split(" ")).map((f) => `${f[3]} ${f[4]} maint=${Number(f[6]) & 1}`); // srv_admin_state: 1 = maintenance
+  try {
+    const all = state({ web, api, old }, { "web.test": "web", "api.test": "api", "old.test": "old" });
+    const start = await p.applier.apply(all);
+    assert.deepEqual([start.kind, start.ok], ["start", true], start.error ?? "");
+    const pid = await workerPid(p.haproxy);
+    const reloads = (await p.haproxy.showProc()).master.reloads;
+    assert.equal((await get(p.url, "old.test")).name, "old");
+    assert.deepEqual(await servers("old"), [
+      `s1 ${old.address} maint=0`,
+      "s2 127.0.0.1 maint=1",
+      "s3 127.0.0.1 maint=1",
+      "s4 127.0.0.1 maint=1",
+    ]);
+
+    // old.test moved to the api backend; the old backend is gone from the configuration
+    const moved = state({ web, api }, { "web.test": "web", "api.test": "api", "old.test": "api" });
+    const r = await p.applier.apply(moved);
+    assert.deepEqual([r.kind, r.ok, r.backendsDropped], ["runtime", true, 1], r.error ?? "");
+    for (let i = 0; i < 4; i++) assert.equal((await get(p.url, "old.test")).name, "api");
+    assert.equal((await get(p.url, "web.test")).name, "web");
+    assert.equal(await workerPid(p.haproxy), pid, "the same worker");
+    assert.equal((await p.haproxy.showProc()).master.reloads, reloads, "no reload");
+    // The running HAProxy still has the old backend, unused, its live server in maintenance.
+    assert.deepEqual((await servers("old"))[0], `s1 ${old.address} maint=1`);
+    // The files are the new configuration's, for the next reload.
+    assert.equal(await Deno.readTextFile(p.haproxy.configPath), moved.config);
+    assert.equal(await Deno.readTextFile(join(p.certDir, "routes-exact.map")), moved.maps.get("routes-exact.map"));
+
+    // Back to the old backend: a backend added is read only with the configuration, a reload.
+    const back = await p.applier.apply(all);
+    assert.deepEqual([back.kind, back.ok, back.reason], ["reload", true, "structure"], back.error ?? "");
+    assert.equal((await get(p.url, "old.test")).name, "old");
+    // After a reload without it, HAProxy has no such backend any more.
+    const dropped = await p.applier.apply(moved);
+    assert.deepEqual([dropped.kind, dropped.ok], ["runtime", true], dropped.error ?? "");
+    const reload = await p.applier.apply(
+      state({ web, api }, { "old.test": "api" }, ["    http-response set-header X-Gen 2"]),
+    );
+    assert.deepEqual([reload.kind, reload.ok], ["reload", true], reload.error ?? "");
+    assert.match(await p.haproxy.runtime("show servers state old"), /Can't find backend/);
+    assert.equal((await get(p.url, "old.test")).name, "api");
+
+    // A backend dropped while the maps still route to it: a reload (then HAProxy no longer has it).
+    const stillRouted = state({ web }, { "web.test": "web", "old.test": "api" }, [
+      "    http-response set-header X-Gen 2",
+    ]);
+    const s2 = await p.applier.apply(stillRouted);
+    assert.deepEqual([s2.kind, s2.reason], ["reload", "structure"], s2.error ?? "");
+  } finally {
+    await p.close();
+    await Promise.all([web, api, old].map((b) => b.close()));
   }
 });
 

@@ -35,6 +35,17 @@ export interface ConfigSpec {
   tls?: boolean;
   /** Server params (same for every slot). */
   params?: string;
+  /**
+   * "acl" (default): a `use_backend <name> if <host>` line per backend; "maps": as the rendered
+   * configuration, no backend named in the frontends, the host looked up in `routes-exact.map`
+   * ({@link hostRoutes}) and `use_backend %[var(txn.route)]`.
+   */
+  routing?: "acl" | "maps";
+}
+
+/** A `routes-exact.map` for the "maps" routing of {@link buildConfig}: `<host> <backend>` lines. */
+export function hostRoutes(routes: Readonly<Record<string, string>>): string {
+  return Object.entries(routes).map(([host, backend]) => `${host} ${backend}\n`).join("");
 }
 
 /** Slot count of the contract: max(4, next power of two ≥ n). */
@@ -48,7 +59,12 @@ export function slotCount(n: number): number {
 export function buildConfig(spec: ConfigSpec): string {
   const params = spec.params ?? "";
   const tail = params ? ` ${params}` : "";
-  const routes = spec.backends.map((b) => `    use_backend ${b.name} if { var(txn.host) -m str ${b.name}.test }`);
+  const routes = spec.routing === "maps"
+    ? [
+      '    http-request set-var(txn.route) var(txn.host),map_str("${IC_CERT_DIR}/routes-exact.map")',
+      "    use_backend %[var(txn.route)] if { var(txn.route) -m found }",
+    ]
+    : spec.backends.map((b) => `    use_backend ${b.name} if { var(txn.host) -m str ${b.name}.test }`);
   const out = [
     "# test configuration",
     "global",

@@ -2,8 +2,9 @@
  * The proxy's reload decision (lib/proxy/plan.ts) on plain states, every branch: refused input,
  * nothing runs, identical states, endpoint-only, map-only (edited in place or replaced: many
  * entries, a `;`, the ordered regex map), certificates replaced, added, removed and their SNI
- * changed, and what needs a reload (structure, the first and the last certificate, userlists, CA
- * files, crt-list options, servers the Runtime API cannot change).
+ * changed, backends dropped that nothing names, and what needs a reload (structure, a backend dropped
+ * that something still names, the first and the last certificate, userlists, CA files, crt-list
+ * options, servers the Runtime API cannot change).
  */
 import assert from "node:assert/strict";
 import {
@@ -17,7 +18,7 @@ import {
 } from "../../lib/proxy/plan.ts";
 import type { MapFile } from "../../lib/render/maps.ts";
 import { readPart } from "../../lib/transport/parts.ts";
-import { buildConfig, plain } from "./fixtures.ts";
+import { buildConfig, hostRoutes, plain } from "./fixtures.ts";
 
 const one = [{ address: "10.0.0.1", port: 8080 }];
 const two = [{ address: "10.0.0.2", port: 8080 }, { address: "10.0.0.1", port: 8080 }];
@@ -116,6 +117,7 @@ Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certi
     },
     maps: [],
     certs: NO_CERTS,
+    dropped: { backends: [], commands: [] },
     configChanged: true,
     crtListChanged: false,
   });
@@ -273,4 +275,67 @@ Deno.test("mapEdits: adds and value changes before removals, nothing for unchang
     { op: "del", key: "a/" },
   ]);
   assert.deepEqual(mapEdits({ removed: [], added: [] }), []);
+});
+
+/** A configuration routed through `routes-exact.map`, with these backends and host routes. */
+function routed(
+  backends: Record<string, typeof one>,
+  routes: Record<string, string>,
+  extra: { frontendExtra?: string[] } = {},
+): DesiredState {
+  const config = buildConfig({
+    backends: Object.entries(backends).map(([name, endpoints]) => ({ name, endpoints })),
+    routing: "maps",
+    ...extra,
+  });
+  return withMaps(plain(config), { "routes-exact.map": hostRoutes(routes) });
+}
+
+Deno.test("planApply: backends dropped that nothing names go through the Runtime API; their live servers to maintenance", () => {
+  const a = routed({ web: one, api: two, old: one }, { "web.test": "web", "api.test": "api", "old.test": "old" });
+  // old.test moved to an existing backend, and the old backend gone
+  const b = routed({ web: one, api: two }, { "web.test": "web", "api.test": "api", "old.test": "web" });
+  const c = changes(a, b);
+  assert.deepEqual(c.dropped, {
+    backends: ["old"],
+    commands: [{ slot: "old/s1", kind: "state", command: "set server old/s1 state maint" }],
+  });
+  assert.deepEqual([c.servers, c.configChanged, c.maps.map((m) => m.file)], [
+    { commands: [], changed: 0 },
+    true,
+    ["routes-exact.map"],
+  ]);
+  // two backends at once, and endpoints changed in a backend that stays
+  const d = routed({ api: one }, { "api.test": "api" });
+  const cd = changes(a, d);
+  assert.deepEqual(cd.dropped.backends, ["web", "old"]);
+  assert.equal(cd.dropped.commands.length, 2);
+  assert.equal(cd.servers.changed, 1);
+  assert.deepEqual(cd.servers.commands.map((x) => x.slot), ["api/s2", "api/s2"]);
+});
+
+Deno.test("planApply: a backend dropped that something still names, or any other section changed, reloads", () => {
+  const a = routed({ web: one, old: one }, { "web.test": "web", "old.test": "old" });
+  // a map still routes to it (the running HAProxy would keep sending requests there)
+  assert.equal(reloadReason(a, routed({ web: one }, { "web.test": "web", "old.test": "old" })), "structure");
+  // a line of the configuration names it
+  const named = (line: string) => routed({ web: one }, { "web.test": "web" }, { frontendExtra: [line] });
+  assert.equal(reloadReason(a, named("    use_backend old if { path /old }")), "structure");
+  assert.equal(reloadReason(a, named("    http-request set-var(txn.x) str(old),concat(/s1)")), "structure");
+  // a backend dropped and another added
+  assert.equal(reloadReason(a, routed({ web: one, new: one }, { "web.test": "web" })), "structure");
+  // a section other than a backend changed or left out
+  const noStats = plain(a.config.replace(/frontend stats\n( {4}.*\n)*\n/, ""));
+  assert.notEqual(noStats.config, a.config);
+  assert.equal(
+    reloadReason(a, withMaps(noStats, { "routes-exact.map": hostRoutes({ "web.test": "web" }) })),
+    "structure",
+  );
+  // backends reordered
+  const swapped = routed({ old: one, web: one }, { "web.test": "web" });
+  assert.equal(reloadReason(a, swapped), "structure");
+  // the same backends again after a drop: a backend added, which HAProxy reads only on a reload
+  const c = routed({ web: one }, { "web.test": "web", "old.test": "web" });
+  assert.equal(plan(a, c).kind, "runtime");
+  assert.equal(reloadReason(c, a), "structure");
 });

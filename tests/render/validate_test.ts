@@ -157,13 +157,21 @@ Deno.test("a missing haproxy binary is reported, not thrown", async () => {
   });
 });
 
-Deno.test("a route-only or endpoint-only change of a configuration that passed is not checked again", async () => {
+/** `fn` with a haproxy that counts its runs (`runs()`), and a temporary dir `parent` for the checks. */
+async function withCountingHaproxy(
+  fn: (wrapper: string, runs: () => Promise<number>, parent: string) => Promise<void>,
+): Promise<void> {
   const bin = await Deno.makeTempDir({ prefix: "ic-validate-bin-" });
   await inTmp(async (parent) => {
     const counter = join(bin, "runs");
     const wrapper = join(bin, "haproxy-counting");
     await Deno.writeTextFile(wrapper, `#!/bin/sh\necho run >> '${counter}'\nexec haproxy "$@"\n`, { mode: 0o755 });
-    const runs = async () => (await Deno.readTextFile(counter).catch(() => "")).split("\n").length - 1;
+    await fn(wrapper, async () => (await Deno.readTextFile(counter).catch(() => "")).split("\n").length - 1, parent);
+  }).finally(() => Deno.remove(bin, { recursive: true }));
+}
+
+Deno.test("a route-only or endpoint-only change of a configuration that passed is not checked again", async () => {
+  await withCountingHaproxy(async (wrapper, runs, parent) => {
     const at = (rules: Parameters<typeof ingress>[0]["rules"]) =>
       render(
         buildModel({
@@ -182,12 +190,22 @@ Deno.test("a route-only or endpoint-only change of a configuration that passed i
     assert.equal(routesMoved.config, first.config);
     assert.ok((await validateConfig(routesMoved, opts)).ok);
     assert.equal(await runs(), 1, "same structure: not checked again");
-    const structural = at([{ host: "a.example.com", paths: [web("/")] }]); // the api backend is gone
+    const apiGone = at([{ host: "a.example.com", paths: [web("/")] }]);
+    assert.ok((await validateConfig(apiGone, opts)).ok);
+    assert.equal(await runs(), 1, "a backend dropped that nothing names: not checked again");
+    const other = (path: string) => ({ path, service: "other", port: 80 });
+    const structural = render(
+      buildModel({
+        ingresses: [ingress({ name: "x", rules: [{ host: "a.example.com", paths: [web("/"), other("/o")] }] })],
+        lookup: lookupFromLists({ services: [service("web", [{ port: 80 }]), service("other", [{ port: 80 }])] }),
+      }).model,
+      templates,
+    );
     assert.ok((await validateConfig(structural, opts)).ok);
-    assert.equal(await runs(), 2);
+    assert.equal(await runs(), 2, "a backend added");
     assert.ok((await validateConfig(first, { ...opts, reuse: false })).ok);
     assert.equal(await runs(), 3);
-  }).finally(() => Deno.remove(bin, { recursive: true }));
+  });
 });
 
 Deno.test('slots "first" checks each backend with its first slot line; the rest of the configuration is checked as ever', async () => {
@@ -207,5 +225,63 @@ Deno.test('slots "first" checks each backend with its first slot line; the rest 
     const res = await validateConfig(bad, { tmpDir, reuse: false, slots: "first" });
     assert.equal(res.ok, false);
     assert.ok(res.errors.some((l) => l.includes("balance only supports")), res.errors.join("\n"));
+  });
+});
+
+Deno.test("a configuration that passed minus backends nothing names is not checked again; one that still names one is", async () => {
+  await withCountingHaproxy(async (wrapper, runs, parent) => {
+    const names = ["a", "b", "c", "d"];
+    const services = names.map((n) => service(n, [{ port: 80 }]));
+    const at = (routes: Record<string, string>) =>
+      render(
+        buildModel({
+          ingresses: [ingress({
+            name: "x",
+            rules: Object.entries(routes).map(([host, svc]) => ({
+              host,
+              paths: [{ path: "/", service: svc, port: 80 }],
+            })),
+          })],
+          lookup: lookupFromLists({ services }),
+        }).model,
+        templates,
+      );
+    const opts = { haproxy: wrapper, tmpDir: parent, slots: "first" as const };
+    const all = at({ "a.test": "a", "b.test": "b", "c.test": "c", "d.test": "d" });
+    const backendNames = (r: Rendered) =>
+      r.config.split("\n").filter((l) => l.startsWith("backend ")).map((l) => l.slice(8));
+    assert.ok((await validateConfig(all, opts)).ok);
+    assert.equal(await runs(), 1);
+
+    // b.test moved to c's backend: b's backend goes, nothing names it
+    const bGone = at({ "a.test": "a", "b.test": "c", "c.test": "c", "d.test": "d" });
+    assert.equal(backendNames(bGone).length, backendNames(all).length - 1);
+    assert.ok((await validateConfig(bGone, opts)).ok);
+    assert.equal(await runs(), 1, "b's backend dropped: not checked");
+    // and from there, d's too (a configuration reused this way is a base as well)
+    const dGone = at({ "a.test": "a", "b.test": "c", "c.test": "c", "d.test": "a" });
+    assert.ok((await validateConfig(dGone, opts)).ok);
+    assert.equal(await runs(), 1, "d's backend dropped: not checked");
+
+    // a's backend left out while the maps still route to it: checked
+    const aName = backendNames(all).find((n) => n.includes("_a_"))!;
+    assert.ok(aName, backendNames(all).join(" "));
+    const withoutA = (r: Rendered) => r.config.replace(new RegExp(`backend ${aName}\n(    .*\n)*\n`), "");
+    const aStillRouted = { ...dGone, config: withoutA(dGone) };
+    assert.notEqual(aStillRouted.config, dGone.config);
+    assert.ok(Object.values(aStillRouted.maps).some((m) => m.includes(` ${aName}\n`)));
+    await validateConfig(aStillRouted, opts);
+    assert.equal(await runs(), 2, "a map names the dropped backend: checked");
+    // a's backend left out while a line of the configuration names it: checked, and refused
+    const named = {
+      ...aStillRouted,
+      config: aStillRouted.config.replace(/^(frontend http\n)/m, `$1    use_backend ${aName} if { path /a }\n`),
+      maps: at({ "c.test": "c" }).maps,
+    };
+    assert.notEqual(named.config, aStillRouted.config);
+    const refused = await validateConfig(named, opts);
+    assert.equal(await runs(), 3, "the configuration names the dropped backend: checked");
+    assert.equal(refused.ok, false);
+    assert.ok(refused.errors.some((l) => l.includes(aName)), refused.errors.join("\n"));
   });
 });
