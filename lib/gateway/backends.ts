@@ -31,6 +31,8 @@ export interface BackendContext {
   backends: Map<string, GatewayBackend>;
   /** Services read (`namespace/name`). */
   services: Set<string>;
+  /** The kind of the route whose refs are resolved (ReferenceGrants name it); default HTTPRoute. */
+  routeKind?: "HTTPRoute" | "GRPCRoute";
 }
 
 export type RefVerdict =
@@ -74,12 +76,13 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       `${where}.port ${show(ref.port)}: a Service reference needs its port (1-65535)`,
     );
   }
-  const from = { group: GROUP, kind: "HTTPRoute", namespace: ctx.routeNamespace };
+  const routeKind = ctx.routeKind ?? "HTTPRoute";
+  const from = { group: GROUP, kind: routeKind, namespace: ctx.routeNamespace };
   if (!referenceAllowed(ctx.grants, from, { group: "", kind: "Service", namespace: ns, name: ref.name })) {
     return bad(
       Reason.RefNotPermitted,
-      `${where}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows HTTPRoutes of ` +
-        `${ctx.routeNamespace} to use it`,
+      `${where}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows ${routeKind}s ` +
+        `of ${ctx.routeNamespace} to use it`,
     );
   }
   ctx.services.add(`${ns}/${ref.name}`);
@@ -96,17 +99,27 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
     return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} has no port ${ref.port}`);
   }
   const app = (port as { appProtocol?: unknown }).appProtocol;
-  const proto = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
+  const written = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
+  // gRPC is HTTP/2: a GRPCRoute's backend without appProtocol is spoken to in h2c (the spec lets the
+  // route's type decide), and one whose appProtocol names HTTP/1.1 cannot carry it.
+  const proto = routeKind === "GRPCRoute" && written === null && (app === undefined || app === null || app === "")
+    ? "h2"
+    : routeKind === "GRPCRoute" && written === null
+    ? undefined
+    : written;
   if (proto === undefined) {
     return bad(
       Reason.UnsupportedProtocol,
       `${where}: Service ${ns}/${ref.name} port ${ref.port} has appProtocol ${show(app)}; supported: ` +
-        `${[...APP_PROTOCOLS.keys()].join(", ")} or none`,
+        (routeKind === "GRPCRoute" ? "kubernetes.io/h2c or none" : `${[...APP_PROTOCOLS.keys()].join(", ")} or none`),
     );
   }
   const name = `be_${ns}_${ref.name}_${ref.port}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
-  if (!ctx.backends.has(name)) {
+  const known = ctx.backends.get(name);
+  // the same Service port used by an HTTPRoute without appProtocol, and by a GRPCRoute: h2c for both
+  if (known && proto === "h2") known.proto = "h2";
+  if (!known) {
     // The Service and its port exist (checked above), so resolveServers reports nothing of the route's own.
     const servers = resolveServers(ctx, ns, ref.name, ref.port, where, () => {});
     ctx.backends.set(name, {
