@@ -46,7 +46,9 @@ Deno.test("service only: every method of that service, not of a service whose na
 Deno.test("method only: that method of any service, nothing else", () => {
   const r = read({ method: { method: "Echo" } });
   for (const p of [`/${SVC}/Echo`, "/a.B/Echo"]) assert.ok(pathMatches(r.match.path, p), p);
-  for (const p of [`/${SVC}/EchoTwo`, `/${SVC}/echo`, "/Echo", "/a/b/Echo"]) assert.ok(!pathMatches(r.match.path, p), p);
+  for (const p of [`/${SVC}/EchoTwo`, `/${SVC}/echo`, "/Echo", "/a/b/Echo"]) {
+    assert.ok(!pathMatches(r.match.path, p), p);
+  }
 });
 
 Deno.test("no method match: every call", () => {
@@ -70,7 +72,10 @@ Deno.test("RegularExpression: service and method each within their segment, an o
 });
 
 Deno.test("names outside the CRD's grammar, an empty match and unknown types are refused, naming the field", () => {
-  assert.match(refused({ method: { service: "a/b", method: "M" } }), /matches\[0\]\.method\.service "a\/b" is not a gRPC service/);
+  assert.match(
+    refused({ method: { service: "a/b", method: "M" } }),
+    /matches\[0\]\.method\.service "a\/b" is not a gRPC service/,
+  );
   assert.match(refused({ method: { service: "a..b" } }), /not a gRPC service/);
   assert.match(refused({ method: { service: "1pkg.Svc" } }), /not a gRPC service/);
   assert.match(refused({ method: { service: "a.B", method: "Get-It" } }), /method "Get-It" is not a gRPC method/);

@@ -113,7 +113,10 @@ Deno.test("weights (conformance GRPCRouteWeight): 70/30, a weight of 0 gets noth
   }]);
   const b = build(gateway([http("http")]), { grpcRoutes: [r], ...backends("v1", "v2", "v3") });
   const rule = b.proxy.rules.find((x) => x.name === ruleBackendName(`GRPCRoute:${NS}/weighted-backends`, 0))!;
-  assert.deepEqual(rule.targets.map((t) => [t.backend, t.weight]), [[`be_${NS}_v1_8080`, 70], [`be_${NS}_v2_8080`, 30]]);
+  assert.deepEqual(rule.targets.map((t) => [t.backend, t.weight]), [[`be_${NS}_v1_8080`, 70], [
+    `be_${NS}_v2_8080`,
+    30,
+  ]]);
   assert.equal(rule.grpc, true);
 });
 
