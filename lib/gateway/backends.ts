@@ -8,7 +8,8 @@
  * or port), UnsupportedProtocol (the Service port's `appProtocol` names a protocol the proxy does
  * not speak to backends). `appProtocol` `kubernetes.io/h2c` makes the proxy talk HTTP/2 without
  * TLS (prior knowledge) to the servers; `kubernetes.io/ws` and `http` are HTTP/1.1, which carries
- * WebSocket upgrades as they are. An invalid reference's weight is answered 500.
+ * WebSocket upgrades as they are; a GRPCRoute speaks h2c to a port without appProtocol (its own backend,
+ * `…_h2c`). An invalid reference's weight is answered 500.
  */
 import type { Backend, ClusterLookup, Problem } from "../render/model_types.ts";
 import { resolveServers } from "../render/backend_resolve.ts";
@@ -102,11 +103,8 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
   const written = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
   // gRPC is HTTP/2: a GRPCRoute's backend without appProtocol is spoken to in h2c (the spec lets the
   // route's type decide), and one whose appProtocol names HTTP/1.1 cannot carry it.
-  const proto = routeKind === "GRPCRoute" && written === null && (app === undefined || app === null || app === "")
-    ? "h2"
-    : routeKind === "GRPCRoute" && written === null
-    ? undefined
-    : written;
+  const inferred = routeKind === "GRPCRoute" && (app === undefined || app === null || app === "");
+  const proto = inferred ? "h2" : routeKind === "GRPCRoute" && written === null ? undefined : written;
   if (proto === undefined) {
     return bad(
       Reason.UnsupportedProtocol,
@@ -114,12 +112,11 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
         (routeKind === "GRPCRoute" ? "kubernetes.io/h2c or none" : `${[...APP_PROTOCOLS.keys()].join(", ")} or none`),
     );
   }
-  const name = `be_${ns}_${ref.name}_${ref.port}`;
+  // A port without appProtocol is HTTP/1.1 to HTTPRoutes and h2c to GRPCRoutes: two backends (Service
+  // names have no `_`, so the suffix cannot meet another Service's name).
+  const name = `be_${ns}_${ref.name}_${ref.port}${inferred ? "_h2c" : ""}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
-  const known = ctx.backends.get(name);
-  // the same Service port used by an HTTPRoute without appProtocol, and by a GRPCRoute: h2c for both
-  if (known && proto === "h2") known.proto = "h2";
-  if (!known) {
+  if (!ctx.backends.has(name)) {
     // The Service and its port exist (checked above), so resolveServers reports nothing of the route's own.
     const servers = resolveServers(ctx, ns, ref.name, ref.port, where, () => {});
     ctx.backends.set(name, {

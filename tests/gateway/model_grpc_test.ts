@@ -113,8 +113,8 @@ Deno.test("weights (conformance GRPCRouteWeight): 70/30, a weight of 0 gets noth
   }]);
   const b = build(gateway([http("http")]), { grpcRoutes: [r], ...backends("v1", "v2", "v3") });
   const rule = b.proxy.rules.find((x) => x.name === ruleBackendName(`GRPCRoute:${NS}/weighted-backends`, 0))!;
-  assert.deepEqual(rule.targets.map((t) => [t.backend, t.weight]), [[`be_${NS}_v1_8080`, 70], [
-    `be_${NS}_v2_8080`,
+  assert.deepEqual(rule.targets.map((t) => [t.backend, t.weight]), [[`be_${NS}_v1_8080_h2c`, 70], [
+    `be_${NS}_v2_8080_h2c`,
     30,
   ]]);
   assert.equal(rule.grpc, true);
@@ -196,8 +196,20 @@ Deno.test("a backend in another namespace needs a ReferenceGrant from GRPCRoutes
 });
 
 Deno.test("backends: h2c without appProtocol (gRPC is HTTP/2); an HTTP/1.1 appProtocol is UnsupportedProtocol", () => {
-  const b = build(gateway([http("http")]), { grpcRoutes: [grpcRoute("rpc", [toGrpc("v1")])], ...backends("v1") });
-  assert.deepEqual(b.proxy.backends.map((x) => [x.name, x.proto]), [[`be_${NS}_v1_8080`, "h2"]]);
+  const b = build(gateway([http("http")]), {
+    grpcRoutes: [grpcRoute("rpc", [toGrpc("v1")], { hostnames: ["rpc.example.com"] })],
+    routes: [route("web", [toService("v1")], { hostnames: ["www.example.com"] })],
+    ...backends("v1"),
+  });
+  // one Service port, HTTP/1.1 to the HTTPRoute and h2c to the GRPCRoute
+  assert.deepEqual(b.proxy.backends.map((x) => [x.name, x.proto]), [
+    [`be_${NS}_v1_8080`, undefined],
+    [`be_${NS}_v1_8080_h2c`, "h2"],
+  ]);
+  const h2c = backends("v1");
+  (h2c.services![0] as V1Service).spec!.ports![0].appProtocol = "kubernetes.io/h2c";
+  const declared = build(gateway([http("http")]), { grpcRoutes: [grpcRoute("rpc", [toGrpc("v1")])], ...h2c });
+  assert.deepEqual(declared.proxy.backends.map((x) => [x.name, x.proto]), [[`be_${NS}_v1_8080`, "h2"]]);
   const world = backends("v1");
   const svc = world.services![0] as V1Service;
   svc.spec!.ports![0].appProtocol = "kubernetes.io/ws";
