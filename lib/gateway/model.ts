@@ -40,6 +40,8 @@ const UNSUPPORTED_ADDRESSES =
   "without value asks for just that)";
 
 type RouteKind = "HTTPRoute" | "GRPCRoute";
+/** The routes of each kind accepted on a listener (`namespace/name`) and their hostnames there. */
+type Served = Record<RouteKind, { key: string; hostnames: readonly string[] }[]>;
 
 /** One route as read once for all its parentRefs. */
 interface RouteRead {
@@ -107,10 +109,8 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     services: new Set<string>(),
   };
   const attached = new Map<ListenerView, Set<string>>(views.map((v) => [v, new Set<string>()]));
-  /** Per listener: the hostnames of the routes accepted there, by kind (HTTPRoutes and GRPCRoutes never share one). */
-  const served = new Map<ListenerView, { kind: RouteKind; key: string; hostnames: string[] }[]>(
-    views.map((v) => [v, []]),
-  );
+  /** Per listener and kind: the routes accepted there and their hostnames (HTTPRoutes and GRPCRoutes never share one). */
+  const served = new Map<ListenerView, Served>(views.map((v) => [v, { HTTPRoute: [], GRPCRoute: [] }]));
   const ranked = new Map<number, Map<string, Ranked>>();
   const usedRules = new Map<string, RuleBackend>();
   const statuses = new Map<string, RouteParentStatus[]>();
@@ -171,7 +171,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
         );
         for (const a of att.listeners) {
           attached.get(a.view)!.add(id);
-          served.get(a.view)!.push({ kind, key, hostnames: a.hostnames });
+          served.get(a.view)![kind].push({ key, hostnames: a.hostnames });
           if (a.view.programmed) addEntries(ranked, usedRules, read, a.view, a.hostnames);
         }
       }
@@ -231,16 +231,17 @@ function idOf(o: { metadata?: { namespace?: string; name?: string } }): string {
 function apart(
   att: Attachment,
   kind: RouteKind,
-  served: ReadonlyMap<ListenerView, readonly { kind: RouteKind; key: string; hostnames: readonly string[] }[]>,
+  served: ReadonlyMap<ListenerView, Served>,
   refused: boolean,
 ): Attachment {
   if (!att.ok || refused) return att;
+  const otherKind: RouteKind = kind === "HTTPRoute" ? "GRPCRoute" : "HTTPRoute";
   const clashes: string[] = [];
   const listeners = att.listeners.filter((a) => {
-    const other = served.get(a.view)!.find((s) =>
-      s.kind !== kind && s.hostnames.some((h) => a.hostnames.some((x) => intersect(h, x) !== null))
+    const other = served.get(a.view)![otherKind].find((s) =>
+      s.hostnames.some((h) => a.hostnames.some((x) => intersect(h, x) !== null))
     );
-    if (other) clashes.push(`listener ${a.view.name} already serves ${other.kind} ${other.key} for the same hostnames`);
+    if (other) clashes.push(`listener ${a.view.name} already serves ${otherKind} ${other.key} for the same hostnames`);
     return !other;
   });
   if (listeners.length > 0) return { ok: true, listeners };
