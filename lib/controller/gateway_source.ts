@@ -2,7 +2,7 @@
  * @module controller/gateway_source
  * The Gateway API route source (lib/controller/route_source.ts): GatewayClasses whose
  * `controllerName` is ours (lib/gateway/model_types.ts GATEWAY_CONTROLLER_NAME), their Gateways,
- * the HTTPRoutes attached to them and the ReferenceGrants and Namespaces that decide what may
+ * the HTTPRoutes and GRPCRoutes attached to them and the ReferenceGrants and Namespaces that decide what may
  * attach and be referred to. Each Gateway is a proxy group of its own (`gateway:<ns>/<name>`,
  * whose one member is the Gateway): its own proxy, so two Gateways on one port route apart.
  *
@@ -11,7 +11,8 @@
  * appear; the Ingress source never waits for it. A group's build is the Gateway's model
  * (lib/gateway/model.ts) rendered by lib/gateway/render.ts; after a publish the Gateway, its
  * routes and its class get their status (lib/controller/gateway_status.ts), the Gateway's
- * `Programmed` only once its proxy has an available pod.
+ * `Programmed` only once its proxy has an available pod. GRPCRoutes are watched when their CRD is
+ * served and this identity may list them (an older chart or CRD bundle leaves them out, not the rest).
  */
 import { isStatus } from "../cluster/client.ts";
 import { Informer, type InformerOptions } from "../cluster/informer.ts";
@@ -22,7 +23,15 @@ import { pause } from "../runtime/timers.ts";
 import type { ModelInput, Rendered, Templates } from "../render/mod.ts";
 import type { ClusterLookup } from "../render/model_types.ts";
 import type { ProxyOptions } from "../render/proxy_options.ts";
-import type { Condition, Gateway, GatewayAddress, GatewayClass, HTTPRoute, ParentReference } from "../gateway/api.ts";
+import type {
+  Condition,
+  Gateway,
+  GatewayAddress,
+  GatewayClass,
+  GRPCRoute,
+  HTTPRoute,
+  ParentReference,
+} from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
 import { infrastructureMetadata } from "../gateway/infrastructure.ts";
 import { gatewayFeatures } from "../gateway/features.ts";
@@ -66,7 +75,12 @@ interface Informers {
   routes: Informer;
   grants: Informer;
   namespaces: Informer;
+  /** Only when GRPCRoutes are served and may be listed. */
+  grpcRoutes?: Informer;
 }
+
+/** The tag of a GRPCRoute's key in the route indexes (an HTTPRoute's key is `namespace/name`). */
+const GRPC = "GRPCRoute:";
 
 /** The Gateway keys (`namespace/name`) a route's parentRefs name. */
 function parentGateways(route: KubeObject | undefined): string[] {
@@ -111,6 +125,8 @@ export class GatewaySource implements RouteSource {
   #forbiddenSaid = false;
   /** The ConfigMaps Gateways' parametersRefs name (any namespace): started when a Gateway first names one. */
   #params: Informer | null = null;
+  /** Whether GRPCRoutes are served and may be listed (known once #served said true). */
+  #grpc = false;
 
   constructor(ctx: SourceContext, deps: GatewaySourceDeps) {
     this.#ctx = ctx;
@@ -131,9 +147,12 @@ export class GatewaySource implements RouteSource {
       try {
         if (await this.#served()) {
           this.#start();
-          log.info("Gateway API served: watching GatewayClasses, Gateways, HTTPRoutes and ReferenceGrants", {
-            controllerName: GATEWAY_CONTROLLER_NAME,
-          });
+          log.info(
+            `Gateway API served: watching GatewayClasses, Gateways, HTTPRoutes, ${
+              this.#grpc ? "GRPCRoutes " : ""
+            }and ReferenceGrants`,
+            { controllerName: GATEWAY_CONTROLLER_NAME },
+          );
           return;
         }
         if (!said) {
@@ -167,6 +186,7 @@ export class GatewaySource implements RouteSource {
     // Served, but may this identity read them? (The chart grants it with gatewayAPI.enabled.)
     try {
       await this.#ctx.client.request("GET", `${GROUP_PATH}/v1/gatewayclasses`, { query: { limit: "1" } });
+      this.#grpc = v1.has("grpcroutes") && await this.#mayList("grpcroutes");
     } catch (err) {
       if (!isStatus(err, 403)) throw err;
       if (!this.#forbiddenSaid) {
@@ -178,6 +198,18 @@ export class GatewaySource implements RouteSource {
       return false;
     }
     return true;
+  }
+
+  /** Whether this identity may list `resource` of the Gateway API (v1). */
+  async #mayList(resource: string): Promise<boolean> {
+    try {
+      await this.#ctx.client.request("GET", `${GROUP_PATH}/v1/${resource}`, { query: { limit: "1" } });
+      return true;
+    } catch (err) {
+      if (!isStatus(err, 403)) throw err;
+      log.info(`this controller may not list ${resource}: they are not served`, { error: oneLine(err) });
+      return false;
+    }
   }
 
   #start(): void {
@@ -192,6 +224,7 @@ export class GatewaySource implements RouteSource {
       routes: inf(resources.httpRoutes),
       grants: inf(resources.referenceGrants),
       namespaces: inf(resources.namespaces),
+      ...(this.#grpc ? { grpcRoutes: inf(resources.grpcRoutes) } : {}),
     };
     this.#informers = informers;
     informers.classes.on({
@@ -204,11 +237,13 @@ export class GatewaySource implements RouteSource {
       onUpdate: (old, g) => statusOnly(old, g) ? undefined : this.#file(keyOf(g)),
       onDelete: (g) => this.#file(keyOf(g)),
     });
-    informers.routes.on({
-      onAdd: (r) => this.#routeChanged(r),
-      onUpdate: (old, r) => statusOnly(old, r) ? undefined : this.#routeChanged(r),
-      onDelete: (r) => this.#routeChanged(r),
-    });
+    for (const [routes, tag] of [[informers.routes, ""], [informers.grpcRoutes, GRPC]] as const) {
+      routes?.on({
+        onAdd: (r) => this.#routeChanged(r, tag),
+        onUpdate: (old, r) => statusOnly(old, r) ? undefined : this.#routeChanged(r, tag),
+        onDelete: (r) => this.#routeChanged(r, tag),
+      });
+    }
     informers.grants.on({
       onAdd: () => this.#queueAll(),
       onUpdate: () => this.#queueAll(),
@@ -259,9 +294,18 @@ export class GatewaySource implements RouteSource {
     });
   }
 
-  #routeChanged(route: KubeObject): void {
-    const key = keyOf(route);
-    const now = this.#informers?.routes.store.get(key) ? parentGateways(route) : [];
+  /** The cached route of an index key (`namespace/name`, or GRPC + that). */
+  #route(key: string): HTTPRoute | GRPCRoute | undefined {
+    const i = this.#informers;
+    return (key.startsWith(GRPC) ? i?.grpcRoutes?.store.get(key.slice(GRPC.length)) : i?.routes.store.get(key)) as
+      | HTTPRoute
+      | GRPCRoute
+      | undefined;
+  }
+
+  #routeChanged(route: KubeObject, tag: "" | typeof GRPC): void {
+    const key = tag + keyOf(route);
+    const now = this.#route(key) ? parentGateways(route) : [];
     const before = this.#parentsOf.get(key) ?? [];
     for (const gw of before) this.#routesOf.get(gw)?.delete(key);
     for (const gw of now) {
@@ -434,15 +478,18 @@ export class GatewaySource implements RouteSource {
     const gateway = informers.gateways.store.get(key) as Gateway | undefined;
     const gatewayClass = gateway && this.#ours(gateway.spec?.gatewayClassName);
     if (!gateway || !gatewayClass) return null;
-    const routes = [...this.#routesOf.get(key) ?? []]
-      .map((k) => informers.routes.store.get(k) as HTTPRoute | undefined)
+    const keys = [...this.#routesOf.get(key) ?? []];
+    const routes = keys.filter((k) => !k.startsWith(GRPC)).map((k) => this.#route(k) as HTTPRoute | undefined)
       .filter((r): r is HTTPRoute => r !== undefined);
+    const grpcRoutes = keys.filter((k) => k.startsWith(GRPC)).map((k) => this.#route(k) as GRPCRoute | undefined)
+      .filter((r): r is GRPCRoute => r !== undefined);
     const namespaces = informers.namespaces.store;
     const parametersProblem = this.#parameters(gateway, defaultGlobalSettings)?.problem ?? null;
     const build = buildGateway({
       gateway,
       gatewayClass,
       routes,
+      grpcRoutes,
       grants: informers.grants.store.list() as never,
       namespaceLabels: (ns) => {
         const n = namespaces.get(ns);
@@ -458,7 +505,11 @@ export class GatewaySource implements RouteSource {
     ]);
     // A route's problem goes on the route (its author reads its Events), the rest on the Gateway.
     for (const p of build.problems) {
-      const route = p.kind === "HTTPRoute" ? informers.routes.store.get(p.object) : undefined;
+      const route = p.kind === "HTTPRoute"
+        ? this.#route(p.object)
+        : p.kind === "GRPCRoute"
+        ? this.#route(GRPC + p.object)
+        : undefined;
       if (route) this.#ctx.events.record(route, "Warning", p.reason, p.message);
       else this.#ctx.events.record(gateway, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
     }
@@ -512,17 +563,20 @@ export class GatewaySource implements RouteSource {
         conditions,
       }, addresses),
     ];
-    const routes = this.#informers!.routes.store;
     const written = new Set<string>();
-    for (const [routeKey, parents] of build.routes) {
-      const route = routes.get(routeKey) as HTTPRoute | undefined;
-      if (!route) continue;
-      written.add(routeKey);
-      tasks.push(this.#status.writeRoute(route, key, parents));
+    for (const [tag, statuses] of [["", build.routes], [GRPC, build.grpcRoutes]] as const) {
+      for (const [routeKey, parents] of statuses) {
+        const route = this.#route(tag + routeKey);
+        if (!route) continue;
+        written.add(tag + routeKey);
+        tasks.push(this.#status.writeRoute(route, key, parents, tag === GRPC));
+      }
     }
     for (const routeKey of this.#statusRoutes.get(group) ?? []) {
-      const route = routes.get(routeKey) as HTTPRoute | undefined;
-      if (route && !written.has(routeKey)) tasks.push(this.#status.writeRoute(route, key, []));
+      const route = this.#route(routeKey);
+      if (route && !written.has(routeKey)) {
+        tasks.push(this.#status.writeRoute(route, key, [], routeKey.startsWith(GRPC)));
+      }
     }
     this.#statusRoutes.set(group, written);
     const results = await Promise.allSettled(tasks);
@@ -533,10 +587,9 @@ export class GatewaySource implements RouteSource {
   /** A Gateway gone: its entries leave the routes that still name it. */
   async retiredOwn(group: GroupKey): Promise<void> {
     const key = gatewayOf(group)!;
-    const routes = this.#informers?.routes.store;
     const tasks = [...this.#statusRoutes.get(group) ?? []].map((routeKey) => {
-      const route = routes?.get(routeKey) as HTTPRoute | undefined;
-      return route ? this.#status.writeRoute(route, key, []) : Promise.resolve();
+      const route = this.#route(routeKey);
+      return route ? this.#status.writeRoute(route, key, [], routeKey.startsWith(GRPC)) : Promise.resolve();
     });
     this.#statusRoutes.delete(group);
     this.#refs.delete(group);

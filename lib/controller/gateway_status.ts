@@ -2,7 +2,7 @@
  * @module controller/gateway_status
  * The status the Gateway API asks of a controller, written by the leader only (through the
  * leadership-gated writer): a GatewayClass's `Accepted` and `supportedFeatures`, a Gateway's
- * addresses, conditions and listeners, and the parent statuses of each HTTPRoute attached to it.
+ * addresses, conditions and listeners, and the parent statuses of each HTTPRoute and GRPCRoute attached to it.
  * A route may name Gateways of several controllers, or several of ours: only the entries of this
  * controller for the Gateway at hand are replaced, every other entry is kept, and the write is
  * an update bound to the route's resourceVersion (retried on a conflict), so two Gateways never
@@ -17,6 +17,7 @@ import type {
   Condition,
   GatewayAddress,
   GatewayClass,
+  GRPCRoute,
   HTTPRoute,
   ParentReference,
   RouteParentStatus,
@@ -64,7 +65,7 @@ export function namesGateway(ref: ParentReference, routeNamespace: string, gatew
  * (none: removed); the other entries are kept in their order.
  */
 export function mergedParents(
-  route: HTTPRoute,
+  route: HTTPRoute | GRPCRoute,
   gatewayKey: string,
   mine: readonly RouteParentStatus[],
   now: string,
@@ -148,12 +149,18 @@ export class GatewayStatusWriter {
     await this.#update(resources.gateways, namespace, name, (current) => ({ ...current, status: build(current) }));
   }
 
-  /** The route's parent statuses for `gatewayKey` (none: this Gateway's entries go). */
-  async writeRoute(route: HTTPRoute, gatewayKey: string, mine: readonly RouteParentStatus[]): Promise<void> {
+  /** The route's parent statuses for `gatewayKey` (none: this Gateway's entries go); a GRPCRoute's with `grpc`. */
+  async writeRoute(
+    route: HTTPRoute | GRPCRoute,
+    gatewayKey: string,
+    mine: readonly RouteParentStatus[],
+    grpc = false,
+  ): Promise<void> {
     const now = new Date().toISOString();
     const parents = mergedParents(route, gatewayKey, mine, now);
     if (comparable(parents) === comparable(route.status?.parents ?? [])) return;
-    await this.#update(resources.httpRoutes, route.metadata.namespace!, route.metadata.name, (current) => ({
+    const r = grpc ? resources.grpcRoutes : resources.httpRoutes;
+    await this.#update(r, route.metadata.namespace!, route.metadata.name, (current) => ({
       ...current,
       status: { ...current.status, parents: mergedParents(current as HTTPRoute, gatewayKey, mine, now) },
     }));

@@ -1,7 +1,7 @@
 /**
  * @module gateway/api
  * The Gateway API objects the controller reads (gateway.networking.k8s.io, v1.6 standard channel):
- * GatewayClass, Gateway, HTTPRoute (v1) and ReferenceGrant (v1beta1), as plain JSON. Only the
+ * GatewayClass, Gateway, HTTPRoute and GRPCRoute (v1) and ReferenceGrant (v1beta1), as plain JSON. Only the
  * fields the controller reads or writes are typed; everything comes from users, so every value is
  * checked before use (lib/gateway/validate.ts, lib/render/patterns.ts).
  */
@@ -188,6 +188,33 @@ export interface RouteParentStatus {
 
 export interface HTTPRoute extends KubeObject {
   spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: HTTPRouteRule[] };
+  status?: { parents?: RouteParentStatus[] };
+}
+
+/** GRPCMethodMatch: at least one of service and method; Exact (default) or RegularExpression. */
+export interface GRPCMethodMatch {
+  type?: "Exact" | "RegularExpression";
+  service?: string;
+  method?: string;
+}
+
+export interface GRPCRouteMatch {
+  method?: GRPCMethodMatch;
+  headers?: HTTPHeaderMatch[];
+}
+
+/** GRPCRouteFilter: the HTTPRoute filter shapes of the types a GRPCRoute allows. */
+export type GRPCRouteFilter = HTTPRouteFilter;
+
+export interface GRPCRouteRule {
+  name?: string;
+  matches?: GRPCRouteMatch[];
+  filters?: GRPCRouteFilter[];
+  backendRefs?: HTTPBackendRef[];
+}
+
+export interface GRPCRoute extends KubeObject {
+  spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: GRPCRouteRule[] };
   status?: { parents?: RouteParentStatus[] };
 }
 

@@ -7,7 +7,7 @@
  * NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname. Attachment does not depend
  * on the listeners' own validity: a listener with unresolved references still counts its routes.
  */
-import type { AllowedRoutes, Gateway, HTTPRoute, ParentReference } from "./api.ts";
+import type { AllowedRoutes, Gateway, GRPCRoute, HTTPRoute, ParentReference } from "./api.ts";
 import { GROUP } from "./api.ts";
 import { Reason } from "./conditions.ts";
 import { effectiveHostnames } from "./hostnames.ts";
@@ -55,14 +55,15 @@ export function selectorMatches(
   return true;
 }
 
-/** Whether a listener admits HTTPRoutes of `namespace`. */
+/** Whether a listener admits routes of `kind` (HTTPRoute, GRPCRoute) of `namespace`. */
 export function admits(
   view: ListenerView,
   namespace: string,
   gatewayNamespace: string,
   namespaceLabels: (ns: string) => Readonly<Record<string, string>> | undefined,
+  kind = "HTTPRoute",
 ): boolean {
-  if (!view.supportedKinds.some((k) => k.kind === "HTTPRoute" && (k.group ?? GROUP) === GROUP)) return false;
+  if (!view.supportedKinds.some((k) => k.kind === kind && (k.group ?? GROUP) === GROUP)) return false;
   const from = view.listener.allowedRoutes?.namespaces?.from ?? "Same";
   if (from === "All") return true;
   if (from === "Same") return namespace === gatewayNamespace;
@@ -77,7 +78,8 @@ export function admits(
  * names none).
  */
 export function attach(
-  route: HTTPRoute,
+  route: HTTPRoute | GRPCRoute,
+  kind: "HTTPRoute" | "GRPCRoute",
   ref: ParentReference,
   views: readonly ListenerView[],
   gatewayNamespace: string,
@@ -96,12 +98,12 @@ export function attach(
   if (selected.length === 0) {
     return { ok: false, reason: Reason.NoMatchingParent, message: `the Gateway has no listener with ${target}` };
   }
-  const admitting = selected.filter((v) => admits(v, ns, gatewayNamespace, namespaceLabels));
+  const admitting = selected.filter((v) => admits(v, ns, gatewayNamespace, namespaceLabels, kind));
   if (admitting.length === 0) {
     return {
       ok: false,
       reason: Reason.NotAllowedByListeners,
-      message: `no listener${target ? ` with ${target}` : ""} allows HTTPRoutes from namespace ${ns}`,
+      message: `no listener${target ? ` with ${target}` : ""} allows ${kind}s from namespace ${ns}`,
     };
   }
   const listeners: Attached[] = [];

@@ -8,7 +8,8 @@
  * or port), UnsupportedProtocol (the Service port's `appProtocol` names a protocol the proxy does
  * not speak to backends). `appProtocol` `kubernetes.io/h2c` makes the proxy talk HTTP/2 without
  * TLS (prior knowledge) to the servers; `kubernetes.io/ws` and `http` are HTTP/1.1, which carries
- * WebSocket upgrades as they are. An invalid reference's weight is answered 500.
+ * WebSocket upgrades as they are; a GRPCRoute speaks h2c to a port without appProtocol (its own backend,
+ * `…_h2c`). An invalid reference's weight is answered 500.
  */
 import type { Backend, ClusterLookup, Problem } from "../render/model_types.ts";
 import { resolveServers } from "../render/backend_resolve.ts";
@@ -31,6 +32,8 @@ export interface BackendContext {
   backends: Map<string, GatewayBackend>;
   /** Services read (`namespace/name`). */
   services: Set<string>;
+  /** The kind of the route whose refs are resolved (ReferenceGrants name it); default HTTPRoute. */
+  routeKind?: "HTTPRoute" | "GRPCRoute";
 }
 
 export type RefVerdict =
@@ -74,12 +77,13 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       `${where}.port ${show(ref.port)}: a Service reference needs its port (1-65535)`,
     );
   }
-  const from = { group: GROUP, kind: "HTTPRoute", namespace: ctx.routeNamespace };
+  const routeKind = ctx.routeKind ?? "HTTPRoute";
+  const from = { group: GROUP, kind: routeKind, namespace: ctx.routeNamespace };
   if (!referenceAllowed(ctx.grants, from, { group: "", kind: "Service", namespace: ns, name: ref.name })) {
     return bad(
       Reason.RefNotPermitted,
-      `${where}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows HTTPRoutes of ` +
-        `${ctx.routeNamespace} to use it`,
+      `${where}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows ${routeKind}s ` +
+        `of ${ctx.routeNamespace} to use it`,
     );
   }
   ctx.services.add(`${ns}/${ref.name}`);
@@ -96,15 +100,21 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
     return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} has no port ${ref.port}`);
   }
   const app = (port as { appProtocol?: unknown }).appProtocol;
-  const proto = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
+  const written = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
+  // gRPC is HTTP/2: a GRPCRoute's backend without appProtocol is spoken to in h2c (the spec lets the
+  // route's type decide), and one whose appProtocol names HTTP/1.1 cannot carry it.
+  const inferred = routeKind === "GRPCRoute" && (app === undefined || app === null || app === "");
+  const proto = inferred ? "h2" : routeKind === "GRPCRoute" && written === null ? undefined : written;
   if (proto === undefined) {
     return bad(
       Reason.UnsupportedProtocol,
       `${where}: Service ${ns}/${ref.name} port ${ref.port} has appProtocol ${show(app)}; supported: ` +
-        `${[...APP_PROTOCOLS.keys()].join(", ")} or none`,
+        (routeKind === "GRPCRoute" ? "kubernetes.io/h2c or none" : `${[...APP_PROTOCOLS.keys()].join(", ")} or none`),
     );
   }
-  const name = `be_${ns}_${ref.name}_${ref.port}`;
+  // A port without appProtocol is HTTP/1.1 to HTTPRoutes and h2c to GRPCRoutes: two backends (Service
+  // names have no `_`, so the suffix cannot meet another Service's name).
+  const name = `be_${ns}_${ref.name}_${ref.port}${inferred ? "_h2c" : ""}`;
   if (!isProxyName(name)) throw new Error(`bug: unsafe backend name ${show(name)}`);
   if (!ctx.backends.has(name)) {
     // The Service and its port exist (checked above), so resolveServers reports nothing of the route's own.

@@ -3,14 +3,14 @@
  * The Gateway API features this controller supports, as its GatewayClasses' status lists them
  * (`status.supportedFeatures`, GEP-2162: sorted). The conformance suite tests exactly what this
  * list claims, so it names only features whose tests pass here (`deno task conformance`): the
- * core of the HTTP profile and the extended features below, and `GatewayInfrastructure`
+ * core of the HTTP and gRPC profiles and the extended features below, and `GatewayInfrastructure`
  * only where its test can pass: with the proxies in their Gateways' namespaces
  * (`--gateway-proxies-in-gateway-namespace`), where the test looks for them. Not claimed, and why:
  * README "Gateway API" and docs/gateway-api.md.
  */
 
-/** The core features of the GATEWAY-HTTP profile. */
-const CORE = ["Gateway", "HTTPRoute", "ReferenceGrant"] as const;
+/** The core features of the GATEWAY-HTTP and GATEWAY-GRPC profiles. */
+const CORE = ["Gateway", "GRPCRoute", "HTTPRoute", "ReferenceGrant"] as const;
 
 /** Extended features of the GATEWAY-HTTP profile whose conformance tests pass. */
 export const EXTENDED_FEATURES = [

@@ -23,6 +23,9 @@ import { referenceAllowed } from "./references.ts";
 import { isDns1123Label, isDns1123Subdomain, isGatewayHostname, isPortNumber } from "./validate.ts";
 
 export const HTTPROUTE_KIND: RouteGroupKind = { group: GROUP, kind: "HTTPRoute" };
+export const GRPCROUTE_KIND: RouteGroupKind = { group: GROUP, kind: "GRPCRoute" };
+/** The route kinds an HTTP or HTTPS listener serves. */
+const HTTP_KINDS: readonly RouteGroupKind[] = [HTTPROUTE_KIND, GRPCROUTE_KIND];
 
 /** One listener as the model serves it. */
 export interface ListenerView {
@@ -118,22 +121,24 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
   return view;
 }
 
-/** `allowedRoutes.kinds`: the supported ones (HTTPRoute), and a ResolvedRefs verdict for the others. */
+/** `allowedRoutes.kinds`: the supported ones (HTTPRoute, GRPCRoute), and a ResolvedRefs verdict for the others. */
 function routeKinds(l: Listener, where: string, verdict: Verdict): RouteGroupKind[] {
   const kinds = l.allowedRoutes?.kinds;
-  if (!kinds || kinds.length === 0) return [{ ...HTTPROUTE_KIND }];
+  if (!kinds || kinds.length === 0) return HTTP_KINDS.map((k) => ({ ...k }));
   const out: RouteGroupKind[] = [];
   const refused: string[] = [];
   for (const k of kinds) {
     const group = k.group ?? GROUP;
-    if (group === GROUP && k.kind === "HTTPRoute") {
-      if (out.length === 0) out.push({ ...HTTPROUTE_KIND });
+    const known = group === GROUP ? HTTP_KINDS.find((x) => x.kind === k.kind) : undefined;
+    if (known) {
+      if (!out.some((x) => x.kind === known.kind)) out.push({ ...known });
     } else refused.push(`${group}/${k.kind}`);
   }
   if (refused.length > 0) {
     verdict.resolved.push([
       Reason.InvalidRouteKinds,
-      `${where}.allowedRoutes.kinds: ${show(refused.join(", "))} not supported; only ${GROUP}/HTTPRoute is`,
+      `${where}.allowedRoutes.kinds: ${show(refused.join(", "))} not supported; only ${GROUP}/HTTPRoute and ` +
+      `${GROUP}/GRPCRoute are`,
     ]);
   }
   return out;

@@ -1,19 +1,22 @@
 /**
  * @module gateway/model
- * The model of one Gateway: `buildGateway` turns the Gateway, its HTTPRoutes, the ReferenceGrants
+ * The model of one Gateway: `buildGateway` turns the Gateway, its HTTPRoutes and GRPCRoutes, the ReferenceGrants
  * and the cluster's Services, EndpointSlices and Secrets into the proxy's view (ports with their
  * route entries in precedence order, rule backends, Service backends, certificates) and the status
  * the controller writes (Gateway and listener conditions, each route's parent statuses). Pure: it
  * reads only its inputs. The steps live in their own modules: listeners.ts (listener validation
  * and status), attachment.ts (parentRef → listeners), rules.ts (matches, filters, backendRefs),
- * precedence.ts (the order of entries), conditions.ts (condition builders).
+ * precedence.ts (the order of entries), conditions.ts (condition builders). A GRPCRoute is read
+ * as an HTTPRoute whose matches are gRPC method and header matches (grpc_matches.ts); an HTTPRoute
+ * and a GRPCRoute whose hostnames intersect on a listener are never both served there: the older
+ * one (then the first by `namespace/name`) is, the other is not accepted (the GRPCRoute spec).
  */
 import { cmp } from "../render/show.ts";
-import type { Condition, HTTPRoute, RouteParentStatus } from "./api.ts";
-import { attach, namesGateway } from "./attachment.ts";
+import type { Condition, GRPCRoute, HTTPRoute, RouteParentStatus } from "./api.ts";
+import { attach, type Attachment, namesGateway } from "./attachment.ts";
 import type { BackendContext, GatewayBackend } from "./backends.ts";
 import { condition, generationOf, Reason, Type } from "./conditions.ts";
-import { compareHostnames } from "./hostnames.ts";
+import { compareHostnames, intersect } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
 import { compareRanked, createdAt, type Ranked } from "./precedence.ts";
 import { type Issue, readRule, type RuleRead } from "./rules.ts";
@@ -36,9 +39,15 @@ const UNSUPPORTED_ADDRESSES =
   "spec.addresses with a value is not supported: the Gateway's address is its proxy Service's (an IPAddress entry " +
   "without value asks for just that)";
 
+type RouteKind = "HTTPRoute" | "GRPCRoute";
+/** The routes of each kind accepted on a listener (`namespace/name`) and their hostnames there. */
+type Served = Record<RouteKind, { key: string; hostnames: readonly string[] }[]>;
+
 /** One route as read once for all its parentRefs. */
 interface RouteRead {
-  route: HTTPRoute;
+  route: HTTPRoute | GRPCRoute;
+  kind: RouteKind;
+  /** `namespace/name`, for a GRPCRoute `GRPCRoute:namespace/name` (rule backend names, entries). */
   id: string;
   generation: number;
   created: number;
@@ -105,35 +114,49 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     services: new Set<string>(),
   };
   const attached = new Map<ListenerView, Set<string>>(views.map((v) => [v, new Set<string>()]));
+  /** Per listener and kind: the routes accepted there and their hostnames (HTTPRoutes and GRPCRoutes never share one). */
+  const served = new Map<ListenerView, Served>(views.map((v) => [v, { HTTPRoute: [], GRPCRoute: [] }]));
   const ranked = new Map<number, Map<string, Ranked>>();
   const usedRules = new Map<string, RuleBackend>();
   const statuses = new Map<string, RouteParentStatus[]>();
+  const grpcStatuses = new Map<string, RouteParentStatus[]>();
   /** `object\0message` of the route problems reported: a route's issue once, whatever its parentRefs. */
   const reported = new Set<string>();
 
-  const reads = inputs.routes
-    .filter((r) => r.kind === undefined || r.kind === "HTTPRoute")
-    .map((r) => ({ r, created: createdAt(r.metadata?.creationTimestamp), id: idOf(r) }))
-    .sort((a, b) => a.created - b.created || cmp(a.id, b.id));
-  for (const { r: route, created, id } of reads) {
+  const all: { r: HTTPRoute | GRPCRoute; kind: RouteKind }[] = [
+    ...inputs.routes.filter((r) => r.kind === undefined || r.kind === "HTTPRoute")
+      .map((r) => ({ r, kind: "HTTPRoute" as const })),
+    ...(inputs.grpcRoutes ?? []).filter((r) => r.kind === undefined || r.kind === "GRPCRoute")
+      .map((r) => ({ r, kind: "GRPCRoute" as const })),
+  ];
+  const reads = all
+    .map(({ r, kind }) => ({ r, kind, created: createdAt(r.metadata?.creationTimestamp), key: idOf(r) }))
+    .sort((a, b) => a.created - b.created || cmp(a.key, b.key) || cmp(a.kind, b.kind));
+  for (const { r: route, kind, created, key } of reads) {
     const ns = route.metadata?.namespace ?? "";
     const refs = (route.spec?.parentRefs ?? []).filter((p) => namesGateway(p, ns, gw));
     if (refs.length === 0) continue;
-    const read = readRoute(route, id, created, { ...ctx, routeNamespace: ns });
+    const id = kind === "HTTPRoute" ? key : `${kind}:${key}`;
+    const read = readRoute(route, kind, id, created, { ...ctx, routeNamespace: ns, routeKind: kind });
     for (const issue of [...(read.refused ? [read.refused] : []), ...read.partial, ...read.unresolved]) {
       if (reported.has(`${id}\0${issue.message}`)) continue;
       reported.add(`${id}\0${issue.message}`);
-      problems.push({ object: id, kind: "HTTPRoute", reason: issue.reason, message: issue.message });
+      problems.push({ object: key, kind, reason: issue.reason, message: issue.message });
     }
     const parents: RouteParentStatus[] = [];
     for (const ref of refs) {
       const conditions: Condition[] = [];
-      const att = attach(route, ref, views, gwNs, inputs.namespaceLabels, read.hostnames);
+      const att = apart(
+        attach(route, kind, ref, views, gwNs, inputs.namespaceLabels, read.hostnames),
+        kind,
+        served,
+        read.refused !== null,
+      );
       if (!att.ok) {
         conditions.push(condition(Type.Accepted, false, att.reason, att.message, read.generation));
         problems.push({
-          object: id,
-          kind: "HTTPRoute",
+          object: key,
+          kind,
           reason: att.reason,
           message: `Gateway ${gwId}: ${att.message}`,
         });
@@ -153,6 +176,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
         );
         for (const a of att.listeners) {
           attached.get(a.view)!.add(id);
+          served.get(a.view)![kind].push({ key, hostnames: a.hostnames });
           if (a.view.programmed) addEntries(ranked, usedRules, read, a.view, a.hostnames);
         }
       }
@@ -178,7 +202,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
       }
       parents.push({ parentRef: structuredClone(ref), controllerName: GATEWAY_CONTROLLER_NAME, conditions });
     }
-    statuses.set(id, parents);
+    (kind === "GRPCRoute" ? grpcStatuses : statuses).set(key, parents);
   }
 
   const ports = proxyPorts(views, ranked);
@@ -194,6 +218,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
       listeners: views.map((v) => listenerStatus(v, attached.get(v)!.size)),
     },
     routes: statuses,
+    grpcRoutes: grpcStatuses,
     problems,
     refs: { services: [...ctx.services].sort(cmp), secrets: [...secrets].sort(cmp) },
   };
@@ -203,7 +228,42 @@ function idOf(o: { metadata?: { namespace?: string; name?: string } }): string {
   return `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
 }
 
-function readRoute(route: HTTPRoute, id: string, created: number, ctx: BackendContext): RouteRead {
+/**
+ * `att` less the listeners where a route of the other kind (HTTPRoute / GRPCRoute) already accepted
+ * there has an intersecting hostname: the older route keeps the listener (reads come oldest first).
+ * A route refused as a whole (`refused`) is not accepted anywhere, so it is left as it is.
+ */
+function apart(
+  att: Attachment,
+  kind: RouteKind,
+  served: ReadonlyMap<ListenerView, Served>,
+  refused: boolean,
+): Attachment {
+  if (!att.ok || refused) return att;
+  const otherKind: RouteKind = kind === "HTTPRoute" ? "GRPCRoute" : "HTTPRoute";
+  const clashes: string[] = [];
+  const listeners = att.listeners.filter((a) => {
+    const other = served.get(a.view)![otherKind].find((s) =>
+      s.hostnames.some((h) => a.hostnames.some((x) => intersect(h, x) !== null))
+    );
+    if (other) clashes.push(`listener ${a.view.name} already serves ${otherKind} ${other.key} for the same hostnames`);
+    return !other;
+  });
+  if (listeners.length > 0) return { ok: true, listeners };
+  return {
+    ok: false,
+    reason: Reason.NotAllowedByListeners,
+    message: `${clashes.join("; ")} (an HTTPRoute and a GRPCRoute never share a hostname: the older route is served)`,
+  };
+}
+
+function readRoute(
+  route: HTTPRoute | GRPCRoute,
+  kind: RouteKind,
+  id: string,
+  created: number,
+  ctx: BackendContext,
+): RouteRead {
   const generation = generationOf(route);
   const partial: Issue[] = [];
   const written = route.spec?.hostnames ?? [];
@@ -230,7 +290,7 @@ function readRoute(route: HTTPRoute, id: string, created: number, ctx: BackendCo
       partial.push({ reason: Reason.UnsupportedValue, message: `${badHosts.join(", ")} ignored: not a hostname` });
     }
   }
-  return { route, id, generation, created, hostnames, rules, refused, answerRefused, partial, unresolved };
+  return { route, kind, id, generation, created, hostnames, rules, refused, answerRefused, partial, unresolved };
 }
 
 /** The route's entries on one listener, for each of its hostnames there, keyed so a second parentRef adds none twice. */
@@ -264,6 +324,7 @@ function addEntries(
           created: read.created,
           rule: rule.index,
           match: j,
+          ...(rule.grpcRanks ? { grpc: rule.grpcRanks[j] } : {}),
         });
       });
     }

@@ -12,6 +12,7 @@ import type {
   Condition,
   Gateway,
   GatewayClass,
+  GRPCRoute,
   HTTPRoute,
   ListenerStatus,
   ReferenceGrant,
@@ -28,6 +29,8 @@ export interface GatewayInputs {
   gatewayClass: GatewayClass;
   /** Every HTTPRoute with a parentRef naming this Gateway (any namespace, any sectionName/port). */
   routes: readonly HTTPRoute[];
+  /** Every GRPCRoute with a parentRef naming this Gateway. */
+  grpcRoutes?: readonly GRPCRoute[];
   /** Every ReferenceGrant of the cluster (the model picks those in the target namespaces). */
   grants: readonly ReferenceGrant[];
   /** The labels of a namespace (allowedRoutes `Selector`); undefined: not known (no such namespace). */
@@ -70,7 +73,7 @@ export interface RouteEntry {
   method: string | null;
   /** The rule backend this entry routes to (RuleBackend.name). */
   rule: string;
-  /** `namespace/name` of the HTTPRoute (for logs and tests). */
+  /** `namespace/name` of the HTTPRoute (`GRPCRoute:namespace/name` of a GRPCRoute; for logs and tests). */
   route: string;
 }
 
@@ -147,6 +150,11 @@ export interface RuleBackend {
    * of requests is answered 500. No targets and no redirect: every request is answered 500.
    */
   invalidWeight: number;
+  /**
+   * A GRPCRoute's rule: what it cannot serve is answered as gRPC asks (503 with grpc-status 14,
+   * UNAVAILABLE) instead of 500.
+   */
+  grpc?: true;
 }
 
 /** One port of the Gateway's proxy and what its programmed listeners route. */
@@ -192,6 +200,8 @@ export interface GatewayBuild {
   gateway: GatewayStatusOut;
   /** Per HTTPRoute (`namespace/name`): its parent statuses for the parentRefs that name this Gateway. */
   routes: Map<string, RouteParentStatus[]>;
+  /** Per GRPCRoute (`namespace/name`): the same. */
+  grpcRoutes: Map<string, RouteParentStatus[]>;
   /** Problems to report as Warning Events (kind Gateway/HTTPRoute/Service/Secret …). */
   problems: (Omit<Problem, "kind"> & { kind: string })[];
   /** Objects the build read (`namespace/name`), sorted: a change of one of them builds the Gateway again. */

@@ -5,7 +5,7 @@
  * nothing of its own: its entries route straight to the target's Service backend, so a change of
  * its paths stays a map change. Any other rule `gw_x` gets
  * - a redirect: backend `gw_x` answers with the redirect;
- * - no target: backend `gw_x` answers 500;
+ * - no target: backend `gw_x` answers 500 (a GRPCRoute's rule: 503 with grpc-status 14, UNAVAILABLE);
  * - one target, no invalid share: backend `gw_x` with the rule's filter lines and the target's
  *   server slots (the same lines as the Service backend's, so an endpoint change is a Runtime API
  *   change for both);
@@ -240,6 +240,18 @@ function targetLines(t: Target): string[] {
 }
 
 const ANSWER_500 = `http-request return status 500 content-type text/plain string "no usable backend for this route"`;
+/**
+ * A gRPC client reads a call's outcome from `grpc-status` (14: UNAVAILABLE, what the GRPCRoute spec
+ * asks for an invalid backend); an HTTP 503 maps to the same code for clients that look at the
+ * HTTP status first.
+ */
+const ANSWER_GRPC_UNAVAILABLE = `http-request return status 503 content-type application/grpc ` +
+  `hdr grpc-status 14 hdr grpc-message "no usable backend for this route"`;
+
+/** What a rule answers to the requests it has no backend for. */
+function unusable(r: RuleBackend): string {
+  return r.grpc ? ANSWER_GRPC_UNAVAILABLE : ANSWER_500;
+}
 
 /**
  * The rules' backends and choice lines. `entries`: every route entry of the model (a
@@ -284,13 +296,13 @@ export function ruleOutput(
       target.set(name, services[0].name);
     } else if (services.length === 0) {
       target.set(name, name);
-      views.push(own(name, [ANSWER_500]));
+      views.push(own(name, [unusable(r)]));
     } else if (services.length === 1 && r.invalidWeight === 0) {
       target.set(name, name);
       views.push(copy(name, services[0], [...filterLines(r, mine), ...targetLines(r.targets[0])]));
     } else {
       target.set(name, name);
-      views.push(own(name, [ANSWER_500]));
+      views.push(own(name, [unusable(r)]));
       const total = weights.reduce((a, b) => a + b, r.invalidWeight);
       const lines = filterLines(r, mine);
       const rule = `{ var(txn.route) -m str ${name} }`;

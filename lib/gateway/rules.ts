@@ -1,6 +1,6 @@
 /**
  * @module gateway/rules
- * One HTTPRoute rule read: its matches, its rule backend (filters and weighted Service targets;
+ * One HTTPRoute or GRPCRoute rule read: its matches (a GRPCRoute's: grpc_matches.ts), its rule backend (filters and weighted Service targets;
  * lib/gateway/model_types.ts RuleBackend) and what is wrong with it. A rule whose matches cannot
  * be served is dropped; a rule whose filters cannot be served keeps its matches and answers 500
  * (a filter is never skipped); invalid backendRefs answer 500 for their share of the weight.
@@ -9,11 +9,12 @@
  * rule's paths, filters or backends keeps its name.
  */
 import { createHash } from "node:crypto";
-import type { HTTPRouteRule } from "./api.ts";
+import type { GRPCRouteRule, HTTPRouteFilter, HTTPRouteRule } from "./api.ts";
 import { type BackendContext, resolveBackendRef } from "./backends.ts";
 import { Reason } from "./conditions.ts";
 import { readFilters } from "./filters.ts";
-import { type MatchSpec, readMatch, ruleMatches } from "./matches.ts";
+import { type GrpcRank, readGrpcMatch } from "./grpc_matches.ts";
+import { type MatchRead, type MatchSpec, readMatch, ruleMatches } from "./matches.ts";
 import type { RuleBackend } from "./model_types.ts";
 import { durationMs, MAX_TIMEOUT_MS } from "./validate.ts";
 import { show } from "../render/show.ts";
@@ -27,6 +28,8 @@ export interface RuleRead {
   index: number;
   /** null: the rule is dropped (a match cannot be served). */
   matches: MatchSpec[] | null;
+  /** A GRPCRoute rule's: what the GRPCRoute precedence counts of each match (same order as `matches`). */
+  grpcRanks?: GrpcRank[];
   backend: RuleBackend;
   /** Why (part of) the rule is not served as written: the route's Accepted / PartiallyInvalid. */
   unsupported: Issue[];
@@ -53,17 +56,46 @@ function answers500(): Omit<RuleBackend, "name"> {
   };
 }
 
-/** Reads rule `index` of route `routeId` (`namespace/name`). */
-export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ctx: BackendContext): RuleRead {
+/** The filter types of a GRPCRoute rule (its CRD's enum); the header modifiers are the ones served. */
+const GRPC_FILTERS: ReadonlySet<string> = new Set([
+  "RequestHeaderModifier",
+  "ResponseHeaderModifier",
+  "RequestMirror",
+  "ExtensionRef",
+]);
+
+/**
+ * Reads rule `index` of route `routeId` (`namespace/name`; a GRPCRoute's: `GRPCRoute:namespace/name`,
+ * so its rule backends never share a name with an HTTPRoute's). `ctx.routeKind` says which kind.
+ */
+export function readRule(
+  rule: HTTPRouteRule | GRPCRouteRule,
+  index: number,
+  routeId: string,
+  ctx: BackendContext,
+): RuleRead {
   const where = `spec.rules[${index}]`;
+  const grpc = ctx.routeKind === "GRPCRoute";
   const unsupported: Issue[] = [];
   const unresolved: Issue[] = [];
-  const backend: RuleBackend = { name: ruleBackendName(routeId, index), ...answers500() };
+  const backend: RuleBackend = { name: ruleBackendName(routeId, index), ...answers500(), ...(grpc ? { grpc } : {}) };
 
-  const raw = ruleMatches(rule.matches);
+  const reads: MatchRead[] = [];
+  const grpcRanks: GrpcRank[] = [];
+  if (grpc) {
+    const raw = (rule as GRPCRouteRule).matches;
+    for (const [j, m] of (raw && raw.length > 0 ? raw : [{}]).entries()) {
+      const read = readGrpcMatch(m, `${where}.matches[${j}]`);
+      if (read.ok) grpcRanks.push(read.rank);
+      reads.push(read);
+    }
+  } else {
+    for (const [j, m] of ruleMatches((rule as HTTPRouteRule).matches).entries()) {
+      reads.push(readMatch(m, `${where}.matches[${j}]`));
+    }
+  }
   let matches: MatchSpec[] | null = [];
-  for (const [j, m] of raw.entries()) {
-    const read = readMatch(m, `${where}.matches[${j}]`);
+  for (const read of reads) {
     if (!read.ok) {
       unsupported.push({ reason: Reason.UnsupportedValue, message: `${read.message}; rule ${index} dropped` });
       matches = null;
@@ -72,13 +104,21 @@ export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ct
     matches.push(read.match);
   }
 
-  const prefixOnly = raw.every((m) => (m.path?.type ?? "PathPrefix") === "PathPrefix");
-  const filters = readFilters(rule.filters, where, prefixOnly);
+  const prefixOnly = grpc ||
+    ruleMatches((rule as HTTPRouteRule).matches).every((m) => (m.path?.type ?? "PathPrefix") === "PathPrefix");
+  const notGrpc = grpc ? (rule.filters ?? []).findIndex((f) => !GRPC_FILTERS.has(f?.type)) : -1;
+  const filters = notGrpc >= 0
+    ? {
+      ok: false as const,
+      reason: Reason.UnsupportedValue,
+      message: `${where}.filters[${notGrpc}].type ${show(rule.filters![notGrpc].type)} is not a GRPCRoute filter`,
+    }
+    : readFilters(rule.filters as HTTPRouteFilter[] | undefined, where, prefixOnly);
   let failed = !filters.ok;
   if (filters.ok) Object.assign(backend, filters.filters);
   else unsupported.push({ reason: filters.reason, message: filters.message });
 
-  const timeout = readTimeouts(rule.timeouts, where);
+  const timeout = grpc ? null : readTimeouts((rule as HTTPRouteRule).timeouts, where);
   if (typeof timeout === "string") {
     unsupported.push({ reason: Reason.UnsupportedValue, message: `${timeout}; requests this rule matches get 500` });
     failed = true;
@@ -94,7 +134,7 @@ export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ct
   }
   for (const [j, ref] of refs.entries()) {
     const at = `${where}.backendRefs[${j}]`;
-    const own = readFilters(ref.filters, at, prefixOnly, true);
+    const own = readFilters(ref.filters as HTTPRouteFilter[] | undefined, at, prefixOnly, true);
     if (!own.ok) {
       unsupported.push({ reason: own.reason, message: own.message });
       failed = true;
@@ -126,7 +166,7 @@ export function readRule(rule: HTTPRouteRule, index: number, routeId: string, ct
     // Served as a 500 for everything it matches: a filter that cannot be applied is never skipped.
     Object.assign(backend, answers500());
   }
-  return { index, matches, backend, unsupported, unresolved };
+  return { index, matches, ...(grpc && matches ? { grpcRanks } : {}), backend, unsupported, unresolved };
 }
 
 /**

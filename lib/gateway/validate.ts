@@ -113,3 +113,20 @@ export function durationMs(s: unknown): number | null {
   const [h, min, sec, ms] = m.slice(1).map((x) => Number(x ?? 0));
   return ((h * 60 + min) * 60 + sec) * 1000 + ms;
 }
+
+/**
+ * A gRPC service name as a GRPCRoute's Exact method match names it (the CRD's grammar: a
+ * protobuf full name, dot-separated identifiers, optionally with a leading dot; case-insensitive
+ * letters), at most 1,024 characters.
+ */
+const GRPC_SERVICE = /^\.?[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*$/;
+/** A gRPC method name (the CRD's grammar: one identifier), at most 1,024 characters. */
+const GRPC_METHOD = /^[A-Za-z_][A-Za-z_0-9]*$/;
+
+export function isGrpcService(s: unknown): s is string {
+  return typeof s === "string" && s.length <= 1024 && GRPC_SERVICE.test(s);
+}
+
+export function isGrpcMethod(s: unknown): s is string {
+  return typeof s === "string" && s.length <= 1024 && GRPC_METHOD.test(s);
+}

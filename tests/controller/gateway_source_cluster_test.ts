@@ -3,7 +3,7 @@
  * (v1.6.3, standard channel; no traffic: that is tests/gateway/*_traffic_test.ts and the
  * conformance suite): waiting for the CRDs, the GatewayClass's status, one proxy per Gateway in
  * the controller's namespace with the listener ports, the Gateway's and the routes' status (other
- * controllers' entries kept, one route on two Gateways), and a Gateway's removal.
+ * controllers' entries kept, one route on two Gateways, a GRPCRoute's own), and a Gateway's removal.
  */
 import assert from "node:assert/strict";
 import { gatewayProxyName } from "../../lib/controller/objects.ts";
@@ -222,6 +222,50 @@ Deno.test("Gateway API source against a real API server", async (t) => {
             async () =>
               (await cluster.events(app, "broken")).some((e) => e.reason === "BackendNotFound" && e.type === "Warning"),
           );
+        },
+      );
+
+      await t.step(
+        "a GRPCRoute named as an HTTPRoute: its own parent status on grpcroutes/status, its methods in the config",
+        async () => {
+          await cluster.apply(resources.grpcRoutes, {
+            apiVersion: gwApi,
+            kind: "GRPCRoute",
+            metadata: { name: "shop", namespace: app },
+            spec: {
+              parentRefs: [{ name: "edge" }],
+              hostnames: ["rpc.example"],
+              rules: [
+                {
+                  matches: [{ method: { service: "shop.v1.Cart", method: "Add" } }],
+                  backendRefs: [{ name: "web", port: 80 }],
+                },
+                { matches: [{ method: { service: "shop.v1.Stock" } }], backendRefs: [{ name: "missing", port: 80 }] },
+              ],
+            },
+          });
+          const parent = await eventually("the GRPCRoute's parent status", async () => {
+            const r = await cluster.get(resources.grpcRoutes, app, "shop");
+            return (r?.status?.parents ?? []).find((p: { parentRef: { name: string } }) => p.parentRef.name === "edge");
+          });
+          assert.equal(parent.controllerName, GATEWAY_CONTROLLER_NAME);
+          assert.equal(parent.conditions.find((c: { type: string }) => c.type === "Accepted").status, "True");
+          const resolved = parent.conditions.find((c: { type: string }) => c.type === "ResolvedRefs");
+          assert.deepEqual([resolved.status, resolved.reason], ["False", "BackendNotFound"]);
+          const cfg = await eventually("the GRPCRoute's method in the Gateway's configuration", async () => {
+            const text = Object.values((await cluster.get(resources.configMaps, ops, edgeProxy))?.data ?? {}).join(
+              "\n",
+            );
+            return text.includes("/shop.v1.Cart/Add") ? text : null;
+          });
+          assert.match(cfg!, /grpc-status 14/);
+          // the HTTPRoute of the same name keeps its own status
+          const httpRoute = await cluster.get(resources.httpRoutes, app, "shop");
+          const edge = httpRoute!.status.parents.find((p: { parentRef: { name: string } }) =>
+            p.parentRef.name === "edge"
+          );
+          assert.equal(edge.conditions.find((c: { type: string }) => c.type === "Accepted").status, "True");
+          assert.equal(edge.conditions.find((c: { type: string }) => c.type === "ResolvedRefs").status, "True");
         },
       );
 

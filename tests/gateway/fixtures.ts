@@ -6,6 +6,8 @@
 import type { V1EndpointSlice, V1Secret, V1Service } from "@kubernetes/client-node";
 import type {
   Gateway,
+  GRPCRoute,
+  GRPCRouteRule,
   HTTPRoute,
   HTTPRouteRule,
   Listener,
@@ -113,8 +115,19 @@ export function backendService(name: string, namespace = NS, address = "10.0.0.1
   };
 }
 
+/** A GRPCRoute with `route`'s defaults (parentRef `gw` in `infra`). */
+export function grpcRoute(
+  name: string,
+  rules: GRPCRouteRule[],
+  opts: Parameters<typeof route>[2] = {},
+): GRPCRoute {
+  const r = route(name, [], opts);
+  return { ...r, kind: "GRPCRoute", spec: { ...r.spec, rules } };
+}
+
 export interface World {
   routes?: HTTPRoute[];
+  grpcRoutes?: GRPCRoute[];
   grants?: ReferenceGrant[];
   services?: V1Service[];
   endpointSlices?: V1EndpointSlice[];
@@ -130,6 +143,7 @@ export function build(gw: Gateway, world: World = {}): GatewayBuild {
     gateway: gw,
     gatewayClass: { metadata: { name: "ours" }, spec: { controllerName: "ingress-controller.io/gateway-controller" } },
     routes: world.routes ?? [],
+    grpcRoutes: world.grpcRoutes ?? [],
     grants: world.grants ?? [],
     namespaceLabels: (ns) => namespaces[ns],
     lookup: lookupFromLists({ services: world.services, endpointSlices: world.endpointSlices, secrets: world.secrets }),
@@ -147,6 +161,11 @@ export function backends(...names: string[]): Pick<World, "services" | "endpoint
 export function routeCondition(b: GatewayBuild, route: string, type: string, parentIndex = 0) {
   const parents: RouteParentStatus[] | undefined = b.routes.get(route.includes("/") ? route : `${NS}/${route}`);
   return parents?.[parentIndex]?.conditions.find((c) => c.type === type);
+}
+
+/** The condition `type` of a GRPCRoute's parent status for `parentIndex`. */
+export function grpcRouteCondition(b: GatewayBuild, route: string, type: string, parentIndex = 0) {
+  return b.grpcRoutes.get(`${NS}/${route}`)?.[parentIndex]?.conditions.find((c) => c.type === type);
 }
 
 /** The condition `type` of listener `name`. */

@@ -19,9 +19,12 @@ function cond(b: ReturnType<typeof build>, listener: string, type: string): [str
   return [c.status, c.reason];
 }
 
-Deno.test("an HTTP listener is accepted, resolved, not conflicted and programmed, with HTTPRoute as its kind", () => {
+Deno.test("an HTTP listener is accepted, resolved, not conflicted and programmed, with HTTPRoute and GRPCRoute as its kinds", () => {
   const b = build(gateway([http("web")]));
-  assert.deepEqual(b.gateway.listeners[0].supportedKinds, [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+  assert.deepEqual(b.gateway.listeners[0].supportedKinds, [
+    { group: "gateway.networking.k8s.io", kind: "HTTPRoute" },
+    { group: "gateway.networking.k8s.io", kind: "GRPCRoute" },
+  ]);
   assert.deepEqual(cond(b, "web", "Accepted"), ["True", "Accepted"]);
   assert.deepEqual(cond(b, "web", "ResolvedRefs"), ["True", "ResolvedRefs"]);
   assert.deepEqual(cond(b, "web", "Conflicted"), ["False", "NoConflicts"]);
@@ -79,7 +82,7 @@ Deno.test("HTTPS certificate references that cannot be used: ResolvedRefs=False/
     assert.deepEqual(cond(b, "https", "ResolvedRefs"), ["False", "InvalidCertificateRef"], what);
     assert.deepEqual(cond(b, "https", "Programmed"), ["False", "Invalid"], what);
     assert.deepEqual(cond(b, "https", "Accepted"), ["True", "Accepted"], what);
-    assert.equal(b.gateway.listeners[0].supportedKinds.length, 1, what);
+    assert.equal(b.gateway.listeners[0].supportedKinds.length, 2, what);
     assert.deepEqual(b.proxy.ports, [], what);
   }
   const none = build(gateway([{ name: "https", port: 443, protocol: "HTTPS" }]));
@@ -132,6 +135,13 @@ Deno.test("allowedRoutes.kinds: unsupported kinds are dropped with ResolvedRefs=
     http("http", 80, { allowedRoutes: { kinds: [{ group: "example.com", kind: "HTTPRoute" }] } }),
   ]));
   assert.deepEqual(otherGroup.gateway.listeners[0].supportedKinds, []);
+  // GRPCRoute is an HTTP listener's kind too: named alone it is the only one
+  const grpc = build(gateway([http("http", 80, { allowedRoutes: { kinds: [{ kind: "GRPCRoute" }] } })]));
+  assert.deepEqual(grpc.gateway.listeners[0].supportedKinds, [{
+    group: "gateway.networking.k8s.io",
+    kind: "GRPCRoute",
+  }]);
+  assert.deepEqual(cond(grpc, "http", "ResolvedRefs"), ["True", "ResolvedRefs"]);
 });
 
 Deno.test("conflicts: same port with two protocols, or same port and hostname; all of them, no winner", () => {

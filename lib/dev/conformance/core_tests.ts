@@ -1,8 +1,9 @@
 /**
  * @module lib/dev/conformance/core_tests
- * The core tests of the GATEWAY-HTTP profile in the pinned suite (sigs.k8s.io/gateway-api/conformance
- * v1.6.3): the tests of `tests.ConformanceTests` whose features all lie in the profile's core set
- * {Gateway, HTTPRoute, ReferenceGrant}, none provisional. The suite runs them whatever the
+ * The profiles the harness runs and their core tests in the pinned suite
+ * (sigs.k8s.io/gateway-api/conformance v1.6.3): the tests of `tests.ConformanceTests` whose
+ * features all lie in the profile's core set (GATEWAY-HTTP: {Gateway, HTTPRoute, ReferenceGrant};
+ * GATEWAY-GRPC: {Gateway, GRPCRoute, ReferenceGrant}), none provisional. The suite runs them whatever the
  * GatewayClass claims; the summary counts each of them as passed or failed, also when the suite
  * stopped before running it. Re-count on a suite upgrade (core membership moves between patch
  * releases: GatewayInvalidParametersRef left core in v1.6.3).
@@ -11,7 +12,11 @@
 export const SUITE_VERSION = "v1.6.3";
 export const PROFILE = "GATEWAY-HTTP";
 
-export const CORE_TESTS: readonly string[] = [
+/**
+ * The core tests whose features are only Gateway and ReferenceGrant: core in every Gateway profile
+ * (the suite runs each test once and counts it in every profile it belongs to).
+ */
+const GATEWAY_CORE_TESTS: readonly string[] = [
   "GatewayClassObservedGenerationBump",
   "GatewayInvalidRouteKind",
   "GatewayInvalidTLSConfiguration",
@@ -22,6 +27,10 @@ export const CORE_TESTS: readonly string[] = [
   "GatewaySecretMissingReferenceGrant",
   "GatewaySecretReferenceGrantAllInNamespace",
   "GatewaySecretReferenceGrantSpecific",
+];
+
+export const CORE_TESTS: readonly string[] = [
+  ...GATEWAY_CORE_TESTS,
   "GatewayWithAttachedRoutes",
   "HTTPRouteCrossNamespace",
   "HTTPRouteExactPathMatching",
@@ -48,4 +57,19 @@ export const CORE_TESTS: readonly string[] = [
   "HTTPRouteServiceTypes",
   "HTTPRouteSimpleSameNamespace",
   "HTTPRouteWeight",
+];
+
+/** The core tests of GATEWAY-GRPC: the Gateway-only ones and the four GRPCRoute tests. */
+export const GRPC_CORE_TESTS: readonly string[] = [
+  ...GATEWAY_CORE_TESTS,
+  "GRPCExactMethodMatching",
+  "GRPCRouteHeaderMatching",
+  "GRPCRouteListenerHostnameMatching",
+  "GRPCRouteWeight",
+];
+
+/** The profiles `deno task conformance` runs (`-conformance-profiles`), each with its core tests. */
+export const PROFILES: readonly { name: string; coreTests: readonly string[] }[] = [
+  { name: PROFILE, coreTests: CORE_TESTS },
+  { name: "GATEWAY-GRPC", coreTests: GRPC_CORE_TESTS },
 ];

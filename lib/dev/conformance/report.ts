@@ -215,10 +215,15 @@ export function extendedFailures(report: ConformanceReport | null, profile: stri
   return e.result === "failure" || e.statistics.Failed > 0 ? ["(the report names none)"] : [];
 }
 
-/** The printed summary; its last line is exactly `N passed, M failed`. */
-export function summaryLines(s: CoreSummary, report: ConformanceReport | null): string[] {
+/**
+ * The printed summary; its last line is exactly `N passed, M failed`. `header`: with the lines about
+ * the report as a whole (once per run when several profiles are summarized).
+ */
+export function summaryLines(s: CoreSummary, report: ConformanceReport | null, header = true): string[] {
   const lines: string[] = [];
-  if (report) {
+  if (!header) {
+    // the report's lines come with the first profile's summary
+  } else if (report) {
     lines.push(
       `suite report: Gateway API ${report.gatewayAPIVersion ?? "?"} (${report.gatewayAPIChannel ?? "?"} channel), ` +
         `mode ${report.mode ?? "?"}, profiles: ${(report.profiles ?? []).map((p) => p.name).join(", ") || "none"}`,

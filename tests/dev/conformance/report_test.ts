@@ -21,7 +21,7 @@ import {
   summaryLines,
   testOutcomes,
 } from "../../../lib/dev/conformance/report.ts";
-import { CORE_TESTS } from "../../../lib/dev/conformance/core_tests.ts";
+import { CORE_TESTS, GRPC_CORE_TESTS, PROFILES } from "../../../lib/dev/conformance/core_tests.ts";
 
 const report = (core: string, profiles = true) =>
   `apiVersion: gateway.networking.k8s.io/v1
@@ -231,4 +231,15 @@ Deno.test("extended tests that failed: the report's list (a claimed feature must
   assert.deepEqual(extendedFailures(unnamed, "GATEWAY-HTTP"), ["(the report names none)"]);
   assert.deepEqual(extendedFailures(failed, "GATEWAY-TLS"), []);
   assert.deepEqual(extendedFailures(null, "GATEWAY-HTTP"), []);
+});
+
+Deno.test("the GATEWAY-GRPC core tests of suite v1.6.3: the 10 Gateway-only ones and the 4 GRPCRoute ones", () => {
+  assert.equal(GRPC_CORE_TESTS.length, 14);
+  assert.equal(new Set(GRPC_CORE_TESTS).size, 14);
+  for (const t of GRPC_CORE_TESTS) {
+    assert.ok(t.startsWith("GRPC") || CORE_TESTS.includes(t), `${t}: a Gateway-only test is core in GATEWAY-HTTP too`);
+  }
+  assert.ok(!GRPC_CORE_TESTS.includes("GatewayWithAttachedRoutes"), "needs HTTPRoute");
+  assert.ok(!GRPC_CORE_TESTS.includes("GRPCRouteNamedRule"), "needs GRPCRouteNamedRouteRule (extended)");
+  assert.deepEqual(PROFILES.map((p) => p.name), ["GATEWAY-HTTP", "GATEWAY-GRPC"]);
 });
