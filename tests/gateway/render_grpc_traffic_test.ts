@@ -30,23 +30,29 @@ interface Answer {
   backend: string | null;
 }
 
-/** One call as a gRPC client makes it (`http1`: a plain HTTP/1.1 GET instead). */
+/**
+ * One call as a gRPC client makes it (`http1`: a plain HTTP/1.1 GET instead). `empty`: the call
+ * ends with its headers, without a message: for the calls haproxy answers by itself (404, 503), it
+ * answers on the headers and resets the stream, and curl, still sending the message, may then
+ * report the reset without the answer it had (a gRPC client reads the answer: the suite's
+ * UNIMPLEMENTED cases).
+ */
 async function call(
   port: number,
   path: string,
-  opts: { host?: string; metadata?: Record<string, string>; http1?: boolean } = {},
+  opts: { host?: string; metadata?: Record<string, string>; http1?: boolean; empty?: boolean } = {},
 ): Promise<Answer> {
   const args = ["-sS", "-D", "-", "-H", `Host: ${opts.host ?? "rpc.example"}`];
   if (!opts.http1) {
     args.push("--http2-prior-knowledge", "-X", "POST", "-H", "content-type: application/grpc", "-H", "te: trailers");
-    args.push("--data-binary", "@-");
+    if (!opts.empty) args.push("--data-binary", "@-");
   }
   for (const [k, v] of Object.entries(opts.metadata ?? {})) args.push("-H", `${k}: ${v}`);
   args.push("-w", "\n%{http_version}", `http://127.0.0.1:${port}${path}`);
   const child = new Deno.Command("curl", { args, stdin: "piped", stdout: "piped", stderr: "piped" }).spawn();
   const w = child.stdin.getWriter();
   // a gRPC message frame: not compressed, length 0 (an empty request message)
-  if (!opts.http1) await w.write(new Uint8Array([0, 0, 0, 0, 0]));
+  if (!opts.http1 && !opts.empty) await w.write(new Uint8Array([0, 0, 0, 0, 0]));
   await w.close();
   const out = await child.output();
   const text = new TextDecoder().decode(out.stdout);
@@ -141,12 +147,12 @@ if (!inPrivateNetwork()) {
           assert.equal((await call(p80, `/${SVC}/Echo`, { metadata: { version: "two" } })).backend, "alpha");
         });
         await t.step("no match: 404, which a gRPC client reads as UNIMPLEMENTED", async () => {
-          const a = await call(p80, `/${SVC}/EchoThree`);
+          const a = await call(p80, `/${SVC}/EchoThree`, { empty: true });
           assert.deepEqual([a.status, a.backend], [404, null]);
-          assert.equal((await call(p80, `/${SVC}/Echo`, { host: "other.example" })).status, 404);
+          assert.equal((await call(p80, `/${SVC}/Echo`, { host: "other.example", empty: true })).status, 404);
         });
         await t.step("no usable backend: 503 with grpc-status 14 (UNAVAILABLE)", async () => {
-          const a = await call(p80, "/pkg.Broken/M");
+          const a = await call(p80, "/pkg.Broken/M", { empty: true });
           assert.deepEqual([a.status, a.grpcStatus, a.backend], [503, "14", null]);
         });
         await t.step("an HTTP/1.1 client on the same port is served by its HTTPRoute", async () => {
