@@ -45,8 +45,11 @@ export function startBackend(opts: BackendOptions): Promise<Backend> {
   const address = opts.host ?? "127.0.0.1";
   let requests = 0;
   let port = 0;
-  const server = Deno.serve({ hostname: address, port: opts.port ?? 0, onListen: () => {} }, (req) => {
+  const server = Deno.serve({ hostname: address, port: opts.port ?? 0, onListen: () => {} }, async (req) => {
     requests++;
+    // the request is read to its end before the answer, as a real service does: an HTTP/2 stream
+    // answered while its client still sends is reset, which clients such as curl report as an error
+    if (req.body) await req.arrayBuffer().catch(() => {});
     const url = new URL(req.url);
     const answer: BackendAnswer = {
       name: opts.name,
