@@ -23,6 +23,7 @@ export {
   type ModelInput,
   ModelMemo,
   type Problem,
+  readFragments,
   type Route,
   type Server,
   SERVICE_NAME_LABEL,
