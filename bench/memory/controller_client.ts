@@ -21,7 +21,10 @@ export function startControllerProcess(kubeconfig: string, overrides?: Record<st
       "run",
       "-A",
       "--no-code-cache", // as the images run it (lib/dev/images/build.ts)
-      `--v8-flags=--expose-gc,${v8Flags(CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB)}`, // as the chart runs it
+      // As the chart runs it (BENCH_HEAP_LIMIT_MB: another `controller.heapLimitMB`).
+      `--v8-flags=--expose-gc,${
+        v8Flags(Number(Deno.env.get("BENCH_HEAP_LIMIT_MB") ?? CONTROLLER_HEAP_LIMIT_MB), CONTROLLER_SEMI_SPACE_MB)
+      }`,
       new URL("./controller_process.ts", import.meta.url).pathname,
       kubeconfig,
       ...(overrides ? [JSON.stringify(overrides)] : []),

@@ -18,6 +18,27 @@ log.configure({
 });
 const kubeconfig = Deno.args[0];
 const overrides = Deno.args[1] ? JSON.parse(Deno.args[1]) : {};
+// BENCH_PROFILE_FIRST=<file>: a CPU profile from the start until the first command (the first sync),
+// written to <file> (Chrome's DevTools read it) with its top functions on stderr.
+const firstProfile = Deno.env.get("BENCH_PROFILE_FIRST");
+const profiler = new Session();
+if (firstProfile) {
+  profiler.connect();
+  await profiler.post("Profiler.enable");
+  await profiler.post("Profiler.setSamplingInterval", { interval: 1000 });
+  await profiler.post("Profiler.start");
+}
+// BENCH_STALLS=1: every time the event loop was blocked for over a second, on stderr.
+if (Deno.env.get("BENCH_STALLS")) {
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    if (now - last > 1100) {
+      console.error(`stall: event loop blocked ${Math.round(now - last - 100)} ms until ${new Date().toISOString()}`);
+    }
+    last = now;
+  }, 100);
+}
 const ctl = await startController({
   kubeconfig,
   validateProxyConfig: false,
@@ -29,7 +50,7 @@ const ctl = await startController({
 await ctl.synced;
 // Commands, one per line on stdin: `profile-start` / `profile-stop` (a CPU profile; the functions
 // with the most self time go to stderr), anything else: wait until idle and print the figures.
-const profiler = new Session();
+let firstProfileOpen = !!firstProfile;
 /** Longer than the controller's quiet time plus the least interval between two trims. */
 const TRIM_WAIT_MS = 12_000;
 /**
@@ -46,6 +67,13 @@ for await (const chunk of lines) {
   while (buf.includes("\n")) {
     const command = buf.slice(0, buf.indexOf("\n")).trim();
     buf = buf.slice(buf.indexOf("\n") + 1);
+    if (firstProfileOpen) {
+      firstProfileOpen = false;
+      const result = await profiler.post("Profiler.stop");
+      await Deno.writeTextFile(firstProfile!, JSON.stringify(result.profile));
+      console.error(topSelfTime(result));
+      profiler.disconnect();
+    }
     if (command === "profile-start") {
       profiler.connect();
       await profiler.post("Profiler.enable");

@@ -43,6 +43,10 @@ import type { ProxyOptions } from "../render/proxy_options.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 import { StatusPass } from "./status_pass.ts";
 
+/** A phase of a reconcile that took this long lets the event loop turn before the next (leader renewals, watch events). */
+const LONG_PHASE_MS = 200;
+const nextTurn = () => new Promise((r) => setTimeout(r, 0));
+
 export { NGINX_CONTROLLER } from "./class.ts";
 export { defaultValidator, type ValidationProblem, type Validator } from "./group_validation.ts";
 
@@ -299,11 +303,16 @@ class Controller {
     // Model → render.
     const build = this.#builder.start(group, source, settings);
     const serving = [...members, ...leaving];
+    await build.readAhead(serving);
+    phases.lap("readAheadMs");
     const built = build.model(serving);
     phases.lap("modelMs");
     if (!build.servable(built, serving)) return "invalid";
+    // A long phase (a first build of a large group) lets timers and watch events run before the next one.
+    if (phases.laps.modelMs >= LONG_PHASE_MS) await nextTurn();
     let config: GroupConfig = { members: serving, built, rendered: build.renderKept(built.model) };
     phases.lap("renderMs");
+    if (phases.laps.renderMs >= LONG_PHASE_MS) await nextTurn();
     const objectsOf = (c: GroupConfig) =>
       this.#publisher.plan(group, source.target(group, c.members[0]), c.rendered, settings.params);
     let plan = objectsOf(config);

@@ -9,7 +9,7 @@
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { log } from "../log/logger.ts";
-import { type Rendered, validateConfig } from "../render/mod.ts";
+import { checkTimeLimit, type Rendered, validateConfig } from "../render/mod.ts";
 import type { EventRecorder } from "./events.ts";
 import type { GroupBuild, GroupConfig } from "./group_build.ts";
 import { validationFailures, type WorkCounts } from "./metrics.ts";
@@ -29,7 +29,8 @@ export function defaultValidator(settings: ControllerSettings): Validator {
   return async (rendered) => {
     const r = await validateConfig(rendered, {
       haproxy: settings.haproxyBinary,
-      timeoutMs: settings.validateTimeoutMs,
+      // Larger configurations take longer to parse: the limit grows with the size (a class's, not a member's).
+      timeoutMs: checkTimeLimit(settings.validateTimeoutMs, rendered.config.length),
       slots: settings.customTemplates ? "all" : "first",
     });
     // Once per new structure (a passed one is not checked again): custom templates' mistakes show here.

@@ -23,6 +23,7 @@ export {
   type ModelInput,
   ModelMemo,
   type Problem,
+  readFragments,
   type Route,
   type Server,
   SERVICE_NAME_LABEL,
@@ -43,4 +44,4 @@ export {
 export { TEMPLATE_NAMES, TemplateError, type Templates } from "./templates.ts";
 export { type SecretLike, summarizedSecret, type TlsSecretSummary, tlsSummaryOf } from "./tls_secret.ts";
 export { skeleton, SLOT_LINE, slotCount, slotLines } from "./slots.ts";
-export { validateConfig, type ValidateOptions, type ValidationResult } from "./validate.ts";
+export { checkTimeLimit, validateConfig, type ValidateOptions, type ValidationResult } from "./validate.ts";

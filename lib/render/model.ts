@@ -190,8 +190,10 @@ interface Merge {
   owners: HostOwners | null;
 }
 
-/** Builds the model of one proxy; see the module header for what happens to invalid input. */
-export function buildModel(input: ModelInput): BuildResult {
+/** What reading one Ingress of `input` needs, and the key of the settings its fragment was read with. */
+function readContext(
+  input: ModelInput,
+): { ctx: ReadContext; env: string; namespace: string | null; policy: OwnershipPolicy } {
   const resolve: ResolveContext = {
     layers: input.layers ?? {},
     disableRiskAtOrAbove: input.disableRiskAtOrAbove ?? null,
@@ -213,6 +215,24 @@ export function buildModel(input: ModelInput): BuildResult {
   const namespace = input.namespace ?? null;
   const policy = input.ownership ?? DEFAULT_OWNERSHIP;
   const env = `${resolveKey}\0${ctx.allowLoopbackEndpoints}\0${namespace ?? ""}\0${JSON.stringify(policy)}`;
+  return { ctx, env, namespace, policy };
+}
+
+/**
+ * Reads the fragments of `input.ingresses[start..end)` into `input.memo` (kept as a build would keep
+ * them), so that a large first build can be read in slices with other work between them: the build
+ * that follows finds them kept and only merges. Without a memo it does nothing.
+ */
+export function readFragments(input: ModelInput, start: number, end: number): void {
+  const memo = input.memo;
+  if (!memo) return;
+  const { ctx, env, namespace } = readContext(input);
+  for (let i = start; i < end; i++) fragmentOf(ctx, input.ingresses[i], env, namespace, memo);
+}
+
+/** Builds the model of one proxy; see the module header for what happens to invalid input. */
+export function buildModel(input: ModelInput): BuildResult {
+  const { ctx, env, namespace, policy } = readContext(input);
   const accepted: string[] = [];
   const m: Merge = {
     routes: new Map(),

@@ -38,6 +38,19 @@ import { userlistName, userlistSection } from "./secret_content.ts";
  */
 export const CHECK_TIME_LIMIT_MS = 10_000;
 
+/** The size of `haproxy.cfg` a base time limit is for: about 10,000 Ingresses of one backend each. */
+export const CHECK_LIMIT_BASE_BYTES = 2_000_000;
+
+/**
+ * The time limit of a check of `configBytes` of `haproxy.cfg`: `baseMs` up to
+ * {@link CHECK_LIMIT_BASE_BYTES}, then in proportion. `haproxy -c`'s time grows with the backends and
+ * servers it parses: a fixed 10 s refused a class of 100,000 Ingresses (~20 MB) for its size alone,
+ * and isolating the members of a refused class then checked each of them alone.
+ */
+export function checkTimeLimit(baseMs: number, configBytes: number): number {
+  return Math.round(baseMs * Math.max(1, configBytes / CHECK_LIMIT_BASE_BYTES));
+}
+
 export interface ValidateOptions {
   /** The haproxy binary (`--haproxy` of the proxy command; default `haproxy`). */
   haproxy?: string;

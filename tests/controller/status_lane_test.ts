@@ -67,3 +67,26 @@ Deno.test("status lane: a failed write is reported with its key; clear drops wha
   assert.deepEqual(failures, [["a", "409 Conflict"]]);
   assert.equal(ranB, false);
 });
+
+Deno.test("status lane: 20,000 writes of 5,000 ingresses run in the order they came, one at a time per ingress", async () => {
+  const started: string[] = [];
+  const runningKeys = new Set<string>();
+  const lane = new StatusLane({ limit: 2, onFailure: (k, e) => assert.fail(`${k}: ${e}`), onIdle: () => {} });
+  const job = (key: string, name: string) => async () => {
+    assert.ok(!runningKeys.has(key), `two writes of ${key} at once`);
+    runningKeys.add(key);
+    started.push(name);
+    await new Promise((r) => setTimeout(r, 0));
+    runningKeys.delete(key);
+  };
+  // Each round re-adds every ingress: a pending write is replaced and moves last, a running one's next waits.
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 5_000; i++) lane.add(`k${i}`, job(`k${i}`, `k${i}.${round}`));
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  await lane.drained();
+  // Every ingress's last write ran, after any earlier one of it that had started.
+  const last = new Map(started.map((s) => [s.slice(0, s.indexOf(".")), s]));
+  for (let i = 0; i < 5_000; i++) assert.equal(last.get(`k${i}`), `k${i}.3`);
+  assert.equal(lane.idle, true);
+});

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildModel, lookupFromLists } from "../../lib/render/model.ts";
 import { loadTemplates, render, type Rendered } from "../../lib/render/render.ts";
-import { crtListFiles, throwawayPem, validateConfig } from "../../lib/render/validate.ts";
+import {
+  CHECK_LIMIT_BASE_BYTES,
+  checkTimeLimit,
+  crtListFiles,
+  throwawayPem,
+  validateConfig,
+} from "../../lib/render/validate.ts";
 import { ingress, service, tlsSecret } from "./fixtures.ts";
 import { haproxyProcessesFor } from "../proxy/fixtures.ts";
 
@@ -284,4 +290,11 @@ Deno.test("a configuration that passed minus backends nothing names is not check
     assert.equal(refused.ok, false);
     assert.ok(refused.errors.some((l) => l.includes(aName)), refused.errors.join("\n"));
   });
+});
+
+Deno.test("checkTimeLimit: the base limit up to the base size, then in proportion to the configuration's size", () => {
+  assert.equal(checkTimeLimit(10_000, 0), 10_000);
+  assert.equal(checkTimeLimit(10_000, CHECK_LIMIT_BASE_BYTES), 10_000);
+  assert.equal(checkTimeLimit(10_000, 10 * CHECK_LIMIT_BASE_BYTES), 100_000);
+  assert.equal(checkTimeLimit(1_500, 3 * CHECK_LIMIT_BASE_BYTES), 4_500);
 });

@@ -1,0 +1,60 @@
+/**
+ * A large list is filed in slices: the informer lets the event loop turn while it tells its
+ * handlers of 12,000 listed objects (timers, the leader's renewals run), and every object still
+ * arrives, in the list's order, before the informer counts as synced.
+ */
+import assert from "node:assert/strict";
+import { Informer } from "../../lib/cluster/informer.ts";
+import { resources } from "../../lib/cluster/resources.ts";
+import { Cluster } from "../../lib/dev/localenv/harness.ts";
+import { writeStoredObjects } from "../../lib/dev/localenv/etcd_objects.ts";
+
+Deno.test({
+  name: "informer: a list of 12,000 objects is filed with the event loop turning between slices",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const cluster = await Cluster.start(["--storage-media-type=application/json"]);
+    try {
+      const ns = await cluster.namespace("many");
+      const n = 12_000;
+      const name = (i: number) => `cm${String(i).padStart(5, "0")}`;
+      await writeStoredObjects(
+        { etcdUrl: cluster.cp.etcdUrl, client: cluster.client },
+        resources.configMaps,
+        Array.from({ length: n }, (_, i) => ({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: name(i), namespace: ns },
+          data: { v: String(i) },
+        })),
+      );
+      const added: string[] = [];
+      /** How many objects had been filed at each turn of the event loop while filing. */
+      const turns: number[] = [];
+      const inf = new Informer(cluster.client, resources.configMaps, { namespace: ns, resyncMs: 0 }).on({
+        onAdd: (o) => {
+          if (added.length === 0) {
+            const tick = () => {
+              turns.push(added.length);
+              if (added.length < n) setTimeout(tick, 0);
+            };
+            setTimeout(tick, 0);
+          }
+          added.push(o.metadata.name);
+        },
+      });
+      inf.start();
+      try {
+        await inf.waitForSync();
+        assert.equal(added.length, n);
+        assert.deepEqual(added, Array.from({ length: n }, (_, i) => name(i)));
+        assert.ok(turns.some((t) => t > 0 && t < n), `the loop turned while filing (${turns.join(",")})`);
+      } finally {
+        void inf.stop();
+      }
+    } finally {
+      await cluster.stop();
+    }
+  },
+});
