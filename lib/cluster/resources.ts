@@ -68,6 +68,7 @@ export const resources = {
   gatewayClasses: rt("gateway.networking.k8s.io", "v1", "gatewayclasses", "GatewayClass", false),
   gateways: rt("gateway.networking.k8s.io", "v1", "gateways", "Gateway"),
   httpRoutes: rt("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute"),
+  tlsRoutes: rt("gateway.networking.k8s.io", "v1", "tlsroutes", "TLSRoute"),
   referenceGrants: rt("gateway.networking.k8s.io", "v1beta1", "referencegrants", "ReferenceGrant"),
 } as const;
 

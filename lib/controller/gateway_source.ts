@@ -2,7 +2,7 @@
  * @module controller/gateway_source
  * The Gateway API route source (lib/controller/route_source.ts): GatewayClasses whose
  * `controllerName` is ours (lib/gateway/model_types.ts GATEWAY_CONTROLLER_NAME), their Gateways,
- * the HTTPRoutes attached to them and the ReferenceGrants and Namespaces that decide what may
+ * the HTTPRoutes and TLSRoutes (when their v1 CRD is served) attached to them and the ReferenceGrants and Namespaces that decide what may
  * attach and be referred to. Each Gateway is a proxy group of its own (`gateway:<ns>/<name>`,
  * whose one member is the Gateway): its own proxy, so two Gateways on one port route apart.
  *
@@ -22,7 +22,15 @@ import { pause } from "../runtime/timers.ts";
 import type { ModelInput, Rendered, Templates } from "../render/mod.ts";
 import type { ClusterLookup } from "../render/model_types.ts";
 import type { ProxyOptions } from "../render/proxy_options.ts";
-import type { Condition, Gateway, GatewayAddress, GatewayClass, HTTPRoute, ParentReference } from "../gateway/api.ts";
+import type {
+  Condition,
+  Gateway,
+  GatewayAddress,
+  GatewayClass,
+  HTTPRoute,
+  ParentReference,
+  TLSRoute,
+} from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
 import { infrastructureMetadata } from "../gateway/infrastructure.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild } from "../gateway/model_types.ts";
@@ -59,6 +67,30 @@ interface Informers {
   routes: Informer;
   grants: Informer;
   namespaces: Informer;
+  /** Only when the TLSRoute v1 CRD is served and this controller may list TLSRoutes. */
+  tlsRoutes?: Informer;
+}
+
+/** The Gateways (`namespace/name`) each route of one kind names, and the reverse. */
+class ParentIndex {
+  /** Gateway → the routes (`namespace/name`) whose parentRefs name it. */
+  readonly routesOf = new Map<string, Set<string>>();
+  /** Route → the Gateways its parentRefs named when last seen. */
+  readonly #parentsOf = new Map<string, string[]>();
+
+  /** Records the Gateways route `key` names `now`; returns those it named before or names now. */
+  update(key: string, now: readonly string[]): Set<string> {
+    const before = this.#parentsOf.get(key) ?? [];
+    for (const gw of before) this.routesOf.get(gw)?.delete(key);
+    for (const gw of now) {
+      let set = this.routesOf.get(gw);
+      if (!set) this.routesOf.set(gw, set = new Set());
+      set.add(key);
+    }
+    if (now.length > 0) this.#parentsOf.set(key, [...now]);
+    else this.#parentsOf.delete(key);
+    return new Set([...before, ...now]);
+  }
 }
 
 /** The Gateway keys (`namespace/name`) a route's parentRefs name. */
@@ -92,12 +124,13 @@ export class GatewaySource implements RouteSource {
   readonly #groups = new GroupIndex();
   /** Gateway member key → the Services and Secrets its last build read. */
   readonly #refs = new ReverseIndex();
-  /** Gateway `namespace/name` → the routes (`namespace/name`) whose parentRefs name it. */
-  readonly #routesOf = new Map<string, Set<string>>();
-  /** Route → the Gateways its parentRefs named when last seen. */
-  readonly #parentsOf = new Map<string, string[]>();
-  /** Per group: the routes whose status names its Gateway (written by this term's builds). */
+  readonly #httpIndex = new ParentIndex();
+  readonly #tlsIndex = new ParentIndex();
+  /** Per group: the routes whose status names its Gateway (written by this term's builds), HTTPRoutes then TLSRoutes. */
   readonly #statusRoutes = new Map<GroupKey, Set<string>>();
+  readonly #statusTlsRoutes = new Map<GroupKey, Set<string>>();
+  /** Whether TLSRoutes (v1) are served and may be listed: checked with the rest of the Gateway API. */
+  #tlsServed = false;
   readonly #status: GatewayStatusWriter;
   readonly #stop = new AbortController();
   readonly #discovering: Promise<void>;
@@ -119,6 +152,7 @@ export class GatewaySource implements RouteSource {
           this.#start();
           log.info("Gateway API served: watching GatewayClasses, Gateways, HTTPRoutes and ReferenceGrants", {
             controllerName: GATEWAY_CONTROLLER_NAME,
+            tlsRoutes: this.#tlsServed,
           });
           return;
         }
@@ -153,6 +187,7 @@ export class GatewaySource implements RouteSource {
     // Served, but may this identity read them? (The chart grants it with gatewayAPI.enabled.)
     try {
       await this.#ctx.client.request("GET", `${GROUP_PATH}/v1/gatewayclasses`, { query: { limit: "1" } });
+      this.#tlsServed = v1.has("tlsroutes") && await this.#mayList("tlsroutes");
     } catch (err) {
       if (!isStatus(err, 403)) throw err;
       if (!this.#forbiddenSaid) {
@@ -164,6 +199,20 @@ export class GatewaySource implements RouteSource {
       return false;
     }
     return true;
+  }
+
+  /** Whether this identity may list a resource of the group's v1 (false when forbidden). */
+  async #mayList(plural: string): Promise<boolean> {
+    try {
+      await this.#ctx.client.request("GET", `${GROUP_PATH}/v1/${plural}`, { query: { limit: "1" } });
+      return true;
+    } catch (err) {
+      if (!isStatus(err, 403)) throw err;
+      log.info(`the Gateway API serves ${plural} but this controller may not list them: they are not served`, {
+        error: oneLine(err),
+      });
+      return false;
+    }
   }
 
   #start(): void {
@@ -178,6 +227,7 @@ export class GatewaySource implements RouteSource {
       routes: inf(resources.httpRoutes),
       grants: inf(resources.referenceGrants),
       namespaces: inf(resources.namespaces),
+      ...(this.#tlsServed ? { tlsRoutes: inf(resources.tlsRoutes) } : {}),
     };
     this.#informers = informers;
     informers.classes.on({
@@ -190,11 +240,15 @@ export class GatewaySource implements RouteSource {
       onUpdate: (old, g) => statusOnly(old, g) ? undefined : this.#file(keyOf(g)),
       onDelete: (g) => this.#file(keyOf(g)),
     });
-    informers.routes.on({
-      onAdd: (r) => this.#routeChanged(r),
-      onUpdate: (old, r) => statusOnly(old, r) ? undefined : this.#routeChanged(r),
-      onDelete: (r) => this.#routeChanged(r),
-    });
+    for (
+      const [routes, index] of [[informers.routes, this.#httpIndex], [informers.tlsRoutes, this.#tlsIndex]] as const
+    ) {
+      routes?.on({
+        onAdd: (r) => this.#routeChanged(routes, index, r),
+        onUpdate: (old, r) => statusOnly(old, r) ? undefined : this.#routeChanged(routes, index, r),
+        onDelete: (r) => this.#routeChanged(routes, index, r),
+      });
+    }
     informers.grants.on({
       onAdd: () => this.#queueAll(),
       onUpdate: () => this.#queueAll(),
@@ -245,25 +299,18 @@ export class GatewaySource implements RouteSource {
     });
   }
 
-  #routeChanged(route: KubeObject): void {
+  #routeChanged(routes: Informer, index: ParentIndex, route: KubeObject): void {
     const key = keyOf(route);
-    const now = this.#informers?.routes.store.get(key) ? parentGateways(route) : [];
-    const before = this.#parentsOf.get(key) ?? [];
-    for (const gw of before) this.#routesOf.get(gw)?.delete(key);
-    for (const gw of now) {
-      let set = this.#routesOf.get(gw);
-      if (!set) this.#routesOf.set(gw, set = new Set());
-      set.add(key);
-    }
-    if (now.length > 0) this.#parentsOf.set(key, now);
-    else this.#parentsOf.delete(key);
-    for (const gw of new Set([...before, ...now])) this.#queueGateway(gw);
+    const now = routes.store.get(key) ? parentGateways(route) : [];
+    for (const gw of index.update(key, now)) this.#queueGateway(gw);
   }
 
   #queueGateway(gatewayKey: string): void {
     const slash = gatewayKey.indexOf("/");
     const group = gatewayGroup(gatewayKey.slice(0, slash), gatewayKey.slice(slash + 1));
-    if (this.#groups.groupOf(group) !== null || this.#statusRoutes.has(group)) this.#ctx.queue(group);
+    if (this.#groups.groupOf(group) !== null || this.#statusRoutes.has(group) || this.#statusTlsRoutes.has(group)) {
+      this.#ctx.queue(group);
+    }
   }
 
   #queueAll(): void {
@@ -362,14 +409,18 @@ export class GatewaySource implements RouteSource {
     const gateway = informers.gateways.store.get(key) as Gateway | undefined;
     const gatewayClass = gateway && this.#ours(gateway.spec?.gatewayClassName);
     if (!gateway || !gatewayClass) return null;
-    const routes = [...this.#routesOf.get(key) ?? []]
+    const routes = [...this.#httpIndex.routesOf.get(key) ?? []]
       .map((k) => informers.routes.store.get(k) as HTTPRoute | undefined)
       .filter((r): r is HTTPRoute => r !== undefined);
+    const tlsRoutes = [...this.#tlsIndex.routesOf.get(key) ?? []]
+      .map((k) => informers.tlsRoutes?.store.get(k) as TLSRoute | undefined)
+      .filter((r): r is TLSRoute => r !== undefined);
     const namespaces = informers.namespaces.store;
     const build = buildGateway({
       gateway,
       gatewayClass,
       routes,
+      tlsRoutes,
       grants: informers.grants.store.list() as never,
       namespaceLabels: (ns) => {
         const n = namespaces.get(ns);
@@ -383,7 +434,11 @@ export class GatewaySource implements RouteSource {
     ]);
     // A route's problem goes on the route (its author reads its Events), the rest on the Gateway.
     for (const p of build.problems) {
-      const route = p.kind === "HTTPRoute" ? informers.routes.store.get(p.object) : undefined;
+      const route = p.kind === "HTTPRoute"
+        ? informers.routes.store.get(p.object)
+        : p.kind === "TLSRoute"
+        ? informers.tlsRoutes?.store.get(p.object)
+        : undefined;
       if (route) this.#ctx.events.record(route, "Warning", p.reason, p.message);
       else this.#ctx.events.record(gateway, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
     }
@@ -437,19 +492,25 @@ export class GatewaySource implements RouteSource {
         conditions,
       }, addresses),
     ];
-    const routes = this.#informers!.routes.store;
-    const written = new Set<string>();
-    for (const [routeKey, parents] of build.routes) {
-      const route = routes.get(routeKey) as HTTPRoute | undefined;
-      if (!route) continue;
-      written.add(routeKey);
-      tasks.push(this.#status.writeRoute(route, key, parents));
+    const kinds = [
+      [this.#informers!.routes, build.routes, this.#statusRoutes, resources.httpRoutes],
+      [this.#informers!.tlsRoutes, build.tlsRoutes, this.#statusTlsRoutes, resources.tlsRoutes],
+    ] as const;
+    for (const [informer, statuses, before, resource] of kinds) {
+      if (!informer) continue;
+      const written = new Set<string>();
+      for (const [routeKey, parents] of statuses) {
+        const route = informer.store.get(routeKey) as HTTPRoute | TLSRoute | undefined;
+        if (!route) continue;
+        written.add(routeKey);
+        tasks.push(this.#status.writeRoute(route, key, parents, resource));
+      }
+      for (const routeKey of before.get(group) ?? []) {
+        const route = informer.store.get(routeKey) as HTTPRoute | TLSRoute | undefined;
+        if (route && !written.has(routeKey)) tasks.push(this.#status.writeRoute(route, key, [], resource));
+      }
+      before.set(group, written);
     }
-    for (const routeKey of this.#statusRoutes.get(group) ?? []) {
-      const route = routes.get(routeKey) as HTTPRoute | undefined;
-      if (route && !written.has(routeKey)) tasks.push(this.#status.writeRoute(route, key, []));
-    }
-    this.#statusRoutes.set(group, written);
     const results = await Promise.allSettled(tasks);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
@@ -458,12 +519,18 @@ export class GatewaySource implements RouteSource {
   /** A Gateway gone: its entries leave the routes that still name it. */
   async retiredOwn(group: GroupKey): Promise<void> {
     const key = gatewayOf(group)!;
-    const routes = this.#informers?.routes.store;
-    const tasks = [...this.#statusRoutes.get(group) ?? []].map((routeKey) => {
-      const route = routes?.get(routeKey) as HTTPRoute | undefined;
-      return route ? this.#status.writeRoute(route, key, []) : Promise.resolve();
-    });
+    const kinds = [
+      [this.#informers?.routes, this.#statusRoutes, resources.httpRoutes],
+      [this.#informers?.tlsRoutes, this.#statusTlsRoutes, resources.tlsRoutes],
+    ] as const;
+    const tasks = kinds.flatMap(([informer, before, resource]) =>
+      [...before.get(group) ?? []].map((routeKey) => {
+        const route = informer?.store.get(routeKey) as HTTPRoute | TLSRoute | undefined;
+        return route ? this.#status.writeRoute(route, key, [], resource) : Promise.resolve();
+      })
+    );
     this.#statusRoutes.delete(group);
+    this.#statusTlsRoutes.delete(group);
     this.#refs.delete(group);
     await Promise.all(tasks);
   }

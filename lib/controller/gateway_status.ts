@@ -2,7 +2,7 @@
  * @module controller/gateway_status
  * The status the Gateway API asks of a controller, written by the leader only (through the
  * leadership-gated writer): a GatewayClass's `Accepted` and `supportedFeatures`, a Gateway's
- * addresses, conditions and listeners, and the parent statuses of each HTTPRoute attached to it.
+ * addresses, conditions and listeners, and the parent statuses of each HTTPRoute and TLSRoute attached to it.
  * A route may name Gateways of several controllers, or several of ours: only the entries of this
  * controller for the Gateway at hand are replaced, every other entry is kept, and the write is
  * an update bound to the route's resourceVersion (retried on a conflict), so two Gateways never
@@ -20,6 +20,7 @@ import type {
   HTTPRoute,
   ParentReference,
   RouteParentStatus,
+  TLSRoute,
 } from "../gateway/api.ts";
 import type { GatewayStatusOut } from "../gateway/model_types.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../gateway/model_types.ts";
@@ -64,7 +65,7 @@ export function namesGateway(ref: ParentReference, routeNamespace: string, gatew
  * (none: removed); the other entries are kept in their order.
  */
 export function mergedParents(
-  route: HTTPRoute,
+  route: HTTPRoute | TLSRoute,
   gatewayKey: string,
   mine: readonly RouteParentStatus[],
   now: string,
@@ -142,12 +143,17 @@ export class GatewayStatusWriter {
     await this.#update(resources.gateways, namespace, name, (current) => ({ ...current, status: build(current) }));
   }
 
-  /** The route's parent statuses for `gatewayKey` (none: this Gateway's entries go). */
-  async writeRoute(route: HTTPRoute, gatewayKey: string, mine: readonly RouteParentStatus[]): Promise<void> {
+  /** The route's parent statuses for `gatewayKey` (none: this Gateway's entries go); `r`: its kind (HTTPRoute unless said). */
+  async writeRoute(
+    route: HTTPRoute | TLSRoute,
+    gatewayKey: string,
+    mine: readonly RouteParentStatus[],
+    r: typeof resources.httpRoutes | typeof resources.tlsRoutes = resources.httpRoutes,
+  ): Promise<void> {
     const now = new Date().toISOString();
     const parents = mergedParents(route, gatewayKey, mine, now);
     if (comparable(parents) === comparable(route.status?.parents ?? [])) return;
-    await this.#update(resources.httpRoutes, route.metadata.namespace!, route.metadata.name, (current) => ({
+    await this.#update(r, route.metadata.namespace!, route.metadata.name, (current) => ({
       ...current,
       status: { ...current.status, parents: mergedParents(current as HTTPRoute, gatewayKey, mine, now) },
     }));
@@ -158,7 +164,7 @@ export class GatewayStatusWriter {
    * resourceVersion read; a conflict (someone wrote meanwhile) reads it again. Gone: nothing to do.
    */
   async #update(
-    r: typeof resources.gateways,
+    r: typeof resources.gateways | typeof resources.tlsRoutes,
     namespace: string | null,
     name: string,
     change: (current: any) => any,

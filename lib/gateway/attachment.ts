@@ -7,7 +7,7 @@
  * NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname. Attachment does not depend
  * on the listeners' own validity: a listener with unresolved references still counts its routes.
  */
-import type { AllowedRoutes, Gateway, HTTPRoute, ParentReference } from "./api.ts";
+import type { AllowedRoutes, Gateway, HTTPRoute, ParentReference, TLSRoute } from "./api.ts";
 import { GROUP } from "./api.ts";
 import { Reason } from "./conditions.ts";
 import { effectiveHostnames } from "./hostnames.ts";
@@ -55,14 +55,18 @@ export function selectorMatches(
   return true;
 }
 
-/** Whether a listener admits HTTPRoutes of `namespace`. */
+/** The route kinds a listener may admit. */
+export type RouteKind = "HTTPRoute" | "TLSRoute";
+
+/** Whether a listener admits routes of `kind` (HTTPRoute unless said) from `namespace`. */
 export function admits(
   view: ListenerView,
   namespace: string,
   gatewayNamespace: string,
   namespaceLabels: (ns: string) => Readonly<Record<string, string>> | undefined,
+  kind: RouteKind = "HTTPRoute",
 ): boolean {
-  if (!view.supportedKinds.some((k) => k.kind === "HTTPRoute" && (k.group ?? GROUP) === GROUP)) return false;
+  if (!view.supportedKinds.some((k) => k.kind === kind && (k.group ?? GROUP) === GROUP)) return false;
   const from = view.listener.allowedRoutes?.namespaces?.from ?? "Same";
   if (from === "All") return true;
   if (from === "Same") return namespace === gatewayNamespace;
@@ -73,16 +77,17 @@ export function admits(
 }
 
 /**
- * The listeners `ref` attaches `route` to. `hostnames` are the route's valid hostnames (empty: it
- * names none).
+ * The listeners `ref` attaches `route` (of `kind`, HTTPRoute unless said) to. `hostnames` are the
+ * route's valid hostnames (empty: it names none).
  */
 export function attach(
-  route: HTTPRoute,
+  route: HTTPRoute | TLSRoute,
   ref: ParentReference,
   views: readonly ListenerView[],
   gatewayNamespace: string,
   namespaceLabels: (ns: string) => Readonly<Record<string, string>> | undefined,
   hostnames: readonly string[],
+  kind: RouteKind = "HTTPRoute",
 ): Attachment {
   const ns = route.metadata?.namespace ?? "";
   const selected = views.filter((v) =>
@@ -96,12 +101,12 @@ export function attach(
   if (selected.length === 0) {
     return { ok: false, reason: Reason.NoMatchingParent, message: `the Gateway has no listener with ${target}` };
   }
-  const admitting = selected.filter((v) => admits(v, ns, gatewayNamespace, namespaceLabels));
+  const admitting = selected.filter((v) => admits(v, ns, gatewayNamespace, namespaceLabels, kind));
   if (admitting.length === 0) {
     return {
       ok: false,
       reason: Reason.NotAllowedByListeners,
-      message: `no listener${target ? ` with ${target}` : ""} allows HTTPRoutes from namespace ${ns}`,
+      message: `no listener${target ? ` with ${target}` : ""} allows ${kind}s from namespace ${ns}`,
     };
   }
   const listeners: Attached[] = [];

@@ -22,6 +22,11 @@ import { isDns1123Label, isPortNumber } from "./validate.ts";
 
 export interface BackendContext {
   routeNamespace: string;
+  /**
+   * The kind of the referring route (HTTPRoute unless said): what a ReferenceGrant's `from` must
+   * name. A TLSRoute's backends get TLS as it comes, so the Service port's `appProtocol` is not read.
+   */
+  routeKind?: "HTTPRoute" | "TLSRoute";
   grants: readonly ReferenceGrant[];
   lookup: ClusterLookup;
   allowLoopbackEndpoints: boolean;
@@ -74,12 +79,13 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       `${where}.port ${show(ref.port)}: a Service reference needs its port (1-65535)`,
     );
   }
-  const from = { group: GROUP, kind: "HTTPRoute", namespace: ctx.routeNamespace };
+  const routeKind = ctx.routeKind ?? "HTTPRoute";
+  const from = { group: GROUP, kind: routeKind, namespace: ctx.routeNamespace };
   if (!referenceAllowed(ctx.grants, from, { group: "", kind: "Service", namespace: ns, name: ref.name })) {
     return bad(
       Reason.RefNotPermitted,
-      `${where}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows HTTPRoutes of ` +
-        `${ctx.routeNamespace} to use it`,
+      `${where}: Service ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows ${routeKind}s ` +
+        `of ${ctx.routeNamespace} to use it`,
     );
   }
   ctx.services.add(`${ns}/${ref.name}`);
@@ -95,7 +101,7 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
   if (!port) {
     return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} has no port ${ref.port}`);
   }
-  const app = (port as { appProtocol?: unknown }).appProtocol;
+  const app = routeKind === "TLSRoute" ? undefined : (port as { appProtocol?: unknown }).appProtocol;
   const proto = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
   if (proto === undefined) {
     return bad(

@@ -1,11 +1,12 @@
 /**
  * @module gateway/model
- * The model of one Gateway: `buildGateway` turns the Gateway, its HTTPRoutes, the ReferenceGrants
+ * The model of one Gateway: `buildGateway` turns the Gateway, its HTTPRoutes and TLSRoutes, the ReferenceGrants
  * and the cluster's Services, EndpointSlices and Secrets into the proxy's view (ports with their
  * route entries in precedence order, rule backends, Service backends, certificates) and the status
  * the controller writes (Gateway and listener conditions, each route's parent statuses). Pure: it
  * reads only its inputs. The steps live in their own modules: listeners.ts (listener validation
  * and status), attachment.ts (parentRef → listeners), rules.ts (matches, filters, backendRefs),
+ * tls_routes.ts (TLSRoutes: SNI names to passthrough backends),
  * precedence.ts (the order of entries), conditions.ts (condition builders).
  */
 import { cmp } from "../render/show.ts";
@@ -18,6 +19,7 @@ import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts
 import { compareRanked, createdAt, type Ranked } from "./precedence.ts";
 import { type Issue, readRule, type RuleRead } from "./rules.ts";
 import { isGatewayHostname } from "./validate.ts";
+import { readTlsRoutes } from "./tls_routes.ts";
 import {
   GATEWAY_CONTROLLER_NAME,
   type GatewayBuild,
@@ -176,19 +178,29 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     statuses.set(id, parents);
   }
 
+  const tls = readTlsRoutes(inputs.tlsRoutes ?? [], {
+    gateway: gw,
+    views,
+    namespaceLabels: inputs.namespaceLabels,
+    backends: ctx,
+    attached,
+    problems,
+  });
   const ports = proxyPorts(views, ranked);
+  for (const p of ports) if (p.protocol === "TLS") p.sni = tls.sni.get(p.port) ?? [];
   const rules = [...usedRules.values()].sort((a, b) => cmp(a.name, b.name));
-  const used = new Set(rules.flatMap((r) => r.targets.map((t) => t.backend)));
+  const used = new Set([...rules, ...tls.rules].flatMap((r) => r.targets.map((t) => t.backend)));
   const backends = [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));
   for (const p of ctx.problems) problems.push(p as BuildProblem);
 
   return {
-    proxy: { ports, rules, backends },
+    proxy: { ports, rules, backends, ...(tls.rules.length > 0 ? { tlsRules: tls.rules } : {}) },
     gateway: {
       conditions: gatewayConditions(refused, views, generation),
       listeners: views.map((v) => listenerStatus(v, attached.get(v)!.size)),
     },
     routes: statuses,
+    tlsRoutes: tls.statuses,
     problems,
     refs: { services: [...ctx.services].sort(cmp), secrets: [...secrets].sort(cmp) },
   };

@@ -1,7 +1,7 @@
 /**
  * @module lib/dev/conformance/main
  * `deno task conformance [--set key=value]… [suite flag]…`: the official Gateway API conformance
- * suite (sigs.k8s.io/gateway-api/conformance v1.6.3, profile GATEWAY-HTTP) against this project on
+ * suite (sigs.k8s.io/gateway-api/conformance v1.6.3, profiles GATEWAY-HTTP and GATEWAY-TLS) against this project on
  * its own single-node cluster, in one command:
  *   1. Go builds (cached): the cluster's binaries and helm, the suite's test binary and the CRDs;
  *   2. the images (`deno task images`: the project's, echo-basic under the suite's names, CoreDNS);
@@ -11,9 +11,10 @@
  *      features inferred from the GatewayClass status, the report written to
  *      `dist/conformance/<channel>-<version>-default-report.yaml`, the log beside it;
  *   6. the pod logs and the Gateway API objects copied to `dist/conformance/diagnostics/`, then the
- *      summary, ending with the line `N passed, M failed` (the profile's core tests).
- * Exits 0 only when every core test passed, none was skipped, and no extended test of a claimed
- * feature failed. The cluster is always removed,
+ *      summary, each profile's core result, ending with the line `N passed, M failed` (the core
+ *      tests of every profile).
+ * Exits 0 only when every core test of every profile passed, none was skipped, and no extended
+ * test of a claimed feature failed. The cluster is always removed,
  * also on Ctrl-C or a failure. See suite_args.ts for the arguments.
  */
 import { join } from "node:path";
@@ -22,7 +23,7 @@ import { register } from "../localenv/cleanup.ts";
 import { ensureHelm } from "../localenv/helm.ts";
 import { buildImages, repoRoot } from "../images/build.ts";
 import { type Cluster, startCluster } from "../localnode/mod.ts";
-import { CORE_TESTS, PROFILE, SUITE_VERSION } from "./core_tests.ts";
+import { PROFILES, SUITE_VERSION } from "./core_tests.ts";
 import {
   applyCrds,
   collectDiagnostics,
@@ -68,7 +69,10 @@ async function main(): Promise<number> {
   const reportPath = join(outDir, reportFileName(impl));
   const logPath = reportPath.replace(/-report\.yaml$/, ".log");
   await Deno.remove(reportPath).catch(() => {});
-  say(`conformance: Gateway API ${SUITE_VERSION}, profile ${PROFILE}, ${impl.project} ${impl.version}`);
+  say(
+    `conformance: Gateway API ${SUITE_VERSION}, profiles ${PROFILES.map((p) => p.name).join(", ")}, ${impl.project} ` +
+      impl.version,
+  );
 
   let cluster: Cluster | null = null;
   // Helm's home and the in-cluster admin kubeconfig: removed at the end, also on Ctrl-C (cleanup.ts
@@ -134,17 +138,18 @@ async function main(): Promise<number> {
     say("");
     for (const l of phases.table()) say(l);
     say("");
-    const summary = coreSummary(CORE_TESTS, testOutcomes(log), report, PROFILE, errors);
+    const outcomes = testOutcomes(log);
+    const summaries = PROFILES.map((p) => coreSummary(p.core, outcomes, report, p.name, errors));
     // a claimed feature whose test fails is a false claim in the class's status: the run fails too
-    const extFailed = extendedFailures(report, PROFILE);
+    const extFailed = [...new Set(PROFILES.flatMap((p) => extendedFailures(report, p.name)))];
     if (extFailed.length > 0) say(`extended tests failed (${extFailed.length}): ${extFailed.join(", ")}`);
-    for (const l of summaryLines(summary, report)) say(l);
-    return conformant(summary) && extFailed.length === 0 ? 0 : 1;
+    for (const l of summaryLines(summaries, report)) say(l);
+    return summaries.every(conformant) && extFailed.length === 0 ? 0 : 1;
   } catch (err) {
     say(`conformance: ${interrupted ? `stopped by ${interrupted}` : (err as Error).message}`);
     say("");
     for (const l of phases.table()) say(l);
-    say(`0 passed, ${CORE_TESTS.length} failed`);
+    say(`0 passed, ${PROFILES.reduce((n, p) => n + p.core.length, 0)} failed`);
     return 1;
   } finally {
     await cluster?.stop();

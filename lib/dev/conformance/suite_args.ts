@@ -10,7 +10,7 @@
  * harness never passes `-supported-features`: the suite infers them from the GatewayClass status.
  */
 import { VERSIONS } from "../../flags/table.ts";
-import { PROFILE } from "./core_tests.ts";
+import { PROFILES } from "./core_tests.ts";
 
 export interface TaskArgs {
   /** `--set` values for helm, as `key=value`. */
@@ -83,7 +83,7 @@ export function suiteArgs(opts: {
     "-test.v",
     "-test.timeout=60m",
     `-gateway-class=${opts.gatewayClass}`,
-    `-conformance-profiles=${PROFILE}`,
+    `-conformance-profiles=${PROFILES.map((p) => p.name).join(",")}`,
     `-organization=${impl.organization}`,
     `-project=${impl.project}`,
     `-url=${impl.url}`,

@@ -25,7 +25,7 @@ Deno.test("the suite's arguments: the whole test, the profile, the report fields
     const a of [
       "-test.v",
       "-gateway-class=ingress-controller",
-      "-conformance-profiles=GATEWAY-HTTP",
+      "-conformance-profiles=GATEWAY-HTTP,GATEWAY-TLS",
       "-mode=default",
       "-report-output=/r.yaml",
       `-version=${VERSIONS.A}`,
