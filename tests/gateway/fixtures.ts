@@ -12,6 +12,7 @@ import type {
   ParentReference,
   ReferenceGrant,
   RouteParentStatus,
+  TLSRoute,
 } from "../../lib/gateway/api.ts";
 import { buildGateway } from "../../lib/gateway/model.ts";
 import type { GatewayBuild } from "../../lib/gateway/model_types.ts";
@@ -39,6 +40,45 @@ export function http(name: string, port = 80, more: Partial<Listener> = {}): Lis
 
 export function https(name: string, secret: string, port = 443, more: Partial<Listener> = {}): Listener {
   return { name, port, protocol: "HTTPS", tls: { certificateRefs: [{ name: secret }] }, ...more };
+}
+
+/** A TLS listener; Passthrough unless `mode` says otherwise (null: no `tls` at all). */
+export function tls(
+  name: string,
+  port = 443,
+  more: Partial<Listener> = {},
+  mode: "Passthrough" | "Terminate" | null = "Passthrough",
+): Listener {
+  return { name, port, protocol: "TLS", ...(mode ? { tls: { mode } } : {}), ...more };
+}
+
+/** A TLSRoute whose one rule sends its connections to `backendRefs` (default: Service `svc`, port 443). */
+export function tlsRoute(
+  name: string,
+  hostnames: string[],
+  opts: {
+    namespace?: string;
+    parentRefs?: ParentReference[];
+    backendRefs?: NonNullable<NonNullable<TLSRoute["spec"]["rules"]>[number]["backendRefs"]>;
+    created?: string;
+    generation?: number;
+  } = {},
+): TLSRoute {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "TLSRoute",
+    metadata: {
+      name,
+      namespace: opts.namespace ?? NS,
+      generation: opts.generation ?? 1,
+      creationTimestamp: opts.created ?? "2026-01-01T00:00:00Z",
+    },
+    spec: {
+      parentRefs: opts.parentRefs ?? [{ name: "gw", namespace: NS }],
+      hostnames,
+      rules: [{ backendRefs: opts.backendRefs ?? [{ name: "svc", port: 443 }] }],
+    },
+  };
 }
 
 export function route(
@@ -115,6 +155,7 @@ export function backendService(name: string, namespace = NS, address = "10.0.0.1
 
 export interface World {
   routes?: HTTPRoute[];
+  tlsRoutes?: TLSRoute[];
   grants?: ReferenceGrant[];
   services?: V1Service[];
   endpointSlices?: V1EndpointSlice[];
@@ -130,11 +171,18 @@ export function build(gw: Gateway, world: World = {}): GatewayBuild {
     gateway: gw,
     gatewayClass: { metadata: { name: "ours" }, spec: { controllerName: "ingress-controller.io/gateway-controller" } },
     routes: world.routes ?? [],
+    tlsRoutes: world.tlsRoutes ?? [],
     grants: world.grants ?? [],
     namespaceLabels: (ns) => namespaces[ns],
     lookup: lookupFromLists({ services: world.services, endpointSlices: world.endpointSlices, secrets: world.secrets }),
     allowLoopbackEndpoints: world.allowLoopbackEndpoints,
   });
+}
+
+/** The condition `type` of a TLSRoute's parent status for `parentIndex`. */
+export function tlsRouteCondition(b: GatewayBuild, route: string, type: string, parentIndex = 0) {
+  const parents: RouteParentStatus[] | undefined = b.tlsRoutes.get(route.includes("/") ? route : `${NS}/${route}`);
+  return parents?.[parentIndex]?.conditions.find((c) => c.type === type);
 }
 
 /** The services and slices of {@link backendService} for each name. */
