@@ -54,15 +54,15 @@ Deno.test("TLS ports: a mode tcp frontend per port routing by SNI through passth
   const check = await checkRendered(r);
   assert.ok(check.ok, check.output);
   const cfg = r.config;
-  assert.match(cfg, /^frontend tls_443\n    mode tcp\n    bind "\$\{IC_BIND_ADDR\}:8443"$/m);
-  assert.match(cfg, /^frontend tls_8443\n    mode tcp\n    bind "\$\{IC_BIND_ADDR\}:18443"$/m);
+  assert.ok(cfg.includes('frontend tls_443\n    mode tcp\n    bind "${IC_BIND_ADDR}:8443"\n'));
+  assert.ok(cfg.includes('frontend tls_8443\n    mode tcp\n    bind "${IC_BIND_ADDR}:18443"\n'));
   assert.match(cfg, /^frontend http_80$/m);
   // the ClientHello's SNI, never decrypted; a connection that sends none within the delay is closed
   assert.match(cfg, /tcp-request content reject if !\{ req_ssl_hello_type 1 \}/);
   assert.match(cfg, /set-var\(sess\.ic_sni\) req\.ssl_sni,lower/);
   // an eight-label wildcard suffix is looked up too (the default depths stop at five)
   assert.match(cfg, /field\(-1,\.,8\),regsub\(\^,8443:\.\)/);
-  assert.match(cfg, /^backend be_ns_a_443_tcp\n    balance roundrobin\n    mode tcp$/m);
+  assert.ok(cfg.includes("backend be_ns_a_443_tcp\n    balance roundrobin\n    mode tcp\n"));
   assert.deepEqual(r.maps["passthrough.map"].split("\n").filter(Boolean), [
     "443: ic_reject",
     "443:.example.com gw_split",
