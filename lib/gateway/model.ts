@@ -13,7 +13,14 @@ import { cmp } from "../render/show.ts";
 import type { Condition, HTTPRoute, RouteParentStatus } from "./api.ts";
 import { attach, namesGateway } from "./attachment.ts";
 import type { BackendContext, GatewayBackend } from "./backends.ts";
-import { condition, generationOf, Reason, Type } from "./conditions.ts";
+import {
+  condition,
+  generationOf,
+  partiallyInvalidCondition,
+  Reason,
+  resolvedRefsCondition,
+  Type,
+} from "./conditions.ts";
 import { compareHostnames } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
 import { compareRanked, createdAt, type Ranked } from "./precedence.ts";
@@ -153,25 +160,9 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
           if (a.view.programmed) addEntries(ranked, usedRules, read, a.view, a.hostnames);
         }
       }
-      conditions.push(
-        read.unresolved.length === 0
-          ? condition(Type.ResolvedRefs, true, Reason.ResolvedRefs, "all backendRefs resolved", read.generation)
-          : condition(
-            Type.ResolvedRefs,
-            false,
-            read.unresolved[0].reason,
-            read.unresolved.map((i) => i.message).join("; "),
-            read.generation,
-          ),
-      );
+      conditions.push(resolvedRefsCondition(read.unresolved, read.generation));
       if (att.ok && !read.refused && read.partial.length > 0) {
-        conditions.push(condition(
-          Type.PartiallyInvalid,
-          true,
-          Reason.UnsupportedValue,
-          `Dropped Rule: ${read.partial.map((i) => i.message).join("; ")}`,
-          read.generation,
-        ));
+        conditions.push(partiallyInvalidCondition(read.partial, read.generation, "Dropped Rule: "));
       }
       parents.push({ parentRef: structuredClone(ref), controllerName: GATEWAY_CONTROLLER_NAME, conditions });
     }

@@ -15,7 +15,14 @@ import { cmp } from "../render/show.ts";
 import type { Condition, RouteParentStatus, TLSRoute } from "./api.ts";
 import { attach, namesGateway } from "./attachment.ts";
 import { type BackendContext, resolveBackendRef } from "./backends.ts";
-import { condition, generationOf, Reason, Type } from "./conditions.ts";
+import {
+  condition,
+  generationOf,
+  partiallyInvalidCondition,
+  Reason,
+  resolvedRefsCondition,
+  Type,
+} from "./conditions.ts";
 import { compareHostnames } from "./hostnames.ts";
 import type { ListenerView } from "./listeners.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild, type SniEntry, type TlsRule } from "./model_types.ts";
@@ -171,25 +178,9 @@ export function readTlsRoutes(routes: readonly TLSRoute[], ctx: TlsContext): Tls
           }
         }
       }
-      conditions.push(
-        read.unresolved.length === 0
-          ? condition(Type.ResolvedRefs, true, Reason.ResolvedRefs, "all backendRefs resolved", read.generation)
-          : condition(
-            Type.ResolvedRefs,
-            false,
-            read.unresolved[0].reason,
-            read.unresolved.map((i) => i.message).join("; "),
-            read.generation,
-          ),
-      );
+      conditions.push(resolvedRefsCondition(read.unresolved, read.generation));
       if (att.ok && !read.refused && read.partial.length > 0) {
-        conditions.push(condition(
-          Type.PartiallyInvalid,
-          true,
-          Reason.UnsupportedValue,
-          read.partial.map((i) => i.message).join("; "),
-          read.generation,
-        ));
+        conditions.push(partiallyInvalidCondition(read.partial, read.generation));
       }
       parents.push({ parentRef: structuredClone(ref), controllerName: GATEWAY_CONTROLLER_NAME, conditions });
     }

@@ -223,6 +223,60 @@ Deno.test("Gateway API source against a real API server", async (t) => {
         },
       );
 
+      await t.step(
+        "a TLS Passthrough listener: a TLSRoute of the same name as an HTTPRoute gets its own status; passthrough.map routes its SNI",
+        async () => {
+          await cluster.apply(
+            resources.gateways,
+            gatewayObj(app, "tls", "ours", [{
+              name: "tls",
+              port: 443,
+              protocol: "TLS",
+              hostname: "*.tls.example",
+              tls: { mode: "Passthrough" },
+            }]),
+          );
+          await cluster.apply(resources.tlsRoutes, {
+            apiVersion: gwApi,
+            kind: "TLSRoute",
+            metadata: { name: "shop", namespace: app },
+            spec: {
+              parentRefs: [{ name: "tls" }],
+              hostnames: ["a.tls.example"],
+              rules: [{ backendRefs: [{ name: "web", port: 80 }] }],
+            },
+          });
+          const parent = await eventually("the TLSRoute's parent status", async () => {
+            const r = await cluster.get(resources.tlsRoutes, app, "shop");
+            return (r?.status?.parents ?? []).find((p: { parentRef: { name: string } }) => p.parentRef.name === "tls");
+          });
+          for (const type of ["Accepted", "ResolvedRefs"]) {
+            assert.equal(parent.conditions.find((c: { type: string }) => c.type === type).status, "True", type);
+          }
+          const gw = await eventually("the listener's attached route", async () => {
+            const g = await cluster.get(resources.gateways, app, "tls");
+            return g?.status?.listeners?.[0]?.attachedRoutes === 1 ? g : null;
+          });
+          assert.deepEqual(gw!.status.listeners[0].supportedKinds, [{
+            group: "gateway.networking.k8s.io",
+            kind: "TLSRoute",
+          }]);
+          // the HTTPRoute of the same namespace/name keeps its own entries
+          const http = await cluster.get(resources.httpRoutes, app, "shop");
+          assert.ok(
+            !(http?.status?.parents ?? []).some((p: { parentRef: { name: string } }) => p.parentRef.name === "tls"),
+          );
+          const proxy = gatewayProxyName(`${app}/tls`);
+          const data = await eventually("the proxy's passthrough.map", async () => {
+            const cm = (await cluster.get(resources.configMaps, ops, proxy))?.data ?? {};
+            return Object.values(cm).some((v) => String(v).includes(`443:a.tls.example be_${app}_web_80_tcp`))
+              ? cm
+              : null;
+          });
+          assert.ok(Object.values(data!).some((v) => String(v).includes("frontend tls_443")));
+        },
+      );
+
       await t.step("a Gateway deleted: its proxy goes, and so does its entry in the routes' status", async () => {
         await cluster.remove(resources.gateways, app, "second");
         await eventually(
