@@ -11,7 +11,7 @@
  * appear; the Ingress source never waits for it. A group's build is the Gateway's model
  * (lib/gateway/model.ts) rendered by lib/gateway/render.ts; after a publish the Gateway, its
  * routes and its class get their status (lib/controller/gateway_status.ts), the Gateway's
- * `Programmed` only once its proxy has an available pod.
+ * `Programmed` only once its proxy has an available pod that its Service routes to.
  */
 import { isStatus } from "../cluster/client.ts";
 import { Informer, type InformerOptions } from "../cluster/informer.ts";
@@ -105,6 +105,18 @@ function parentGateways(route: KubeObject | undefined): string[] {
     if (namesGateway(ref, ns, key)) out.add(key);
   }
   return [...out];
+}
+
+/**
+ * Whether a Service has a ready endpoint in its EndpointSlices as cached: the proxy pod is not only
+ * available but routed to through the Gateway's address (kube-proxy programs the Service from the
+ * same slices; a client that connects the moment the Gateway says Programmed may otherwise meet an
+ * address that routes nowhere yet).
+ */
+function hasReadyEndpoint(lookup: ClusterLookup, namespace: string, service: string): boolean {
+  return lookup.endpointSlices(namespace, service).some((slice) =>
+    (slice.endpoints ?? []).some((e) => e.conditions?.ready !== false && (e.addresses ?? []).length > 0)
+  );
 }
 
 /** Whether only the status (or nothing) changed between two versions of an object. */
@@ -472,7 +484,9 @@ export class GatewaySource implements RouteSource {
     const gateway = own.members[0] as Gateway;
     const build = own.detail;
     const deployment = this.#deps.deployment(own.target.namespace, own.target.name);
-    const available = deploymentAvailable(deployment);
+    const podAvailable = deploymentAvailable(deployment);
+    const routed = podAvailable && hasReadyEndpoint(this.#deps.lookup, own.target.namespace, own.target.name);
+    const available = podAvailable && routed;
     const addresses: GatewayAddress[] = loadBalancerOf(proxyService).map((a) =>
       a.ip ? { type: "IPAddress", value: a.ip } : { type: "Hostname", value: a.hostname! }
     );
@@ -480,7 +494,10 @@ export class GatewaySource implements RouteSource {
       if (c.type !== "Programmed" || c.status !== "True") return c;
       if (refused !== null) return { ...c, status: "False", reason: "Invalid", message: refused };
       if (!available || addresses.length === 0) {
-        return { ...c, status: "False", reason: "Pending", message: "waiting for the Gateway's proxy pods" };
+        const message = podAvailable
+          ? "waiting for the proxy Service to route to the Gateway's proxy pods"
+          : "waiting for the Gateway's proxy pods";
+        return { ...c, status: "False", reason: "Pending", message };
       }
       return c;
     });

@@ -133,7 +133,17 @@ Deno.test("Gateway API source against a real API server", async (t) => {
           assert.equal(condition(gw, "Programmed").status, "False", "no proxy pod is available yet");
           assert.deepEqual(gw!.status.listeners.map((l: { name: string }) => l.name), ["http", "alt"]);
           await setDeploymentAvailable(cluster, ops, edgeProxy);
-          await eventually("Programmed once a proxy pod is available", async () => {
+          await eventually("still Pending while the proxy Service routes to no ready pod", async () => {
+            const g = await cluster.get(resources.gateways, app, "edge");
+            return /proxy Service to route/.test(condition(g, "Programmed")?.message ?? "");
+          });
+          assert.equal(condition(await cluster.get(resources.gateways, app, "edge"), "Programmed").status, "False");
+          // the EndpointSlice controller's slice for the proxy Service, with the ready pod
+          await cluster.apply(
+            resources.endpointSlices,
+            sliceObj(ops, edgeProxy, [{ address: "10.9.0.9", port: 8080 } as any]),
+          );
+          await eventually("Programmed once a proxy pod is available and its Service routes to it", async () => {
             const g = await cluster.get(resources.gateways, app, "edge");
             return condition(g, "Programmed")?.status === "True" &&
               condition(g, "Programmed").observedGeneration === g!.metadata.generation;
