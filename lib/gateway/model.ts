@@ -21,11 +21,10 @@ import {
   resolvedRefsCondition,
   Type,
 } from "./conditions.ts";
-import { compareHostnames } from "./hostnames.ts";
+import { compareHostnames, routeHostnames } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
 import { compareRanked, createdAt, type Ranked } from "./precedence.ts";
 import { type Issue, readRule, type RuleRead } from "./rules.ts";
-import { isGatewayHostname } from "./validate.ts";
 import { readTlsRoutes } from "./tls_routes.ts";
 import {
   GATEWAY_CONTROLLER_NAME,
@@ -205,13 +204,7 @@ function readRoute(route: HTTPRoute, id: string, created: number, ctx: BackendCo
   const generation = generationOf(route);
   const partial: Issue[] = [];
   const written = route.spec?.hostnames ?? [];
-  const hostnames: string[] = [];
-  const badHosts: string[] = [];
-  for (const [i, h] of written.entries()) {
-    if (isGatewayHostname(h)) {
-      if (!hostnames.includes(h)) hostnames.push(h);
-    } else badHosts.push(`spec.hostnames[${i}] ${JSON.stringify(h)}`);
-  }
+  const { hostnames, bad: badHosts } = routeHostnames(written);
   const rules = (route.spec?.rules ?? []).map((rule, i) => readRule(rule, i, id, ctx));
   const unsupported = rules.flatMap((r) => r.unsupported);
   const unresolved = rules.flatMap((r) => r.unresolved);

@@ -23,12 +23,11 @@ import {
   resolvedRefsCondition,
   Type,
 } from "./conditions.ts";
-import { compareHostnames } from "./hostnames.ts";
+import { compareHostnames, routeHostnames } from "./hostnames.ts";
 import type { ListenerView } from "./listeners.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild, type SniEntry, type TlsRule } from "./model_types.ts";
 import { createdAt } from "./precedence.ts";
 import { type Issue, ruleBackendName } from "./rules.ts";
-import { isGatewayHostname } from "./validate.ts";
 import type { Gateway } from "./api.ts";
 
 type BuildProblem = GatewayBuild["problems"][number];
@@ -69,13 +68,7 @@ const TCP_SUFFIX = "_tcp";
 function readTlsRoute(route: TLSRoute, id: string, ctx: BackendContext): TlsRead {
   const generation = generationOf(route);
   const written = route.spec?.hostnames ?? [];
-  const hostnames: string[] = [];
-  const bad: string[] = [];
-  for (const [i, h] of written.entries()) {
-    if (isGatewayHostname(h)) {
-      if (!hostnames.includes(h)) hostnames.push(h);
-    } else bad.push(`spec.hostnames[${i}] ${JSON.stringify(h)}`);
-  }
+  const { hostnames, bad } = routeHostnames(written);
   const partial: Issue[] = [];
   const unresolved: Issue[] = [];
   let refused: Issue | null = null;

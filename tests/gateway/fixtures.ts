@@ -52,49 +52,20 @@ export function tls(
   return { name, port, protocol: "TLS", ...(mode ? { tls: { mode } } : {}), ...more };
 }
 
-/** A TLSRoute whose one rule sends its connections to `backendRefs` (default: Service `svc`, port 443). */
-export function tlsRoute(
-  name: string,
-  hostnames: string[],
-  opts: {
-    namespace?: string;
-    parentRefs?: ParentReference[];
-    backendRefs?: NonNullable<NonNullable<TLSRoute["spec"]["rules"]>[number]["backendRefs"]>;
-    created?: string;
-    generation?: number;
-  } = {},
-): TLSRoute {
-  return {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "TLSRoute",
-    metadata: {
-      name,
-      namespace: opts.namespace ?? NS,
-      generation: opts.generation ?? 1,
-      creationTimestamp: opts.created ?? "2026-01-01T00:00:00Z",
-    },
-    spec: {
-      parentRefs: opts.parentRefs ?? [{ name: "gw", namespace: NS }],
-      hostnames,
-      rules: [{ backendRefs: opts.backendRefs ?? [{ name: "svc", port: 443 }] }],
-    },
-  };
+/** What a route fixture may set beside its rules. */
+interface RouteOpts {
+  namespace?: string;
+  parentRefs?: ParentReference[];
+  hostnames?: string[];
+  created?: string;
+  generation?: number;
 }
 
-export function route(
-  name: string,
-  rules: HTTPRouteRule[],
-  opts: {
-    namespace?: string;
-    parentRefs?: ParentReference[];
-    hostnames?: string[];
-    created?: string;
-    generation?: number;
-  } = {},
-): HTTPRoute {
+/** A route of `kind` (metadata and parentRefs as the API server returns them) with `spec` beside its parentRefs. */
+function routeOf<K extends "HTTPRoute" | "TLSRoute">(kind: K, name: string, opts: RouteOpts, spec: object) {
   return {
     apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
+    kind,
     metadata: {
       name,
       namespace: opts.namespace ?? NS,
@@ -104,9 +75,26 @@ export function route(
     spec: {
       parentRefs: opts.parentRefs ?? [{ name: "gw", namespace: NS }],
       ...(opts.hostnames ? { hostnames: opts.hostnames } : {}),
-      rules,
+      ...spec,
     },
   };
+}
+
+/** A TLSRoute whose one rule sends its connections to `backendRefs` (default: Service `svc`, port 443). */
+export function tlsRoute(
+  name: string,
+  hostnames: string[],
+  opts: Omit<RouteOpts, "hostnames"> & {
+    backendRefs?: NonNullable<NonNullable<TLSRoute["spec"]["rules"]>[number]["backendRefs"]>;
+  } = {},
+): TLSRoute {
+  return routeOf("TLSRoute", name, { ...opts, hostnames }, {
+    rules: [{ backendRefs: opts.backendRefs ?? [{ name: "svc", port: 443 }] }],
+  }) as TLSRoute;
+}
+
+export function route(name: string, rules: HTTPRouteRule[], opts: RouteOpts = {}): HTTPRoute {
+  return routeOf("HTTPRoute", name, opts, { rules }) as HTTPRoute;
 }
 
 /** A rule sending everything it matches to `service:port`. */
