@@ -69,6 +69,7 @@ export const resources = {
   gateways: rt("gateway.networking.k8s.io", "v1", "gateways", "Gateway"),
   httpRoutes: rt("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute"),
   grpcRoutes: rt("gateway.networking.k8s.io", "v1", "grpcroutes", "GRPCRoute"),
+  tlsRoutes: rt("gateway.networking.k8s.io", "v1", "tlsroutes", "TLSRoute"),
   referenceGrants: rt("gateway.networking.k8s.io", "v1beta1", "referencegrants", "ReferenceGrant"),
 } as const;
 

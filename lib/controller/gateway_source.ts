@@ -2,7 +2,7 @@
  * @module controller/gateway_source
  * The Gateway API route source (lib/controller/route_source.ts): GatewayClasses whose
  * `controllerName` is ours (lib/gateway/model_types.ts GATEWAY_CONTROLLER_NAME), their Gateways,
- * the HTTPRoutes and GRPCRoutes attached to them and the ReferenceGrants and Namespaces that decide what may
+ * the HTTPRoutes, GRPCRoutes and TLSRoutes (each when its v1 CRD is served) attached to them and the ReferenceGrants and Namespaces that decide what may
  * attach and be referred to. Each Gateway is a proxy group of its own (`gateway:<ns>/<name>`,
  * whose one member is the Gateway): its own proxy, so two Gateways on one port route apart.
  *
@@ -11,8 +11,9 @@
  * appear; the Ingress source never waits for it. A group's build is the Gateway's model
  * (lib/gateway/model.ts) rendered by lib/gateway/render.ts; after a publish the Gateway, its
  * routes and its class get their status (lib/controller/gateway_status.ts), the Gateway's
- * `Programmed` only once its proxy has an available pod. GRPCRoutes are watched when their CRD is
- * served and this identity may list them (an older chart or CRD bundle leaves them out, not the rest).
+ * `Programmed` only once its proxy has an available pod that its Service routes to. GRPCRoutes and
+ * TLSRoutes are watched when their CRD is served and this identity may list them (an older chart or
+ * CRD bundle leaves them out, not the rest).
  */
 import { isStatus } from "../cluster/client.ts";
 import { Informer, type InformerOptions } from "../cluster/informer.ts";
@@ -31,6 +32,7 @@ import type {
   GRPCRoute,
   HTTPRoute,
   ParentReference,
+  TLSRoute,
 } from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
 import { infrastructureMetadata } from "../gateway/infrastructure.ts";
@@ -77,10 +79,31 @@ interface Informers {
   namespaces: Informer;
   /** Only when GRPCRoutes are served and may be listed. */
   grpcRoutes?: Informer;
+  /** Only when the TLSRoute v1 CRD is served and this controller may list TLSRoutes. */
+  tlsRoutes?: Informer;
 }
 
-/** The tag of a GRPCRoute's key in the route indexes (an HTTPRoute's key is `namespace/name`). */
-const GRPC = "GRPCRoute:";
+/** The Gateways (`namespace/name`) each route of one kind names, and the reverse. */
+class ParentIndex {
+  /** Gateway → the routes (`namespace/name`) whose parentRefs name it. */
+  readonly routesOf = new Map<string, Set<string>>();
+  /** Route → the Gateways its parentRefs named when last seen. */
+  readonly #parentsOf = new Map<string, string[]>();
+
+  /** Records the Gateways route `key` names `now`; returns those it named before or names now. */
+  update(key: string, now: readonly string[]): Set<string> {
+    const before = this.#parentsOf.get(key) ?? [];
+    for (const gw of before) this.routesOf.get(gw)?.delete(key);
+    for (const gw of now) {
+      let set = this.routesOf.get(gw);
+      if (!set) this.routesOf.set(gw, set = new Set());
+      set.add(key);
+    }
+    if (now.length > 0) this.#parentsOf.set(key, [...now]);
+    else this.#parentsOf.delete(key);
+    return new Set([...before, ...now]);
+  }
+}
 
 /** The Gateway keys (`namespace/name`) a route's parentRefs name. */
 function parentGateways(route: KubeObject | undefined): string[] {
@@ -94,6 +117,18 @@ function parentGateways(route: KubeObject | undefined): string[] {
     if (namesGateway(ref, ns, key)) out.add(key);
   }
   return [...out];
+}
+
+/**
+ * Whether a Service has a ready endpoint in its EndpointSlices as cached: the proxy pod is not only
+ * available but routed to through the Gateway's address (kube-proxy programs the Service from the
+ * same slices; a client that connects the moment the Gateway says Programmed may otherwise meet an
+ * address that routes nowhere yet).
+ */
+function hasReadyEndpoint(lookup: ClusterLookup, namespace: string, service: string): boolean {
+  return lookup.endpointSlices(namespace, service).some((slice) =>
+    (slice.endpoints ?? []).some((e) => e.conditions?.ready !== false && (e.addresses ?? []).length > 0)
+  );
 }
 
 /** Whether only the status (or nothing) changed between two versions of an object. */
@@ -113,12 +148,15 @@ export class GatewaySource implements RouteSource {
   readonly #groups = new GroupIndex();
   /** Gateway member key → the Services and Secrets its last build read. */
   readonly #refs = new ReverseIndex();
-  /** Gateway `namespace/name` → the routes (`namespace/name`) whose parentRefs name it. */
-  readonly #routesOf = new Map<string, Set<string>>();
-  /** Route → the Gateways its parentRefs named when last seen. */
-  readonly #parentsOf = new Map<string, string[]>();
-  /** Per group: the routes whose status names its Gateway (written by this term's builds). */
+  readonly #httpIndex = new ParentIndex();
+  readonly #grpcIndex = new ParentIndex();
+  readonly #tlsIndex = new ParentIndex();
+  /** Per group: the routes whose status names its Gateway (written by this term's builds), per kind. */
   readonly #statusRoutes = new Map<GroupKey, Set<string>>();
+  readonly #statusGrpcRoutes = new Map<GroupKey, Set<string>>();
+  readonly #statusTlsRoutes = new Map<GroupKey, Set<string>>();
+  /** Whether TLSRoutes (v1) are served and may be listed: checked with the rest of the Gateway API. */
+  #tlsServed = false;
   readonly #status: GatewayStatusWriter;
   readonly #stop = new AbortController();
   readonly #discovering: Promise<void>;
@@ -147,12 +185,11 @@ export class GatewaySource implements RouteSource {
       try {
         if (await this.#served()) {
           this.#start();
-          log.info(
-            `Gateway API served: watching GatewayClasses, Gateways, HTTPRoutes, ${
-              this.#grpc ? "GRPCRoutes " : ""
-            }and ReferenceGrants`,
-            { controllerName: GATEWAY_CONTROLLER_NAME },
-          );
+          log.info("Gateway API served: watching GatewayClasses, Gateways, HTTPRoutes and ReferenceGrants", {
+            controllerName: GATEWAY_CONTROLLER_NAME,
+            grpcRoutes: this.#grpc,
+            tlsRoutes: this.#tlsServed,
+          });
           return;
         }
         if (!said) {
@@ -187,6 +224,7 @@ export class GatewaySource implements RouteSource {
     try {
       await this.#ctx.client.request("GET", `${GROUP_PATH}/v1/gatewayclasses`, { query: { limit: "1" } });
       this.#grpc = v1.has("grpcroutes") && await this.#mayList("grpcroutes");
+      this.#tlsServed = v1.has("tlsroutes") && await this.#mayList("tlsroutes");
     } catch (err) {
       if (!isStatus(err, 403)) throw err;
       if (!this.#forbiddenSaid) {
@@ -225,6 +263,7 @@ export class GatewaySource implements RouteSource {
       grants: inf(resources.referenceGrants),
       namespaces: inf(resources.namespaces),
       ...(this.#grpc ? { grpcRoutes: inf(resources.grpcRoutes) } : {}),
+      ...(this.#tlsServed ? { tlsRoutes: inf(resources.tlsRoutes) } : {}),
     };
     this.#informers = informers;
     informers.classes.on({
@@ -237,11 +276,16 @@ export class GatewaySource implements RouteSource {
       onUpdate: (old, g) => statusOnly(old, g) ? undefined : this.#file(keyOf(g)),
       onDelete: (g) => this.#file(keyOf(g)),
     });
-    for (const [routes, tag] of [[informers.routes, ""], [informers.grpcRoutes, GRPC]] as const) {
+    const kinds = [
+      [informers.routes, this.#httpIndex],
+      [informers.grpcRoutes, this.#grpcIndex],
+      [informers.tlsRoutes, this.#tlsIndex],
+    ] as const;
+    for (const [routes, index] of kinds) {
       routes?.on({
-        onAdd: (r) => this.#routeChanged(r, tag),
-        onUpdate: (old, r) => statusOnly(old, r) ? undefined : this.#routeChanged(r, tag),
-        onDelete: (r) => this.#routeChanged(r, tag),
+        onAdd: (r) => this.#routeChanged(routes, index, r),
+        onUpdate: (old, r) => statusOnly(old, r) ? undefined : this.#routeChanged(routes, index, r),
+        onDelete: (r) => this.#routeChanged(routes, index, r),
       });
     }
     informers.grants.on({
@@ -294,34 +338,21 @@ export class GatewaySource implements RouteSource {
     });
   }
 
-  /** The cached route of an index key (`namespace/name`, or GRPC + that). */
-  #route(key: string): HTTPRoute | GRPCRoute | undefined {
-    const i = this.#informers;
-    return (key.startsWith(GRPC) ? i?.grpcRoutes?.store.get(key.slice(GRPC.length)) : i?.routes.store.get(key)) as
-      | HTTPRoute
-      | GRPCRoute
-      | undefined;
-  }
-
-  #routeChanged(route: KubeObject, tag: "" | typeof GRPC): void {
-    const key = tag + keyOf(route);
-    const now = this.#route(key) ? parentGateways(route) : [];
-    const before = this.#parentsOf.get(key) ?? [];
-    for (const gw of before) this.#routesOf.get(gw)?.delete(key);
-    for (const gw of now) {
-      let set = this.#routesOf.get(gw);
-      if (!set) this.#routesOf.set(gw, set = new Set());
-      set.add(key);
-    }
-    if (now.length > 0) this.#parentsOf.set(key, now);
-    else this.#parentsOf.delete(key);
-    for (const gw of new Set([...before, ...now])) this.#queueGateway(gw);
+  #routeChanged(routes: Informer, index: ParentIndex, route: KubeObject): void {
+    const key = keyOf(route);
+    const now = routes.store.get(key) ? parentGateways(route) : [];
+    for (const gw of index.update(key, now)) this.#queueGateway(gw);
   }
 
   #queueGateway(gatewayKey: string): void {
     const slash = gatewayKey.indexOf("/");
     const group = gatewayGroup(gatewayKey.slice(0, slash), gatewayKey.slice(slash + 1));
-    if (this.#groups.groupOf(group) !== null || this.#statusRoutes.has(group)) this.#ctx.queue(group);
+    if (
+      this.#groups.groupOf(group) !== null || this.#statusRoutes.has(group) || this.#statusGrpcRoutes.has(group) ||
+      this.#statusTlsRoutes.has(group)
+    ) {
+      this.#ctx.queue(group);
+    }
   }
 
   #queueAll(): void {
@@ -478,11 +509,15 @@ export class GatewaySource implements RouteSource {
     const gateway = informers.gateways.store.get(key) as Gateway | undefined;
     const gatewayClass = gateway && this.#ours(gateway.spec?.gatewayClassName);
     if (!gateway || !gatewayClass) return null;
-    const keys = [...this.#routesOf.get(key) ?? []];
-    const routes = keys.filter((k) => !k.startsWith(GRPC)).map((k) => this.#route(k) as HTTPRoute | undefined)
+    const routes = [...this.#httpIndex.routesOf.get(key) ?? []]
+      .map((k) => informers.routes.store.get(k) as HTTPRoute | undefined)
       .filter((r): r is HTTPRoute => r !== undefined);
-    const grpcRoutes = keys.filter((k) => k.startsWith(GRPC)).map((k) => this.#route(k) as GRPCRoute | undefined)
+    const grpcRoutes = [...this.#grpcIndex.routesOf.get(key) ?? []]
+      .map((k) => informers.grpcRoutes?.store.get(k) as GRPCRoute | undefined)
       .filter((r): r is GRPCRoute => r !== undefined);
+    const tlsRoutes = [...this.#tlsIndex.routesOf.get(key) ?? []]
+      .map((k) => informers.tlsRoutes?.store.get(k) as TLSRoute | undefined)
+      .filter((r): r is TLSRoute => r !== undefined);
     const namespaces = informers.namespaces.store;
     const parametersProblem = this.#parameters(gateway, defaultGlobalSettings)?.problem ?? null;
     const build = buildGateway({
@@ -490,6 +525,7 @@ export class GatewaySource implements RouteSource {
       gatewayClass,
       routes,
       grpcRoutes,
+      tlsRoutes,
       grants: informers.grants.store.list() as never,
       namespaceLabels: (ns) => {
         const n = namespaces.get(ns);
@@ -506,9 +542,11 @@ export class GatewaySource implements RouteSource {
     // A route's problem goes on the route (its author reads its Events), the rest on the Gateway.
     for (const p of build.problems) {
       const route = p.kind === "HTTPRoute"
-        ? this.#route(p.object)
+        ? informers.routes.store.get(p.object)
         : p.kind === "GRPCRoute"
-        ? this.#route(GRPC + p.object)
+        ? informers.grpcRoutes?.store.get(p.object)
+        : p.kind === "TLSRoute"
+        ? informers.tlsRoutes?.store.get(p.object)
         : undefined;
       if (route) this.#ctx.events.record(route, "Warning", p.reason, p.message);
       else this.#ctx.events.record(gateway, "Warning", p.reason, `${p.kind} ${p.object}: ${p.message}`);
@@ -543,7 +581,9 @@ export class GatewaySource implements RouteSource {
     const gateway = own.members[0] as Gateway;
     const build = own.detail;
     const deployment = this.#deps.deployment(own.target.namespace, own.target.name);
-    const available = deploymentAvailable(deployment);
+    const podAvailable = deploymentAvailable(deployment);
+    const routed = podAvailable && hasReadyEndpoint(this.#deps.lookup, own.target.namespace, own.target.name);
+    const available = podAvailable && routed;
     const addresses: GatewayAddress[] = loadBalancerOf(proxyService).map((a) =>
       a.ip ? { type: "IPAddress", value: a.ip } : { type: "Hostname", value: a.hostname! }
     );
@@ -551,7 +591,10 @@ export class GatewaySource implements RouteSource {
       if (c.type !== "Programmed" || c.status !== "True") return c;
       if (refused !== null) return { ...c, status: "False", reason: "Invalid", message: refused };
       if (!available || addresses.length === 0) {
-        return { ...c, status: "False", reason: "Pending", message: "waiting for the Gateway's proxy pods" };
+        const message = podAvailable
+          ? "waiting for the proxy Service to route to the Gateway's proxy pods"
+          : "waiting for the Gateway's proxy pods";
+        return { ...c, status: "False", reason: "Pending", message };
       }
       return c;
     });
@@ -563,22 +606,26 @@ export class GatewaySource implements RouteSource {
         conditions,
       }, addresses),
     ];
-    const written = new Set<string>();
-    for (const [tag, statuses] of [["", build.routes], [GRPC, build.grpcRoutes]] as const) {
+    const kinds = [
+      [this.#informers!.routes, build.routes, this.#statusRoutes, resources.httpRoutes],
+      [this.#informers!.grpcRoutes, build.grpcRoutes, this.#statusGrpcRoutes, resources.grpcRoutes],
+      [this.#informers!.tlsRoutes, build.tlsRoutes, this.#statusTlsRoutes, resources.tlsRoutes],
+    ] as const;
+    for (const [informer, statuses, before, resource] of kinds) {
+      if (!informer) continue;
+      const written = new Set<string>();
       for (const [routeKey, parents] of statuses) {
-        const route = this.#route(tag + routeKey);
+        const route = informer.store.get(routeKey) as HTTPRoute | GRPCRoute | TLSRoute | undefined;
         if (!route) continue;
-        written.add(tag + routeKey);
-        tasks.push(this.#status.writeRoute(route, key, parents, tag === GRPC));
+        written.add(routeKey);
+        tasks.push(this.#status.writeRoute(route, key, parents, resource));
       }
-    }
-    for (const routeKey of this.#statusRoutes.get(group) ?? []) {
-      const route = this.#route(routeKey);
-      if (route && !written.has(routeKey)) {
-        tasks.push(this.#status.writeRoute(route, key, [], routeKey.startsWith(GRPC)));
+      for (const routeKey of before.get(group) ?? []) {
+        const route = informer.store.get(routeKey) as HTTPRoute | GRPCRoute | TLSRoute | undefined;
+        if (route && !written.has(routeKey)) tasks.push(this.#status.writeRoute(route, key, [], resource));
       }
+      before.set(group, written);
     }
-    this.#statusRoutes.set(group, written);
     const results = await Promise.allSettled(tasks);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
@@ -587,11 +634,20 @@ export class GatewaySource implements RouteSource {
   /** A Gateway gone: its entries leave the routes that still name it. */
   async retiredOwn(group: GroupKey): Promise<void> {
     const key = gatewayOf(group)!;
-    const tasks = [...this.#statusRoutes.get(group) ?? []].map((routeKey) => {
-      const route = this.#route(routeKey);
-      return route ? this.#status.writeRoute(route, key, [], routeKey.startsWith(GRPC)) : Promise.resolve();
-    });
+    const kinds = [
+      [this.#informers?.routes, this.#statusRoutes, resources.httpRoutes],
+      [this.#informers?.grpcRoutes, this.#statusGrpcRoutes, resources.grpcRoutes],
+      [this.#informers?.tlsRoutes, this.#statusTlsRoutes, resources.tlsRoutes],
+    ] as const;
+    const tasks = kinds.flatMap(([informer, before, resource]) =>
+      [...before.get(group) ?? []].map((routeKey) => {
+        const route = informer?.store.get(routeKey) as HTTPRoute | GRPCRoute | TLSRoute | undefined;
+        return route ? this.#status.writeRoute(route, key, [], resource) : Promise.resolve();
+      })
+    );
     this.#statusRoutes.delete(group);
+    this.#statusGrpcRoutes.delete(group);
+    this.#statusTlsRoutes.delete(group);
     this.#refs.delete(group);
     await Promise.all(tasks);
   }

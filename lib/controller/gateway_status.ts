@@ -2,7 +2,7 @@
  * @module controller/gateway_status
  * The status the Gateway API asks of a controller, written by the leader only (through the
  * leadership-gated writer): a GatewayClass's `Accepted` and `supportedFeatures`, a Gateway's
- * addresses, conditions and listeners, and the parent statuses of each HTTPRoute and GRPCRoute attached to it.
+ * addresses, conditions and listeners, and the parent statuses of each HTTPRoute, GRPCRoute and TLSRoute attached to it.
  * A route may name Gateways of several controllers, or several of ours: only the entries of this
  * controller for the Gateway at hand are replaced, every other entry is kept, and the write is
  * an update bound to the route's resourceVersion (retried on a conflict), so two Gateways never
@@ -21,6 +21,7 @@ import type {
   HTTPRoute,
   ParentReference,
   RouteParentStatus,
+  TLSRoute,
 } from "../gateway/api.ts";
 import type { GatewayStatusOut } from "../gateway/model_types.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../gateway/model_types.ts";
@@ -65,7 +66,7 @@ export function namesGateway(ref: ParentReference, routeNamespace: string, gatew
  * (none: removed); the other entries are kept in their order.
  */
 export function mergedParents(
-  route: HTTPRoute | GRPCRoute,
+  route: HTTPRoute | GRPCRoute | TLSRoute,
   gatewayKey: string,
   mine: readonly RouteParentStatus[],
   now: string,
@@ -149,17 +150,16 @@ export class GatewayStatusWriter {
     await this.#update(resources.gateways, namespace, name, (current) => ({ ...current, status: build(current) }));
   }
 
-  /** The route's parent statuses for `gatewayKey` (none: this Gateway's entries go); a GRPCRoute's with `grpc`. */
+  /** The route's parent statuses for `gatewayKey` (none: this Gateway's entries go); `r`: its kind (HTTPRoute unless said). */
   async writeRoute(
-    route: HTTPRoute | GRPCRoute,
+    route: HTTPRoute | GRPCRoute | TLSRoute,
     gatewayKey: string,
     mine: readonly RouteParentStatus[],
-    grpc = false,
+    r: typeof resources.httpRoutes | typeof resources.grpcRoutes | typeof resources.tlsRoutes = resources.httpRoutes,
   ): Promise<void> {
     const now = new Date().toISOString();
     const parents = mergedParents(route, gatewayKey, mine, now);
     if (comparable(parents) === comparable(route.status?.parents ?? [])) return;
-    const r = grpc ? resources.grpcRoutes : resources.httpRoutes;
     await this.#update(r, route.metadata.namespace!, route.metadata.name, (current) => ({
       ...current,
       status: { ...current.status, parents: mergedParents(current as HTTPRoute, gatewayKey, mine, now) },
@@ -171,7 +171,7 @@ export class GatewayStatusWriter {
    * resourceVersion read; a conflict (someone wrote meanwhile) reads it again. Gone: nothing to do.
    */
   async #update(
-    r: typeof resources.gateways,
+    r: typeof resources.gateways | typeof resources.tlsRoutes,
     namespace: string | null,
     name: string,
     change: (current: any) => any,

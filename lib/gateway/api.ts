@@ -1,7 +1,7 @@
 /**
  * @module gateway/api
  * The Gateway API objects the controller reads (gateway.networking.k8s.io, v1.6 standard channel):
- * GatewayClass, Gateway, HTTPRoute and GRPCRoute (v1) and ReferenceGrant (v1beta1), as plain JSON. Only the
+ * GatewayClass, Gateway, HTTPRoute, GRPCRoute and TLSRoute (v1) and ReferenceGrant (v1beta1), as plain JSON. Only the
  * fields the controller reads or writes are typed; everything comes from users, so every value is
  * checked before use (lib/gateway/validate.ts, lib/render/patterns.ts).
  */
@@ -215,6 +215,18 @@ export interface GRPCRouteRule {
 
 export interface GRPCRoute extends KubeObject {
   spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: GRPCRouteRule[] };
+  status?: { parents?: RouteParentStatus[] };
+}
+
+/** A TLSRoute rule: where the connections of its hostnames go (the CRD allows exactly one rule). */
+export interface TLSRouteRule {
+  name?: string;
+  backendRefs?: Omit<HTTPBackendRef, "filters">[];
+}
+
+/** TLSRoute (v1 in the v1.6 standard channel): TLS connections routed by their SNI, here only passed through. */
+export interface TLSRoute extends KubeObject {
+  spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: TLSRouteRule[] };
   status?: { parents?: RouteParentStatus[] };
 }
 

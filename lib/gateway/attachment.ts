@@ -7,7 +7,7 @@
  * NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname. Attachment does not depend
  * on the listeners' own validity: a listener with unresolved references still counts its routes.
  */
-import type { AllowedRoutes, Gateway, GRPCRoute, HTTPRoute, ParentReference } from "./api.ts";
+import type { AllowedRoutes, Gateway, GRPCRoute, HTTPRoute, ParentReference, TLSRoute } from "./api.ts";
 import { GROUP } from "./api.ts";
 import { Reason } from "./conditions.ts";
 import { effectiveHostnames } from "./hostnames.ts";
@@ -55,13 +55,16 @@ export function selectorMatches(
   return true;
 }
 
-/** Whether a listener admits routes of `kind` (HTTPRoute, GRPCRoute) of `namespace`. */
+/** The route kinds a listener may admit. */
+export type RouteKind = "HTTPRoute" | "GRPCRoute" | "TLSRoute";
+
+/** Whether a listener admits routes of `kind` (HTTPRoute unless said) from `namespace`. */
 export function admits(
   view: ListenerView,
   namespace: string,
   gatewayNamespace: string,
   namespaceLabels: (ns: string) => Readonly<Record<string, string>> | undefined,
-  kind = "HTTPRoute",
+  kind: RouteKind = "HTTPRoute",
 ): boolean {
   if (!view.supportedKinds.some((k) => k.kind === kind && (k.group ?? GROUP) === GROUP)) return false;
   const from = view.listener.allowedRoutes?.namespaces?.from ?? "Same";
@@ -74,17 +77,17 @@ export function admits(
 }
 
 /**
- * The listeners `ref` attaches `route` to. `hostnames` are the route's valid hostnames (empty: it
- * names none).
+ * The listeners `ref` attaches `route` (of `kind`, HTTPRoute unless said) to. `hostnames` are the
+ * route's valid hostnames (empty: it names none).
  */
 export function attach(
-  route: HTTPRoute | GRPCRoute,
-  kind: "HTTPRoute" | "GRPCRoute",
+  route: HTTPRoute | GRPCRoute | TLSRoute,
   ref: ParentReference,
   views: readonly ListenerView[],
   gatewayNamespace: string,
   namespaceLabels: (ns: string) => Readonly<Record<string, string>> | undefined,
   hostnames: readonly string[],
+  kind: RouteKind = "HTTPRoute",
 ): Attachment {
   const ns = route.metadata?.namespace ?? "";
   const selected = views.filter((v) =>

@@ -23,6 +23,11 @@ import { isDns1123Label, isPortNumber } from "./validate.ts";
 
 export interface BackendContext {
   routeNamespace: string;
+  /**
+   * The kind of the referring route (HTTPRoute unless said): what a ReferenceGrant's `from` must
+   * name. A GRPCRoute's backends are spoken to in h2c unless their appProtocol says otherwise; a TLSRoute's backends get TLS as it comes, so the Service port's `appProtocol` is not read.
+   */
+  routeKind?: "HTTPRoute" | "GRPCRoute" | "TLSRoute";
   grants: readonly ReferenceGrant[];
   lookup: ClusterLookup;
   allowLoopbackEndpoints: boolean;
@@ -32,8 +37,6 @@ export interface BackendContext {
   backends: Map<string, GatewayBackend>;
   /** Services read (`namespace/name`). */
   services: Set<string>;
-  /** The kind of the route whose refs are resolved (ReferenceGrants name it); default HTTPRoute. */
-  routeKind?: "HTTPRoute" | "GRPCRoute";
 }
 
 export type RefVerdict =
@@ -99,7 +102,7 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
   if (!port) {
     return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} has no port ${ref.port}`);
   }
-  const app = (port as { appProtocol?: unknown }).appProtocol;
+  const app = routeKind === "TLSRoute" ? undefined : (port as { appProtocol?: unknown }).appProtocol;
   const written = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
   // gRPC is HTTP/2: a GRPCRoute's backend without appProtocol is spoken to in h2c (the spec lets the
   // route's type decide), and one whose appProtocol names HTTP/1.1 cannot carry it.

@@ -18,6 +18,36 @@ export function condition(
   return { type, status: ok ? "True" : "False", reason, message, observedGeneration: generation };
 }
 
+/** What is wrong with part of a route: a condition's reason and message. */
+interface RouteIssue {
+  reason: string;
+  message: string;
+}
+
+/** A route parent's ResolvedRefs: True, or False with the first issue's reason and every issue's message. */
+export function resolvedRefsCondition(unresolved: readonly RouteIssue[], generation: number): Condition {
+  return unresolved.length === 0
+    ? condition(Type.ResolvedRefs, true, Reason.ResolvedRefs, "all backendRefs resolved", generation)
+    : condition(
+      Type.ResolvedRefs,
+      false,
+      unresolved[0].reason,
+      unresolved.map((i) => i.message).join("; "),
+      generation,
+    );
+}
+
+/** A route parent's PartiallyInvalid (True: some of the route is not served as written), `prefix` before the messages. */
+export function partiallyInvalidCondition(partial: readonly RouteIssue[], generation: number, prefix = ""): Condition {
+  return condition(
+    Type.PartiallyInvalid,
+    true,
+    Reason.UnsupportedValue,
+    `${prefix}${partial.map((i) => i.message).join("; ")}`,
+    generation,
+  );
+}
+
 /** `metadata.generation` of an object, 0 when absent. */
 export function generationOf(o: { metadata?: { generation?: number } }): number {
   const g = o.metadata?.generation;

@@ -3,7 +3,7 @@
  * The Gateway API features this controller supports, as its GatewayClasses' status lists them
  * (`status.supportedFeatures`, GEP-2162: sorted). The conformance suite tests exactly what this
  * list claims, so it names only features whose tests pass here (`deno task conformance`): the
- * core of the HTTP and gRPC profiles and the extended features below, and `GatewayInfrastructure`
+ * core of the HTTP, gRPC and TLS profiles and the extended features below, and `GatewayInfrastructure`
  * only where its test can pass: with the proxies in their Gateways' namespaces
  * (`--gateway-proxies-in-gateway-namespace`), where the test looks for them. Not claimed, and why:
  * README "Gateway API" and docs/gateway-api.md.
@@ -11,6 +11,9 @@
 
 /** The core features of the GATEWAY-HTTP and GATEWAY-GRPC profiles. */
 const CORE = ["Gateway", "GRPCRoute", "HTTPRoute", "ReferenceGrant"] as const;
+
+/** The core feature of the GATEWAY-TLS profile beyond those: TLSRoute with Passthrough listeners. */
+const TLS_CORE = ["TLSRoute"] as const;
 
 /** Extended features of the GATEWAY-HTTP profile whose conformance tests pass. */
 export const EXTENDED_FEATURES = [
@@ -50,5 +53,6 @@ export const GATEWAY_NAMESPACE_FEATURES = ["GatewayInfrastructure"] as const;
 
 /** Every feature claimed, sorted; `proxiesInGatewayNamespace`: --gateway-proxies-in-gateway-namespace. */
 export function gatewayFeatures(proxiesInGatewayNamespace: boolean): readonly string[] {
-  return [...CORE, ...EXTENDED_FEATURES, ...(proxiesInGatewayNamespace ? GATEWAY_NAMESPACE_FEATURES : [])].sort();
+  return [...CORE, ...TLS_CORE, ...EXTENDED_FEATURES, ...(proxiesInGatewayNamespace ? GATEWAY_NAMESPACE_FEATURES : [])]
+    .sort();
 }

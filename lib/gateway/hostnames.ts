@@ -6,6 +6,7 @@
  * is what is served); and the order in which hostnames are tried (exact before wildcard, longer
  * before shorter, any host last). "" stands for "no hostname": any host.
  */
+import { isGatewayHostname } from "./validate.ts";
 
 /** Whether `host` (a precise hostname) is matched by `pattern` (precise or wildcard). */
 export function hostMatches(pattern: string, host: string): boolean {
@@ -64,4 +65,19 @@ export function compareHostnames(a: string, b: string): number {
   if (aWild !== bWild) return aWild ? 1 : -1;
   if (a.length !== b.length) return b.length - a.length;
   return a < b ? -1 : 1;
+}
+
+/**
+ * A route's `spec.hostnames` as read: the valid Gateway API hostnames once each, in the route's
+ * order, and the others named by their field (`spec.hostnames[1] "a b"`) for its conditions.
+ */
+export function routeHostnames(written: readonly unknown[]): { hostnames: string[]; bad: string[] } {
+  const hostnames: string[] = [];
+  const bad: string[] = [];
+  for (const [i, h] of written.entries()) {
+    if (isGatewayHostname(h)) {
+      if (!hostnames.includes(h)) hostnames.push(h);
+    } else bad.push(`spec.hostnames[${i}] ${JSON.stringify(h)}`);
+  }
+  return { hostnames, bad };
 }

@@ -1,7 +1,8 @@
 /**
  * @module gateway/listeners
- * A Gateway's listeners as the model serves them: validated (protocol HTTP or HTTPS, port,
- * hostname, TLS Terminate with usable certificate Secrets the Gateway may read, route kinds),
+ * A Gateway's listeners as the model serves them: validated (protocol HTTP, HTTPS with TLS
+ * Terminate and usable certificate Secrets the Gateway may read, or TLS with Passthrough; port,
+ * hostname, route kinds: HTTPRoute on HTTP and HTTPS, TLSRoute on TLS),
  * checked for conflicts with each other (same port with another protocol, or same port and
  * hostname), and their status conditions (Accepted, ResolvedRefs, Conflicted, Programmed).
  * A listener is programmed, i.e. served by the proxy, only when it is accepted, not conflicted and
@@ -24,8 +25,11 @@ import { isDns1123Label, isDns1123Subdomain, isGatewayHostname, isPortNumber } f
 
 export const HTTPROUTE_KIND: RouteGroupKind = { group: GROUP, kind: "HTTPRoute" };
 export const GRPCROUTE_KIND: RouteGroupKind = { group: GROUP, kind: "GRPCRoute" };
+export const TLSROUTE_KIND: RouteGroupKind = { group: GROUP, kind: "TLSRoute" };
 /** The route kinds an HTTP or HTTPS listener serves. */
 const HTTP_KINDS: readonly RouteGroupKind[] = [HTTPROUTE_KIND, GRPCROUTE_KIND];
+/** The route kinds a TLS listener (Passthrough) serves. */
+const TLS_KINDS: readonly RouteGroupKind[] = [TLSROUTE_KIND];
 
 /** One listener as the model serves it. */
 export interface ListenerView {
@@ -33,11 +37,11 @@ export interface ListenerView {
   listener: Listener;
   name: string;
   port: number;
-  /** null: a protocol this program does not serve. */
-  protocol: "HTTP" | "HTTPS" | null;
+  /** null: a protocol this program does not serve. TLS: passthrough by SNI (TLSRoutes). */
+  protocol: "HTTP" | "HTTPS" | "TLS" | null;
   /** "" when the listener names none (any host). */
   hostname: string;
-  /** The route kinds it admits (HTTPRoute or none). */
+  /** The route kinds it admits (HTTPRoute on HTTP and HTTPS, TLSRoute on TLS, or none). */
   supportedKinds: RouteGroupKind[];
   accepted: boolean;
   resolved: boolean;
@@ -78,12 +82,12 @@ const verdicts = new WeakMap<ListenerView, Verdict>();
 function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView {
   const where = `spec.listeners[${index}]`;
   const verdict: Verdict = { accepted: null, resolved: [] };
-  const protocol = l.protocol === "HTTP" || l.protocol === "HTTPS" ? l.protocol : null;
+  const protocol = l.protocol === "HTTP" || l.protocol === "HTTPS" || l.protocol === "TLS" ? l.protocol : null;
   const hostname = typeof l.hostname === "string" ? l.hostname : "";
   if (protocol === null) {
     verdict.accepted = [
       Reason.UnsupportedProtocol,
-      `${where}.protocol ${show(l.protocol)} is not supported; this Gateway serves HTTP and HTTPS`,
+      `${where}.protocol ${show(l.protocol)} is not supported; this Gateway serves HTTP, HTTPS and TLS`,
     ];
   } else if (!isDns1123Subdomain(l.name)) {
     verdict.accepted = [Reason.UnsupportedValue, `${where}.name ${show(l.name)} is not a valid section name`];
@@ -100,7 +104,18 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
       `${where}.tls.mode ${show(l.tls.mode)} is not supported for HTTPS; use Terminate`,
     ];
   }
-  const supportedKinds = protocol === null ? [] : routeKinds(l, where, verdict);
+  // TLS terminated by the proxy for TLSRoutes (TLSRouteModeTerminate) is not served: such a
+  // listener admits no route at all (the API's default mode is Terminate).
+  const tlsRefused = protocol === "TLS" && (l.tls?.mode ?? "Terminate") !== "Passthrough";
+  if (tlsRefused && verdict.accepted === null) {
+    verdict.accepted = [
+      Reason.UnsupportedValue,
+      `${where}.tls.mode ${
+        show(l.tls?.mode ?? "Terminate")
+      } is not supported for TLS; use Passthrough (TLS reaches the backends as it comes)`,
+    ];
+  }
+  const supportedKinds = protocol === null || tlsRefused ? [] : routeKinds(l, where, verdict, protocol);
   const certs = protocol === "HTTPS" && verdict.accepted === null ? certificates(l, where, ctx, verdict) : [];
   const view: ListenerView = {
     index,
@@ -121,15 +136,24 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
   return view;
 }
 
-/** `allowedRoutes.kinds`: the supported ones (HTTPRoute, GRPCRoute), and a ResolvedRefs verdict for the others. */
-function routeKinds(l: Listener, where: string, verdict: Verdict): RouteGroupKind[] {
+/**
+ * `allowedRoutes.kinds`: the supported ones (HTTPRoute and GRPCRoute on HTTP and HTTPS, TLSRoute on
+ * TLS), and a ResolvedRefs verdict for the others.
+ */
+function routeKinds(
+  l: Listener,
+  where: string,
+  verdict: Verdict,
+  protocol: "HTTP" | "HTTPS" | "TLS",
+): RouteGroupKind[] {
+  const supported = protocol === "TLS" ? TLS_KINDS : HTTP_KINDS;
   const kinds = l.allowedRoutes?.kinds;
-  if (!kinds || kinds.length === 0) return HTTP_KINDS.map((k) => ({ ...k }));
+  if (!kinds || kinds.length === 0) return supported.map((k) => ({ ...k }));
   const out: RouteGroupKind[] = [];
   const refused: string[] = [];
   for (const k of kinds) {
     const group = k.group ?? GROUP;
-    const known = group === GROUP ? HTTP_KINDS.find((x) => x.kind === k.kind) : undefined;
+    const known = group === GROUP ? supported.find((x) => x.kind === k.kind) : undefined;
     if (known) {
       if (!out.some((x) => x.kind === known.kind)) out.push({ ...known });
     } else refused.push(`${group}/${k.kind}`);
@@ -137,8 +161,8 @@ function routeKinds(l: Listener, where: string, verdict: Verdict): RouteGroupKin
   if (refused.length > 0) {
     verdict.resolved.push([
       Reason.InvalidRouteKinds,
-      `${where}.allowedRoutes.kinds: ${show(refused.join(", "))} not supported; only ${GROUP}/HTTPRoute and ` +
-      `${GROUP}/GRPCRoute are`,
+      `${where}.allowedRoutes.kinds: ${show(refused.join(", "))} not supported on a ${protocol} listener; only ` +
+      `${supported.map((x) => `${GROUP}/${x.kind}`).join(" and ")} ${supported.length > 1 ? "are" : "is"}`,
     ]);
   }
   return out;

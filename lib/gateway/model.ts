@@ -1,11 +1,12 @@
 /**
  * @module gateway/model
- * The model of one Gateway: `buildGateway` turns the Gateway, its HTTPRoutes and GRPCRoutes, the ReferenceGrants
+ * The model of one Gateway: `buildGateway` turns the Gateway, its HTTPRoutes, GRPCRoutes and TLSRoutes, the ReferenceGrants
  * and the cluster's Services, EndpointSlices and Secrets into the proxy's view (ports with their
  * route entries in precedence order, rule backends, Service backends, certificates) and the status
  * the controller writes (Gateway and listener conditions, each route's parent statuses). Pure: it
  * reads only its inputs. The steps live in their own modules: listeners.ts (listener validation
  * and status), attachment.ts (parentRef → listeners), rules.ts (matches, filters, backendRefs),
+ * tls_routes.ts (TLSRoutes: SNI names to passthrough backends),
  * precedence.ts (the order of entries), conditions.ts (condition builders). A GRPCRoute is read
  * as an HTTPRoute whose matches are gRPC method and header matches (grpc_matches.ts); an HTTPRoute
  * and a GRPCRoute whose hostnames intersect on a listener are never both served there: the older
@@ -15,12 +16,19 @@ import { cmp } from "../render/show.ts";
 import type { Condition, GRPCRoute, HTTPRoute, RouteParentStatus } from "./api.ts";
 import { attach, type Attachment, namesGateway } from "./attachment.ts";
 import type { BackendContext, GatewayBackend } from "./backends.ts";
-import { condition, generationOf, Reason, Type } from "./conditions.ts";
-import { compareHostnames, intersect } from "./hostnames.ts";
+import {
+  condition,
+  generationOf,
+  partiallyInvalidCondition,
+  Reason,
+  resolvedRefsCondition,
+  Type,
+} from "./conditions.ts";
+import { compareHostnames, intersect, routeHostnames } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
 import { compareRanked, createdAt, type Ranked } from "./precedence.ts";
 import { type Issue, readRule, type RuleRead } from "./rules.ts";
-import { isGatewayHostname } from "./validate.ts";
+import { readTlsRoutes } from "./tls_routes.ts";
 import {
   GATEWAY_CONTROLLER_NAME,
   type GatewayBuild,
@@ -147,7 +155,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     for (const ref of refs) {
       const conditions: Condition[] = [];
       const att = apart(
-        attach(route, kind, ref, views, gwNs, inputs.namespaceLabels, read.hostnames),
+        attach(route, ref, views, gwNs, inputs.namespaceLabels, read.hostnames, kind),
         kind,
         served,
         read.refused !== null,
@@ -180,45 +188,39 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
           if (a.view.programmed) addEntries(ranked, usedRules, read, a.view, a.hostnames);
         }
       }
-      conditions.push(
-        read.unresolved.length === 0
-          ? condition(Type.ResolvedRefs, true, Reason.ResolvedRefs, "all backendRefs resolved", read.generation)
-          : condition(
-            Type.ResolvedRefs,
-            false,
-            read.unresolved[0].reason,
-            read.unresolved.map((i) => i.message).join("; "),
-            read.generation,
-          ),
-      );
+      conditions.push(resolvedRefsCondition(read.unresolved, read.generation));
       if (att.ok && !read.refused && read.partial.length > 0) {
-        conditions.push(condition(
-          Type.PartiallyInvalid,
-          true,
-          Reason.UnsupportedValue,
-          `Dropped Rule: ${read.partial.map((i) => i.message).join("; ")}`,
-          read.generation,
-        ));
+        conditions.push(partiallyInvalidCondition(read.partial, read.generation, "Dropped Rule: "));
       }
       parents.push({ parentRef: structuredClone(ref), controllerName: GATEWAY_CONTROLLER_NAME, conditions });
     }
     (kind === "GRPCRoute" ? grpcStatuses : statuses).set(key, parents);
   }
 
+  const tls = readTlsRoutes(inputs.tlsRoutes ?? [], {
+    gateway: gw,
+    views,
+    namespaceLabels: inputs.namespaceLabels,
+    backends: ctx,
+    attached,
+    problems,
+  });
   const ports = proxyPorts(views, ranked);
+  for (const p of ports) if (p.protocol === "TLS") p.sni = tls.sni.get(p.port) ?? [];
   const rules = [...usedRules.values()].sort((a, b) => cmp(a.name, b.name));
-  const used = new Set(rules.flatMap((r) => r.targets.map((t) => t.backend)));
+  const used = new Set([...rules, ...tls.rules].flatMap((r) => r.targets.map((t) => t.backend)));
   const backends = [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));
   for (const p of ctx.problems) problems.push(p as BuildProblem);
 
   return {
-    proxy: { ports, rules, backends },
+    proxy: { ports, rules, backends, ...(tls.rules.length > 0 ? { tlsRules: tls.rules } : {}) },
     gateway: {
       conditions: gatewayConditions(refused, views, generation),
       listeners: views.map((v) => listenerStatus(v, attached.get(v)!.size)),
     },
     routes: statuses,
     grpcRoutes: grpcStatuses,
+    tlsRoutes: tls.statuses,
     problems,
     refs: { services: [...ctx.services].sort(cmp), secrets: [...secrets].sort(cmp) },
   };
@@ -267,13 +269,7 @@ function readRoute(
   const generation = generationOf(route);
   const partial: Issue[] = [];
   const written = route.spec?.hostnames ?? [];
-  const hostnames: string[] = [];
-  const badHosts: string[] = [];
-  for (const [i, h] of written.entries()) {
-    if (isGatewayHostname(h)) {
-      if (!hostnames.includes(h)) hostnames.push(h);
-    } else badHosts.push(`spec.hostnames[${i}] ${JSON.stringify(h)}`);
-  }
+  const { hostnames, bad: badHosts } = routeHostnames(written);
   const rules = (route.spec?.rules ?? []).map((rule, i) => readRule(rule, i, id, ctx));
   const unsupported = rules.flatMap((r) => r.unsupported);
   const unresolved = rules.flatMap((r) => r.unresolved);

@@ -17,6 +17,7 @@ import type {
   ListenerStatus,
   ReferenceGrant,
   RouteParentStatus,
+  TLSRoute,
 } from "./api.ts";
 
 /** Our GatewayClasses' `spec.controllerName`. */
@@ -31,6 +32,8 @@ export interface GatewayInputs {
   routes: readonly HTTPRoute[];
   /** Every GRPCRoute with a parentRef naming this Gateway. */
   grpcRoutes?: readonly GRPCRoute[];
+  /** Every TLSRoute with a parentRef naming this Gateway (absent: none; the TLSRoute CRD may not be installed). */
+  tlsRoutes?: readonly TLSRoute[];
   /** Every ReferenceGrant of the cluster (the model picks those in the target namespaces). */
   grants: readonly ReferenceGrant[];
   /** The labels of a namespace (allowedRoutes `Selector`); undefined: not known (no such namespace). */
@@ -157,11 +160,37 @@ export interface RuleBackend {
   grpc?: true;
 }
 
+/**
+ * One SNI name of a TLS passthrough port: the connections whose ClientHello names it go to
+ * `rule`'s targets undecrypted. `hostname`: exact, `*.suffix` (one or more labels in front), or
+ * "" (any name, and connections without SNI).
+ */
+export interface SniEntry {
+  hostname: string;
+  /** TlsRule.name. */
+  rule: string;
+  /** `namespace/name` of the TLSRoute (for logs and tests). */
+  route: string;
+}
+
+/**
+ * The rule of a TLSRoute as the proxy applies it: its valid backendRefs' `mode tcp` backends
+ * (`be_<ns>_<svc>_<port>_tcp`) by weight; the share of invalid ones (`invalidWeight`) is refused
+ * (the connection is closed), as is every connection when no target has weight.
+ */
+export interface TlsRule {
+  /** `gw_<hash>` (lib/gateway/rules.ts ruleBackendName of `TLSRoute <namespace>/<name>` and 0). */
+  name: string;
+  targets: { backend: string; weight: number }[];
+  invalidWeight: number;
+}
+
 /** One port of the Gateway's proxy and what its programmed listeners route. */
 export interface ProxyPort {
   /** The listener port (what the Gateway's Service exposes). */
   port: number;
-  protocol: "HTTP" | "HTTPS";
+  /** TLS: TLS passthrough by SNI (`sni`), no HTTP routing. */
+  protocol: "HTTP" | "HTTPS" | "TLS";
   /** In the spec's precedence order (GEP-1722 / HTTPRouteRule docs): the first entry that matches wins. */
   routes: RouteEntry[];
   /**
@@ -174,6 +203,8 @@ export interface ProxyPort {
    * certificate of a listener without hostname (served to any SNI no other line names).
    */
   certs: TlsCert[];
+  /** TLS: the SNI names routed, most specific first; each name once (the oldest route's wins). */
+  sni?: SniEntry[];
 }
 
 /** The proxy's view of one Gateway. */
@@ -182,9 +213,12 @@ export interface GatewayProxyModel {
   ports: ProxyPort[];
   /** Sorted by name. */
   rules: RuleBackend[];
+  /** The TLSRoutes' rules the TLS ports' SNI entries use, sorted by name. */
+  tlsRules?: TlsRule[];
   /**
    * Service backends (`be_<ns>_<svc>_<port>`, servers in slots: lib/render/slots.ts), sorted by
-   * name; `proto: "h2"`: the servers speak HTTP/2 without TLS (appProtocol `kubernetes.io/h2c`).
+   * name; `proto: "h2"`: the servers speak HTTP/2 without TLS (appProtocol `kubernetes.io/h2c`);
+   * `mode: "tcp"` (`…_tcp`): a TLSRoute's, which gets the connections as they come.
    */
   backends: (Backend & { proto?: "h2" })[];
 }
@@ -203,6 +237,9 @@ export interface GatewayBuild {
   /** Per GRPCRoute (`namespace/name`): the same. */
   grpcRoutes: Map<string, RouteParentStatus[]>;
   /** Problems to report as Warning Events (kind Gateway/HTTPRoute/Service/Secret …). */
+  /** Per TLSRoute (`namespace/name`): the same. */
+  tlsRoutes: Map<string, RouteParentStatus[]>;
+  /** Problems to report as Warning Events (kind Gateway/HTTPRoute/TLSRoute/Service/Secret …). */
   problems: (Omit<Problem, "kind"> & { kind: string })[];
   /** Objects the build read (`namespace/name`), sorted: a change of one of them builds the Gateway again. */
   refs: { services: string[]; secrets: string[] };

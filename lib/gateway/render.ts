@@ -17,6 +17,7 @@ import { containerPort, containerPortClashes } from "./ports.ts";
 import { NO_RANK, portRoutes, WILDCARD_DEPTH } from "./render_routes.ts";
 import { checkedHostname } from "./render_checks.ts";
 import { type BackendView, ruleOutput, serviceBackendView } from "./render_rules.ts";
+import { tlsFrontend, type TlsFrontendView } from "./render_tls.ts";
 
 /** One port's frontend as templates/gateway/frontend.eta places it. */
 export interface FrontendView {
@@ -44,6 +45,8 @@ export interface GatewayView {
   /** The shared global section loads no Lua file for a Gateway. */
   luaFiles: string[];
   frontends: FrontendView[];
+  /** The TLS passthrough ports' frontends (lib/gateway/render_tls.ts). */
+  tlsFrontends: TlsFrontendView[];
   /** Service backends and the rules' own, sorted by name. */
   backends: BackendView[];
   /** The lines that pick a weighted rule's target (lib/gateway/render_rules.ts), in every frontend. */
@@ -146,7 +149,9 @@ export function buildGatewayView(
   for (let i = 0; i < ports.length; i++) {
     const p = ports[i];
     if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535) bug(`port ${p.port}`);
-    if (p.protocol !== "HTTP" && p.protocol !== "HTTPS") bug(`protocol ${JSON.stringify(p.protocol)}`);
+    if (p.protocol !== "HTTP" && p.protocol !== "HTTPS" && p.protocol !== "TLS") {
+      bug(`protocol ${JSON.stringify(p.protocol)}`);
+    }
     if (i > 0 && ports[i - 1].port >= p.port) bug("ports not sorted or twice");
   }
   const clash = containerPortClashes(ports.map((p) => p.port))[0];
@@ -156,14 +161,28 @@ export function buildGatewayView(
     if (services.has(b.name)) bug(`backend ${b.name} twice`);
     services.set(b.name, serviceBackendView(b));
   }
-  const rules = ruleOutput(model.rules, services, ports.flatMap((p) => p.routes));
+  const tlsPorts = ports.filter((p) => p.protocol === "TLS");
+  const httpPorts = ports.filter((p) => p.protocol !== "TLS");
+  const rules = ruleOutput(model.rules, services, httpPorts.flatMap((p) => p.routes));
+  const tlsRules = new Map((model.tlsRules ?? []).map((r) => [r.name, r]));
+  for (const r of tlsRules.values()) {
+    for (const t of r.targets) {
+      if (services.get(t.backend) === undefined) bug(`TLS rule ${r.name} to unknown backend ${t.backend}`);
+    }
+  }
+  const passthrough: string[] = [];
+  const tlsFrontends = tlsPorts.map((p) => {
+    const out = tlsFrontend(p, tlsRules, `"\${IC_BIND_ADDR}:${containerPort(p.port)}"`);
+    passthrough.push(...out.lines);
+    return out.view;
+  });
   const target = (rule: string) => rules.target.get(rule) ?? bug(`route to unknown rule ${JSON.stringify(rule)}`);
   const tls = crtLines(ports);
   const pv = proxyView(proxy);
   const exact: string[] = [];
   const prefix: string[] = [];
   const regex: string[] = [];
-  const frontends = ports.map((p): FrontendView => {
+  const frontends = httpPorts.map((p): FrontendView => {
     const routes = portRoutes(p, target, BUILTIN_DEFAULT_BACKEND);
     exact.push(...routes.maps.exact);
     prefix.push(...routes.maps.prefix);
@@ -198,6 +217,7 @@ export function buildGatewayView(
     proxy: pv,
     luaFiles: [],
     frontends,
+    tlsFrontends,
     backends,
     choice: rules.choice,
     hasRegex: regex.length > 0,
@@ -211,7 +231,7 @@ export function buildGatewayView(
     "routes-prefix.map": prefix.sort().join(""),
     "redirect-hosts.map": "",
     "routes-regex.map": regex.join(""),
-    "passthrough.map": "",
+    "passthrough.map": passthrough.sort().join(""),
     "owned-hosts.map": "",
   };
   return { view, maps, secrets: tls.secrets };

@@ -71,6 +71,11 @@ export function serviceBackendView(b: Backend & { proto?: "h2" }): BackendView {
     const ok = s.address === ip ? isIPv4(ip) : isIPv6(ip);
     if (!ok || !isPortNumber(s.port)) bug(`server ${JSON.stringify(s)}`);
   }
+  if (b.mode !== undefined && (b.mode !== "tcp" || !b.name.endsWith("_tcp") || b.proto !== undefined)) {
+    bug(`mode of backend ${JSON.stringify(b.name)}`);
+  }
+  // a TLSRoute's backend relays the connection as it comes (TLS passthrough)
+  if (b.mode === "tcp") return { name: b.name, balance: b.balance, lines: ["mode tcp"], slots: slotLines(b.servers) };
   return {
     name: b.name,
     balance: b.balance,

@@ -33,6 +33,7 @@ export const TEMPLATE_NAMES = [
   // the proxy of a Gateway (lib/gateway/render.ts)
   "gateway/haproxy.cfg",
   "gateway/frontend",
+  "gateway/frontend_tls",
 ] as const;
 
 export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL("../../templates/", import.meta.url));

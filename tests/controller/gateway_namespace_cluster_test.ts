@@ -10,7 +10,14 @@ import assert from "node:assert/strict";
 import { gatewayProxyName } from "../../lib/controller/objects.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../../lib/gateway/model_types.ts";
 import { gatewayFeatures } from "../../lib/gateway/features.ts";
-import { Cluster, controller, eventually, resources, setDeploymentAvailable } from "../../lib/dev/localenv/harness.ts";
+import {
+  Cluster,
+  controller,
+  eventually,
+  resources,
+  setDeploymentAvailable,
+  sliceObj,
+} from "../../lib/dev/localenv/harness.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 import { installGatewayCrds } from "../../lib/dev/localenv/gateway_crds.ts";
 
@@ -135,6 +142,12 @@ Deno.test("Gateway proxies in their Gateways' namespaces, against a real API ser
           assert.equal(deploy!.spec.template.metadata.labels.key2, "value2");
           assert.equal(deploy!.spec.template.metadata.annotations.key1, "value1");
           await setDeploymentAvailable(cluster, app, "edge");
+          // the EndpointSlice controller's slice for the proxy Service: Programmed waits for a ready endpoint
+          // deno-lint-ignore no-explicit-any
+          await cluster.apply(
+            resources.endpointSlices,
+            sliceObj(app, "edge", [{ address: "10.9.0.9", port: 8080 } as any]),
+          );
           await eventually("the Gateway Programmed", async () => {
             const g = await cluster.get(resources.gateways, app, "edge");
             return condition(g, "Programmed")?.status === "True";

@@ -135,7 +135,17 @@ Deno.test("Gateway API source against a real API server", async (t) => {
           assert.equal(condition(gw, "Programmed").status, "False", "no proxy pod is available yet");
           assert.deepEqual(gw!.status.listeners.map((l: { name: string }) => l.name), ["http", "alt"]);
           await setDeploymentAvailable(cluster, ops, edgeProxy);
-          await eventually("Programmed once a proxy pod is available", async () => {
+          await eventually("still Pending while the proxy Service routes to no ready pod", async () => {
+            const g = await cluster.get(resources.gateways, app, "edge");
+            return /proxy Service to route/.test(condition(g, "Programmed")?.message ?? "");
+          });
+          assert.equal(condition(await cluster.get(resources.gateways, app, "edge"), "Programmed").status, "False");
+          // the EndpointSlice controller's slice for the proxy Service, with the ready pod
+          await cluster.apply(
+            resources.endpointSlices,
+            sliceObj(ops, edgeProxy, [{ address: "10.9.0.9", port: 8080 } as any]),
+          );
+          await eventually("Programmed once a proxy pod is available and its Service routes to it", async () => {
             const g = await cluster.get(resources.gateways, app, "edge");
             return condition(g, "Programmed")?.status === "True" &&
               condition(g, "Programmed").observedGeneration === g!.metadata.generation;
@@ -266,6 +276,60 @@ Deno.test("Gateway API source against a real API server", async (t) => {
           );
           assert.equal(edge.conditions.find((c: { type: string }) => c.type === "Accepted").status, "True");
           assert.equal(edge.conditions.find((c: { type: string }) => c.type === "ResolvedRefs").status, "True");
+        },
+      );
+
+      await t.step(
+        "a TLS Passthrough listener: a TLSRoute of the same name as an HTTPRoute gets its own status; passthrough.map routes its SNI",
+        async () => {
+          await cluster.apply(
+            resources.gateways,
+            gatewayObj(app, "tls", "ours", [{
+              name: "tls",
+              port: 443,
+              protocol: "TLS",
+              hostname: "*.tls.example",
+              tls: { mode: "Passthrough" },
+            }]),
+          );
+          await cluster.apply(resources.tlsRoutes, {
+            apiVersion: gwApi,
+            kind: "TLSRoute",
+            metadata: { name: "shop", namespace: app },
+            spec: {
+              parentRefs: [{ name: "tls" }],
+              hostnames: ["a.tls.example"],
+              rules: [{ backendRefs: [{ name: "web", port: 80 }] }],
+            },
+          });
+          const parent = await eventually("the TLSRoute's parent status", async () => {
+            const r = await cluster.get(resources.tlsRoutes, app, "shop");
+            return (r?.status?.parents ?? []).find((p: { parentRef: { name: string } }) => p.parentRef.name === "tls");
+          });
+          for (const type of ["Accepted", "ResolvedRefs"]) {
+            assert.equal(parent.conditions.find((c: { type: string }) => c.type === type).status, "True", type);
+          }
+          const gw = await eventually("the listener's attached route", async () => {
+            const g = await cluster.get(resources.gateways, app, "tls");
+            return g?.status?.listeners?.[0]?.attachedRoutes === 1 ? g : null;
+          });
+          assert.deepEqual(gw!.status.listeners[0].supportedKinds, [{
+            group: "gateway.networking.k8s.io",
+            kind: "TLSRoute",
+          }]);
+          // the HTTPRoute of the same namespace/name keeps its own entries
+          const http = await cluster.get(resources.httpRoutes, app, "shop");
+          assert.ok(
+            !(http?.status?.parents ?? []).some((p: { parentRef: { name: string } }) => p.parentRef.name === "tls"),
+          );
+          const proxy = gatewayProxyName(`${app}/tls`);
+          const data = await eventually("the proxy's passthrough.map", async () => {
+            const cm = (await cluster.get(resources.configMaps, ops, proxy))?.data ?? {};
+            return Object.values(cm).some((v) => String(v).includes(`443:a.tls.example be_${app}_web_80_tcp`))
+              ? cm
+              : null;
+          });
+          assert.ok(Object.values(data!).some((v) => String(v).includes("frontend tls_443")));
         },
       );
 

@@ -14,6 +14,7 @@ import type {
   ParentReference,
   ReferenceGrant,
   RouteParentStatus,
+  TLSRoute,
 } from "../../lib/gateway/api.ts";
 import { buildGateway } from "../../lib/gateway/model.ts";
 import type { GatewayBuild } from "../../lib/gateway/model_types.ts";
@@ -43,20 +44,30 @@ export function https(name: string, secret: string, port = 443, more: Partial<Li
   return { name, port, protocol: "HTTPS", tls: { certificateRefs: [{ name: secret }] }, ...more };
 }
 
-export function route(
+/** A TLS listener; Passthrough unless `mode` says otherwise (null: no `tls` at all). */
+export function tls(
   name: string,
-  rules: HTTPRouteRule[],
-  opts: {
-    namespace?: string;
-    parentRefs?: ParentReference[];
-    hostnames?: string[];
-    created?: string;
-    generation?: number;
-  } = {},
-): HTTPRoute {
+  port = 443,
+  more: Partial<Listener> = {},
+  mode: "Passthrough" | "Terminate" | null = "Passthrough",
+): Listener {
+  return { name, port, protocol: "TLS", ...(mode ? { tls: { mode } } : {}), ...more };
+}
+
+/** What a route fixture may set beside its rules. */
+interface RouteOpts {
+  namespace?: string;
+  parentRefs?: ParentReference[];
+  hostnames?: string[];
+  created?: string;
+  generation?: number;
+}
+
+/** A route of `kind` (metadata and parentRefs as the API server returns them) with `spec` beside its parentRefs. */
+function routeOf<K extends "HTTPRoute" | "TLSRoute">(kind: K, name: string, opts: RouteOpts, spec: object) {
   return {
     apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
+    kind,
     metadata: {
       name,
       namespace: opts.namespace ?? NS,
@@ -66,9 +77,26 @@ export function route(
     spec: {
       parentRefs: opts.parentRefs ?? [{ name: "gw", namespace: NS }],
       ...(opts.hostnames ? { hostnames: opts.hostnames } : {}),
-      rules,
+      ...spec,
     },
   };
+}
+
+/** A TLSRoute whose one rule sends its connections to `backendRefs` (default: Service `svc`, port 443). */
+export function tlsRoute(
+  name: string,
+  hostnames: string[],
+  opts: Omit<RouteOpts, "hostnames"> & {
+    backendRefs?: NonNullable<NonNullable<TLSRoute["spec"]["rules"]>[number]["backendRefs"]>;
+  } = {},
+): TLSRoute {
+  return routeOf("TLSRoute", name, { ...opts, hostnames }, {
+    rules: [{ backendRefs: opts.backendRefs ?? [{ name: "svc", port: 443 }] }],
+  }) as TLSRoute;
+}
+
+export function route(name: string, rules: HTTPRouteRule[], opts: RouteOpts = {}): HTTPRoute {
+  return routeOf("HTTPRoute", name, opts, { rules }) as HTTPRoute;
 }
 
 /** A rule sending everything it matches to `service:port`. */
@@ -128,6 +156,7 @@ export function grpcRoute(
 export interface World {
   routes?: HTTPRoute[];
   grpcRoutes?: GRPCRoute[];
+  tlsRoutes?: TLSRoute[];
   grants?: ReferenceGrant[];
   services?: V1Service[];
   endpointSlices?: V1EndpointSlice[];
@@ -144,11 +173,18 @@ export function build(gw: Gateway, world: World = {}): GatewayBuild {
     gatewayClass: { metadata: { name: "ours" }, spec: { controllerName: "ingress-controller.io/gateway-controller" } },
     routes: world.routes ?? [],
     grpcRoutes: world.grpcRoutes ?? [],
+    tlsRoutes: world.tlsRoutes ?? [],
     grants: world.grants ?? [],
     namespaceLabels: (ns) => namespaces[ns],
     lookup: lookupFromLists({ services: world.services, endpointSlices: world.endpointSlices, secrets: world.secrets }),
     allowLoopbackEndpoints: world.allowLoopbackEndpoints,
   });
+}
+
+/** The condition `type` of a TLSRoute's parent status for `parentIndex`. */
+export function tlsRouteCondition(b: GatewayBuild, route: string, type: string, parentIndex = 0) {
+  const parents: RouteParentStatus[] | undefined = b.tlsRoutes.get(route.includes("/") ? route : `${NS}/${route}`);
+  return parents?.[parentIndex]?.conditions.find((c) => c.type === type);
 }
 
 /** The services and slices of {@link backendService} for each name. */

@@ -3,13 +3,15 @@
  * The profiles the harness runs and their core tests in the pinned suite
  * (sigs.k8s.io/gateway-api/conformance v1.6.3): the tests of `tests.ConformanceTests` whose
  * features all lie in the profile's core set (GATEWAY-HTTP: {Gateway, HTTPRoute, ReferenceGrant};
- * GATEWAY-GRPC: {Gateway, GRPCRoute, ReferenceGrant}), none provisional. The suite runs them whatever the
+ * GATEWAY-GRPC: {Gateway, GRPCRoute, ReferenceGrant}; GATEWAY-TLS: {Gateway, ReferenceGrant,
+ * TLSRoute}), none provisional. The Gateway-only tests are in every profile. The suite runs them whatever the
  * GatewayClass claims; the summary counts each of them as passed or failed, also when the suite
  * stopped before running it. Re-count on a suite upgrade (core membership moves between patch
  * releases: GatewayInvalidParametersRef left core in v1.6.3).
  */
 
 export const SUITE_VERSION = "v1.6.3";
+/** The HTTP profile (PROFILES lists every profile run). */
 export const PROFILE = "GATEWAY-HTTP";
 
 /**
@@ -68,8 +70,23 @@ export const GRPC_CORE_TESTS: readonly string[] = [
   "GRPCRouteWeight",
 ];
 
+/** The core tests of GATEWAY-TLS: the Gateway-only ones and the TLSRoute ones (TLS listeners in Passthrough mode). */
+export const TLS_CORE_TESTS: readonly string[] = [
+  ...GATEWAY_CORE_TESTS,
+  "TLSRouteHostnameIntersection",
+  "TLSRouteInvalidBackendRefNonexistent",
+  "TLSRouteInvalidBackendRefUnknownKind",
+  "TLSRouteInvalidNoMatchingListener",
+  "TLSRouteInvalidNoMatchingListenerHostname",
+  "TLSRouteInvalidReferenceGrant",
+  "TLSRouteListenerPassthroughSupportedKinds",
+  "TLSRouteListenerTerminateNotSupported",
+  "TLSRouteSimpleSameNamespace",
+];
+
 /** The profiles `deno task conformance` runs (`-conformance-profiles`), each with its core tests. */
 export const PROFILES: readonly { name: string; coreTests: readonly string[] }[] = [
   { name: PROFILE, coreTests: CORE_TESTS },
   { name: "GATEWAY-GRPC", coreTests: GRPC_CORE_TESTS },
+  { name: "GATEWAY-TLS", coreTests: TLS_CORE_TESTS },
 ];

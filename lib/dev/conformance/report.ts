@@ -215,15 +215,10 @@ export function extendedFailures(report: ConformanceReport | null, profile: stri
   return e.result === "failure" || e.statistics.Failed > 0 ? ["(the report names none)"] : [];
 }
 
-/**
- * The printed summary; its last line is exactly `N passed, M failed`. `header`: with the lines about
- * the report as a whole (once per run when several profiles are summarized).
- */
-export function summaryLines(s: CoreSummary, report: ConformanceReport | null, header = true): string[] {
+/** The report's own lines: its API version, channel, mode, and each profile's summary and extended result. */
+export function reportLines(report: ConformanceReport | null): string[] {
   const lines: string[] = [];
-  if (!header) {
-    // the report's lines come with the first profile's summary
-  } else if (report) {
+  if (report) {
     lines.push(
       `suite report: Gateway API ${report.gatewayAPIVersion ?? "?"} (${report.gatewayAPIChannel ?? "?"} channel), ` +
         `mode ${report.mode ?? "?"}, profiles: ${(report.profiles ?? []).map((p) => p.name).join(", ") || "none"}`,
@@ -241,6 +236,12 @@ export function summaryLines(s: CoreSummary, report: ConformanceReport | null, h
   } else {
     lines.push("suite report: none was written");
   }
+  return lines;
+}
+
+/** One profile's core lines: the counts, the tests by outcome, why each failed, the notes. */
+export function coreLines(s: CoreSummary): string[] {
+  const lines: string[] = [];
   const list = (what: string, names: string[]) => {
     if (names.length > 0) lines.push(`  ${what} (${names.length}): ${names.join(", ")}`);
   };
@@ -257,6 +258,19 @@ export function summaryLines(s: CoreSummary, report: ConformanceReport | null, h
   list("skipped", s.byOutcome.skipped);
   list("not run", s.byOutcome.notRun);
   for (const n of s.notes) lines.push(`  note: ${n}`);
-  lines.push(`${s.passed} passed, ${s.failed} failed`);
+  return lines;
+}
+
+/**
+ * The printed summary of one or more profiles; its last line is exactly `N passed, M failed`: the
+ * core tests of every profile (a test in the core of two profiles counts in each).
+ */
+export function summaryLines(s: CoreSummary | readonly CoreSummary[], report: ConformanceReport | null): string[] {
+  const all = Array.isArray(s) ? s as readonly CoreSummary[] : [s as CoreSummary];
+  const lines = reportLines(report);
+  for (const one of all) lines.push(...coreLines(one));
+  const passed = all.reduce((n, x) => n + x.passed, 0);
+  const failed = all.reduce((n, x) => n + x.failed, 0);
+  lines.push(`${passed} passed, ${failed} failed`);
   return lines;
 }

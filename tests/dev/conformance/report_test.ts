@@ -21,7 +21,7 @@ import {
   summaryLines,
   testOutcomes,
 } from "../../../lib/dev/conformance/report.ts";
-import { CORE_TESTS, GRPC_CORE_TESTS, PROFILES } from "../../../lib/dev/conformance/core_tests.ts";
+import { CORE_TESTS, GRPC_CORE_TESTS, PROFILES, TLS_CORE_TESTS } from "../../../lib/dev/conformance/core_tests.ts";
 
 const report = (core: string, profiles = true) =>
   `apiVersion: gateway.networking.k8s.io/v1
@@ -198,6 +198,32 @@ Deno.test("the core list is the 36 GATEWAY-HTTP core tests of suite v1.6.3, each
   assert.ok(!CORE_TESTS.includes("HTTPRouteDisallowedKind"), "needs TLSRoute");
 });
 
+Deno.test("the GATEWAY-TLS core list: the 10 Gateway-only tests and the 9 TLSRoute tests of suite v1.6.3", () => {
+  assert.equal(TLS_CORE_TESTS.length, 19);
+  assert.equal(new Set(TLS_CORE_TESTS).size, 19);
+  assert.equal(TLS_CORE_TESTS.filter((t) => t.startsWith("TLSRoute")).length, 9);
+  assert.ok(!TLS_CORE_TESTS.some((t) => t.startsWith("HTTPRoute")), "HTTPRoute is not in its core");
+  assert.ok(!TLS_CORE_TESTS.includes("GatewayWithAttachedRoutes"), "needs HTTPRoute");
+  assert.ok(!TLS_CORE_TESTS.includes("TLSRouteTerminateSimpleSameNamespace"), "extended: TLSRouteModeTerminate");
+  assert.deepEqual(PROFILES.map((p) => p.name), ["GATEWAY-HTTP", "GATEWAY-GRPC", "GATEWAY-TLS"]);
+});
+
+Deno.test("two profiles: each one's core lines, the last line sums their core tests", () => {
+  const http = coreSummary(CORE_TESTS, new Map(CORE_TESTS.map((t) => [t, "PASS" as const])), null, "GATEWAY-HTTP");
+  const tls = coreSummary(
+    TLS_CORE_TESTS,
+    new Map([["TLSRouteSimpleSameNamespace", "FAIL" as const]]),
+    null,
+    "GATEWAY-TLS",
+  );
+  const lines = summaryLines([http, tls], null);
+  assert.ok(lines.some((l) => l.startsWith("GATEWAY-HTTP core: 36 passed, 0 failed")), lines.join("\n"));
+  assert.ok(lines.some((l) => l.startsWith("GATEWAY-TLS core: 0 passed, 19 failed")), lines.join("\n"));
+  assert.equal(lines.at(-1), "36 passed, 19 failed");
+  assert.equal(conformant(http), true);
+  assert.equal(conformant(tls), false);
+});
+
 Deno.test("extended tests that failed: the report's list (a claimed feature must pass); none for success or no profile", () => {
   const withExtended = (extended: string) =>
     parseReport(
@@ -241,5 +267,5 @@ Deno.test("the GATEWAY-GRPC core tests of suite v1.6.3: the 10 Gateway-only ones
   }
   assert.ok(!GRPC_CORE_TESTS.includes("GatewayWithAttachedRoutes"), "needs HTTPRoute");
   assert.ok(!GRPC_CORE_TESTS.includes("GRPCRouteNamedRule"), "needs GRPCRouteNamedRouteRule (extended)");
-  assert.deepEqual(PROFILES.map((p) => p.name), ["GATEWAY-HTTP", "GATEWAY-GRPC"]);
+  assert.deepEqual(PROFILES.map((p) => p.name), ["GATEWAY-HTTP", "GATEWAY-GRPC", "GATEWAY-TLS"]);
 });

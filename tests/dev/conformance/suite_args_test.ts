@@ -17,7 +17,7 @@ Deno.test("--set goes to helm; every other argument to the suite, in order", () 
   assert.throws(() => parseTaskArgs(["--set", "novalue"]), /--set needs key=value .* got "novalue"/);
 });
 
-Deno.test("the suite's arguments: the whole test, the profiles (HTTP and gRPC), the report fields; features never passed", () => {
+Deno.test("the suite's arguments: the whole test, the profiles (HTTP, gRPC, TLS), the report fields; features never passed", () => {
   const impl = implementation(() => undefined);
   const args = suiteArgs({ gatewayClass: "ingress-controller", reportPath: "/r.yaml", impl, extra: ["-debug"] });
   assert.equal(args[0], "-test.run=^TestConformance$");
@@ -25,7 +25,7 @@ Deno.test("the suite's arguments: the whole test, the profiles (HTTP and gRPC), 
     const a of [
       "-test.v",
       "-gateway-class=ingress-controller",
-      "-conformance-profiles=GATEWAY-HTTP,GATEWAY-GRPC",
+      "-conformance-profiles=GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS",
       "-mode=default",
       "-report-output=/r.yaml",
       `-version=${VERSIONS.A}`,

@@ -444,10 +444,18 @@ Deno.test("chart: the Gateway API: reads of its objects, writes of their status 
   const grants = (group: string, resource: string) =>
     rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
   const gw = "gateway.networking.k8s.io";
-  for (const res of ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants"]) {
+  for (const res of ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"]) {
     assert.deepEqual(grants(gw, res), ["get", "list", "watch"], res);
   }
-  for (const res of ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"]) {
+  for (
+    const res of [
+      "gatewayclasses/status",
+      "gateways/status",
+      "httproutes/status",
+      "grpcroutes/status",
+      "tlsroutes/status",
+    ]
+  ) {
     assert.deepEqual(grants(gw, res), ["patch", "update"], res);
   }
   assert.deepEqual(grants(gw, "referencegrants/status"), []);

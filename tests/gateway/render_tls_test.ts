@@ -1,0 +1,101 @@
+/**
+ * The TLS passthrough ports of the Gateway renderer (lib/gateway/render_tls.ts): `haproxy -c` on a
+ * model with TLS and HTTP ports, the `passthrough.map` keys (exact, wildcard suffix, any name),
+ * the weighted choice lines, the `mode tcp` backends, and the refusal of unchecked values.
+ */
+import assert from "node:assert/strict";
+import { renderGateway } from "../../lib/gateway/render.ts";
+import { loadTemplates } from "../../lib/render/render.ts";
+import { MAP_LINE } from "../../lib/render/maps.ts";
+import type { GatewayProxyModel, ProxyPort, SniEntry, TlsRule } from "../../lib/gateway/model_types.ts";
+import { checkRendered, entry, httpPort, model, rule, service } from "./render_fixtures.ts";
+
+const templates = await loadTemplates(null);
+const tcp = (ns: string, svc: string, address: string, port = 443) => ({
+  ...service(ns, svc, [{ address, port: 8443 }], port),
+  name: `be_${ns}_${svc}_${port}_tcp`,
+  mode: "tcp" as const,
+});
+const a = tcp("ns", "a", "10.0.0.1");
+const b = tcp("ns", "b", "10.0.0.2");
+const web = service("ns", "web", [{ address: "10.0.0.3", port: 8080 }]);
+
+function tlsPort(port: number, sni: SniEntry[]): ProxyPort {
+  return { port, protocol: "TLS", routes: [], certs: [], sni };
+}
+const sni = (hostname: string, r: string): SniEntry => ({ hostname, rule: r, route: "ns/r" });
+const tlsRule = (name: string, targets: [string, number][], invalidWeight = 0): TlsRule => ({
+  name,
+  targets: targets.map(([backend, weight]) => ({ backend, weight })),
+  invalidWeight,
+});
+
+function tlsModel(): GatewayProxyModel {
+  return {
+    ...model(
+      [
+        httpPort(80, [entry("", "/", "gw_web")]),
+        tlsPort(443, [sni("abc.example.com", "gw_one"), sni("*.example.com", "gw_split"), sni("", "gw_none")]),
+        tlsPort(8443, [sni("*.a.b.c.d.e.f.example.com", "gw_one")]),
+      ],
+      [rule("gw_web", [[web.name, 1]])],
+      [a, b, web],
+    ),
+    tlsRules: [
+      tlsRule("gw_none", [], 1),
+      tlsRule("gw_one", [[a.name, 1]]),
+      tlsRule("gw_split", [[a.name, 3], [b.name, 1]], 1),
+    ],
+  };
+}
+
+Deno.test("TLS ports: a mode tcp frontend per port routing by SNI through passthrough.map; haproxy -c accepts it", async () => {
+  const r = renderGateway(tlsModel(), templates);
+  const check = await checkRendered(r);
+  assert.ok(check.ok, check.output);
+  const cfg = r.config;
+  assert.ok(cfg.includes('frontend tls_443\n    mode tcp\n    bind "${IC_BIND_ADDR}:8443"\n'));
+  assert.ok(cfg.includes('frontend tls_8443\n    mode tcp\n    bind "${IC_BIND_ADDR}:18443"\n'));
+  assert.match(cfg, /^frontend http_80$/m);
+  // the ClientHello's SNI, never decrypted; a connection that sends none within the delay is closed
+  assert.match(cfg, /tcp-request content reject if !\{ req_ssl_hello_type 1 \}/);
+  assert.match(cfg, /set-var\(sess\.ic_sni\) req\.ssl_sni,lower/);
+  // an eight-label wildcard suffix is looked up too (the default depths stop at five)
+  assert.match(cfg, /field\(-1,\.,8\),regsub\(\^,8443:\.\)/);
+  assert.ok(cfg.includes("backend be_ns_a_443_tcp\n    balance roundrobin\n    mode tcp\n"));
+  assert.deepEqual(r.maps["passthrough.map"].split("\n").filter(Boolean), [
+    "443: ic_reject",
+    "443:.example.com gw_split",
+    "443:abc.example.com be_ns_a_443_tcp",
+    "8443:.a.b.c.d.e.f.example.com be_ns_a_443_tcp",
+  ]);
+  for (const l of r.maps["passthrough.map"].split("\n").filter(Boolean)) assert.match(l, MAP_LINE);
+});
+
+Deno.test("TLS rules by weight: a random number below the summed weight picks a target, the invalid share is refused", () => {
+  const cfg = renderGateway(tlsModel(), templates).config;
+  const lines = cfg.split("\n").map((l) => l.trim()).filter((l) => l.includes("gw_split"));
+  assert.deepEqual(lines, [
+    "tcp-request content set-var(sess.ic_pick) rand(5) if { var(sess.ic_pass) -m str gw_split }",
+    "tcp-request content set-var(sess.ic_pass) str(be_ns_a_443_tcp) if { var(sess.ic_pass) -m str gw_split } " +
+    "{ var(sess.ic_pick) -m int lt 3 }",
+    "tcp-request content set-var(sess.ic_pass) str(be_ns_b_443_tcp) if { var(sess.ic_pass) -m str gw_split } " +
+    "{ var(sess.ic_pick) -m int lt 4 }",
+    "tcp-request content set-var(sess.ic_pass) str(ic_reject) if { var(sess.ic_pass) -m str gw_split }",
+  ]);
+  // a rule with one target and nothing invalid maps straight to its backend: no choice lines
+  assert.ok(!cfg.includes("-m str gw_one"));
+});
+
+Deno.test("TLS ports refuse what the model should never hold: unchecked names, unknown rules, a name twice", () => {
+  const bad = (m: GatewayProxyModel) => assert.throws(() => renderGateway(m, templates), /bug/);
+  const withSni = (entries: SniEntry[]) => ({ ...tlsModel(), ports: [tlsPort(443, entries)] });
+  bad(withSni([sni("a.example.com x", "gw_one")]));
+  bad(withSni([sni("a.example.com\n", "gw_one")]));
+  bad(withSni([sni("${HOME}.example.com", "gw_one")]));
+  bad(withSni([sni("a.example.com", "gw_unknown")]));
+  bad(withSni([sni("a.example.com", "gw_one"), sni("a.example.com", "gw_split")]));
+  bad({ ...tlsModel(), tlsRules: [tlsRule("gw_one", [["be_ns_gone_443_tcp", 1]])] });
+  bad({ ...tlsModel(), tlsRules: [tlsRule("gw one", [[a.name, 1]], 1)] });
+  bad({ ...tlsModel(), backends: [{ ...a, name: "be_ns_a_443" }, b, web] });
+});
