@@ -56,7 +56,7 @@ function choiceLines(r: TlsRule): string[] {
   const live = r.targets.filter((t) => t.weight > 0);
   const total = live.reduce((n, t) => n + t.weight, 0) + r.invalidWeight;
   if (!Number.isSafeInteger(total) || total <= 0) bug(`weights of ${r.name}`);
-  const is = `{ var(sess.ic_pass) -m str ${r.name} }`;
+  const is = `{ var(sess.ic_pass) -m str ${checked(isRuleName, "TLS rule name", r.name)} }`;
   const lines = [`tcp-request content set-var(sess.ic_pick) rand(${total}) if ${is}`];
   let upTo = 0;
   for (const t of live) {
