@@ -11,7 +11,8 @@
  * appear; the Ingress source never waits for it. A group's build is the Gateway's model
  * (lib/gateway/model.ts) rendered by lib/gateway/render.ts; after a publish the Gateway, its
  * routes and its class get their status (lib/controller/gateway_status.ts), the Gateway's
- * `Programmed` only once its proxy has an available pod that its Service routes to. GRPCRoutes and
+ * `Programmed` only once its proxy has an available pod that its Service routes to and, from a
+ * controller in a pod, whose cluster IP accepts connections (lib/controller/address_probe.ts). GRPCRoutes and
  * TLSRoutes are watched when their CRD is served and this identity may list them (an older chart or
  * CRD bundle leaves them out, not the rest).
  */
@@ -49,6 +50,7 @@ import {
   parseGatewayParameters,
 } from "./gateway_params.ts";
 import { gatewayGroup, gatewayOf, GroupIndex, type GroupKey } from "./groups.ts";
+import { AddressProbes, type Dial, tcpDial } from "./address_probe.ts";
 import { deploymentAvailable } from "./proxy_pod.ts";
 import { gatewayProxyPlace, gatewayTarget, managedByLabel, managedByValue, type ProxyTarget } from "./objects.ts";
 import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
@@ -69,6 +71,8 @@ export interface GatewaySourceDeps {
   deployment(namespace: string, name: string): KubeObject | null;
   /** Looks at `group` again in `ms`. */
   later(group: GroupKey, ms: number): void;
+  /** How the proxy Service's cluster IP is probed (lib/controller/address_probe.ts); default: in a pod only. */
+  dial?: Dial | null;
 }
 
 interface Informers {
@@ -165,10 +169,14 @@ export class GatewaySource implements RouteSource {
   #params: Informer | null = null;
   /** Whether GRPCRoutes are served and may be listed (known once #served said true). */
   #grpc = false;
+  /** Whether each Gateway's proxy Service answers yet, keyed by group. */
+  readonly #probes: AddressProbes;
 
   constructor(ctx: SourceContext, deps: GatewaySourceDeps) {
     this.#ctx = ctx;
     this.#deps = deps;
+    const dial = deps.dial !== undefined ? deps.dial : Deno.env.get("KUBERNETES_SERVICE_HOST") ? tcpDial : null;
+    this.#probes = new AddressProbes(dial, (group) => deps.later(group as GroupKey, 0));
     this.#status = new GatewayStatusWriter(
       ctx.client,
       ctx.writer,
@@ -587,18 +595,23 @@ export class GatewaySource implements RouteSource {
     const addresses: GatewayAddress[] = loadBalancerOf(proxyService).map((a) =>
       a.ip ? { type: "IPAddress", value: a.ip } : { type: "Hostname", value: a.hostname! }
     );
+    const probe = available && addresses.length > 0
+      ? this.#probes.verdict(group, proxyService?.spec?.clusterIP, proxyService?.spec?.ports?.[0]?.port)
+      : (this.#probes.forget(group), "unknown");
     const conditions = build.gateway.conditions.map((c): Condition => {
       if (c.type !== "Programmed" || c.status !== "True") return c;
       if (refused !== null) return { ...c, status: "False", reason: "Invalid", message: refused };
-      if (!available || addresses.length === 0) {
-        const message = podAvailable
+      if (!available || addresses.length === 0 || probe === "waiting") {
+        const message = probe === "waiting"
+          ? "waiting for the proxy Service's address to accept connections"
+          : podAvailable
           ? "waiting for the proxy Service to route to the Gateway's proxy pods"
           : "waiting for the Gateway's proxy pods";
         return { ...c, status: "False", reason: "Pending", message };
       }
       return c;
     });
-    if (!available) this.#deps.later(group, PROGRAMMED_RECHECK_MS);
+    if (!available || probe === "waiting") this.#deps.later(group, PROGRAMMED_RECHECK_MS);
     const cached = this.#informers?.gateways.store.get(key) as Gateway | undefined;
     const tasks: Promise<void>[] = [
       this.#status.writeGateway(gateway.metadata.namespace!, gateway.metadata.name, cached, {
@@ -634,6 +647,7 @@ export class GatewaySource implements RouteSource {
   /** A Gateway gone: its entries leave the routes that still name it. */
   async retiredOwn(group: GroupKey): Promise<void> {
     const key = gatewayOf(group)!;
+    this.#probes.forget(group);
     const kinds = [
       [this.#informers?.routes, this.#statusRoutes, resources.httpRoutes],
       [this.#informers?.grpcRoutes, this.#statusGrpcRoutes, resources.grpcRoutes],
