@@ -45,5 +45,6 @@ export function loadKubeConfig(path: string): k8s.KubeConfig {
 
 /** Resolves once undici's tick timer has run out, after the API server closed client-node's connections (see the header). */
 export function clientNodeSettled(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 1_500)); // three ticks
+  // Six ticks: under a loaded parallel run the close of the sockets can take a tick or two to be seen.
+  return new Promise((resolve) => setTimeout(resolve, 3_000));
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { loadKubeConfig } from "../../../lib/dev/localenv/client_node.ts";
+import { clientNodeSettled, loadKubeConfig } from "../../../lib/dev/localenv/client_node.ts";
 import { startControlPlane } from "../../../lib/dev/localenv/control_plane.ts";
 import { processExists } from "../../../lib/dev/localenv/process.ts";
 
@@ -222,6 +222,7 @@ Deno.test("control plane: objects via client-node, RBAC, tokens, front proxy, ex
     });
   } finally {
     await cp.stop();
+    await clientNodeSettled(); // the API server is gone: client-node's connections are closed
   }
   // Teardown leaves no process and no directory.
   assert.equal(processExists(cp.pids.etcd), false, "etcd gone");
