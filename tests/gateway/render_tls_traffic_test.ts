@@ -22,12 +22,22 @@ import { containerPort } from "../../lib/gateway/ports.ts";
 import type { GatewayProxyModel, SniEntry } from "../../lib/gateway/model_types.ts";
 import { createCA, proxyEnv, service, writeRendered } from "./render_fixtures.ts";
 
-/** A TLS server that answers every connection with its name and closes it. */
-async function tlsServer(name: string, host: string, pem: { cert: string; key: string }) {
-  const server = tls.createServer({ cert: pem.cert, key: pem.key }, (s) => s.end(`${name}\n`));
+/** A server certificate of `ca` for `names`. */
+async function serverPem(ca: Awaited<ReturnType<typeof createCA>>, names: string[]) {
+  const c = await issueCertificate(ca, { commonName: names[0], dnsNames: names, usages: ["serverAuth"] });
+  return { cert: c.certPem, key: c.keyPem };
+}
+
+/** `server` listening on `host` (a free port), named `name`. */
+async function listening(server: net.Server, name: string, host: string) {
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as { port: number }).port;
   return { name, host, port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** A TLS server that answers every connection with its name and closes it. */
+function tlsServer(name: string, host: string, pem: { cert: string; key: string }) {
+  return listening(tls.createServer({ cert: pem.cert, key: pem.key }, (s) => s.end(`${name}\n`)), name, host);
 }
 
 /**
@@ -50,15 +60,13 @@ function connect(port: number, servername: string, ca: string): Promise<string> 
 }
 
 /** A plain TCP server that speaks first (its name), then echoes what it gets. */
-async function plainServer(name: string, host: string) {
+function plainServer(name: string, host: string) {
   const server = net.createServer((s) => {
     s.write(`${name}\n`);
     s.on("data", (d) => s.write(d));
     s.on("error", () => {});
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const port = (server.address() as { port: number }).port;
-  return { name, host, port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return listening(server, name, host);
 }
 
 /**
@@ -96,10 +104,7 @@ if (!inPrivateNetwork()) {
 } else {
   Deno.test("TLSRoutes: connections routed by SNI to their backends undecrypted; unknown names and invalid shares refused", async (t) => {
     const ca = await createCA({ commonName: "tls passthrough test CA" });
-    const issue = async (names: string[]) => {
-      const c = await issueCertificate(ca, { commonName: names[0], dnsNames: names, usages: ["serverAuth"] });
-      return { cert: c.certPem, key: c.keyPem };
-    };
+    const issue = (names: string[]) => serverPem(ca, names);
     const alpha = await tlsServer("alpha", privateAddress(60), await issue(["a.example.com"]));
     const beta = await tlsServer("beta", privateAddress(61), await issue(["*.wild.example"]));
     const dir = await Deno.makeTempDir({ prefix: "ic-gateway-tls-" });
@@ -185,10 +190,7 @@ if (!inPrivateNetwork()) {
 
   Deno.test("TLS Terminate: the listener's certificate, the plain stream to the backend; a mixed port serves both", async (t) => {
     const ca = await createCA({ commonName: "tls terminate test CA" });
-    const issue = async (names: string[]) => {
-      const c = await issueCertificate(ca, { commonName: names[0], dnsNames: names, usages: ["serverAuth"] });
-      return { cert: c.certPem, key: c.keyPem };
-    };
+    const issue = (names: string[]) => serverPem(ca, names);
     const alpha = await tlsServer("alpha", privateAddress(62), await issue(["abc.example.com"]));
     const plain = await plainServer("plain", privateAddress(63));
     const listenerPem = await issue(["tls.example.com"]);
