@@ -419,3 +419,16 @@ Deno.test("hostile hostnames never reach the model's SNI entries: UnsupportedVal
   assert.equal(tlsRouteCondition(partly, "r", "PartiallyInvalid")?.status, "True");
   assert.deepEqual(partly.proxy.ports[0].sni?.map((e) => e.hostname), ["a.example.com"]);
 });
+
+Deno.test("a Passthrough and a Terminate listener with one hostname on one port conflict: HostnameConflict, neither served", () => {
+  const gw = gateway([
+    tls("term", 443, { hostname: "a.example.com", tls: { mode: "Terminate", certificateRefs: [{ name: "cert" }] } }),
+    tls("pass", 443, { hostname: "a.example.com" }),
+  ]);
+  const b = build(gw, { tlsRoutes: [tlsRoute("r", ["a.example.com"])], secrets: [tlsSecret("cert", NS)] });
+  for (const name of ["term", "pass"]) {
+    assert.equal(listenerCondition(b, name, "Conflicted")?.reason, "HostnameConflict", name);
+    assert.equal(listenerCondition(b, name, "Programmed")?.status, "False", name);
+  }
+  assert.deepEqual(b.proxy.ports, []);
+});
