@@ -66,11 +66,12 @@ function bug(message: string): never {
 
 /**
  * The crt-list of the HTTPS ports' certificates and the TLS ports' in Terminate mode, one line per
- * file with the SNI names of every listener using it. The certificate of a listener without hostname is served to any name no
- * other line names: HAProxy's default is the first line, so it comes first (with `!*` if it names
- * nothing else). All HTTPS ports read the one crt-list: a certificate is offered on every HTTPS
- * port of the Gateway for its names, and of two hostname-less listeners on two ports the lower
- * port's is the default of both.
+ * file with the SNI names of every listener using it. The certificate of a listener without
+ * hostname is served to any name no other line names: HAProxy's default is the first line, so it
+ * comes first (with `!*` if it names nothing else). All these ports read the one crt-list: a
+ * certificate is offered on every such port of the Gateway for its names, and of two
+ * hostname-less listeners on two ports the lower port's is the default of both (`defaults`: the
+ * ports with a hostname-less listener, bound without `strict-sni`).
  */
 function crtLines(ports: readonly ProxyPort[]): { lines: string[]; secrets: SecretFile[]; defaults: Set<number> } {
   const files = new Map<string, { cert: TlsCert; hosts: Set<string>; excluded: Set<string> }>();
@@ -88,7 +89,7 @@ function crtLines(ports: readonly ProxyPort[]): { lines: string[]; secrets: Secr
       for (const h of c.excluded ?? []) f.excluded.add(h);
       if (c.hosts.length === 0) {
         first ??= c.file;
-        if (first === c.file) defaults.add(p.port);
+        defaults.add(p.port);
       }
     }
   }

@@ -184,3 +184,22 @@ Deno.test("TLS Terminate ports refuse a model without certificate or mode", () =
   bad({ ...modePort(443, [], [], []) });
   bad(modePort(443, ["Terminate"], [term("a.example.com x", "gw_one")], ["a.example.com"]));
 });
+
+Deno.test("hostname-less listeners on two ports (HTTPS and TLS Terminate): the lower port's certificate is the default of both", async () => {
+  const ca = await createCA({ commonName: "render two defaults CA" });
+  const own = (file: string, name: string) => ({ file, namespace: "ns", name, hosts: [] as string[] });
+  const m: GatewayProxyModel = {
+    ...tlsModel(),
+    ports: [
+      { ...httpPort(443, [entry("", "/", "gw_web")]), protocol: "HTTPS", certs: [own("ns_one.pem", "one")] },
+      { ...modePort(8443, ["Terminate"], [term("", "gw_one")], []), certs: [own("ns_two.pem", "two")] },
+    ],
+  };
+  const r = renderGateway(m, templates);
+  const pem = await pemFor(ca, ["example.com"]);
+  const check = await checkRendered(r, { "ns_one.pem": pem });
+  assert.ok(check.ok, check.output);
+  assert.deepEqual(r.crtList.trim().split("\n"), ["ns_one.pem !*"]);
+  assert.ok(!r.config.includes("strict-sni"));
+  assert.deepEqual(r.maps["passthrough.map"].split("\n").filter(Boolean), ["t8443: be_ns_a_443_tcp"]);
+});
