@@ -27,7 +27,7 @@ import {
   resolvedRefsCondition,
   Type,
 } from "./conditions.ts";
-import { compareHostnames, hostMatches, routeHostnames } from "./hostnames.ts";
+import { compareHostnames, intersect, routeHostnames } from "./hostnames.ts";
 import type { ListenerView } from "./listeners.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild, type SniEntry, type TlsRule } from "./model_types.ts";
 import { createdAt } from "./precedence.ts";
@@ -204,7 +204,7 @@ function otherTlsListeners(views: readonly ListenerView[], port: number, own?: L
 function ownedByMoreSpecific(views: readonly ListenerView[], own: ListenerView, hostname: string): boolean {
   return otherTlsListeners(views, own.port, own).some((v) =>
     v.hostname !== "" && compareHostnames(v.hostname, own.hostname) < 0 &&
-    (v.hostname === hostname || hostMatches(v.hostname, hostname.replace(/^\*\./, "x.")))
+    intersect(v.hostname, hostname) === hostname
   );
 }
 

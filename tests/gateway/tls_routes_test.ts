@@ -203,6 +203,20 @@ Deno.test("listener isolation on a TLS port: a name under a more specific listen
     ["other.example.com", true],
     ["*.abc.example.com", false],
   ]);
+  // an exact listener takes its one name, never the wildcard a less specific listener's route has
+  const d = build(
+    gateway([tls("wide", 443, { hostname: "*.example.com" }), tls("x", 443, { hostname: "x.example.com" })]),
+    {
+      tlsRoutes: [tlsRoute("r", ["*.example.com"], { parentRefs: [{ name: "gw", sectionName: "wide" }] })],
+      ...tlsBackends("svc"),
+    },
+  );
+  assert.deepEqual(d.proxy.ports[0].sni?.map((e) => [e.hostname, e.rule !== null]), [
+    ["x.example.com", false],
+    ["*.example.com", true],
+  ]);
+  assert.deepEqual(connect(d, 443, "y.example.com"), [{ backend: svc, weight: 1 }]);
+  assert.deepEqual(connect(d, 443, "x.example.com"), []);
 });
 
 Deno.test("allowedRoutes kinds on a TLS listener: TLSRoute kept, TCPRoute refused with InvalidRouteKinds", () => {
