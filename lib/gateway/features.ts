@@ -44,6 +44,13 @@ export const EXTENDED_FEATURES = [
 ] as const;
 
 /**
+ * Extended features of the GATEWAY-TLS profile whose conformance tests pass: TLS listeners in
+ * Terminate mode (decrypted with their certificates, routed by SNI in clear), and Passthrough and
+ * Terminate listeners on one port.
+ */
+export const TLS_EXTENDED_FEATURES = ["TLSRouteModeMixed", "TLSRouteModeTerminate"] as const;
+
+/**
  * Extended features claimed only with the proxies in their Gateways' namespaces: of the two tests
  * of GatewayInfrastructure (suite v1.6.3), GatewayInfrastructureMetadata lists the Gateway's
  * generated ServiceAccounts, Pods and Services in the Gateway's namespace (GatewayInvalidParametersRef
@@ -53,6 +60,12 @@ export const GATEWAY_NAMESPACE_FEATURES = ["GatewayInfrastructure"] as const;
 
 /** Every feature claimed, sorted; `proxiesInGatewayNamespace`: --gateway-proxies-in-gateway-namespace. */
 export function gatewayFeatures(proxiesInGatewayNamespace: boolean): readonly string[] {
-  return [...CORE, ...TLS_CORE, ...EXTENDED_FEATURES, ...(proxiesInGatewayNamespace ? GATEWAY_NAMESPACE_FEATURES : [])]
+  return [
+    ...CORE,
+    ...TLS_CORE,
+    ...EXTENDED_FEATURES,
+    ...TLS_EXTENDED_FEATURES,
+    ...(proxiesInGatewayNamespace ? GATEWAY_NAMESPACE_FEATURES : []),
+  ]
     .sort();
 }

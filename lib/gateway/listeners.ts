@@ -1,7 +1,8 @@
 /**
  * @module gateway/listeners
  * A Gateway's listeners as the model serves them: validated (protocol HTTP, HTTPS with TLS
- * Terminate and usable certificate Secrets the Gateway may read, or TLS with Passthrough; port,
+ * Terminate and usable certificate Secrets the Gateway may read, or TLS in Passthrough mode, or in
+ * Terminate mode with usable certificate Secrets as HTTPS; port,
  * hostname, route kinds: HTTPRoute on HTTP and HTTPS, TLSRoute on TLS),
  * checked for conflicts with each other (same port with another protocol, or same port and
  * hostname), and their status conditions (Accepted, ResolvedRefs, Conflicted, Programmed).
@@ -37,8 +38,10 @@ export interface ListenerView {
   listener: Listener;
   name: string;
   port: number;
-  /** null: a protocol this program does not serve. TLS: passthrough by SNI (TLSRoutes). */
+  /** null: a protocol this program does not serve. TLS: TLSRoutes by SNI (`tlsMode`). */
   protocol: "HTTP" | "HTTPS" | "TLS" | null;
+  /** TLS: Passthrough (routed undecrypted) or Terminate (decrypted with `certs`, then routed in clear). */
+  tlsMode?: "Passthrough" | "Terminate";
   /** "" when the listener names none (any host). */
   hostname: string;
   /** The route kinds it admits (HTTPRoute on HTTP and HTTPS, TLSRoute on TLS, or none). */
@@ -47,7 +50,7 @@ export interface ListenerView {
   resolved: boolean;
   conflicted: boolean;
   programmed: boolean;
-  /** HTTPS: its usable certificates. */
+  /** HTTPS and TLS Terminate: its usable certificates. */
   certs: Omit<TlsCert, "hosts">[];
   conditions: Condition[];
 }
@@ -104,25 +107,21 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
       `${where}.tls.mode ${show(l.tls.mode)} is not supported for HTTPS; use Terminate`,
     ];
   }
-  // TLS terminated by the proxy for TLSRoutes (TLSRouteModeTerminate) is not served: such a
-  // listener admits no route at all (the API's default mode is Terminate).
-  const tlsRefused = protocol === "TLS" && (l.tls?.mode ?? "Terminate") !== "Passthrough";
-  if (tlsRefused && verdict.accepted === null) {
-    verdict.accepted = [
-      Reason.UnsupportedValue,
-      `${where}.tls.mode ${
-        show(l.tls?.mode ?? "Terminate")
-      } is not supported for TLS; use Passthrough (TLS reaches the backends as it comes)`,
-    ];
-  }
-  const supportedKinds = protocol === null || tlsRefused ? [] : routeKinds(l, where, verdict, protocol);
-  const certs = protocol === "HTTPS" && verdict.accepted === null ? certificates(l, where, ctx, verdict) : [];
+  // TLS's mode defaults to Terminate (the API's default): the proxy decrypts with the listener's
+  // certificates, then routes the plain stream by SNI as Passthrough routes the encrypted one.
+  const tlsMode = protocol === "TLS" ? tlsModeOf(l, where, verdict) : undefined;
+  const supportedKinds = protocol === null || (protocol === "TLS" && tlsMode === undefined)
+    ? []
+    : routeKinds(l, where, verdict, protocol);
+  const terminates = protocol === "HTTPS" || tlsMode === "Terminate";
+  const certs = terminates && verdict.accepted === null ? certificates(l, where, ctx, verdict) : [];
   const view: ListenerView = {
     index,
     listener: l,
     name: typeof l.name === "string" ? l.name : "",
     port: typeof l.port === "number" ? l.port : 0,
     protocol,
+    ...(tlsMode ? { tlsMode } : {}),
     hostname,
     supportedKinds,
     accepted: verdict.accepted === null,
@@ -134,6 +133,17 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
   };
   verdicts.set(view, verdict);
   return view;
+}
+
+/** A TLS listener's `tls.mode` (Terminate when absent), or undefined with an Accepted verdict for another value. */
+function tlsModeOf(l: Listener, where: string, verdict: Verdict): "Passthrough" | "Terminate" | undefined {
+  const mode = l.tls?.mode ?? "Terminate";
+  if (mode === "Passthrough" || mode === "Terminate") return mode;
+  verdict.accepted ??= [
+    Reason.UnsupportedValue,
+    `${where}.tls.mode ${show(mode)} is not supported for TLS; use Passthrough or Terminate`,
+  ];
+  return undefined;
 }
 
 /**
@@ -168,11 +178,14 @@ function routeKinds(
   return out;
 }
 
-/** The usable certificates of an HTTPS listener; every unusable reference adds a ResolvedRefs verdict. */
+/** The usable certificates of an HTTPS or TLS Terminate listener; every unusable reference adds a ResolvedRefs verdict. */
 function certificates(l: Listener, where: string, ctx: ListenerContext, verdict: Verdict): Omit<TlsCert, "hosts">[] {
   const refs = l.tls?.certificateRefs ?? [];
   if (refs.length === 0) {
-    verdict.resolved.push([Reason.InvalidCertificateRef, `${where}.tls.certificateRefs is empty; HTTPS needs one`]);
+    verdict.resolved.push([
+      Reason.InvalidCertificateRef,
+      `${where}.tls.certificateRefs is empty; ${l.protocol === "TLS" ? "TLS in Terminate mode" : "HTTPS"} needs one`,
+    ]);
     return [];
   }
   const out: Omit<TlsCert, "hosts">[] = [];

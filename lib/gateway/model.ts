@@ -28,7 +28,7 @@ import { compareHostnames, intersect, routeHostnames } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
 import { compareRanked, createdAt, type Ranked } from "./precedence.ts";
 import { type Issue, readRule, type RuleRead } from "./rules.ts";
-import { readTlsRoutes } from "./tls_routes.ts";
+import { readTlsRoutes, tlsModes } from "./tls_routes.ts";
 import {
   GATEWAY_CONTROLLER_NAME,
   type GatewayBuild,
@@ -206,7 +206,9 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     problems,
   });
   const ports = proxyPorts(views, ranked);
-  for (const p of ports) if (p.protocol === "TLS") p.sni = tls.sni.get(p.port) ?? [];
+  for (const p of ports) {
+    if (p.protocol === "TLS") Object.assign(p, { sni: tls.sni.get(p.port) ?? [], tlsModes: tlsModes(views, p.port) });
+  }
   const rules = [...usedRules.values()].sort((a, b) => cmp(a.name, b.name));
   const used = new Set([...rules, ...tls.rules].flatMap((r) => r.targets.map((t) => t.backend)));
   const backends = [...ctx.backends.values()].filter((b) => used.has(b.name)).sort((a, b) => cmp(a.name, b.name));

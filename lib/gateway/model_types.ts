@@ -161,16 +161,19 @@ export interface RuleBackend {
 }
 
 /**
- * One SNI name of a TLS passthrough port: the connections whose ClientHello names it go to
- * `rule`'s targets undecrypted. `hostname`: exact, `*.suffix` (one or more labels in front), or
- * "" (any name, and connections without SNI).
+ * One SNI name of a TLS port: the connections whose ClientHello names it go to `rule`'s targets,
+ * undecrypted from a Passthrough listener, decrypted with the listener's certificate from a
+ * Terminate listener (`terminate`). `hostname`: exact, `*.suffix` (one or more labels in front),
+ * or "" (any name, and connections without SNI).
  */
 export interface SniEntry {
   hostname: string;
-  /** TlsRule.name. */
-  rule: string;
-  /** `namespace/name` of the TLSRoute (for logs and tests). */
+  /** TlsRule.name; null: a listener's hostname with no route of its own there (its connections are closed). */
+  rule: string | null;
+  /** `namespace/name` of the TLSRoute ("" for a listener's stop; for logs and tests). */
   route: string;
+  /** From a listener in Terminate mode: decrypted by the proxy, then routed. */
+  terminate?: true;
 }
 
 /**
@@ -189,7 +192,7 @@ export interface TlsRule {
 export interface ProxyPort {
   /** The listener port (what the Gateway's Service exposes). */
   port: number;
-  /** TLS: TLS passthrough by SNI (`sni`), no HTTP routing. */
+  /** TLS: TLSRoutes by SNI (`sni`), no HTTP routing. */
   protocol: "HTTP" | "HTTPS" | "TLS";
   /** In the spec's precedence order (GEP-1722 / HTTPRouteRule docs): the first entry that matches wins. */
   routes: RouteEntry[];
@@ -199,12 +202,18 @@ export interface ProxyPort {
    */
   listenerHostnames?: string[];
   /**
-   * HTTPS: the certificates of its listeners, most specific SNI first; `hosts` empty: the
+   * HTTPS and TLS Terminate: the certificates of its listeners, most specific SNI first; `hosts` empty: the
    * certificate of a listener without hostname (served to any SNI no other line names).
    */
   certs: TlsCert[];
   /** TLS: the SNI names routed, most specific first; each name once (the oldest route's wins). */
   sni?: SniEntry[];
+  /**
+   * TLS: the modes of its programmed listeners. Terminate alone: the port decrypts every
+   * connection; both (TLSRouteModeMixed): it routes by the ClientHello's SNI first and hands the
+   * Terminate listeners' names to a decrypting frontend.
+   */
+  tlsModes?: ("Passthrough" | "Terminate")[];
 }
 
 /** The proxy's view of one Gateway. */

@@ -17,7 +17,7 @@ import { containerPort, containerPortClashes } from "./ports.ts";
 import { NO_RANK, portRoutes, WILDCARD_DEPTH } from "./render_routes.ts";
 import { checkedHostname } from "./render_checks.ts";
 import { type BackendView, ruleOutput, serviceBackendView } from "./render_rules.ts";
-import { tlsFrontend, type TlsFrontendView } from "./render_tls.ts";
+import { tlsFrontends, type TlsFrontendView } from "./render_tls.ts";
 
 /** One port's frontend as templates/gateway/frontend.eta places it. */
 export interface FrontendView {
@@ -45,7 +45,7 @@ export interface GatewayView {
   /** The shared global section loads no Lua file for a Gateway. */
   luaFiles: string[];
   frontends: FrontendView[];
-  /** The TLS passthrough ports' frontends (lib/gateway/render_tls.ts). */
+  /** The TLS ports' frontends (lib/gateway/render_tls.ts). */
   tlsFrontends: TlsFrontendView[];
   /** Service backends and the rules' own, sorted by name. */
   backends: BackendView[];
@@ -65,19 +65,20 @@ function bug(message: string): never {
 }
 
 /**
- * The crt-list of the HTTPS ports' certificates, one line per file with the SNI names of every
- * listener using it. The certificate of a listener without hostname is served to any name no
- * other line names: HAProxy's default is the first line, so it comes first (with `!*` if it names
- * nothing else). All HTTPS ports read the one crt-list: a certificate is offered on every HTTPS
- * port of the Gateway for its names, and of two hostname-less listeners on two ports the lower
- * port's is the default of both.
+ * The crt-list of the HTTPS ports' certificates and the TLS ports' in Terminate mode, one line per
+ * file with the SNI names of every listener using it. The certificate of a listener without
+ * hostname is served to any name no other line names: HAProxy's default is the first line, so it
+ * comes first (with `!*` if it names nothing else). All these ports read the one crt-list: a
+ * certificate is offered on every such port of the Gateway for its names, and of two
+ * hostname-less listeners on two ports the lower port's is the default of both (`defaults`: the
+ * ports with a hostname-less listener, bound without `strict-sni`).
  */
 function crtLines(ports: readonly ProxyPort[]): { lines: string[]; secrets: SecretFile[]; defaults: Set<number> } {
   const files = new Map<string, { cert: TlsCert; hosts: Set<string>; excluded: Set<string> }>();
   let first: string | null = null;
   const defaults = new Set<number>();
   for (const p of ports) {
-    if (p.protocol !== "HTTPS") continue;
+    if (p.protocol !== "HTTPS" && p.protocol !== "TLS") continue;
     for (const c of p.certs) {
       if (!PEM_FILE.test(c.file)) bug(`certificate file ${JSON.stringify(c.file)}`);
       for (const h of [...c.hosts, ...c.excluded ?? []]) if (!isHost(h)) bug(`SNI name ${JSON.stringify(h)}`);
@@ -88,7 +89,7 @@ function crtLines(ports: readonly ProxyPort[]): { lines: string[]; secrets: Secr
       for (const h of c.excluded ?? []) f.excluded.add(h);
       if (c.hosts.length === 0) {
         first ??= c.file;
-        if (first === c.file) defaults.add(p.port);
+        defaults.add(p.port);
       }
     }
   }
@@ -170,14 +171,15 @@ export function buildGatewayView(
       if (services.get(t.backend) === undefined) bug(`TLS rule ${r.name} to unknown backend ${t.backend}`);
     }
   }
+  const tls = crtLines(ports);
   const passthrough: string[] = [];
-  const tlsFrontends = tlsPorts.map((p) => {
-    const out = tlsFrontend(p, tlsRules, `"\${IC_BIND_ADDR}:${containerPort(p.port)}"`);
+  const tlsViews = tlsPorts.flatMap((p) => {
+    const ssl = `ssl crt-list "\${IC_CERT_DIR}/crt-list"${tls.defaults.has(p.port) ? "" : " strict-sni"}`;
+    const out = tlsFrontends(p, tlsRules, `"\${IC_BIND_ADDR}:${containerPort(p.port)}"`, ssl);
     passthrough.push(...out.lines);
-    return out.view;
+    return out.views;
   });
   const target = (rule: string) => rules.target.get(rule) ?? bug(`route to unknown rule ${JSON.stringify(rule)}`);
-  const tls = crtLines(ports);
   const pv = proxyView(proxy);
   const exact: string[] = [];
   const prefix: string[] = [];
@@ -217,7 +219,7 @@ export function buildGatewayView(
     proxy: pv,
     luaFiles: [],
     frontends,
-    tlsFrontends,
+    tlsFrontends: tlsViews,
     backends,
     choice: rules.choice,
     hasRegex: regex.length > 0,

@@ -1,7 +1,7 @@
 /**
  * @module gateway/tls_routes
- * The TLSRoutes of one Gateway: passthrough by SNI. A TLSRoute attaches to TLS listeners in
- * Passthrough mode only (an HTTP or HTTPS listener refuses it: NotAllowedByListeners); its
+ * The TLSRoutes of one Gateway, routed by SNI. A TLSRoute attaches to TLS listeners only, in
+ * Passthrough or Terminate mode (an HTTP or HTTPS listener refuses it: NotAllowedByListeners); its
  * hostnames intersect the listener's as an HTTPRoute's do (lib/gateway/hostnames.ts); its one rule's
  * backendRefs are Services (ReferenceGrants from TLSRoutes for other namespaces) reached as
  * `mode tcp` copies of their backends, `be_<ns>_<svc>_<port>_tcp`, by weight. What a connection
@@ -9,7 +9,11 @@
  * share refused (the connection is closed), and every connection refused when no target is valid
  * (the API: "the underlying implementation must actively reject … by rejecting the connection").
  * Of two routes with the same name on one port, the oldest wins (creation time, then
- * namespace/name), as for HTTPRoutes.
+ * namespace/name), as for HTTPRoutes. Listener isolation: a connection belongs to the listener of
+ * its port whose hostname matches its SNI most specifically, so a name under a more specific
+ * listener's hostname is only that listener's, and each listener hostname without an entry of its
+ * own gets a stop (closed) that keeps its names from a less specific listener's routes; this is
+ * also what tells a Terminate listener's connections from a Passthrough one's on a shared port.
  */
 import { cmp } from "../render/show.ts";
 import type { Condition, RouteParentStatus, TLSRoute } from "./api.ts";
@@ -23,7 +27,7 @@ import {
   resolvedRefsCondition,
   Type,
 } from "./conditions.ts";
-import { compareHostnames, routeHostnames } from "./hostnames.ts";
+import { compareHostnames, intersect, routeHostnames } from "./hostnames.ts";
 import type { ListenerView } from "./listeners.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild, type SniEntry, type TlsRule } from "./model_types.ts";
 import { createdAt } from "./precedence.ts";
@@ -165,8 +169,9 @@ export function readTlsRoutes(routes: readonly TLSRoute[], ctx: TlsContext): Tls
           let names = byPort.get(a.view.port);
           if (!names) byPort.set(a.view.port, names = new Map());
           for (const hostname of a.hostnames) {
-            if (names.has(hostname)) continue;
-            names.set(hostname, { hostname, rule: read.rule.name, route: id });
+            if (names.has(hostname) || ownedByMoreSpecific(ctx.views, a.view, hostname)) continue;
+            const terminate = a.view.tlsMode === "Terminate" ? { terminate: true as const } : {};
+            names.set(hostname, { hostname, rule: read.rule.name, route: id, ...terminate });
             used.set(read.rule.name, read.rule);
           }
         }
@@ -179,9 +184,48 @@ export function readTlsRoutes(routes: readonly TLSRoute[], ctx: TlsContext): Tls
     }
     statuses.set(id, parents);
   }
+  addStops(ctx.views, byPort);
   const sni = new Map<number, SniEntry[]>();
   for (const [port, names] of byPort) {
     sni.set(port, [...names.values()].sort((a, b) => compareHostnames(a.hostname, b.hostname)));
   }
   return { sni, rules: [...used.values()].sort((a, b) => cmp(a.name, b.name)), statuses };
+}
+
+/** The programmed TLS listeners of `port` other than `own`. */
+function otherTlsListeners(views: readonly ListenerView[], port: number, own?: ListenerView): ListenerView[] {
+  return views.filter((v) => v !== own && v.programmed && v.protocol === "TLS" && v.port === port);
+}
+
+/**
+ * Whether the connections for `hostname` (an entry of listener `own`) belong to another listener of
+ * the port whose hostname is more specific than `own`'s and matches all of them.
+ */
+function ownedByMoreSpecific(views: readonly ListenerView[], own: ListenerView, hostname: string): boolean {
+  return otherTlsListeners(views, own.port, own).some((v) =>
+    v.hostname !== "" && compareHostnames(v.hostname, own.hostname) < 0 &&
+    intersect(v.hostname, hostname) === hostname
+  );
+}
+
+/** A stop (rule null: closed) for each listener hostname of a TLS port that no entry names as it is. */
+function addStops(views: readonly ListenerView[], byPort: Map<number, Map<string, SniEntry>>): void {
+  for (const v of views) {
+    if (!v.programmed || v.protocol !== "TLS" || v.hostname === "") continue;
+    let names = byPort.get(v.port);
+    if (!names) byPort.set(v.port, names = new Map());
+    if (names.has(v.hostname)) continue;
+    names.set(v.hostname, {
+      hostname: v.hostname,
+      rule: null,
+      route: "",
+      ...(v.tlsMode === "Terminate" ? { terminate: true as const } : {}),
+    });
+  }
+}
+
+/** The modes of the programmed TLS listeners of `port`, Passthrough first. */
+export function tlsModes(views: readonly ListenerView[], port: number): ("Passthrough" | "Terminate")[] {
+  const modes = new Set(otherTlsListeners(views, port).map((v) => v.tlsMode));
+  return (["Passthrough", "Terminate"] as const).filter((m) => modes.has(m));
 }

@@ -1,6 +1,11 @@
 /** The features the GatewayClass status claims (lib/gateway/features.ts): the HTTP, gRPC and TLS cores and the extended ones, sorted, once each. */
 import assert from "node:assert/strict";
-import { EXTENDED_FEATURES, GATEWAY_NAMESPACE_FEATURES, gatewayFeatures } from "../../lib/gateway/features.ts";
+import {
+  EXTENDED_FEATURES,
+  GATEWAY_NAMESPACE_FEATURES,
+  gatewayFeatures,
+  TLS_EXTENDED_FEATURES,
+} from "../../lib/gateway/features.ts";
 
 Deno.test("features: the HTTP, gRPC and TLS cores and each extended feature, sorted, once each", () => {
   for (const inGatewayNamespace of [false, true]) {
@@ -8,11 +13,11 @@ Deno.test("features: the HTTP, gRPC and TLS cores and each extended feature, sor
     for (const core of ["Gateway", "GRPCRoute", "HTTPRoute", "ReferenceGrant", "TLSRoute"]) {
       assert.ok(features.includes(core), core);
     }
-    for (const f of EXTENDED_FEATURES) assert.ok(features.includes(f), f);
+    for (const f of [...EXTENDED_FEATURES, ...TLS_EXTENDED_FEATURES]) assert.ok(features.includes(f), f);
     assert.deepEqual([...features], [...new Set(features)].sort());
     for (const f of features) assert.match(f, /^[A-Z][A-Za-z0-9]+$/);
   }
-  assert.equal(gatewayFeatures(false).length, 5 + EXTENDED_FEATURES.length);
+  assert.equal(gatewayFeatures(false).length, 5 + EXTENDED_FEATURES.length + TLS_EXTENDED_FEATURES.length);
 });
 
 Deno.test("features: GatewayInfrastructure only with the proxies in their Gateways' namespaces", () => {

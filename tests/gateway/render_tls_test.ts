@@ -8,7 +8,7 @@ import { renderGateway } from "../../lib/gateway/render.ts";
 import { loadTemplates } from "../../lib/render/render.ts";
 import { MAP_LINE } from "../../lib/render/maps.ts";
 import type { GatewayProxyModel, ProxyPort, SniEntry, TlsRule } from "../../lib/gateway/model_types.ts";
-import { checkRendered, entry, httpPort, model, rule, service } from "./render_fixtures.ts";
+import { checkRendered, createCA, entry, httpPort, model, pemFor, rule, service } from "./render_fixtures.ts";
 
 const templates = await loadTemplates(null);
 const tcp = (ns: string, svc: string, address: string, port = 443) => ({
@@ -98,4 +98,108 @@ Deno.test("TLS ports refuse what the model should never hold: unchecked names, u
   bad({ ...tlsModel(), tlsRules: [tlsRule("gw_one", [["be_ns_gone_443_tcp", 1]])] });
   bad({ ...tlsModel(), tlsRules: [tlsRule("gw one", [[a.name, 1]], 1)] });
   bad({ ...tlsModel(), backends: [{ ...a, name: "be_ns_a_443" }, b, web] });
+});
+
+/** A TLS port whose listeners are in `modes`; Terminate ones serve the certificate `file` for `hosts`. */
+function modePort(port: number, modes: ("Passthrough" | "Terminate")[], sniEntries: SniEntry[], hosts: string[]) {
+  const certs = modes.includes("Terminate") ? [{ file: "ns_cert.pem", namespace: "ns", name: "cert", hosts }] : [];
+  return { ...tlsPort(port, sniEntries), tlsModes: modes, certs };
+}
+const term = (hostname: string, r: string | null): SniEntry => ({ hostname, rule: r, route: "ns/t", terminate: true });
+
+Deno.test("TLS Terminate port: one frontend decrypting with the crt-list, routing by the handshake's SNI (t<port>: keys)", async () => {
+  const ca = await createCA({ commonName: "render tls terminate CA" });
+  const m: GatewayProxyModel = {
+    ...tlsModel(),
+    ports: [modePort(8443, ["Terminate"], [term("tls.example.com", "gw_one"), term("*.example.com", null)], [
+      "tls.example.com",
+      "*.example.com",
+    ])],
+  };
+  const r = renderGateway(m, templates);
+  const check = await checkRendered(r, { "ns_cert.pem": await pemFor(ca, ["tls.example.com"]) });
+  assert.ok(check.ok, check.output);
+  assert.ok(r.config.includes(
+    'frontend tls_8443\n    mode tcp\n    bind "${IC_BIND_ADDR}:18443" ssl crt-list "${IC_CERT_DIR}/crt-list" strict-sni\n',
+  ));
+  // nothing is inspected before the handshake; the SNI is the one the handshake agreed
+  assert.ok(!r.config.includes("req_ssl_hello_type"));
+  assert.match(r.config, /set-var\(sess\.ic_sni\) ssl_fc_sni,lower/);
+  assert.ok(!r.config.includes("frontend tlsterm_"));
+  assert.deepEqual(r.maps["passthrough.map"].split("\n").filter(Boolean), [
+    "t8443:.example.com ic_reject",
+    "t8443:tls.example.com be_ns_a_443_tcp",
+  ]);
+  assert.deepEqual(r.crtList.trim().split("\n"), ["ns_cert.pem tls.example.com *.example.com"]);
+  assert.deepEqual(r.secrets, [{ file: "ns_cert.pem", namespace: "ns", name: "cert" }]);
+});
+
+Deno.test("mixed TLS port: the ClientHello's SNI first; Terminate names handed to a decrypting frontend over a socket", async () => {
+  const ca = await createCA({ commonName: "render tls mixed CA" });
+  const m: GatewayProxyModel = {
+    ...tlsModel(),
+    ports: [
+      httpPort(80, [entry("", "/", "gw_web")]),
+      modePort(8883, ["Passthrough", "Terminate"], [
+        sni("abc.example.com", "gw_one"),
+        term("tls.example.com", "gw_split"),
+        term("*.t.example.com", null),
+      ], ["tls.example.com"]),
+    ],
+  };
+  const r = renderGateway(m, templates);
+  const check = await checkRendered(r, { "ns_cert.pem": await pemFor(ca, ["tls.example.com"]) });
+  assert.ok(check.ok, check.output);
+  const cfg = r.config;
+  assert.ok(cfg.includes('frontend tls_8883\n    mode tcp\n    bind "${IC_BIND_ADDR}:8883"\n'));
+  assert.ok(cfg.includes(
+    'frontend tlsterm_8883\n    mode tcp\n    bind "unix@${IC_RUNTIME_SOCKET}.tls8883" mode 600 accept-proxy ' +
+      'ssl crt-list "${IC_CERT_DIR}/crt-list" strict-sni\n',
+  ));
+  assert.ok(cfg.includes(
+    'backend ic_tlsterm_8883\n    mode tcp\n    server tlsterm "unix@${IC_RUNTIME_SOCKET}.tls8883" send-proxy-v2\n',
+  ));
+  // before decryption every name, the Terminate ones to the hand-off (a stop refused at once); after, Terminate names only
+  assert.deepEqual(r.maps["passthrough.map"].split("\n").filter(Boolean), [
+    "8883:.t.example.com ic_reject",
+    "8883:abc.example.com be_ns_a_443_tcp",
+    "8883:tls.example.com ic_tlsterm_8883",
+    "t8883:.t.example.com ic_reject",
+    "t8883:tls.example.com gw_split",
+  ]);
+  // the weighted choice runs where the rule is chosen: in the decrypting frontend only
+  const term8883 = cfg.slice(cfg.indexOf("frontend tlsterm_8883"));
+  const pass8883 = cfg.slice(cfg.indexOf("frontend tls_8883"), cfg.indexOf("frontend tlsterm_8883"));
+  assert.match(
+    term8883.slice(0, term8883.indexOf("use_backend")),
+    /rand\(5\) if \{ var\(sess\.ic_pass\) -m str gw_split \}/,
+  );
+  assert.ok(!pass8883.includes("gw_split"));
+  assert.match(pass8883, /req_ssl_hello_type 1/);
+});
+
+Deno.test("TLS Terminate ports refuse a model without certificate or mode", () => {
+  const bad = (p: ProxyPort) => assert.throws(() => renderGateway({ ...tlsModel(), ports: [p] }, templates), /bug/);
+  bad({ ...modePort(443, ["Terminate"], [term("a.example.com", "gw_one")], ["a.example.com"]), certs: [] });
+  bad({ ...modePort(443, [], [], []) });
+  bad(modePort(443, ["Terminate"], [term("a.example.com x", "gw_one")], ["a.example.com"]));
+});
+
+Deno.test("hostname-less listeners on two ports (HTTPS and TLS Terminate): the lower port's certificate is the default of both", async () => {
+  const ca = await createCA({ commonName: "render two defaults CA" });
+  const own = (file: string, name: string) => ({ file, namespace: "ns", name, hosts: [] as string[] });
+  const m: GatewayProxyModel = {
+    ...tlsModel(),
+    ports: [
+      { ...httpPort(443, [entry("", "/", "gw_web")]), protocol: "HTTPS", certs: [own("ns_one.pem", "one")] },
+      { ...modePort(8443, ["Terminate"], [term("", "gw_one")], []), certs: [own("ns_two.pem", "two")] },
+    ],
+  };
+  const r = renderGateway(m, templates);
+  const pem = await pemFor(ca, ["example.com"]);
+  const check = await checkRendered(r, { "ns_one.pem": pem });
+  assert.ok(check.ok, check.output);
+  assert.deepEqual(r.crtList.trim().split("\n"), ["ns_one.pem !*"]);
+  assert.ok(!r.config.includes("strict-sni"));
+  assert.deepEqual(r.maps["passthrough.map"].split("\n").filter(Boolean), ["t8443: be_ns_a_443_tcp"]);
 });

@@ -1,14 +1,16 @@
 /**
  * TLSRoutes in the model (lib/gateway/tls_routes.ts, lib/gateway/listeners.ts), from the words of
  * the Gateway API reference (apis/v1 tlsroute_types.go, gateway_types.go): "A TLSRoute MUST be
- * attached to a Listener of protocol TLS", Passthrough is core and Terminate extended (not served
- * here: the listener is refused with UnsupportedValue), hostnames intersect as for HTTPRoutes, a
- * rule whose backends are invalid "must actively reject … by rejecting the connection", and
- * "rejections must respect weight".
+ * attached to a Listener of protocol TLS", Passthrough is core and Terminate extended (the listener
+ * decrypts with its certificateRefs, "Terminate" being the default mode), hostnames intersect as for
+ * HTTPRoutes, a rule whose backends are invalid "must actively reject … by rejecting the connection",
+ * "rejections must respect weight", and a connection belongs to the listener whose hostname matches
+ * its SNI most specifically (listener isolation: a stop for each listener hostname).
  */
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
 import type { GatewayBuild } from "../../lib/gateway/model_types.ts";
+import type { Gateway } from "../../lib/gateway/api.ts";
 import {
   backendService,
   build,
@@ -40,7 +42,7 @@ function tlsBackends(...names: string[]): Pick<World, "services" | "endpointSlic
   return { services: made.map((m) => m.service), endpointSlices: made.map((m) => m.slice) };
 }
 
-/** Where a connection with `sni` on `port` goes: the rule's targets, [] when refused, null when no entry. */
+/** Where a connection with `sni` on `port` goes: the rule's targets, [] when refused (a stop), null when no entry. */
 function connect(b: GatewayBuild, port: number, sni: string): { backend: string; weight: number }[] | null {
   const p = b.proxy.ports.find((x) => x.port === port);
   const entries = p?.sni ?? [];
@@ -50,6 +52,7 @@ function connect(b: GatewayBuild, port: number, sni: string): { backend: string;
     e.hostname === ""
   );
   if (!hit) return null;
+  if (hit.rule === null) return [];
   const rule = b.proxy.tlsRules?.find((r) => r.name === hit.rule);
   assert.ok(rule, `rule ${hit.rule}`);
   return rule.targets;
@@ -67,9 +70,15 @@ Deno.test("a TLS listener in Passthrough mode admits TLSRoutes: SNI names to a m
   assert.equal(tlsRouteCondition(b, "r", "Accepted")?.status, "True");
   assert.equal(tlsRouteCondition(b, "r", "ResolvedRefs")?.status, "True");
   assert.equal(b.proxy.ports[0].protocol, "TLS");
-  assert.deepEqual(b.proxy.ports[0].sni?.map((e) => e.hostname), ["abc.example.com"]);
+  // the listener's hostname without a route of its own: a stop
+  assert.deepEqual(b.proxy.ports[0].sni?.map((e) => [e.hostname, e.rule !== null]), [
+    ["abc.example.com", true],
+    ["*.example.com", false],
+  ]);
   assert.deepEqual(connect(b, 443, "abc.example.com"), [{ backend: svc, weight: 1 }]);
-  assert.equal(connect(b, 443, "other.example.com"), null);
+  assert.deepEqual(connect(b, 443, "other.example.com"), []);
+  assert.equal(connect(b, 443, "other.example.org"), null);
+  assert.deepEqual(b.proxy.ports[0].tlsModes, ["Passthrough"]);
   const be = b.proxy.backends.find((x) => x.name === svc)!;
   assert.equal(be.mode, "tcp");
   assert.deepEqual(be.servers.map((s) => `${s.address}:${s.port}`), ["10.0.1.1:8443"]);
@@ -78,19 +87,136 @@ Deno.test("a TLS listener in Passthrough mode admits TLSRoutes: SNI names to a m
   assert.deepEqual(b.refs.services, [`${NS}/svc`]);
 });
 
-Deno.test("TLS Terminate (explicit or the API's default mode) is not served: Accepted=False/UnsupportedValue, no kinds", () => {
+Deno.test("TLS Terminate (explicit or the API's default mode): TLSRoute kinds, the certificate served, entries marked", () => {
   for (const mode of ["Terminate", null] as const) {
-    const gw = gateway([tls("tls-terminate", 8443, { hostname: "terminate.example.com" }, mode)]);
-    const b = build(gw, { tlsRoutes: [tlsRoute("r", ["terminate.example.com"])], ...tlsBackends("svc") });
-    const accepted = listenerCondition(b, "tls-terminate", "Accepted");
-    assert.equal(accepted?.status, "False");
-    assert.equal(accepted?.reason, "UnsupportedValue");
-    assert.match(accepted!.message, /tls\.mode "Terminate" is not supported for TLS; use Passthrough/);
-    assert.deepEqual(b.gateway.listeners[0].supportedKinds, []);
-    assert.equal(b.gateway.listeners[0].attachedRoutes, 0);
-    assert.equal(tlsRouteCondition(b, "r", "Accepted")?.reason, "NotAllowedByListeners");
-    assert.deepEqual(b.proxy.ports, []);
+    const gw = gateway([tls("tls-terminate", 8443, {
+      hostname: "terminate.example.com",
+      tls: { ...(mode ? { mode } : {}), certificateRefs: [{ name: "cert" }] },
+    })]);
+    const b = build(gw, {
+      tlsRoutes: [tlsRoute("r", ["terminate.example.com"])],
+      secrets: [tlsSecret("cert", NS)],
+      ...tlsBackends("svc"),
+    });
+    assert.deepEqual(listenerCondition(b, "tls-terminate", "Accepted")?.reason, "Accepted");
+    assert.equal(listenerCondition(b, "tls-terminate", "Programmed")?.status, "True");
+    assert.deepEqual(b.gateway.listeners[0].supportedKinds, [{ group: "gateway.networking.k8s.io", kind: "TLSRoute" }]);
+    assert.equal(b.gateway.listeners[0].attachedRoutes, 1);
+    assert.equal(tlsRouteCondition(b, "r", "Accepted")?.status, "True");
+    const p = b.proxy.ports[0];
+    assert.deepEqual(p.tlsModes, ["Terminate"]);
+    assert.deepEqual(p.certs, [{
+      file: `${NS}_cert.pem`,
+      namespace: NS,
+      name: "cert",
+      hosts: ["terminate.example.com"],
+    }]);
+    assert.deepEqual(p.sni?.map((e) => [e.hostname, e.terminate]), [["terminate.example.com", true]]);
+    // the plain stream goes to the same mode tcp copy of the Service backend as a passthrough one
+    assert.deepEqual(connect(b, 8443, "terminate.example.com"), [{ backend: svc, weight: 1 }]);
+    assert.deepEqual(b.refs.secrets, [`${NS}/cert`]);
   }
+});
+
+Deno.test("TLS Terminate certificates: the same verdicts as HTTPS; an unusable one is never served (fail closed)", () => {
+  const listener = (refs: { name: string; namespace?: string }[]) =>
+    gateway([tls("t", 443, { hostname: "a.example.com", tls: { mode: "Terminate", certificateRefs: refs } })]);
+  const world = { tlsRoutes: [tlsRoute("r", ["a.example.com"])], ...tlsBackends("svc") };
+  const cases: [string, Gateway, string][] = [
+    ["none", listener([]), "InvalidCertificateRef"],
+    ["missing", listener([{ name: "missing" }]), "InvalidCertificateRef"],
+    ["other namespace without grant", listener([{ name: "cert", namespace: "web" }]), "RefNotPermitted"],
+  ];
+  for (const [what, gw, reason] of cases) {
+    const b = build(gw, { ...world, secrets: [tlsSecret("cert", "web")] });
+    assert.equal(listenerCondition(b, "t", "ResolvedRefs")?.reason, reason, what);
+    assert.equal(listenerCondition(b, "t", "Programmed")?.status, "False", what);
+    assert.deepEqual(b.proxy.ports, [], what);
+  }
+  const b = build(listener([]), world);
+  assert.match(listenerCondition(b, "t", "ResolvedRefs")!.message, /TLS in Terminate mode needs one/);
+  // an unknown mode is refused on its own
+  const odd = build(gateway([tls("t", 443, { tls: { mode: "Reencrypt" as "Terminate" } })]), world);
+  assert.equal(listenerCondition(odd, "t", "Accepted")?.reason, "UnsupportedValue");
+  assert.deepEqual(odd.gateway.listeners[0].supportedKinds, []);
+});
+
+Deno.test("mixed (TLSRouteModeMixed): Passthrough and Terminate listeners on one port are both served, entries marked", () => {
+  const gw = gateway([
+    tls("tls-terminate", 8883, {
+      hostname: "tls.example.com",
+      tls: { mode: "Terminate", certificateRefs: [{ name: "cert" }] },
+    }),
+    tls("tls-passthrough", 8883, { hostname: "abc.example.com" }),
+  ]);
+  const b = build(gw, {
+    tlsRoutes: [tlsRoute("pass", ["abc.example.com"]), tlsRoute("term", ["tls.example.com"])],
+    secrets: [tlsSecret("cert", NS)],
+    ...tlsBackends("svc"),
+  });
+  for (const name of ["tls-terminate", "tls-passthrough"]) {
+    assert.equal(listenerCondition(b, name, "Accepted")?.reason, "Accepted", name);
+    assert.equal(listenerCondition(b, name, "Conflicted")?.status, "False", name);
+  }
+  assert.deepEqual(b.gateway.listeners.map((l) => l.attachedRoutes), [1, 1]);
+  const p = b.proxy.ports[0];
+  assert.deepEqual(p.tlsModes, ["Passthrough", "Terminate"]);
+  assert.deepEqual(p.sni?.map((e) => [e.hostname, e.terminate ?? false]), [
+    ["abc.example.com", false],
+    ["tls.example.com", true],
+  ]);
+  assert.deepEqual(p.certs.map((c) => c.hosts), [["tls.example.com"]]);
+});
+
+Deno.test("listener isolation on a TLS port: a name under a more specific listener is only that listener's", () => {
+  // *.example.com (Passthrough, route *.example.com) and tls.example.com (Terminate, no route):
+  // tls.example.com is the Terminate listener's, which has no route: closed, never passed through
+  const gw = gateway([
+    tls("wide", 443, { hostname: "*.example.com" }),
+    tls("narrow", 443, {
+      hostname: "tls.example.com",
+      tls: { mode: "Terminate", certificateRefs: [{ name: "cert" }] },
+    }),
+  ]);
+  const b = build(gw, {
+    tlsRoutes: [
+      tlsRoute("wide", ["*.example.com", "tls.example.com"], { parentRefs: [{ name: "gw", sectionName: "wide" }] }),
+    ],
+    secrets: [tlsSecret("cert", NS)],
+    ...tlsBackends("svc"),
+  });
+  const p = b.proxy.ports[0];
+  assert.deepEqual(p.sni?.map((e) => [e.hostname, e.rule !== null, e.terminate ?? false]), [
+    ["tls.example.com", false, true],
+    ["*.example.com", true, false],
+  ]);
+  assert.deepEqual(connect(b, 443, "tls.example.com"), []);
+  assert.deepEqual(connect(b, 443, "a.example.com"), [{ backend: svc, weight: 1 }]);
+  // a route of a hostname-less listener for a name a listener with a hostname has: that listener's stop
+  const c = build(gateway([tls("any", 443), tls("abc", 443, { hostname: "*.abc.example.com" })]), {
+    tlsRoutes: [
+      tlsRoute("r", ["x.abc.example.com", "other.example.com"], { parentRefs: [{ name: "gw", sectionName: "any" }] }),
+    ],
+    ...tlsBackends("svc"),
+  });
+  assert.deepEqual(c.proxy.ports[0].sni?.map((e) => [e.hostname, e.rule !== null]), [
+    ["other.example.com", true],
+    ["*.abc.example.com", false],
+  ]);
+  // an exact listener takes its one name, never the wildcard a less specific listener's route has
+  const d = build(
+    gateway([tls("wide", 443, { hostname: "*.example.com" }), tls("x", 443, { hostname: "x.example.com" })]),
+    {
+      tlsRoutes: [tlsRoute("r", ["*.example.com"], { parentRefs: [{ name: "gw", sectionName: "wide" }] })],
+      ...tlsBackends("svc"),
+    },
+  );
+  assert.deepEqual(d.proxy.ports[0].sni?.map((e) => [e.hostname, e.rule !== null]), [
+    ["x.example.com", false],
+    ["*.example.com", true],
+  ]);
+  assert.deepEqual(connect(d, 443, "y.example.com"), [{ backend: svc, weight: 1 }]);
+  assert.deepEqual(connect(d, 443, "x.example.com"), []);
 });
 
 Deno.test("allowedRoutes kinds on a TLS listener: TLSRoute kept, TCPRoute refused with InvalidRouteKinds", () => {
@@ -183,7 +309,8 @@ Deno.test("hostname intersection: exact, wildcard and no listener hostname; the 
   });
   assert.equal(tlsRouteCondition(b, "r", "Accepted")?.reason, "NoMatchingListenerHostname");
   assert.equal(b.gateway.listeners[0].attachedRoutes, 0);
-  assert.deepEqual(b.proxy.ports[0].sni, []);
+  // the listener's stop only
+  assert.deepEqual(b.proxy.ports[0].sni?.map((e) => [e.hostname, e.rule]), [["www.example.com", null]]);
 });
 
 Deno.test("invalid backendRefs: the route is Accepted, ResolvedRefs=False with the reason, and its connections are refused", () => {
@@ -272,7 +399,7 @@ Deno.test("two TLSRoutes for one name on a port: the oldest wins; both are Accep
   assert.equal(b.gateway.listeners[0].attachedRoutes, 2);
 });
 
-Deno.test("TLS and HTTPS (or HTTP) on one port conflict: mixed termination is not served", () => {
+Deno.test("TLS and HTTPS (or HTTP) on one port conflict: ProtocolConflict", () => {
   const b = build(gateway([tls("tls", 443), https("https", "cert", 443)]), { secrets: [tlsSecret("cert", NS)] });
   for (const name of ["tls", "https"]) {
     assert.equal(listenerCondition(b, name, "Conflicted")?.reason, "ProtocolConflict");
@@ -305,4 +432,17 @@ Deno.test("hostile hostnames never reach the model's SNI entries: UnsupportedVal
   });
   assert.equal(tlsRouteCondition(partly, "r", "PartiallyInvalid")?.status, "True");
   assert.deepEqual(partly.proxy.ports[0].sni?.map((e) => e.hostname), ["a.example.com"]);
+});
+
+Deno.test("a Passthrough and a Terminate listener with one hostname on one port conflict: HostnameConflict, neither served", () => {
+  const gw = gateway([
+    tls("term", 443, { hostname: "a.example.com", tls: { mode: "Terminate", certificateRefs: [{ name: "cert" }] } }),
+    tls("pass", 443, { hostname: "a.example.com" }),
+  ]);
+  const b = build(gw, { tlsRoutes: [tlsRoute("r", ["a.example.com"])], secrets: [tlsSecret("cert", NS)] });
+  for (const name of ["term", "pass"]) {
+    assert.equal(listenerCondition(b, name, "Conflicted")?.reason, "HostnameConflict", name);
+    assert.equal(listenerCondition(b, name, "Programmed")?.status, "False", name);
+  }
+  assert.deepEqual(b.proxy.ports, []);
 });
