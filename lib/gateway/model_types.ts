@@ -18,6 +18,7 @@ import type {
   ReferenceGrant,
   RouteParentStatus,
 } from "./api.ts";
+import type { BackendTls, BackendTlsPolicies } from "./backend_tls.ts";
 
 /** Our GatewayClasses' `spec.controllerName`. */
 export const GATEWAY_CONTROLLER_NAME = "ingress-controller.io/gateway-controller";
@@ -45,6 +46,8 @@ export interface GatewayInputs {
    * parametersRef then refuses the Gateway too).
    */
   parametersProblem?: string | null;
+  /** The cluster's BackendTLSPolicies, judged (lib/gateway/backend_tls.ts); absent: none. */
+  backendTls?: BackendTlsPolicies;
 }
 
 export type PathType = "Exact" | "PathPrefix" | "RegularExpression";
@@ -184,9 +187,10 @@ export interface GatewayProxyModel {
   rules: RuleBackend[];
   /**
    * Service backends (`be_<ns>_<svc>_<port>`, servers in slots: lib/render/slots.ts), sorted by
-   * name; `proto: "h2"`: the servers speak HTTP/2 without TLS (appProtocol `kubernetes.io/h2c`).
+   * name; `proto: "h2"`: the servers speak HTTP/2 without TLS (appProtocol `kubernetes.io/h2c`);
+   * `tls`: a BackendTLSPolicy's check (null: its policy cannot be used, the servers are never reached).
    */
-  backends: (Backend & { proto?: "h2" })[];
+  backends: (Backend & { proto?: "h2"; tls?: BackendTls | null })[];
 }
 
 /** What the controller writes into the Gateway's status (the addresses come from its proxy's Service). */
@@ -206,6 +210,8 @@ export interface GatewayBuild {
   problems: (Omit<Problem, "kind"> & { kind: string })[];
   /** Objects the build read (`namespace/name`), sorted: a change of one of them builds the Gateway again. */
   refs: { services: string[]; secrets: string[] };
+  /** The BackendTLSPolicies (`namespace/name`) on the Service ports this Gateway's routes use: it is their ancestor. */
+  tlsPolicies?: string[];
 }
 
 export type { Backend, Condition, GatewayClass, ReferenceGrant, TlsCert };
