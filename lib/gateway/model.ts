@@ -120,6 +120,8 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     problems: [],
     backends: new Map<string, GatewayBackend>(),
     services: new Set<string>(),
+    backendTls: inputs.backendTls,
+    tlsPolicies: new Set<string>(),
   };
   const attached = new Map<ListenerView, Set<string>>(views.map((v) => [v, new Set<string>()]));
   /** Per listener and kind: the routes accepted there and their hostnames (HTTPRoutes and GRPCRoutes never share one). */
@@ -223,6 +225,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     tlsRoutes: tls.statuses,
     problems,
     refs: { services: [...ctx.services].sort(cmp), secrets: [...secrets].sort(cmp) },
+    tlsPolicies: [...ctx.tlsPolicies!].sort(cmp),
   };
 }
 

@@ -19,6 +19,7 @@ import type {
   RouteParentStatus,
   TLSRoute,
 } from "./api.ts";
+import type { BackendTls, BackendTlsPolicies } from "./backend_tls.ts";
 
 /** Our GatewayClasses' `spec.controllerName`. */
 export const GATEWAY_CONTROLLER_NAME = "ingress-controller.io/gateway-controller";
@@ -48,6 +49,8 @@ export interface GatewayInputs {
    * parametersRef then refuses the Gateway too).
    */
   parametersProblem?: string | null;
+  /** The cluster's BackendTLSPolicies, judged (lib/gateway/backend_tls.ts); absent: none. */
+  backendTls?: BackendTlsPolicies;
 }
 
 export type PathType = "Exact" | "PathPrefix" | "RegularExpression";
@@ -218,9 +221,10 @@ export interface GatewayProxyModel {
   /**
    * Service backends (`be_<ns>_<svc>_<port>`, servers in slots: lib/render/slots.ts), sorted by
    * name; `proto: "h2"`: the servers speak HTTP/2 without TLS (appProtocol `kubernetes.io/h2c`);
-   * `mode: "tcp"` (`…_tcp`): a TLSRoute's, which gets the connections as they come.
+   * `mode: "tcp"` (`…_tcp`): a TLSRoute's, which gets the connections as they come;
+   * `tls`: a BackendTLSPolicy's check (null: its policy cannot be used, the servers are never reached).
    */
-  backends: (Backend & { proto?: "h2" })[];
+  backends: (Backend & { proto?: "h2"; tls?: BackendTls | null })[];
 }
 
 /** What the controller writes into the Gateway's status (the addresses come from its proxy's Service). */
@@ -243,6 +247,8 @@ export interface GatewayBuild {
   problems: (Omit<Problem, "kind"> & { kind: string })[];
   /** Objects the build read (`namespace/name`), sorted: a change of one of them builds the Gateway again. */
   refs: { services: string[]; secrets: string[] };
+  /** The BackendTLSPolicies (`namespace/name`) on the Service ports this Gateway's routes use: it is their ancestor. */
+  tlsPolicies?: string[];
 }
 
 export type { Backend, Condition, GatewayClass, ReferenceGrant, TlsCert };
