@@ -19,7 +19,7 @@ import type {
   RouteParentStatus,
   TLSRoute,
 } from "./api.ts";
-import type { BackendTls, BackendTlsPolicies } from "./backend_tls.ts";
+import type { BackendTls, BackendTlsPolicies, CaConfigMapLookup } from "./backend_tls.ts";
 
 /** Our GatewayClasses' `spec.controllerName`. */
 export const GATEWAY_CONTROLLER_NAME = "ingress-controller.io/gateway-controller";
@@ -51,6 +51,8 @@ export interface GatewayInputs {
   parametersProblem?: string | null;
   /** The cluster's BackendTLSPolicies, judged (lib/gateway/backend_tls.ts); absent: none. */
   backendTls?: BackendTlsPolicies;
+  /** The CA ConfigMaps `spec.tls.frontend` may name (lib/gateway/client_validation.ts); absent: none is known. */
+  caConfigMaps?: CaConfigMapLookup;
 }
 
 export type PathType = "Exact" | "PathPrefix" | "RegularExpression";
@@ -208,6 +210,19 @@ export interface ProxyPort {
   certs: TlsCert[];
   /** TLS: the SNI names routed, most specific first; each name once (the oldest route's wins). */
   sni?: SniEntry[];
+  /** HTTPS: the clients' certificates are checked against this CA (spec.tls.frontend). */
+  clientValidation?: ClientValidation;
+}
+
+/**
+ * Client-certificate validation of an HTTPS port: `AllowValidOnly`, a connection without a
+ * certificate the CA signed is refused in the handshake; `AllowInsecureFallback`, any connection
+ * is let through and the backends learn whether a certificate was presented and valid.
+ */
+export interface ClientValidation {
+  mode: "AllowValidOnly" | "AllowInsecureFallback";
+  /** The ConfigMap whose `ca.crt` the proxy writes as `file` (`<ns>_<name>_configmap_ca.pem`). */
+  ca: { namespace: string; name: string; file: string };
 }
 
 /** The proxy's view of one Gateway. */
@@ -246,7 +261,7 @@ export interface GatewayBuild {
   /** Problems to report as Warning Events (kind Gateway/HTTPRoute/TLSRoute/Service/Secret …). */
   problems: (Omit<Problem, "kind"> & { kind: string })[];
   /** Objects the build read (`namespace/name`), sorted: a change of one of them builds the Gateway again. */
-  refs: { services: string[]; secrets: string[] };
+  refs: { services: string[]; secrets: string[]; configMaps?: string[] };
   /** The BackendTLSPolicies (`namespace/name`) on the Service ports this Gateway's routes use: it is their ancestor. */
   tlsPolicies?: string[];
 }

@@ -18,6 +18,7 @@ import { NO_RANK, portRoutes, WILDCARD_DEPTH } from "./render_routes.ts";
 import { checkedHostname } from "./render_checks.ts";
 import { type BackendView, ruleOutput, serviceBackendView } from "./render_rules.ts";
 import { tlsFrontend, type TlsFrontendView } from "./render_tls.ts";
+import { clientCertLines, clientValidationBind } from "./render_client_validation.ts";
 
 /** One port's frontend as templates/gateway/frontend.eta places it. */
 export interface FrontendView {
@@ -36,6 +37,8 @@ export interface FrontendView {
   guarded: string[];
   /** HTTPS: the lines that answer 421 when the Host selects another listener than the SNI did. */
   misdirected: string[];
+  /** HTTPS with client validation: the lines that tell the backends what the client's certificate was. */
+  clientCert: string[];
 }
 
 /** What the Gateway templates get as `it`. */
@@ -58,6 +61,8 @@ export interface GatewayView {
   noRank: number;
   builtinDefaultBackend: string;
   crtList: string[];
+  /** Some HTTPS port checks client certificates: no shared TLS session cache (lib/gateway/render_client_validation.ts). */
+  noSslSessionCache: boolean;
 }
 
 function bug(message: string): never {
@@ -182,6 +187,7 @@ export function buildGatewayView(
   const exact: string[] = [];
   const prefix: string[] = [];
   const regex: string[] = [];
+  const anyValidation = httpPorts.some((p) => p.protocol === "HTTPS" && p.clientValidation !== undefined);
   const frontends = httpPorts.map((p): FrontendView => {
     const routes = portRoutes(p, target, BUILTIN_DEFAULT_BACKEND);
     exact.push(...routes.maps.exact);
@@ -195,7 +201,7 @@ export function buildGatewayView(
       }
       bind += ` ssl crt-list "\${IC_CERT_DIR}/crt-list" alpn ${pv.alpn}${
         tls.defaults.has(p.port) ? "" : " strict-sni"
-      }`;
+      }${clientValidationBind(p.clientValidation)}`;
     }
     return {
       name: `${https ? "https" : "http"}_${p.port}`,
@@ -206,6 +212,7 @@ export function buildGatewayView(
       lport: p.port === (https ? 443 : 80) ? "" : `:${p.port}`,
       guarded: routes.guarded,
       misdirected: https ? misdirectedLines(p.listenerHostnames ?? []) : [],
+      clientCert: clientCertLines(https ? p.clientValidation : undefined, anyValidation),
     };
   });
   const backends = [...services.values(), ...rules.backends].sort((a, b) => a.name < b.name ? -1 : 1);
@@ -225,6 +232,7 @@ export function buildGatewayView(
     noRank: NO_RANK,
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList: tls.lines,
+    noSslSessionCache: anyValidation,
   };
   const maps: RouteMaps = {
     "routes-exact.map": exact.sort().join(""),
