@@ -12,7 +12,7 @@
  * holds its Service port: the proxy never reaches that port unverified (its requests get 503).
  */
 import type { KubeObject } from "../cluster/resources.ts";
-import { caBundleProblem } from "../pki/secret_checks.ts";
+import { configMapCaFile, configMapCaProblem } from "../render/configmap_ca.ts";
 import { isDns1123Label, isDns1123Subdomain, isPortName } from "../render/patterns.ts";
 import { show } from "../render/show.ts";
 import type { Condition } from "./api.ts";
@@ -70,24 +70,6 @@ export interface PolicyVerdict {
 
 /** A CA ConfigMap as the controller knows it: undefined when it does not exist. */
 export type CaConfigMapLookup = (namespace: string, name: string) => { data?: Record<string, unknown> } | undefined;
-
-/**
- * The proxy's file for the CA of a ConfigMap, relative to its cert directory: `<ns>_<name>_configmap_ca.pem`.
- * Names have no `_`, so it can meet neither a TLS Secret's `<ns>_<name>.pem` nor a CA Secret's `<ns>_<name>_ca.pem`.
- */
-export function configMapCaFile(namespace: string, name: string): string {
-  if (!isDns1123Label(namespace) || !isDns1123Subdomain(name)) {
-    throw new Error(`bug: ConfigMap name ${show(`${namespace}/${name}`)}`);
-  }
-  return `${namespace}_${name}_configmap_ca.pem`;
-}
-
-/** Why the `ca.crt` of a ConfigMap cannot be a CA bundle, or null. */
-export function configMapCaProblem(cm: { data?: Record<string, unknown> }): string | null {
-  const text = cm.data?.["ca.crt"];
-  if (typeof text !== "string") return "has no key ca.crt";
-  return caBundleProblem(text);
-}
 
 function keyOf(p: BackendTLSPolicy): string {
   return `${p.metadata.namespace}/${p.metadata.name}`;

@@ -11,6 +11,7 @@ import type { GatewayProxyModel, ProxyPort, TlsCert } from "./model_types.ts";
 import { BUILTIN_DEFAULT_BACKEND, type Rendered, renderRoot, type SecretFile } from "../render/render.ts";
 import type { RouteMaps } from "../render/maps.ts";
 import { isHost, PEM_FILE } from "../render/patterns.ts";
+import { withConfigMapCas } from "../render/configmap_ca.ts";
 import type { Templates } from "../render/templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "../render/proxy_options.ts";
 import { containerPort, containerPortClashes } from "./ports.ts";
@@ -242,7 +243,17 @@ export function buildGatewayView(
     "passthrough.map": passthrough.sort().join(""),
     "owned-hosts.map": "",
   };
-  return { view, maps, secrets: tls.secrets };
+  return { view, maps, secrets: withConfigMapCas(tls.secrets, backendCas(model.backends)) };
+}
+
+/** The CA ConfigMaps the backends' BackendTLSPolicies check their certificates against. */
+function backendCas(backends: GatewayProxyModel["backends"]): { namespace: string; name: string }[] {
+  const out: { namespace: string; name: string }[] = [];
+  for (const b of backends) {
+    const ca = b.tls?.ca;
+    if (ca && ca !== "system") out.push({ namespace: ca.namespace, name: ca.name });
+  }
+  return out;
 }
 
 /** Renders the configuration, crt-list, Secret list and route maps of one Gateway's proxy. Throws TemplateError (a broken custom template) or a bug Error (an unchecked value). */

@@ -24,9 +24,12 @@ import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } f
 /** The name of the built-in backend that answers 404 when no route and no default backend match. */
 export const BUILTIN_DEFAULT_BACKEND = "ic_default_404";
 
-/** A `secrets.json` entry (contracts.md §4): `kind` absent is `tls`; an `htpasswd` entry has no file. */
+/**
+ * A `secrets.json` entry (contracts.md §4): `kind` absent is `tls`; an `htpasswd` entry has no file;
+ * a `configmap-ca` entry names a ConfigMap (lib/render/configmap_ca.ts).
+ */
 export interface SecretFile {
-  kind?: "ca" | "htpasswd";
+  kind?: "ca" | "htpasswd" | "configmap-ca";
   file?: string;
   namespace: string;
   name: string;

@@ -5,12 +5,8 @@
  * NoValidCACertificate), wellKnownCACertificates, subjectAltNames, and the server parameters.
  */
 import assert from "node:assert/strict";
-import {
-  BackendTlsPolicies,
-  type BackendTLSPolicy,
-  configMapCaFile,
-  tlsServerParams,
-} from "../../lib/gateway/backend_tls.ts";
+import { BackendTlsPolicies, type BackendTLSPolicy, tlsServerParams } from "../../lib/gateway/backend_tls.ts";
+import { configMapCaFile } from "../../lib/render/configmap_ca.ts";
 import { createCA } from "../../lib/pki/certs.ts";
 
 const CA = (await createCA({ commonName: "test CA" })).certPem;

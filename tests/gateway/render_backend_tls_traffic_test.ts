@@ -16,7 +16,8 @@ import { startHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { renderGateway } from "../../lib/gateway/render.ts";
 import { loadTemplates } from "../../lib/render/render.ts";
 import { containerPort } from "../../lib/gateway/ports.ts";
-import { type BackendTls, configMapCaFile } from "../../lib/gateway/backend_tls.ts";
+import type { BackendTls } from "../../lib/gateway/backend_tls.ts";
+import { configMapCaEntry, configMapCaFile } from "../../lib/render/configmap_ca.ts";
 import { createCA, entry, httpPort, model, pemFor, proxyEnv, rule, service, writeRendered } from "./render_fixtures.ts";
 
 /** A TLS backend answering its name and the SNI it was reached with. */
@@ -77,8 +78,10 @@ if (!inPrivateNetwork()) {
         backends.map((b) => rule(`gw_${b.service}`, [[b.name, 1]])),
         backends,
       );
-      const certDir = await writeRendered(dir, renderGateway(m, await loadTemplates(null)), {});
-      await Deno.writeTextFile(join(certDir, configMapCaFile("ns", "backend-ca")), policyCa.certPem);
+      const rendered = renderGateway(m, await loadTemplates(null));
+      // the proxy is told to read the policy's CA ConfigMap (once, whatever the number of backends)
+      assert.deepEqual(rendered.secrets, [configMapCaEntry("ns", "backend-ca")]);
+      await writeRendered(dir, rendered, { [configMapCaFile("ns", "backend-ca")]: policyCa.certPem });
       const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env: proxyEnv(dir, "127.0.0.1", 56789) });
       const p80 = containerPort(80);
       try {
