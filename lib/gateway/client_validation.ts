@@ -16,7 +16,8 @@
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { show } from "../render/show.ts";
 import { type Gateway, GROUP, type ReferenceGrant, type TLSConfig } from "./api.ts";
-import { type CaConfigMapLookup, configMapCaFile, configMapCaProblem } from "./backend_tls.ts";
+import type { CaConfigMapLookup } from "./backend_tls.ts";
+import { configMapCaFile, configMapCaProblem } from "../render/configmap_ca.ts";
 import { condition, Reason } from "./conditions.ts";
 import type { ClientValidation } from "./model_types.ts";
 import { referenceAllowed } from "./references.ts";

@@ -243,7 +243,17 @@ export function buildGatewayView(
     "passthrough.map": passthrough.sort().join(""),
     "owned-hosts.map": "",
   };
-  return { view, maps, secrets: withConfigMapCas(tls.secrets, backendCas(model.backends)) };
+  const cas = [...backendCas(model.backends), ...frontendCas(ports)];
+  return { view, maps, secrets: withConfigMapCas(tls.secrets, cas) };
+}
+
+/** The CA ConfigMaps the HTTPS ports check their clients' certificates against (spec.tls.frontend). */
+function frontendCas(ports: readonly ProxyPort[]): { namespace: string; name: string }[] {
+  return ports.flatMap((p) =>
+    p.protocol === "HTTPS" && p.clientValidation
+      ? [{ namespace: p.clientValidation.ca.namespace, name: p.clientValidation.ca.name }]
+      : []
+  );
 }
 
 /** The CA ConfigMaps the backends' BackendTLSPolicies check their certificates against. */

@@ -10,7 +10,7 @@
  * with the certificate (base64 DER) in `X-SSL-Client-Cert` only when it verified. Both headers
  * are removed from every request a client sends to the Gateway, so a client never sets them itself.
  */
-import { configMapCaFile } from "./backend_tls.ts";
+import { configMapCaFile } from "../render/configmap_ca.ts";
 import type { ClientValidation } from "./model_types.ts";
 
 /** The request headers the proxy sets for the backends; a client's own are always removed. */

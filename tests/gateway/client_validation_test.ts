@@ -231,7 +231,12 @@ Deno.test("the HTTPS bind checks clients with the port's CA file; the proxy keep
     }]),
     world,
   );
-  const config = renderGateway(b.proxy, templates).config;
+  const rendered = renderGateway(b.proxy, templates);
+  assert.deepEqual(rendered.secrets.filter((s) => s.kind === "configmap-ca"), [
+    { kind: "configmap-ca", file: `${NS}_ca_configmap_ca.pem`, namespace: NS, name: "ca" },
+    { kind: "configmap-ca", file: `${NS}_per-port-ca_configmap_ca.pem`, namespace: NS, name: "per-port-ca" },
+  ], "the proxy reads the CA ConfigMaps");
+  const config = rendered.config;
   const binds = config.split("\n").filter((l) => l.trim().startsWith("bind "));
   assert.ok(binds.some((l) => l.endsWith(`ca-file ${NS}_ca_configmap_ca.pem verify required`)), binds.join("\n"));
   assert.ok(

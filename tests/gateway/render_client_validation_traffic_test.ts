@@ -18,7 +18,7 @@ import { startHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { renderGateway } from "../../lib/gateway/render.ts";
 import { loadTemplates } from "../../lib/render/render.ts";
 import { containerPort } from "../../lib/gateway/ports.ts";
-import { configMapCaFile } from "../../lib/gateway/backend_tls.ts";
+import { configMapCaFile } from "../../lib/render/configmap_ca.ts";
 import type { ClientValidation, ProxyPort } from "../../lib/gateway/model_types.ts";
 import { issueCertificate } from "../../lib/pki/certs.ts";
 import {
@@ -137,11 +137,12 @@ if (!inPrivateNetwork()) {
         [be],
       );
       const rendered = renderGateway(m, await loadTemplates(null));
-      const certDir = await writeRendered(dir, rendered, {
+      // the CA ConfigMaps' ca.crt as the proxy writes them (the render lists them in secrets.json)
+      await writeRendered(dir, rendered, {
         "ns_site.pem": await pemFor(serverCa, ["site.example"]),
+        [configMapCaFile("ns", "ca-a")]: caA.certPem,
+        [configMapCaFile("ns", "ca-b")]: caB.certPem,
       });
-      await Deno.writeTextFile(join(certDir, configMapCaFile("ns", "ca-a")), caA.certPem);
-      await Deno.writeTextFile(join(certDir, configMapCaFile("ns", "ca-b")), caB.certPem);
       const proxy = await startHaproxy(join(dir, "haproxy.cfg"), { env: proxyEnv(dir, "127.0.0.1", 56789) });
       const [p443, p8443, p9443] = [443, 8443, 9443].map(containerPort);
       const ask = (p: number, opts: Parameters<typeof get>[3] = {}) => get(p, "site.example", serverCa.certPem, opts);
