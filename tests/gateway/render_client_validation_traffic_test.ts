@@ -5,7 +5,7 @@
  * of its own (perPort) checks against that one; a port in AllowInsecureFallback serves every
  * client and tells the backend what the certificate was (`X-SSL-Client-Verify`), a client's own
  * header of that name never reaching it; a TLS session made on one port does not skip the check
- * of another (HAProxy's shared session cache is off on such a proxy). The CA files are written as the proxy writes a ConfigMap's `ca.crt`. Runs inside a
+ * of another (HAProxy's shared session cache is off on such a proxy, so no session resumes). The CA files are written as the proxy writes a ConfigMap's `ca.crt`. Runs inside a
  * private network namespace (lib/dev/localenv/netns.ts).
  */
 import assert from "node:assert/strict";
@@ -35,15 +35,16 @@ import {
 } from "./render_fixtures.ts";
 
 /**
- * The openssl client (Deno's TLS client cannot resume sessions) over TLS 1.2: one GET, saving the
- * session to `sessOut` or resuming `sessIn`. `reused`: the server resumed the session.
+ * The openssl client (Deno's TLS client cannot resume sessions) over TLS `version`: one GET, saving
+ * the session to `sessOut` or resuming `sessIn`. `reused`: the server resumed the session.
  */
 async function opensslGet(
   dir: string,
   port: number,
-  opts: { client?: string; sessOut?: string; sessIn?: string },
+  opts: { version: "1_2" | "1_3"; client?: string; sessOut?: string; sessIn?: string },
 ): Promise<{ status: number; reused: boolean }> {
-  const args = ["s_client", "-connect", `127.0.0.1:${port}`, "-servername", "site.example", "-tls1_2", "-ign_eof"];
+  const args = ["s_client", "-connect", `127.0.0.1:${port}`, "-servername", "site.example", `-tls${opts.version}`];
+  args.push("-ign_eof");
   args.push("-CAfile", join(dir, "server-ca.pem"));
   if (opts.client) args.push("-cert", join(dir, opts.client), "-key", join(dir, opts.client));
   if (opts.sessOut) args.push("-sess_out", join(dir, opts.sessOut));
@@ -159,12 +160,17 @@ if (!inPrivateNetwork()) {
         await t.step("a TLS session of one port does not pass another port's check", async () => {
           await Deno.writeTextFile(join(dir, "server-ca.pem"), serverCa.certPem);
           await Deno.writeTextFile(join(dir, "bob.pem"), `${bob.cert}${bob.key}`);
-          const first = await opensslGet(dir, p8443, { client: "bob.pem", sessOut: "bob.session" });
-          assert.deepEqual(first, { status: 200, reused: false });
-          // Without `tune.ssl.cachesize 0` HAProxy 2.6 resumed this session from its shared cache on the
-          // other port and served it (measured: reused, 200).
-          const elsewhere = await opensslGet(dir, p443, { sessIn: "bob.session" });
-          assert.deepEqual(elsewhere, { status: 0, reused: false }, "another port's check is not skipped");
+          for (const version of ["1_2", "1_3"] as const) {
+            const first = await opensslGet(dir, p8443, { version, client: "bob.pem", sessOut: "bob.session" });
+            assert.deepEqual(first, { status: 200, reused: false }, `TLS ${version}`);
+            // Without `tune.ssl.cachesize 0` HAProxy 2.6 resumed a TLS 1.2 session from its shared cache on
+            // the other port and served it (measured: reused, 200). With it, no session resumes at all
+            // (on its own port neither): every connection is a full handshake with the port's check.
+            const elsewhere = await opensslGet(dir, p443, { version, sessIn: "bob.session" });
+            assert.deepEqual(elsewhere, { status: 0, reused: false }, `TLS ${version}: the other port's check is kept`);
+            const again = await opensslGet(dir, p8443, { version, sessIn: "bob.session" });
+            assert.deepEqual(again, { status: 0, reused: false }, `TLS ${version}: no resumption on its own port`);
+          }
         });
         await t.step(
           "AllowInsecureFallback: every client is served, the backend told what the certificate was",
