@@ -5,8 +5,9 @@
  * of its own (perPort) checks against that one; a port in AllowInsecureFallback serves every
  * client and tells the backend what the certificate was (`X-SSL-Client-Verify`), a client's own
  * header of that name never reaching it; a TLS session made on one port does not skip the check
- * of another (HAProxy's shared session cache is off on such a proxy, so no session resumes). The CA files are written as the proxy writes a ConfigMap's `ca.crt`. Runs inside a
- * private network namespace (lib/dev/localenv/netns.ts).
+ * of another (HAProxy's shared session cache is off on such a proxy, so no session resumes). The
+ * CA files are written as the proxy writes a ConfigMap's `ca.crt`. Runs inside a private network
+ * namespace (lib/dev/localenv/netns.ts).
  */
 import assert from "node:assert/strict";
 import http from "node:http";
