@@ -87,6 +87,8 @@ export interface View {
   httpsRedirect: boolean;
   /** The routing lines of the internal frontend of error pages (lib/render/features/error_pages.ts); empty: none. */
   errorPages: string[];
+  /** Some host asks for client certificates: no shared TLS session cache (`tune.ssl.cachesize 0`). */
+  noSslSessionCache: boolean;
 }
 
 function checkName(name: string): string {
@@ -220,6 +222,9 @@ export function buildView(
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
+    // hosts checked against different CAs share the bind: a session resumed from HAProxy's shared
+    // cache would skip the check of the host it is resumed for (templates/global.eta)
+    noSslSessionCache: Object.keys(model.clientCerts ?? {}).length > 0,
     proxy: proxyView(proxy),
     luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth?.target), pageBackends.length > 0),
     authResolvers: model.backends.some((b) => b.settings?.extAuth?.target?.address === "name")
