@@ -15,7 +15,7 @@
  */
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
 import { show } from "../render/show.ts";
-import { type Gateway, GROUP, type ReferenceGrant, type TLSConfig } from "./api.ts";
+import { type Condition, type Gateway, GROUP, type ReferenceGrant, type TLSConfig } from "./api.ts";
 import type { CaConfigMapLookup } from "./backend_tls.ts";
 import { configMapCaFile, configMapCaProblem } from "../render/configmap_ca.ts";
 import { condition, Reason } from "./conditions.ts";
@@ -158,7 +158,7 @@ function noValid(message: string): [string, string] {
 }
 
 /** The Gateway's InsecureFrontendValidationMode condition (only while some validation allows insecure fallback). */
-export function insecureConditions(v: FrontendValidation, generation: number) {
+export function insecureConditions(v: FrontendValidation, generation: number): Condition[] {
   return v.insecure
     ? [condition(
       INSECURE_CONDITION,
