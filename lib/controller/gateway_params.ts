@@ -114,17 +114,26 @@ export function parseGatewayParameters(
 /** Marks a cached ConfigMap whose data was too large to keep (gatewayParamsShape); not an API field. */
 const TOO_LARGE = "dataTooLarge";
 
-/** What the cache keeps of a ConfigMap: its name and, while small, its data. */
+/** Beyond this many characters a ConfigMap's `ca.crt` is no CA bundle a Gateway's clients are checked against. */
+export const MAX_CA_BUNDLE = 262_144;
+
+/**
+ * What the cache keeps of a ConfigMap: its name and, while small, its data; of a larger one its
+ * `ca.crt` alone (a CA bundle spec.tls.frontend may name, lib/gateway/client_validation.ts), up to
+ * MAX_CA_BUNDLE characters.
+ */
 export function gatewayParamsShape(cm: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion } = cm.metadata;
   const data: Record<string, string> = cm.data ?? {};
   let size = 0;
   for (const [k, v] of Object.entries(data)) size += k.length + String(v).length;
   const small = size <= MAX_PARAMETERS_DATA;
+  const ca = data["ca.crt"];
+  const bundle = !small && typeof ca === "string" && ca.length <= MAX_CA_BUNDLE ? { data: { "ca.crt": ca } } : {};
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name, namespace, uid, resourceVersion },
-    ...(small ? { data } : { [TOO_LARGE]: true }),
+    ...(small ? { data } : { [TOO_LARGE]: true, ...bundle }),
   };
 }

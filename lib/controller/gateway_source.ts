@@ -36,6 +36,7 @@ import type {
   TLSRoute,
 } from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
+import type { CaConfigMapLookup } from "../gateway/backend_tls.ts";
 import { infrastructureMetadata } from "../gateway/infrastructure.ts";
 import { gatewayFeatures } from "../gateway/features.ts";
 import { GATEWAY_CONTROLLER_NAME, type GatewayBuild } from "../gateway/model_types.ts";
@@ -143,6 +144,9 @@ function statusOnly(old: KubeObject, o: KubeObject): boolean {
     JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(o.metadata.labels ?? {}) &&
     old.metadata.resourceVersion !== o.metadata.resourceVersion;
 }
+
+/** The reference key of a CA ConfigMap (`namespace/name`) a Gateway's build read. */
+const caConfigMapRef = (key: string): string => `configmap:${key}`;
 
 export class GatewaySource implements RouteSource {
   readonly name = "gateways";
@@ -431,6 +435,8 @@ export class GatewaySource implements RouteSource {
     const gateway = this.get(group) as Gateway | undefined;
     const parameters = gateway ? this.#parameters(gateway, global) : undefined;
     if (parameters === null) return null; // their ConfigMaps are not listed yet: the sync queues the group
+    // the same for the CA ConfigMaps of its client validation
+    if (gateway?.spec?.tls?.frontend && !this.#watchParameters().hasSynced) return null;
     // Wrong parameters refuse the Gateway (buildOwn): its proxy keeps the defaults meanwhile.
     if (parameters === undefined || parameters.problem !== null) {
       return { params: defaultClassParams, settings: global, classValues: {}, owner: null };
@@ -477,15 +483,49 @@ export class GatewaySource implements RouteSource {
       }
     };
     informer.on({
-      onAdd: (cm) => naming(keyOf(cm)),
-      onUpdate: (_, cm) => naming(keyOf(cm)),
-      onDelete: (cm) => naming(keyOf(cm)),
-      onSync: () => naming(null),
+      onAdd: (cm) => {
+        naming(keyOf(cm));
+        this.#caChanged(keyOf(cm));
+      },
+      onUpdate: (_, cm) => {
+        naming(keyOf(cm));
+        this.#caChanged(keyOf(cm));
+      },
+      onDelete: (cm) => {
+        naming(keyOf(cm));
+        this.#caChanged(keyOf(cm));
+      },
+      onSync: () => {
+        naming(null);
+        this.#caChanged(null);
+      },
     });
     this.#params = informer;
     this.#ctx.register(informer);
     informer.start();
     return informer;
+  }
+
+  /**
+   * The CA ConfigMaps `gateway`'s spec.tls.frontend may name (lib/gateway/client_validation.ts),
+   * from the cluster-wide ConfigMap cache of the parameters (started on the first Gateway asking);
+   * undefined when the Gateway asks no client validation.
+   */
+  #caConfigMaps(gateway: Gateway): CaConfigMapLookup | undefined {
+    if (!gateway.spec?.tls?.frontend) return undefined;
+    const store = this.#watchParameters().store;
+    return (namespace, name) => store.get(`${namespace}/${name}`) as { data?: Record<string, unknown> } | undefined;
+  }
+
+  /** A ConfigMap changed (`key`), or the cache listed them all (null): the Gateways checking clients with it. */
+  #caChanged(key: string | null): void {
+    if (key !== null) {
+      for (const group of this.#refs.users(caConfigMapRef(key))) this.#ctx.queue(group);
+      return;
+    }
+    for (const group of this.#groups.groups()) {
+      if ((this.get(group) as Gateway | undefined)?.spec?.tls?.frontend) this.#ctx.queue(group);
+    }
   }
 
   modelInputs(): ModelInput["ingresses"] {
@@ -541,11 +581,13 @@ export class GatewaySource implements RouteSource {
       },
       lookup: this.#deps.lookup,
       parametersProblem,
+      caConfigMaps: this.#caConfigMaps(gateway),
     });
     if (parametersProblem !== null) this.#ctx.events.record(gateway, "Warning", "InvalidParameters", parametersProblem);
     this.#refs.set(group, [
       ...build.refs.services.map((s) => serviceRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
       ...build.refs.secrets.map((s) => secretRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
+      ...(build.refs.configMaps ?? []).map(caConfigMapRef),
     ]);
     // A route's problem goes on the route (its author reads its Events), the rest on the Gateway.
     for (const p of build.problems) {

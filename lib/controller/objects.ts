@@ -283,10 +283,11 @@ export function gatewayTarget(
   };
 }
 
-/** A TLS Secret a proxy reads. */
+/** A Secret a proxy reads, or (`configMap`) a ConfigMap it reads a CA bundle from (`configmap-ca`). */
 export interface SecretRef {
   namespace: string;
   name: string;
+  configMap?: boolean;
 }
 
 /** Builds every object `ingress`'s dedicated proxy owns, each with its hash annotation. */
@@ -427,19 +428,24 @@ export function proxyObjects(
   ];
   if (monitor) out.push(obj(monitor, { spec: serviceMonitorSpec(statsSelector, ns, "metrics") }));
   if (settings.rbac) {
-    // Read access to the configuration and to the Secrets it lists: a Role in each namespace
-    // holding some of them (a shared proxy serves ingresses of many namespaces), bound to the
-    // proxy's ServiceAccount.
-    const byNs = new Map<string, string[]>([[ns, []]]);
-    for (const s of secrets) byNs.set(s.namespace, [...(byNs.get(s.namespace) ?? []), s.name]);
+    // Read access to the configuration and to the Secrets and CA ConfigMaps it lists, each by
+    // name: a Role in each namespace holding some of them (a shared proxy serves ingresses of many
+    // namespaces), bound to the proxy's ServiceAccount.
+    const byNs = new Map<string, { secrets: string[]; configMaps: string[] }>([[ns, { secrets: [], configMaps: [] }]]);
+    for (const s of secrets) {
+      const names = byNs.get(s.namespace) ?? { secrets: [], configMaps: [] };
+      (s.configMap ? names.configMaps : names.secrets).push(s.name);
+      byNs.set(s.namespace, names);
+    }
     out.push(obj(resources.serviceAccounts, {}, undefined, infraAnnotations, infraLabels));
     for (const [roleNs, names] of [...byNs].sort(([a], [b]) => a === ns ? -1 : b === ns ? 1 : a.localeCompare(b))) {
       const rules: unknown[] = roleNs === ns ? configReadRules(name, carriers) : [];
-      if (names.length > 0) {
+      for (const [resource, list] of [["secrets", names.secrets], ["configmaps", names.configMaps]] as const) {
+        if (list.length === 0) continue;
         rules.push({
           apiGroups: [""],
-          resources: ["secrets"],
-          resourceNames: [...new Set(names)].sort(),
+          resources: [resource],
+          resourceNames: [...new Set(list)].sort(),
           verbs: ["get", "list", "watch"],
         });
       }

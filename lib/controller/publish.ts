@@ -79,7 +79,11 @@ export class Publisher {
   /** The objects `group`'s proxy needs for `rendered`, looked up from now on. */
   plan(group: GroupKey, target: ProxyTarget, rendered: Rendered, params: ClassParams): Plan {
     const { settings, platform, caches } = this.deps;
-    const secrets = rendered.secrets.map((t) => ({ namespace: t.namespace, name: t.name }));
+    const secrets = rendered.secrets.map((t) => ({
+      namespace: t.namespace,
+      name: t.name,
+      ...(t.kind === "configmap-ca" ? { configMap: true } : {}),
+    }));
     // The part ConfigMaps this proxy has now: unchanged content keeps its part (docs/config-transport.md).
     const parts = existingParts(target.name, caches.madeBy(resources.configMaps, group));
     const data = configMapData(rendered);

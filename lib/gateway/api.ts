@@ -80,8 +80,25 @@ export interface Gateway extends KubeObject {
     addresses?: GatewayAddress[];
     /** Labels and annotations for the objects made for the Gateway (its proxy); parametersRef: lib/controller/gateway_params.ts. */
     infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: unknown };
+    /** Client-certificate validation of the HTTPS listeners (lib/gateway/client_validation.ts). */
+    tls?: { frontend?: FrontendTLSConfig };
   };
   status?: { addresses?: GatewayAddress[]; conditions?: Condition[]; listeners?: ListenerStatus[] };
+}
+
+/** `spec.tls.frontend` of a Gateway (FrontendTLSConfig): `perPort` overrides `default` on its port. */
+export interface FrontendTLSConfig {
+  default?: TLSConfig;
+  perPort?: { port?: number; tls?: TLSConfig }[];
+}
+
+/** TLSConfig: the validation of the clients' certificates (FrontendTLSValidation). */
+export interface TLSConfig {
+  validation?: {
+    caCertificateRefs?: { group?: string; kind?: string; name?: string; namespace?: string }[];
+    /** AllowValidOnly (the default) or AllowInsecureFallback. */
+    mode?: string;
+  };
 }
 
 export interface ParentReference {

@@ -20,6 +20,7 @@ import { GROUP, type HTTPBackendRef, type ReferenceGrant } from "./api.ts";
 import { Reason } from "./conditions.ts";
 import { referenceAllowed } from "./references.ts";
 import { isDns1123Label, isPortNumber } from "./validate.ts";
+import type { BackendTls, BackendTlsPolicies } from "./backend_tls.ts";
 
 export interface BackendContext {
   routeNamespace: string;
@@ -37,6 +38,9 @@ export interface BackendContext {
   backends: Map<string, GatewayBackend>;
   /** Services read (`namespace/name`). */
   services: Set<string>;
+  /** BackendTLSPolicies (lib/gateway/backend_tls.ts); the keys of those that reach a backend are added to `tlsPolicies`. */
+  backendTls?: BackendTlsPolicies;
+  tlsPolicies?: Set<string>;
 }
 
 export type RefVerdict =
@@ -45,8 +49,12 @@ export type RefVerdict =
 
 export const MAX_WEIGHT = 1_000_000;
 
-/** A Service backend of a Gateway: `proto` h2 when its Service port's appProtocol is `kubernetes.io/h2c`. */
-export type GatewayBackend = Backend & { proto?: "h2" };
+/**
+ * A Service backend of a Gateway: `proto` h2 when its Service port's appProtocol is `kubernetes.io/h2c`;
+ * `tls` when a BackendTLSPolicy targets the port (null: it does but cannot be used, and the port is never
+ * reached: 503).
+ */
+export type GatewayBackend = Backend & { proto?: "h2"; tls?: BackendTls | null };
 
 /** The `appProtocol` values served, lower-cased, and how the proxy speaks to such a port (null: HTTP/1.1). */
 const APP_PROTOCOLS: ReadonlyMap<string, "h2" | null> = new Map([
@@ -132,7 +140,21 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       balance: "roundrobin",
       timeoutServer: null,
       ...(proto === "h2" ? { proto } : {}),
+      ...portTls(ctx, ns, ref.name, port),
     });
   }
   return { ok: true, backend: name, weight };
+}
+
+/** The `tls` of a Service port's backend, when a BackendTLSPolicy targets it (and records the policy as used). */
+function portTls(
+  ctx: BackendContext,
+  ns: string,
+  service: string,
+  port: { name?: string },
+): { tls?: BackendTls | null } {
+  const verdict = ctx.backendTls?.forPort(ns, service, port);
+  if (!verdict) return {};
+  ctx.tlsPolicies?.add(verdict.ok ? verdict.tls.policy : verdict.policy);
+  return { tls: verdict.ok ? verdict.tls : null };
 }

@@ -18,6 +18,8 @@ const TLS_CORE = ["TLSRoute"] as const;
 /** Extended features of the GATEWAY-HTTP profile whose conformance tests pass. */
 export const EXTENDED_FEATURES = [
   "GatewayAddressEmpty",
+  "GatewayFrontendClientCertificateValidation",
+  "GatewayFrontendClientCertificateValidationInsecureFallback",
   "GatewayHTTPListenerIsolation",
   "GatewayHTTPSListenerDetectMisdirectedRequests",
   "GatewayPort8080",

@@ -10,6 +10,7 @@
  * all its references resolve.
  */
 import type { ClusterLookup, TlsCert } from "../render/model_types.ts";
+import type { ClientValidation } from "./model_types.ts";
 import { tlsSummaryOf } from "../render/tls_secret.ts";
 import { show } from "../render/show.ts";
 import {
@@ -20,6 +21,7 @@ import {
   type ReferenceGrant,
   type RouteGroupKind,
 } from "./api.ts";
+import type { FrontendValidation } from "./client_validation.ts";
 import { condition, Reason, Type } from "./conditions.ts";
 import { referenceAllowed } from "./references.ts";
 import { isDns1123Label, isDns1123Subdomain, isGatewayHostname, isPortNumber } from "./validate.ts";
@@ -52,6 +54,8 @@ export interface ListenerView {
   programmed: boolean;
   /** HTTPS and TLS Terminate: its usable certificates. */
   certs: Omit<TlsCert, "hosts">[];
+  /** HTTPS: the check of its clients' certificates (spec.tls.frontend), when its port has one. */
+  clientValidation?: ClientValidation;
   conditions: Condition[];
 }
 
@@ -64,6 +68,8 @@ export interface ListenerContext {
   secrets: Set<string>;
   /** Why the Gateway as a whole is refused (no listener is then programmed), or null. */
   gatewayRefused?: string | null;
+  /** spec.tls.frontend, read (lib/gateway/client_validation.ts); absent: none. */
+  frontend?: FrontendValidation;
 }
 
 interface Verdict {
@@ -115,6 +121,9 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
     : routeKinds(l, where, verdict, protocol);
   const terminates = protocol === "HTTPS" || tlsMode === "Terminate";
   const certs = terminates && verdict.accepted === null ? certificates(l, where, ctx, verdict) : [];
+  const clientValidation = protocol === "HTTPS" && verdict.accepted === null
+    ? frontendValidation(l.port, ctx, verdict)
+    : null;
   const view: ListenerView = {
     index,
     listener: l,
@@ -129,6 +138,7 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
     conflicted: false,
     programmed: false,
     certs,
+    ...(clientValidation ? { clientValidation } : {}),
     conditions: [],
   };
   verdicts.set(view, verdict);
@@ -233,6 +243,19 @@ function certificates(l: Listener, where: string, ctx: ListenerContext, verdict:
     }
   });
   return out;
+}
+
+/**
+ * The client-certificate check of an HTTPS listener's port (perPort over default), its problems
+ * added to the listener's verdict: a check that cannot be used leaves the listener unresolved, and
+ * unaccepted when no CA reference is usable, so the port is never served without it.
+ */
+function frontendValidation(port: number, ctx: ListenerContext, verdict: Verdict): ClientValidation | null {
+  const v = ctx.frontend?.forPort(port) ?? null;
+  if (v === null) return null;
+  verdict.resolved.push(...v.resolved);
+  if (v.refused) verdict.accepted = v.refused;
+  return v.validation;
 }
 
 /**

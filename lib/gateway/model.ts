@@ -26,6 +26,7 @@ import {
 } from "./conditions.ts";
 import { compareHostnames, intersect, routeHostnames } from "./hostnames.ts";
 import { listenerStatus, type ListenerView, readListeners } from "./listeners.ts";
+import { insecureConditions, readFrontendValidation } from "./client_validation.ts";
 import { compareRanked, createdAt, type Ranked } from "./precedence.ts";
 import { type Issue, readRule, type RuleRead } from "./rules.ts";
 import { readTlsRoutes, tlsModes } from "./tls_routes.ts";
@@ -93,6 +94,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     : parameters !== null
     ? [Reason.InvalidParameters, parameters]
     : null;
+  const frontend = readFrontendValidation(gw, inputs.grants, inputs.caConfigMaps);
   const views = readListeners(gw.spec?.listeners ?? [], {
     gatewayNamespace: gwNs,
     generation,
@@ -100,6 +102,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     lookup: inputs.lookup,
     secrets,
     gatewayRefused: refused?.[1] ?? null,
+    frontend,
   });
   for (const v of views) {
     if (!v.programmed) {
@@ -120,6 +123,8 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     problems: [],
     backends: new Map<string, GatewayBackend>(),
     services: new Set<string>(),
+    backendTls: inputs.backendTls,
+    tlsPolicies: new Set<string>(),
   };
   const attached = new Map<ListenerView, Set<string>>(views.map((v) => [v, new Set<string>()]));
   /** Per listener and kind: the routes accepted there and their hostnames (HTTPRoutes and GRPCRoutes never share one). */
@@ -217,14 +222,19 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
   return {
     proxy: { ports, rules, backends, ...(tls.rules.length > 0 ? { tlsRules: tls.rules } : {}) },
     gateway: {
-      conditions: gatewayConditions(refused, views, generation),
+      conditions: [...gatewayConditions(refused, views, generation), ...insecureConditions(frontend, generation)],
       listeners: views.map((v) => listenerStatus(v, attached.get(v)!.size)),
     },
     routes: statuses,
     grpcRoutes: grpcStatuses,
     tlsRoutes: tls.statuses,
     problems,
-    refs: { services: [...ctx.services].sort(cmp), secrets: [...secrets].sort(cmp) },
+    refs: {
+      services: [...ctx.services].sort(cmp),
+      secrets: [...secrets].sort(cmp),
+      ...(frontend.configMaps.size > 0 ? { configMaps: [...frontend.configMaps].sort(cmp) } : {}),
+    },
+    tlsPolicies: [...ctx.tlsPolicies!].sort(cmp),
   };
 }
 
@@ -343,6 +353,7 @@ function proxyPorts(views: readonly ListenerView[], ranked: Map<number, Map<stri
       };
       ports.set(v.port, p);
     }
+    if (v.clientValidation) p.clientValidation = v.clientValidation;
     for (const c of v.certs) {
       const hosts = v.hostname ? [v.hostname] : [];
       if (!p.certs.some((x) => x.file === c.file && x.hosts.join() === hosts.join())) p.certs.push({ ...c, hosts });

@@ -19,6 +19,7 @@ import type {
   RouteParentStatus,
   TLSRoute,
 } from "./api.ts";
+import type { BackendTls, BackendTlsPolicies, CaConfigMapLookup } from "./backend_tls.ts";
 
 /** Our GatewayClasses' `spec.controllerName`. */
 export const GATEWAY_CONTROLLER_NAME = "ingress-controller.io/gateway-controller";
@@ -48,6 +49,10 @@ export interface GatewayInputs {
    * parametersRef then refuses the Gateway too).
    */
   parametersProblem?: string | null;
+  /** The cluster's BackendTLSPolicies, judged (lib/gateway/backend_tls.ts); absent: none. */
+  backendTls?: BackendTlsPolicies;
+  /** The CA ConfigMaps `spec.tls.frontend` may name (lib/gateway/client_validation.ts); absent: none is known. */
+  caConfigMaps?: CaConfigMapLookup;
 }
 
 export type PathType = "Exact" | "PathPrefix" | "RegularExpression";
@@ -214,6 +219,19 @@ export interface ProxyPort {
    * Terminate listeners' names to a decrypting frontend.
    */
   tlsModes?: ("Passthrough" | "Terminate")[];
+  /** HTTPS: the clients' certificates are checked against this CA (spec.tls.frontend). */
+  clientValidation?: ClientValidation;
+}
+
+/**
+ * Client-certificate validation of an HTTPS port: `AllowValidOnly`, a connection without a
+ * certificate the CA signed is refused in the handshake; `AllowInsecureFallback`, any connection
+ * is let through and the backends learn whether a certificate was presented and valid.
+ */
+export interface ClientValidation {
+  mode: "AllowValidOnly" | "AllowInsecureFallback";
+  /** The ConfigMap whose `ca.crt` the proxy writes as `file` (`<ns>_<name>_configmap_ca.pem`). */
+  ca: { namespace: string; name: string; file: string };
 }
 
 /** The proxy's view of one Gateway. */
@@ -227,9 +245,10 @@ export interface GatewayProxyModel {
   /**
    * Service backends (`be_<ns>_<svc>_<port>`, servers in slots: lib/render/slots.ts), sorted by
    * name; `proto: "h2"`: the servers speak HTTP/2 without TLS (appProtocol `kubernetes.io/h2c`);
-   * `mode: "tcp"` (`…_tcp`): a TLSRoute's, which gets the connections as they come.
+   * `mode: "tcp"` (`…_tcp`): a TLSRoute's, which gets the connections as they come;
+   * `tls`: a BackendTLSPolicy's check (null: its policy cannot be used, the servers are never reached).
    */
-  backends: (Backend & { proto?: "h2" })[];
+  backends: (Backend & { proto?: "h2"; tls?: BackendTls | null })[];
 }
 
 /** What the controller writes into the Gateway's status (the addresses come from its proxy's Service). */
@@ -251,7 +270,9 @@ export interface GatewayBuild {
   /** Problems to report as Warning Events (kind Gateway/HTTPRoute/TLSRoute/Service/Secret …). */
   problems: (Omit<Problem, "kind"> & { kind: string })[];
   /** Objects the build read (`namespace/name`), sorted: a change of one of them builds the Gateway again. */
-  refs: { services: string[]; secrets: string[] };
+  refs: { services: string[]; secrets: string[]; configMaps?: string[] };
+  /** The BackendTLSPolicies (`namespace/name`) on the Service ports this Gateway's routes use: it is their ancestor. */
+  tlsPolicies?: string[];
 }
 
 export type { Backend, Condition, GatewayClass, ReferenceGrant, TlsCert };

@@ -11,6 +11,7 @@ import type { GatewayProxyModel, ProxyPort, TlsCert } from "./model_types.ts";
 import { BUILTIN_DEFAULT_BACKEND, type Rendered, renderRoot, type SecretFile } from "../render/render.ts";
 import type { RouteMaps } from "../render/maps.ts";
 import { isHost, PEM_FILE } from "../render/patterns.ts";
+import { withConfigMapCas } from "../render/configmap_ca.ts";
 import type { Templates } from "../render/templates.ts";
 import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } from "../render/proxy_options.ts";
 import { containerPort, containerPortClashes } from "./ports.ts";
@@ -18,6 +19,7 @@ import { NO_RANK, portRoutes, WILDCARD_DEPTH } from "./render_routes.ts";
 import { checkedHostname } from "./render_checks.ts";
 import { type BackendView, ruleOutput, serviceBackendView } from "./render_rules.ts";
 import { tlsFrontends, type TlsFrontendView } from "./render_tls.ts";
+import { clientCertLines, clientValidationBind } from "./render_client_validation.ts";
 
 /** One port's frontend as templates/gateway/frontend.eta places it. */
 export interface FrontendView {
@@ -36,6 +38,8 @@ export interface FrontendView {
   guarded: string[];
   /** HTTPS: the lines that answer 421 when the Host selects another listener than the SNI did. */
   misdirected: string[];
+  /** HTTPS with client validation: the lines that tell the backends what the client's certificate was. */
+  clientCert: string[];
 }
 
 /** What the Gateway templates get as `it`. */
@@ -58,6 +62,8 @@ export interface GatewayView {
   noRank: number;
   builtinDefaultBackend: string;
   crtList: string[];
+  /** Some HTTPS port checks client certificates: no shared TLS session cache (lib/gateway/render_client_validation.ts). */
+  noSslSessionCache: boolean;
 }
 
 function bug(message: string): never {
@@ -184,6 +190,7 @@ export function buildGatewayView(
   const exact: string[] = [];
   const prefix: string[] = [];
   const regex: string[] = [];
+  const anyValidation = httpPorts.some((p) => p.protocol === "HTTPS" && p.clientValidation !== undefined);
   const frontends = httpPorts.map((p): FrontendView => {
     const routes = portRoutes(p, target, BUILTIN_DEFAULT_BACKEND);
     exact.push(...routes.maps.exact);
@@ -197,7 +204,7 @@ export function buildGatewayView(
       }
       bind += ` ssl crt-list "\${IC_CERT_DIR}/crt-list" alpn ${pv.alpn}${
         tls.defaults.has(p.port) ? "" : " strict-sni"
-      }`;
+      }${clientValidationBind(p.clientValidation)}`;
     }
     return {
       name: `${https ? "https" : "http"}_${p.port}`,
@@ -208,6 +215,7 @@ export function buildGatewayView(
       lport: p.port === (https ? 443 : 80) ? "" : `:${p.port}`,
       guarded: routes.guarded,
       misdirected: https ? misdirectedLines(p.listenerHostnames ?? []) : [],
+      clientCert: clientCertLines(https ? p.clientValidation : undefined, anyValidation),
     };
   });
   const backends = [...services.values(), ...rules.backends].sort((a, b) => a.name < b.name ? -1 : 1);
@@ -227,6 +235,7 @@ export function buildGatewayView(
     noRank: NO_RANK,
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList: tls.lines,
+    noSslSessionCache: anyValidation,
   };
   const maps: RouteMaps = {
     "routes-exact.map": exact.sort().join(""),
@@ -236,7 +245,27 @@ export function buildGatewayView(
     "passthrough.map": passthrough.sort().join(""),
     "owned-hosts.map": "",
   };
-  return { view, maps, secrets: tls.secrets };
+  const cas = [...backendCas(model.backends), ...frontendCas(ports)];
+  return { view, maps, secrets: withConfigMapCas(tls.secrets, cas) };
+}
+
+/** The CA ConfigMaps the HTTPS ports check their clients' certificates against (spec.tls.frontend). */
+function frontendCas(ports: readonly ProxyPort[]): { namespace: string; name: string }[] {
+  return ports.flatMap((p) =>
+    p.protocol === "HTTPS" && p.clientValidation
+      ? [{ namespace: p.clientValidation.ca.namespace, name: p.clientValidation.ca.name }]
+      : []
+  );
+}
+
+/** The CA ConfigMaps the backends' BackendTLSPolicies check their certificates against. */
+function backendCas(backends: GatewayProxyModel["backends"]): { namespace: string; name: string }[] {
+  const out: { namespace: string; name: string }[] = [];
+  for (const b of backends) {
+    const ca = b.tls?.ca;
+    if (ca && ca !== "system") out.push({ namespace: ca.namespace, name: ca.name });
+  }
+  return out;
 }
 
 /** Renders the configuration, crt-list, Secret list and route maps of one Gateway's proxy. Throws TemplateError (a broken custom template) or a bug Error (an unchecked value). */

@@ -19,6 +19,7 @@
 import type { Backend, HeaderEdits, PathModifier, RouteEntry, RuleBackend, Target } from "./model_types.ts";
 import { corsLines } from "./render_cors.ts";
 import { MAX_TIMEOUT_MS } from "./validate.ts";
+import { type BackendTls, tlsServerParams } from "./backend_tls.ts";
 import { canonicalPath, isHost, isIPv4, isIPv6, isPortNumber, isProxyName } from "../render/patterns.ts";
 import { slotLines } from "../render/slots.ts";
 import {
@@ -59,7 +60,7 @@ function bug(message: string): never {
 }
 
 /** A Service backend's view: checked name, balance, timeout and server slots (`proto h2` for h2c Services). */
-export function serviceBackendView(b: Backend & { proto?: "h2" }): BackendView {
+export function serviceBackendView(b: Backend & { proto?: "h2"; tls?: BackendTls | null }): BackendView {
   if (!isProxyName(b.name) || b.name.includes(":") || !/^be_/.test(b.name)) {
     bug(`backend name ${JSON.stringify(b.name)}`);
   }
@@ -79,9 +80,19 @@ export function serviceBackendView(b: Backend & { proto?: "h2" }): BackendView {
   return {
     name: b.name,
     balance: b.balance,
-    lines: b.timeoutServer !== null ? [`timeout server ${b.timeoutServer}`] : [],
-    slots: slotLines(b.servers, b.proto === "h2" ? "proto h2" : ""),
+    lines: [
+      ...b.timeoutServer !== null ? [`timeout server ${b.timeoutServer}`] : [],
+      // A BackendTLSPolicy that cannot be used: the servers are never reached unverified.
+      ...b.tls === null ? ["http-request deny deny_status 503"] : [],
+    ],
+    slots: slotLines(b.servers, serverParams(b)),
   };
+}
+
+/** The servers' parameters: HTTP/2 (cleartext, or over TLS by ALPN) and a BackendTLSPolicy's check. */
+function serverParams(b: { proto?: "h2"; tls?: BackendTls | null }): string {
+  if (b.tls) return tlsServerParams(b.tls, b.proto === "h2");
+  return b.proto === "h2" ? "proto h2" : "";
 }
 
 /** A rule that routes straight to its one target. */

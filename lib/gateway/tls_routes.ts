@@ -101,7 +101,7 @@ function readTlsRoute(route: TLSRoute, id: string, ctx: BackendContext): TlsRead
     const http = ctx.backends.get(v.backend)!;
     const name = `${v.backend}${TCP_SUFFIX}`;
     if (!ctx.backends.has(name)) {
-      const { proto: _proto, ...rest } = http;
+      const { proto: _proto, tls: _tls, ...rest } = http;
       ctx.backends.set(name, { ...rest, name, mode: "tcp" });
     }
     const same = rule.targets.find((t) => t.backend === name);

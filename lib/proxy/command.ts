@@ -2,12 +2,12 @@
  * @module proxy/command
  * `ingress-controller proxy`: runs in the proxy pod beside HAProxy (or, outside a cluster,
  * beside a local HAProxy on loopback). It watches its ConfigMap (`haproxy.cfg`, `crt-list`, the map files,
- * `secrets.json`, contracts.md §4) and the Secrets that lists (TLS certificates, CA bundles,
- * htpasswd files for `userlists.cfg`), and applies every change whose ConfigMap matches the digest
+ * `secrets.json`, contracts.md §4) and the Secrets and ConfigMaps that lists (TLS certificates, CA
+ * bundles of Secrets and ConfigMaps, htpasswd files for `userlists.cfg`), and applies every change whose ConfigMap matches the digest
  * the controller wrote beside it (`ingress-controller.io/config-sha256`; any other content is refused
  * and the last good configuration keeps serving) through {@link Applier}: nothing, Runtime API, or a
  * verified hitless reload, as lib/proxy/plan.ts decides. HAProxy starts with the first complete
- * configuration (every listed Secret read) and is stopped cleanly when `signal` aborts. A TLS or CA Secret that is missing, unusable, or whose file HAProxy
+ * configuration (every listed object read) and is stopped cleanly when `signal` aborts. A TLS or CA Secret (or CA ConfigMap) that is missing, unusable, or whose file HAProxy
  * refuses (each new file is loaded on its own first: lib/proxy/file_check.ts) is left out
  * (lib/proxy/left_out.ts), logged once and counted in `ingress_controller_proxy_secret_left_out`:
  * it never stops the configuration of the others.
@@ -44,7 +44,7 @@ import { PartCache } from "../transport/part_cache.ts";
 import { CONFIG_SHA_ANNOTATION, configDigest, PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
 import { Applier, type ApplyResult } from "./apply.ts";
 import { type DesiredState, sameState } from "./plan.ts";
-import { type LeftOut, parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
+import { isConfigMapRef, type LeftOut, objectKind, parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
 import { FileChecker } from "./file_check.ts";
 import { leaveOut, makeStandIns, type StandIns } from "./left_out.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../render/patterns.ts";
@@ -210,6 +210,7 @@ class ProxyRuntime {
   readonly applier: Applier;
   #configMap: Informer;
   #parts: PartCache;
+  /** The watches of the listed Secrets and ConfigMaps, by {@link watchKey}. */
   #secrets = new Map<string, Informer>();
   /** htpasswd refusals already logged (bounded: cleared when it grows). */
   #warned = new Set<string>();
@@ -456,11 +457,11 @@ class ProxyRuntime {
       const key = `${ref.kind} ${ref.namespace}/${ref.name}`;
       logged.set(key, reason);
       if (this.#leftOutLogged.get(key) === reason) continue;
-      log.warn("Secret left out of the proxy's configuration; everything else is applied", {
-        secret: `${ref.namespace}/${ref.name}`,
+      log.warn(`${objectKind(ref)} left out of the proxy's configuration; everything else is applied`, {
+        [isConfigMapRef(ref) ? "configmap" : "secret"]: `${ref.namespace}/${ref.name}`,
         kind: ref.kind,
         reason,
-        effect: ref.kind === "ca"
+        effect: ref.kind === "ca" || ref.kind === "configmap-ca"
           ? "nothing verifies against it: client certificates are refused, a verified backend answers 503"
           : "its hosts get the default certificate",
       });
@@ -556,7 +557,7 @@ class ProxyRuntime {
     let contents: ReturnType<typeof secretContents>;
     try {
       contents = secretContents(refs, (ref) => {
-        const informer = this.#secrets.get(`${ref.namespace}/${ref.name}`)!;
+        const informer = this.#secrets.get(watchKey(ref))!;
         return informer.store.get(`${ref.namespace}/${ref.name}`) ?? (informer.hasSynced ? null : undefined);
       }, (secret, reason) => {
         // once per change of the Secret's content, not per reconcile
@@ -574,10 +575,13 @@ class ProxyRuntime {
     }
     if ("waiting" in contents) {
       const ref = contents.waiting;
-      const key = `no secret ${ref.namespace}/${ref.name}`;
-      if (this.#lastProblem !== key) log.info("waiting for a Secret before applying", { secret: key.slice(10) });
+      const key = `not listed yet: ${watchKey(ref)}`;
+      const what = objectKind(ref);
+      if (this.#lastProblem !== key) {
+        log.info(`waiting for a ${what} before applying`, { [what.toLowerCase()]: `${ref.namespace}/${ref.name}` });
+      }
       this.#lastProblem = key;
-      this.#waiting = `waiting for the ${ref.kind} Secret ${ref.namespace}/${ref.name}`;
+      this.#waiting = `waiting for the ${ref.kind} ${what} ${ref.namespace}/${ref.name}`;
       return null;
     }
     const { pems, userlists, leftOut } = contents;
@@ -610,9 +614,12 @@ class ProxyRuntime {
     }
   }
 
-  /** One watch per listed Secret (its namespace, a field selector on its name), started and stopped as the list changes. */
+  /**
+   * One watch per listed Secret or ConfigMap (its namespace, a field selector on its name), started
+   * and stopped as the list changes.
+   */
   #syncSecretWatches(refs: readonly SecretRef[]): void {
-    const wanted = new Map(refs.map((r) => [`${r.namespace}/${r.name}`, r]));
+    const wanted = new Map(refs.map((r) => [watchKey(r), r]));
     for (const [key, informer] of this.#secrets) {
       if (wanted.has(key)) continue;
       this.#secrets.delete(key);
@@ -620,16 +627,22 @@ class ProxyRuntime {
     }
     for (const [key, ref] of wanted) {
       if (this.#secrets.has(key)) continue;
-      const informer = new Informer<KubeObject>(this.client, resources.secrets, {
+      const resource = isConfigMapRef(ref) ? resources.configMaps : resources.secrets;
+      const informer = new Informer<KubeObject>(this.client, resource, {
         namespace: ref.namespace,
         fieldSelector: `metadata.name=${ref.name}`,
       });
       const kick = () => this.#kick();
-      // A missing htpasswd Secret is known to be missing once listed (its userlist stays empty): no
+      // A missing object is known to be missing once listed (its userlist stays empty): no
       // add event tells, so an empty list does.
       const onSync = () => informer.store.size === 0 && kick();
       informer.on({ onAdd: kick, onUpdate: kick, onDelete: kick, onSync });
       this.#secrets.set(key, informer.start());
     }
   }
+}
+
+/** The watch of a listed object: a Secret and a ConfigMap of the same name are two. */
+function watchKey(ref: SecretRef): string {
+  return `${isConfigMapRef(ref) ? "configmaps" : "secrets"}/${ref.namespace}/${ref.name}`;
 }

@@ -2,25 +2,29 @@
  * @module proxy/files
  * The files the proxy hands to HAProxy: written atomically (temporary file in the same directory,
  * fsync, rename, fsync of the directory) so HAProxy never reads half a file, with mode 0600 for
- * key material; and the checks on `secrets.json` entries and their Secrets (contracts.md §4) that
- * decide which files may be written and under which name: TLS certificates, CA bundles and the
- * `userlist` sections of htpasswd Secrets (written together to `userlists.cfg`, a second `-f`).
- * A TLS or CA Secret that is missing or unusable is left out with its reason (lib/proxy/left_out.ts
- * says what takes its place); it never stops the others.
+ * key material; and the checks on `secrets.json` entries and their objects (contracts.md §4) that
+ * decide which files may be written and under which name: TLS certificates, CA bundles (of Secrets
+ * and of ConfigMaps, `configmap-ca`) and the `userlist` sections of htpasswd Secrets (written
+ * together to `userlists.cfg`, a second `-f`). A TLS or CA object that is missing or unusable is
+ * left out with its reason (lib/proxy/left_out.ts says what takes its place); it never stops the others.
  */
 import { basename, dirname, join } from "node:path";
 // lib/render/patterns.ts imports nothing, so the proxy loads no renderer with its name patterns.
-import { CA_FILE, isDns1123Label, isDns1123Subdomain, PEM_FILE } from "../render/patterns.ts";
+import { CA_FILE, CONFIGMAP_CA_FILE, isDns1123Label, isDns1123Subdomain, PEM_FILE } from "../render/patterns.ts";
 import { type Htpasswd, parseHtpasswd, userlistName, userlistSection } from "../render/secret_content.ts";
-import { asciiField, caBundle, tlsPair } from "../pki/secret_checks.ts";
-
-/** What a listed Secret becomes: a certificate + key PEM, a CA bundle, or a `userlist` section. */
-export type SecretKind = "tls" | "ca" | "htpasswd";
-export const SECRET_KINDS: readonly SecretKind[] = ["tls", "ca", "htpasswd"];
+import { asciiField, caBundle, caBundleProblem, tlsPair } from "../pki/secret_checks.ts";
 
 /**
- * A `secrets.json` entry: the Secret `namespace/name` is written to `<certDir>/<file>` (`tls`:
- * `<ns>_<name>.pem`, `ca`: `<ns>_<name>_ca.pem`) or, for `htpasswd`, as the userlist
+ * What a listed object becomes: a certificate + key PEM, a CA bundle, or a `userlist` section (of
+ * a Secret); or the CA bundle of a ConfigMap (`configmap-ca`).
+ */
+export type SecretKind = "tls" | "ca" | "htpasswd" | "configmap-ca";
+export const SECRET_KINDS: readonly SecretKind[] = ["tls", "ca", "htpasswd", "configmap-ca"];
+
+/**
+ * A `secrets.json` entry: the Secret (for `configmap-ca`, the ConfigMap) `namespace/name` is
+ * written to `<certDir>/<file>` (`tls`: `<ns>_<name>.pem`, `ca`: `<ns>_<name>_ca.pem`,
+ * `configmap-ca`: `<ns>_<name>_configmap_ca.pem`) or, for `htpasswd`, as the userlist
  * `ul_<ns>_<name>` of `userlists.cfg` (`file` is then `null`).
  */
 export interface SecretRef {
@@ -31,9 +35,9 @@ export interface SecretRef {
 }
 
 /** The only file names a PEM may get: `<namespace>_<name>.pem` of DNS-1123 names. */
-export { CA_FILE, PEM_FILE };
+export { CA_FILE, CONFIGMAP_CA_FILE, PEM_FILE };
 
-/** A file of the cert dir the proxy writes from a Secret: a TLS certificate or a CA bundle. */
+/** A file of the cert dir the proxy writes from a Secret or ConfigMap: a TLS certificate or a CA bundle. */
 export function isSecretFile(file: string): boolean {
   return PEM_FILE.test(file) || CA_FILE.test(file);
 }
@@ -50,9 +54,23 @@ export function isPemFile(file: string): boolean {
   return isSecretFile(file) || file === STAND_IN_FILE;
 }
 
-/** The file a Secret of this kind gets (null: `htpasswd`, which goes into `userlists.cfg`). */
+/** The file an object of this kind gets (null: `htpasswd`, which goes into `userlists.cfg`). */
 export function secretFile(kind: SecretKind, namespace: string, name: string): string | null {
-  return kind === "tls" ? `${namespace}_${name}.pem` : kind === "ca" ? `${namespace}_${name}_ca.pem` : null;
+  switch (kind) {
+    case "tls":
+      return `${namespace}_${name}.pem`;
+    case "ca":
+      return `${namespace}_${name}_ca.pem`;
+    case "configmap-ca":
+      return `${namespace}_${name}_configmap_ca.pem`;
+    case "htpasswd":
+      return null;
+  }
+}
+
+/** The object a `secrets.json` entry names is a ConfigMap (else a Secret). */
+export function isConfigMapRef(ref: Pick<SecretRef, "kind">): boolean {
+  return ref.kind === "configmap-ca";
 }
 
 /**
@@ -160,7 +178,8 @@ export function parseSecretRefs(text: string): SecretRef[] {
     }
     const want = secretFile(kind as SecretKind, namespace, name);
     const file = e.file ?? null;
-    if (file !== want || (want !== null && !isSecretFile(want))) {
+    const pattern = kind === "configmap-ca" ? CONFIGMAP_CA_FILE : null;
+    if (file !== want || (want !== null && !isSecretFile(want)) || (pattern && !pattern.test(want!))) {
       throw new Error(
         `secrets.json[${i}]: file ${JSON.stringify(file)} must be ` +
           (want === null ? `absent for kind ${kind}` : JSON.stringify(want)),
@@ -168,7 +187,7 @@ export function parseSecretRefs(text: string): SecretRef[] {
     }
     const ref: SecretRef = Object.freeze({ kind: kind as SecretKind, file: want, namespace, name });
     if (refs.some((r) => refKey(r) === refKey(ref))) {
-      throw new Error(`secrets.json: ${kind} Secret ${namespace}/${name} is listed twice`);
+      throw new Error(`secrets.json: ${kind} ${objectKind(ref)} ${namespace}/${name} is listed twice`);
     }
     refs.push(ref);
   }
@@ -177,6 +196,11 @@ export function parseSecretRefs(text: string): SecretRef[] {
 
 function refKey(r: SecretRef): string {
   return `${r.kind} ${r.file ?? ""} ${r.namespace}/${r.name}`;
+}
+
+/** `Secret` or `ConfigMap`: what an entry names, for messages. */
+export function objectKind(ref: Pick<SecretRef, "kind">): "Secret" | "ConfigMap" {
+  return isConfigMapRef(ref) ? "ConfigMap" : "Secret";
 }
 
 /** The fields of a Secret this module reads. */
@@ -214,6 +238,14 @@ function caVerdict(secret: TlsSecretLike): PemVerdict {
   return "problem" in ca ? ca : { pem: `${ca.text.trim()}\n` };
 }
 
+/** A ConfigMap's `ca.crt` (plain text, not base64: `data` of a ConfigMap), checked as a Secret's. */
+function configMapCaVerdict(cm: TlsSecretLike): PemVerdict {
+  const text = cm.data?.["ca.crt"];
+  if (typeof text !== "string" || text === "") return { problem: "there is no ca.crt" };
+  const problem = caBundleProblem(text);
+  return problem === null ? { pem: `${text.trim()}\n` } : { problem };
+}
+
 function pemOrThrow(ref: Pick<SecretRef, "namespace" | "name">, verdict: PemVerdict): string {
   if ("problem" in verdict) throw new Error(`Secret ${ref.namespace}/${ref.name}: ${verdict.problem}`);
   return verdict.pem;
@@ -234,20 +266,22 @@ type PemVerdict = { readonly pem: string } | { readonly problem: string };
  * changes, and every configuration change lists every Secret again (10,000 TLS Secrets were
  * decoded from base64 and checked on each one-route change).
  */
-const pems = new WeakMap<TlsSecretLike, { tls?: PemVerdict; ca?: PemVerdict }>();
+const pems = new WeakMap<TlsSecretLike, { tls?: PemVerdict; ca?: PemVerdict; "configmap-ca"?: PemVerdict }>();
+
+const VERDICTS = { tls: tlsVerdict, ca: caVerdict, "configmap-ca": configMapCaVerdict } as const;
 
 function pemOf(ref: SecretRef, secret: TlsSecretLike): PemVerdict {
-  const kind = ref.kind === "ca" ? "ca" : "tls";
+  const kind = ref.kind === "htpasswd" ? "tls" : ref.kind;
   const known = pems.get(secret) ?? {};
-  const verdict = known[kind] ?? (kind === "ca" ? caVerdict(secret) : tlsVerdict(secret));
+  const verdict = known[kind] ?? VERDICTS[kind](secret);
   pems.set(secret, { ...known, [kind]: verdict });
   return verdict;
 }
 
-/** A listed Secret as the proxy knows it: the object, `null` when it is known not to exist, `undefined` when not known yet. */
+/** A listed Secret or ConfigMap as the proxy knows it: the object, `null` when it is known not to exist, `undefined` when not known yet. */
 export type SecretLookup = (ref: SecretRef) => TlsSecretLike | null | undefined;
 
-/** A listed TLS or CA Secret whose file is left out of the configuration, and why. */
+/** A listed TLS or CA Secret (or CA ConfigMap) whose file is left out of the configuration, and why. */
 export interface LeftOut {
   readonly ref: SecretRef;
   readonly reason: string;
@@ -261,9 +295,10 @@ export interface SecretContents {
 }
 
 /**
- * What the listed Secrets become (contracts.md §4). A Secret whose watch has not listed it yet is
- * waited for (`waiting`). A TLS or CA Secret known to be missing or with content the proxy cannot
- * use gets no file and is in `leftOut` with its reason: everything else is applied. An htpasswd
+ * What the listed Secrets and ConfigMaps become (contracts.md §4). An object whose watch has not
+ * listed it yet is waited for (`waiting`). A TLS or CA Secret or a CA ConfigMap known to be missing
+ * or with content the proxy cannot use gets no file and is in `leftOut` with its reason: everything
+ * else is applied. An htpasswd
  * Secret known to be missing or without a usable `auth` gives an empty `userlist ul_<ns>_<name>`
  * (every request on its routes gets 401, never open) and blocks nothing else; each refused line
  * is passed to `warn`.
@@ -280,7 +315,9 @@ export function secretContents(
     const secret = lookup(ref);
     if (secret === undefined) return { waiting: ref };
     if (ref.kind !== "htpasswd") {
-      const verdict: PemVerdict = secret === null ? { problem: "the Secret does not exist" } : pemOf(ref, secret);
+      const verdict: PemVerdict = secret === null
+        ? { problem: `the ${objectKind(ref)} does not exist` }
+        : pemOf(ref, secret);
       if ("pem" in verdict) pems.set(ref.file!, verdict.pem);
       else leftOut.push({ ref, reason: verdict.problem });
       continue;

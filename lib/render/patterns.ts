@@ -24,10 +24,13 @@ const HOST = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*$`);
  */
 export const PEM_FILE = new RegExp(`^${LABEL}_${SUBDOMAIN}\\.pem$`);
 /**
- * The file of a CA Secret (`ca.crt`) in the proxy's certificate directory: `<namespace>_<name>_ca.pem`
- * (`_` cannot occur in a name, so it never meets a TLS Secret's file, whatever the Secret's name).
+ * The file of a CA bundle in the proxy's certificate directory: a CA Secret's (`ca.crt`),
+ * `<namespace>_<name>_ca.pem`, or a CA ConfigMap's ({@link CONFIGMAP_CA_FILE}). `_` cannot occur in
+ * a name, so neither ever meets a TLS Secret's file nor the other, whatever the object's name.
  */
-export const CA_FILE = new RegExp(`^${LABEL}_${SUBDOMAIN}_ca\\.pem$`);
+export const CA_FILE = new RegExp(`^${LABEL}_${SUBDOMAIN}(?:_configmap)?_ca\\.pem$`);
+/** The file of a CA ConfigMap's `ca.crt` in the proxy's certificate directory: `<namespace>_<name>_configmap_ca.pem`. */
+export const CONFIGMAP_CA_FILE = new RegExp(`^${LABEL}_${SUBDOMAIN}_configmap_ca\\.pem$`);
 /** IANA service name (named Service and EndpointSlice ports). */
 const PORT_NAME = /^[a-z0-9](?:[-a-z0-9]{0,13}[a-z0-9])?$/;
 /**

@@ -24,9 +24,12 @@ import { DEFAULT_PROXY_OPTIONS, type ProxyOptions, type ProxyView, proxyView } f
 /** The name of the built-in backend that answers 404 when no route and no default backend match. */
 export const BUILTIN_DEFAULT_BACKEND = "ic_default_404";
 
-/** A `secrets.json` entry (contracts.md §4): `kind` absent is `tls`; an `htpasswd` entry has no file. */
+/**
+ * A `secrets.json` entry (contracts.md §4): `kind` absent is `tls`; an `htpasswd` entry has no file;
+ * a `configmap-ca` entry names a ConfigMap (lib/render/configmap_ca.ts).
+ */
 export interface SecretFile {
-  kind?: "ca" | "htpasswd";
+  kind?: "ca" | "htpasswd" | "configmap-ca";
   file?: string;
   namespace: string;
   name: string;
@@ -84,6 +87,8 @@ export interface View {
   httpsRedirect: boolean;
   /** The routing lines of the internal frontend of error pages (lib/render/features/error_pages.ts); empty: none. */
   errorPages: string[];
+  /** Some host asks for client certificates: no shared TLS session cache (`tune.ssl.cachesize 0`). */
+  noSslSessionCache: boolean;
 }
 
 function checkName(name: string): string {
@@ -217,6 +222,9 @@ export function buildView(
     defaultBackend: checkName(model.defaultBackend ?? BUILTIN_DEFAULT_BACKEND),
     builtinDefaultBackend: BUILTIN_DEFAULT_BACKEND,
     crtList,
+    // hosts checked against different CAs share the bind: a session resumed from HAProxy's shared
+    // cache would skip the check of the host it is resumed for (templates/global.eta)
+    noSslSessionCache: Object.keys(model.clientCerts ?? {}).length > 0,
     proxy: proxyView(proxy),
     luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth?.target), pageBackends.length > 0),
     authResolvers: model.backends.some((b) => b.settings?.extAuth?.target?.address === "name")

@@ -9,6 +9,7 @@ import {
   GATEWAY_SETTING_KEYS,
   gatewayParametersRef,
   gatewayParamsShape,
+  MAX_CA_BUNDLE,
   MAX_PARAMETERS_DATA,
   parseGatewayParameters,
 } from "../../lib/controller/gateway_params.ts";
@@ -129,6 +130,15 @@ Deno.test("gateway params: the cache keeps small data only; a large ConfigMap re
   assert.equal(large.data, undefined);
   const p = parseGatewayParameters("apps/edge-params", large, defaultGlobalSettings, true, "ops");
   assert.match(p.problem!, /more than 16384 characters of data/);
+});
+
+Deno.test("gateway params: a large ConfigMap keeps its ca.crt alone (a CA bundle for client validation), up to a limit", () => {
+  const bundle = "x".repeat(MAX_PARAMETERS_DATA + 1);
+  const large = gatewayParamsShape(cm({ "ca.crt": bundle, other: "y" }));
+  assert.deepEqual(large.data, { "ca.crt": bundle });
+  const p = parseGatewayParameters("apps/edge-params", large, defaultGlobalSettings, true, "ops");
+  assert.match(p.problem!, /more than 16384 characters of data/, "still no parameters");
+  assert.equal(gatewayParamsShape(cm({ "ca.crt": "x".repeat(MAX_CA_BUNDLE + 1) })).data, undefined);
 });
 
 Deno.test("gateway params: the model refuses the Gateway with the problem (Accepted=False, InvalidParameters)", () => {

@@ -259,3 +259,38 @@ Deno.test("objects: in the Gateway's namespace every object of its proxy is ther
   const stats = list.find((d) => d.object.metadata.name === "web-stats")!.object;
   assert.equal(stats.metadata.labels!["gateway.networking.k8s.io/gateway-name"], undefined);
 });
+
+Deno.test("objects: a proxy's Role names the CA ConfigMaps it reads beside its Secrets, in each namespace, by name only", () => {
+  const target = gatewayTarget("apps/gw", { name: "gw-apps-gw", namespace: "ops" }, [{
+    port: 80,
+    containerPort: 8080,
+  }]);
+  const list = proxyObjects(
+    target,
+    data,
+    [
+      { namespace: "apps", name: "tls" },
+      { namespace: "apps", name: "backend-ca", configMap: true },
+      // a Secret and a ConfigMap of one name are two objects, each granted on its own resource
+      { namespace: "apps", name: "tls", configMap: true },
+      { namespace: "ops", name: "ops-ca", configMap: true },
+    ],
+    { ...defaultSettings, rbac: true },
+    defaultPlatform,
+  );
+  const role = (ns: string) =>
+    list.find((d) => d.object.kind === "Role" && d.object.metadata.namespace === ns)!.object.rules as unknown[];
+  const read = ["get", "list", "watch"];
+  assert.deepEqual(role("apps"), [
+    { apiGroups: [""], resources: ["secrets"], resourceNames: ["tls"], verbs: read },
+    { apiGroups: [""], resources: ["configmaps"], resourceNames: ["backend-ca", "tls"], verbs: read },
+  ]);
+  // the proxy's own namespace: its configuration, then the CA ConfigMap there
+  assert.deepEqual(role("ops").at(-1), {
+    apiGroups: [""],
+    resources: ["configmaps"],
+    resourceNames: ["ops-ca"],
+    verbs: read,
+  });
+  assert.deepEqual((role("ops")[0] as { resourceNames: string[] }).resourceNames, ["gw-apps-gw"]);
+});

@@ -163,6 +163,8 @@ export interface World {
   secrets?: V1Secret[];
   namespaces?: Record<string, Record<string, string>>;
   allowLoopbackEndpoints?: boolean;
+  /** ConfigMaps by `namespace/name`: their data (the CA bundles spec.tls.frontend names). */
+  configMaps?: Record<string, Record<string, string>>;
 }
 
 /** Builds `gw` with the objects of `world` (namespaces: `infra` with its name label unless given). */
@@ -178,6 +180,10 @@ export function build(gw: Gateway, world: World = {}): GatewayBuild {
     namespaceLabels: (ns) => namespaces[ns],
     lookup: lookupFromLists({ services: world.services, endpointSlices: world.endpointSlices, secrets: world.secrets }),
     allowLoopbackEndpoints: world.allowLoopbackEndpoints,
+    caConfigMaps: (ns, name) => {
+      const data = world.configMaps?.[`${ns}/${name}`];
+      return data ? { data } : undefined;
+    },
   });
 }
 

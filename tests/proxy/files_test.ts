@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   CA_FILE,
   caSecretPem,
+  CONFIGMAP_CA_FILE,
   parseSecretRefs,
   PEM_FILE,
   readTextOrNull,
@@ -313,4 +314,57 @@ Deno.test("secretContents decodes a Secret object once: the same object again co
   assert.ok(judged > before);
   assert.deepEqual(leftOut(), mismatch);
   assert.equal(reads, judged, "a refused Secret object is not judged again");
+});
+
+Deno.test("configmap-ca entries: a ConfigMap's ca.crt (plain text) as <ns>_<name>_configmap_ca.pem; missing or bad is left out", async () => {
+  const { certPem, keyPem } = await testCertificate("site.test");
+  const refs = parseSecretRefs(JSON.stringify([
+    { kind: "configmap-ca", file: "ns_a_configmap_ca.pem", namespace: "ns", name: "a" },
+    { kind: "ca", file: "ns_a_ca.pem", namespace: "ns", name: "a" },
+  ]));
+  assert.deepEqual(refs.map((r) => [r.kind, r.file]), [["ca", "ns_a_ca.pem"], [
+    "configmap-ca",
+    "ns_a_configmap_ca.pem",
+  ]]);
+  assert.ok(CA_FILE.test("ns_a_configmap_ca.pem") && CONFIGMAP_CA_FILE.test("ns_a_configmap_ca.pem"));
+  assert.ok(!CONFIGMAP_CA_FILE.test("ns_a_ca.pem") && !PEM_FILE.test("ns_a_configmap_ca.pem"));
+  // the file is the one the name gives, nothing else
+  for (
+    const file of ["ns_a_ca.pem", "ns_b_configmap_ca.pem", "../ns_a_configmap_ca.pem", null]
+  ) {
+    assert.throws(
+      () => parseSecretRefs(JSON.stringify([{ kind: "configmap-ca", file, namespace: "ns", name: "a" }])),
+      /must be "ns_a_configmap_ca\.pem"/,
+    );
+  }
+  assert.throws(
+    () =>
+      parseSecretRefs(JSON.stringify([
+        { kind: "configmap-ca", file: "ns_a_configmap_ca.pem", namespace: "ns", name: "a" },
+        { kind: "configmap-ca", file: "ns_a_configmap_ca.pem", namespace: "ns", name: "a" },
+      ])),
+    /configmap-ca ConfigMap ns\/a is listed twice/,
+  );
+  const cm = (text: string) => ({ data: { "ca.crt": text } });
+  const secret = { type: "Opaque", data: { "ca.crt": btoa(certPem) } };
+  const contents = (c: { data: Record<string, string> } | null) =>
+    secretContents(refs, (r) => r.kind === "configmap-ca" ? c : secret, () => {});
+  const ok = contents(cm(certPem));
+  assert.ok(!("waiting" in ok));
+  assert.equal(ok.pems.get("ns_a_configmap_ca.pem"), `${certPem.trim()}\n`);
+  assert.equal(ok.pems.get("ns_a_ca.pem"), `${certPem.trim()}\n`);
+  const reason = (c: { data: Record<string, string> } | null) => {
+    const out = contents(c);
+    assert.ok(!("waiting" in out));
+    assert.deepEqual([...out.pems.keys()], ["ns_a_ca.pem"]);
+    return out.leftOut.map((l) => `${l.ref.kind} ${l.reason}`);
+  };
+  assert.deepEqual(reason(null), ["configmap-ca the ConfigMap does not exist"]);
+  assert.deepEqual(reason({ data: {} }), ["configmap-ca there is no ca.crt"]);
+  // base64 is a Secret's encoding, not a ConfigMap's: refused, never decoded
+  assert.deepEqual(reason(cm(btoa(certPem))), ["configmap-ca ca.crt holds something else than PEM certificates"]);
+  assert.deepEqual(reason(cm(`${certPem}${keyPem}`)), [
+    "configmap-ca ca.crt holds something else than PEM certificates",
+  ]);
+  assert.match(reason(cm(`${certPem}${GARBAGE_CERT}`))[0], /^configmap-ca certificate 2 of ca\.crt cannot be parsed/);
 });

@@ -307,10 +307,11 @@ export async function haproxyProcessesFor(workDir: string): Promise<number[]> {
 export async function proxyReader(
   cp: ControlPlane,
   namespace: string,
-  names: { configmap: string; secrets?: readonly string[] },
+  names: { configmap: string; secrets?: readonly string[]; configMaps?: readonly string[] },
   user = "proxy-user",
 ): Promise<string> {
-  const rules = [{ apiGroups: [""], resources: ["configmaps"], resourceNames: [names.configmap], verbs: READ }];
+  const cms = [names.configmap, ...names.configMaps ?? []];
+  const rules = [{ apiGroups: [""], resources: ["configmaps"], resourceNames: cms, verbs: READ }];
   if (names.secrets?.length) {
     rules.push({ apiGroups: [""], resources: ["secrets"], resourceNames: [...names.secrets], verbs: READ });
   }

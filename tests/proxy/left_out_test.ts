@@ -46,6 +46,9 @@ Deno.test("leaveOut: a CA file keeps its place with a CA that verifies nothing",
   assert.equal(out.crtList, s.crtList);
   assert.equal(out.pems.get("a_ca_ca.pem"), standIns.ca);
   assert.equal(out.pems.get("b_ca_ca.pem"), standIns.ca);
+  // a CA ConfigMap's file too
+  const cm = leaveOut(state("", ["c_ca_configmap_ca.pem"]), new Set(["c_ca_configmap_ca.pem"]), standIns);
+  assert.equal(cm.pems.get("c_ca_configmap_ca.pem"), standIns.ca);
 });
 
 Deno.test("stand-ins: a certificate the proxy can serve, and a CA certificate without its key", async () => {

@@ -408,3 +408,70 @@ Deno.test("client-cert-*: the oldest Ingress's check of a host wins; an Ingress 
     "default/plain ClientCertWithoutTLS",
   ]);
 });
+
+/**
+ * One openssl GET (Deno's TLS client cannot resume sessions) to the proxy's HTTPS port with SNI and
+ * Host `host`: its status (0: no TLS) and whether the proxy resumed `sessIn`.
+ */
+async function opensslGet(
+  dir: string,
+  addr: string,
+  host: string,
+  opts: { version: "1_2" | "1_3"; cert?: string; sessOut?: string; sessIn?: string },
+): Promise<{ status: number; reused: boolean }> {
+  const args = ["s_client", "-connect", addr, "-servername", host, `-tls${opts.version}`, "-ign_eof"];
+  args.push("-CAfile", join(dir, "server-ca.pem"));
+  if (opts.cert) args.push("-cert", join(dir, `${opts.cert}.crt`), "-key", join(dir, `${opts.cert}.key`));
+  if (opts.sessOut) args.push("-sess_out", join(dir, opts.sessOut));
+  if (opts.sessIn) args.push("-sess_in", join(dir, opts.sessIn));
+  const child = new Deno.Command("openssl", { args, stdin: "piped", stdout: "piped", stderr: "piped" }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode(`GET / HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`));
+  await w.close();
+  const out = new TextDecoder().decode((await child.output()).stdout);
+  const status = /^HTTP\/1\.1 (\d{3})/m.exec(out);
+  return { status: status ? Number(status[1]) : 0, reused: /^Reused, /m.test(out) };
+}
+
+Deno.test("client-cert-*: a TLS session verified for one host's CA never resumes on a host checked against another CA", async () => {
+  await using web = await startBackend({ name: "web" });
+  await using proxy = await proxyUnderTest();
+  const serverCa = await createCA({ commonName: "server-ca" });
+  const [caA, caB] = [await createCA({ commonName: "tenant-a-ca" }), await createCA({ commonName: "tenant-b-ca" })];
+  const names = ["a.example.com", "b.example.com"];
+  const leaf = await issueCertificate(serverCa, { commonName: names[0], dnsNames: names, usages: ["serverAuth"] });
+  const alice = await issueCertificate(caA, { commonName: "alice", usages: ["clientAuth"] });
+  const dir = await Deno.makeTempDir({ prefix: "ic-client-cert-resume-" });
+  try {
+    const files = { "server-ca.pem": serverCa.certPem, "alice.crt": alice.certPem, "alice.key": alice.keyPem };
+    for (const [f, text] of Object.entries(files)) await Deno.writeTextFile(join(dir, f), text);
+    const secrets = [
+      secret("tls", { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem }, "kubernetes.io/tls"),
+      secret("ca-a", { "ca.crt": caA.certPem }),
+      secret("ca-b", { "ca.crt": caB.certPem }),
+    ];
+    const objs = objects(
+      web.port,
+      {
+        "a.example.com": { [`${A}client-cert-ca-secret`]: "ca-a" },
+        "b.example.com": { [`${A}client-cert-ca-secret`]: "ca-b" },
+      },
+      secrets,
+      "tls",
+    );
+    const { state, problems } = await desired(objs, secrets);
+    assert.deepEqual(problems, []);
+    assert.ok((await proxy.applier.apply(state)).ok);
+    const addr = `${proxy.bind}:${proxy.httpsPort}`;
+    for (const version of ["1_3", "1_2"] as const) {
+      const first = await opensslGet(dir, addr, "a.example.com", { version, cert: "alice", sessOut: "alice.session" });
+      assert.deepEqual(first, { status: 200, reused: false }, `TLS ${version}: alice on her tenant's host`);
+      // Without `tune.ssl.cachesize 0` HAProxy 2.6 resumed this session for b.example.com (TLS 1.3: with
+      // its SNI, the client certificate counted as used and verified) and served it (measured).
+      const other = await opensslGet(dir, addr, "b.example.com", { version, sessIn: "alice.session" });
+      assert.deepEqual(other, { status: 0, reused: false }, `TLS ${version}: the other tenant's check is kept`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
