@@ -582,6 +582,7 @@ export class GatewaySource implements RouteSource {
       lookup: this.#deps.lookup,
       parametersProblem,
       caConfigMaps: this.#caConfigMaps(gateway),
+      http2: proxy.http2,
     });
     if (parametersProblem !== null) this.#ctx.events.record(gateway, "Warning", "InvalidParameters", parametersProblem);
     this.#refs.set(group, [

@@ -68,6 +68,8 @@ export interface ListenerContext {
   secrets: Set<string>;
   /** Why the Gateway as a whole is refused (no listener is then programmed), or null. */
   gatewayRefused?: string | null;
+  /** Whether HTTPS ports offer HTTP/2 (GRPCRoutes need it); default true. */
+  http2?: boolean;
   /** spec.tls.frontend, read (lib/gateway/client_validation.ts); absent: none. */
   frontend?: FrontendValidation;
 }
@@ -118,7 +120,7 @@ function readOne(l: Listener, index: number, ctx: ListenerContext): ListenerView
   const tlsMode = protocol === "TLS" ? tlsModeOf(l, where, verdict) : undefined;
   const supportedKinds = protocol === null || (protocol === "TLS" && tlsMode === undefined)
     ? []
-    : routeKinds(l, where, verdict, protocol);
+    : routeKinds(l, where, verdict, protocol, ctx.http2 ?? true);
   const terminates = protocol === "HTTPS" || tlsMode === "Terminate";
   const certs = terminates && verdict.accepted === null ? certificates(l, where, ctx, verdict) : [];
   const clientValidation = protocol === "HTTPS" && verdict.accepted === null
@@ -157,22 +159,34 @@ function tlsModeOf(l: Listener, where: string, verdict: Verdict): "Passthrough" 
 }
 
 /**
- * `allowedRoutes.kinds`: the supported ones (HTTPRoute and GRPCRoute on HTTP and HTTPS, TLSRoute on
- * TLS), and a ResolvedRefs verdict for the others.
+ * `allowedRoutes.kinds`: the supported ones (HTTPRoute and GRPCRoute on HTTP and HTTPS, GRPCRoute on
+ * HTTPS only with HTTP/2, TLSRoute on TLS), and a ResolvedRefs verdict for the others.
  */
 function routeKinds(
   l: Listener,
   where: string,
   verdict: Verdict,
   protocol: "HTTP" | "HTTPS" | "TLS",
+  http2: boolean,
 ): RouteGroupKind[] {
-  const supported = protocol === "TLS" ? TLS_KINDS : HTTP_KINDS;
+  // GRPCRoute on HTTPS needs HTTP/2 through ALPN; a class with `http2: "false"` offers HTTP/1.1 only.
+  const noGrpc = protocol === "HTTPS" && !http2;
+  const supported = protocol === "TLS" ? TLS_KINDS : noGrpc ? [HTTPROUTE_KIND] : HTTP_KINDS;
   const kinds = l.allowedRoutes?.kinds;
   if (!kinds || kinds.length === 0) return supported.map((k) => ({ ...k }));
   const out: RouteGroupKind[] = [];
   const refused: string[] = [];
   for (const k of kinds) {
     const group = k.group ?? GROUP;
+    if (noGrpc && group === GROUP && k.kind === GRPCROUTE_KIND.kind) {
+      // The GRPCRoute specification: Accepted=False, UnsupportedProtocol, for such a listener.
+      verdict.accepted ??= [
+        Reason.UnsupportedProtocol,
+        `${where}.allowedRoutes.kinds names GRPCRoute, but this class's HTTPS ports offer HTTP/1.1 only ` +
+        `(http2: "false"); GRPCRoute needs HTTP/2 through ALPN`,
+      ];
+      continue;
+    }
     const known = group === GROUP ? supported.find((x) => x.kind === k.kind) : undefined;
     if (known) {
       if (!out.some((x) => x.kind === known.kind)) out.push({ ...known });

@@ -103,6 +103,7 @@ export function buildGateway(inputs: GatewayInputs): GatewayBuild {
     secrets,
     gatewayRefused: refused?.[1] ?? null,
     frontend,
+    http2: inputs.http2 ?? true,
   });
   for (const v of views) {
     if (!v.programmed) {

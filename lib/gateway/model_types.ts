@@ -53,6 +53,8 @@ export interface GatewayInputs {
   backendTls?: BackendTlsPolicies;
   /** The CA ConfigMaps `spec.tls.frontend` may name (lib/gateway/client_validation.ts); absent: none is known. */
   caConfigMaps?: CaConfigMapLookup;
+  /** Whether HTTPS ports offer HTTP/2 through ALPN (the class's `http2`, default true): GRPCRoutes need it. */
+  http2?: boolean;
 }
 
 export type PathType = "Exact" | "PathPrefix" | "RegularExpression";

@@ -165,6 +165,8 @@ export interface World {
   allowLoopbackEndpoints?: boolean;
   /** ConfigMaps by `namespace/name`: their data (the CA bundles spec.tls.frontend names). */
   configMaps?: Record<string, Record<string, string>>;
+  /** The class's `http2` (default true). */
+  http2?: boolean;
 }
 
 /** Builds `gw` with the objects of `world` (namespaces: `infra` with its name label unless given). */
@@ -180,6 +182,7 @@ export function build(gw: Gateway, world: World = {}): GatewayBuild {
     namespaceLabels: (ns) => namespaces[ns],
     lookup: lookupFromLists({ services: world.services, endpointSlices: world.endpointSlices, secrets: world.secrets }),
     allowLoopbackEndpoints: world.allowLoopbackEndpoints,
+    http2: world.http2,
     caConfigMaps: (ns, name) => {
       const data = world.configMaps?.[`${ns}/${name}`];
       return data ? { data } : undefined;

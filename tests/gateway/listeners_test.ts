@@ -144,6 +144,27 @@ Deno.test("allowedRoutes.kinds: unsupported kinds are dropped with ResolvedRefs=
   assert.deepEqual(cond(grpc, "http", "ResolvedRefs"), ["True", "ResolvedRefs"]);
 });
 
+Deno.test("a class without HTTP/2: HTTPS listeners admit HTTPRoutes only; one naming GRPCRoute is Accepted=False/UnsupportedProtocol", () => {
+  const plain = build(gateway([https("https", "cert"), http("http")]), { secrets: [cert], http2: false });
+  assert.deepEqual(plain.gateway.listeners[0].supportedKinds, [{
+    group: "gateway.networking.k8s.io",
+    kind: "HTTPRoute",
+  }]);
+  assert.deepEqual(cond(plain, "https", "Accepted"), ["True", "Accepted"]);
+  assert.equal(plain.gateway.listeners[1].supportedKinds.length, 2, "HTTP listeners keep h2c with prior knowledge");
+  const named = build(gateway([https("https", "cert", 443, { allowedRoutes: { kinds: [{ kind: "GRPCRoute" }] } })]), {
+    secrets: [cert],
+    http2: false,
+  });
+  assert.deepEqual(cond(named, "https", "Accepted"), ["False", "UnsupportedProtocol"]);
+  assert.match(listenerCondition(named, "https", "Accepted")!.message, /http2: "false"/);
+  assert.deepEqual(named.gateway.listeners[0].supportedKinds, []);
+  const withH2 = build(gateway([https("https", "cert", 443, { allowedRoutes: { kinds: [{ kind: "GRPCRoute" }] } })]), {
+    secrets: [cert],
+  });
+  assert.deepEqual(cond(withH2, "https", "Accepted"), ["True", "Accepted"]);
+});
+
 Deno.test("conflicts: same port with two protocols, or same port and hostname; all of them, no winner", () => {
   const proto = build(gateway([http("a", 8443), https("b", "cert", 8443), http("c", 80)]), { secrets: [cert] });
   for (const l of ["a", "b"]) {
