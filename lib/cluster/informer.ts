@@ -33,13 +33,23 @@ const REPLACE_SLICE = 5_000;
  */
 export const LIST_PAGE_SIZE = 5_000;
 
+/**
+ * Secrets and ConfigMaps carry data of up to 1 MiB each (certificate chains, keys, configuration
+ * parts): their pages stay at 500 objects, client-go's page size, so that one page stays as large as before.
+ */
+export const DATA_PAGE_SIZE = 500;
+
+function pageSizeOf(r: ResourceType): number {
+  return r.group === "" && (r.plural === "secrets" || r.plural === "configmaps") ? DATA_PAGE_SIZE : LIST_PAGE_SIZE;
+}
+
 export interface InformerOptions {
   namespace?: string | null;
   labelSelector?: string;
   fieldSelector?: string;
   /** Full relist period in ms; 0: relist only when the watch cannot resume. */
   resyncMs?: number;
-  /** Page size of lists (default {@link LIST_PAGE_SIZE}). */
+  /** Page size of lists (default {@link LIST_PAGE_SIZE}; {@link DATA_PAGE_SIZE} for Secrets and ConfigMaps). */
   pageSize?: number;
   /** Fixed server-side watch timeout in seconds (default: random 300–600). */
   watchTimeoutSeconds?: number;
@@ -233,7 +243,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     let rv = "";
     do {
       const page = await this.client.request("GET", path, {
-        query: { ...this.#query(), limit: this.opts.pageSize ?? LIST_PAGE_SIZE, continue: cont },
+        query: { ...this.#query(), limit: this.opts.pageSize ?? pageSizeOf(this.resource), continue: cont },
         signal: this.#stop.signal,
       });
       for (const item of page.items ?? []) items.push(this.#shape(item));
