@@ -505,7 +505,11 @@ class ProxyRuntime {
       // A large configuration travels in parts (docs/config-transport.md): join them first.
       let assembled;
       try {
+        const [fetched, t0] = [this.#parts.fetched, performance.now()];
         assembled = await this.#parts.assemble(data as Record<string, string>);
+        // A start or a large change: how long its reads took (a route change reads none or one).
+        const read = this.#parts.fetched - fetched;
+        if (read >= 16) log.info("configuration parts read", { parts: read, ms: Math.round(performance.now() - t0) });
       } catch (err) {
         return this.#problem("proxy ConfigMap has an invalid part list; keeping the current configuration", {
           ...where,
