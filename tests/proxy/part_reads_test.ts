@@ -38,7 +38,7 @@ Deno.test("runProxy: a start reads its many parts past the client's burst withou
       if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${text}`);
     };
     await post("/api/v1/namespaces", { metadata: { name: NS } });
-    // 120 backends cut into parts of ~600 bytes: about 40 part ConfigMaps.
+    // 120 backends cut into parts of ~600 bytes: 25–40 part ConfigMaps (the cuts follow the content).
     const ep = { address: backend.address, port: backend.port };
     const names = Array.from({ length: 120 }, (_, i) => `web${i}`);
     const config = buildConfig({ backends: names.map((name) => ({ name, endpoints: [ep] })) });
@@ -48,7 +48,7 @@ Deno.test("runProxy: a start reads its many parts past the client's burst withou
       targetPart: 600,
     });
     const parts = objects.filter((o) => o.name !== CM);
-    assert.ok(parts.length >= 30, `${parts.length} parts`);
+    assert.ok(parts.length >= 20, `${parts.length} parts`);
     for (const o of objects) {
       await post(`/api/v1/namespaces/${NS}/configmaps`, {
         metadata: { name: o.name, namespace: NS, annotations: o.annotations, labels: o.labels },
@@ -66,7 +66,7 @@ Deno.test("runProxy: a start reads its many parts past the client's burst withou
     });
     const kubeconfig = await cp.kubeConfig("proxy-user");
 
-    // A token every 1,000 s past a burst of 4: the head's list and watch fit, 30 part reads would not.
+    // A token every 1,000 s past a burst of 4: the head's list and watch fit, 20 part reads would not.
     client = await ClusterClient.create({ kubeconfig, qps: 0.001, burst: 4 });
     const settings = localProxySettings({ kubeconfig, namespace: NS, configmap: CM, haproxy, workDir });
     const results: ApplyResult[] = [];
