@@ -80,7 +80,7 @@ Deno.test({
         assert.ok(calls === 2 || calls === 3, `${calls} calls for 2 pages and a watch`);
         assert.equal(svc.store.size, services);
       } finally {
-        void svc.stop(); // as above: the cluster's stop ends its watch
+        void svc.stop(); // the cluster's stop below ends its watch
       }
     } finally {
       await cluster.stop();
