@@ -14,7 +14,7 @@ import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { startBackend } from "../../lib/dev/localenv/backend.ts";
 import { PARTS_KEY } from "../../lib/transport/parts.ts";
-import { buildConfig, get, localProxySettings, loopbackAddress } from "./fixtures.ts";
+import { adminPost, buildConfig, get, localProxySettings, loopbackAddress, roleUser } from "./fixtures.ts";
 
 const NS = "parts";
 const CM = "big-proxy";
@@ -28,15 +28,7 @@ Deno.test("runProxy: a start reads its many parts past the client's burst withou
   let client: ClusterClient | null = null;
   let running: Promise<void> | null = null;
   try {
-    const post = async (path: string, body: unknown) => {
-      const res = await cp.adminFetch(path, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${text}`);
-    };
+    const post = (path: string, body: unknown) => adminPost(cp, path, body);
     await post("/api/v1/namespaces", { metadata: { name: NS } });
     // 120 backends cut into parts of ~600 bytes: 25–40 part ConfigMaps (the cuts follow the content).
     const ep = { address: backend.address, port: backend.port };
@@ -57,14 +49,7 @@ Deno.test("runProxy: a start reads its many parts past the client's burst withou
     }
     assert.ok(PARTS_KEY in ((objects.find((o) => o.name === CM)!.body.data ?? {}) as Record<string, string>));
     // The proxy's Role: the head and each part slot by name, nothing else.
-    const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}`;
-    await post(`${rbac}/roles`, { metadata: { name: "proxy", namespace: NS }, rules: configReadRules(CM, objects) });
-    await post(`${rbac}/rolebindings`, {
-      metadata: { name: "proxy", namespace: NS },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "proxy" },
-      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "proxy-user" }],
-    });
-    const kubeconfig = await cp.kubeConfig("proxy-user");
+    const kubeconfig = await roleUser(cp, NS, configReadRules(CM, objects));
 
     // A token every 1,000 s past a burst of 4: the head's list and watch fit, 20 part reads would not.
     client = await ClusterClient.create({ kubeconfig, qps: 0.001, burst: 4 });
