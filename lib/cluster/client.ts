@@ -45,6 +45,12 @@ export interface RequestOptions {
   body?: unknown;
   contentType?: string;
   signal?: AbortSignal;
+  /**
+   * false: the call does not take a token from the `--qps`/`--burst` bucket (it still waits for its
+   * turn among the calls under way). For reads whose number the caller bounds itself: the proxy's
+   * first read of each part of its configuration (lib/transport/part_cache.ts).
+   */
+  rateLimited?: boolean;
 }
 
 /** A non-2xx answer of the API server, with the fields of its `Status` body. */
@@ -150,8 +156,7 @@ export class ClusterClient {
     signal?: AbortSignal,
   ): Promise<Exchange> {
     if (this.#closed) throw new Error(`cluster client is closed (${method} ${path})`);
-    const waited = await this.limiter.take(opts.signal);
-    rateLimiterWait.observe(waited / 1000);
+    if (opts.rateLimited !== false) rateLimiterWait.observe(await this.limiter.take(opts.signal) / 1000);
     await this.#refreshCredentials();
     // Aborted while waiting above: the call would go out anyway (a stopped informer would still open
     // its watch and wait for the server to end it).

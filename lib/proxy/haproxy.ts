@@ -15,6 +15,7 @@ import { log } from "../log/logger.ts";
 import { sleep } from "../runtime/timers.ts";
 // lib/render/lua.ts imports nothing of the renderer: the proxy ships the Lua files of its own image.
 import { luaDirOf, writeLuaFiles } from "../render/lua.ts";
+import { checkTimeLimit } from "../render/validate.ts";
 
 /** Where HAProxy listens and finds its files; becomes the `IC_*` environment. */
 export interface HAProxyEnvSettings {
@@ -122,12 +123,31 @@ export interface HAProxyOptions extends HAProxyEnvSettings {
    * on every reload); it must exist before start. Default: none.
    */
   userlistsPath?: string;
-  /** How long start and reload may take; default 30 s. */
+  /**
+   * How long start, reload and `haproxy -c` may take for a configuration of up to 2 MB (10,000
+   * Ingresses); default 30 s. A larger one gets longer in proportion ({@link timeLimitOf}).
+   */
   timeoutMs?: number;
   /** Called when the master exits without stop() having been asked (a crash). */
   onUnexpectedExit?: (status: Deno.CommandStatus) => void;
   /** Where the access log lines go; default `"inherit"`. */
   accessLog?: AccessLogSink;
+}
+
+/**
+ * How long HAProxy may take to check, start or reload the configuration at `configPath`: `baseMs`
+ * up to 2 MB, then in proportion (lib/render/validate.ts's checkTimeLimit). Parsing grows with the
+ * backends and servers: at 100,000 Ingresses (~19 MB) a start took 17–35 s and a reload 20–52 s on a
+ * busy 2-core machine, and a fixed 30 s stopped a start whose worker was about to serve.
+ */
+export function timeLimitOf(baseMs: number, configPath: string): number {
+  let bytes = 0;
+  try {
+    bytes = Deno.statSync(configPath).size;
+  } catch {
+    // not written yet: HAProxy will say so at once
+  }
+  return checkTimeLimit(baseMs, bytes);
 }
 
 export interface CheckResult {
@@ -195,7 +215,7 @@ export class HAProxy {
   async check(configPath: string, env: Record<string, string> = {}, userlists?: string): Promise<CheckResult> {
     await writeLuaFiles(this.env.IC_LUA_DIR);
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), this.#opts.timeoutMs ?? 30_000);
+    const timer = setTimeout(() => abort.abort(), timeLimitOf(this.#opts.timeoutMs ?? 30_000, configPath));
     try {
       const out = await new Deno.Command(this.#opts.binary, {
         args: ["-c", "-f", configPath, ...(userlists ? ["-f", userlists] : [])],
@@ -251,7 +271,8 @@ export class HAProxy {
     });
     this.#pumps = [this.#pump(child.stderr)];
     if (typeof sink === "function") this.#pumps.push(passLines(child.stdout, sink));
-    const deadline = performance.now() + (this.#opts.timeoutMs ?? 30_000);
+    const limit = timeLimitOf(this.#opts.timeoutMs ?? 30_000, this.configPath);
+    const deadline = performance.now() + limit;
     for (;;) {
       if (this.#exited) {
         const status = await this.#status;
@@ -263,7 +284,7 @@ export class HAProxy {
       if (info && info.workers.length > 0) break;
       if (performance.now() > deadline) {
         await this.stop();
-        throw new Error(`haproxy started no worker within ${this.#opts.timeoutMs ?? 30_000} ms: ${this.#tail(5)}`);
+        throw new Error(`haproxy started no worker within ${limit} ms: ${this.#tail(5)}`);
       }
       await sleep(20);
     }
@@ -325,7 +346,7 @@ export class HAProxy {
     const mark = this.#seq;
     // The master re-executes itself on `reload` and drops the connection (2.6 sends no status).
     await this.master("reload").catch(() => "");
-    const deadline = performance.now() + (this.#opts.timeoutMs ?? 30_000);
+    const deadline = performance.now() + timeLimitOf(this.#opts.timeoutMs ?? 30_000, this.configPath);
     let after: ProcInfo | null = null;
     for (;;) {
       if (this.#exited) return { ok: false, workers: [], error: `haproxy master exited: ${this.#tail(5)}` };

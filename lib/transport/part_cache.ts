@@ -2,7 +2,10 @@
  * @module transport/part_cache
  * The proxy's side of docs/config-transport.md: joins a head ConfigMap's files with its parts,
  * reading only the parts whose digest it does not hold yet and the head does not carry. Reads go through `fetchPart` (the
- * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows).
+ * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows), at most
+ * {@link CONCURRENCY} at a time. Each read says whether it is the first for that part's digest: a start reads every
+ * part once (1,358 at 100,000 Ingresses), which the proxy lets through without its client's rate limit, while a part
+ * read again for the same digest (it was missing, or held other content, and the proxy retries) waits for it.
  */
 import { forEachLimit } from "../runtime/concurrency.ts";
 import {
@@ -15,8 +18,11 @@ import {
   readPart,
 } from "./parts.ts";
 
-/** Reads one part ConfigMap's content; null when it does not exist. */
-export type FetchPart = (name: string) => Promise<string | null>;
+/**
+ * Reads one part ConfigMap's content; null when it does not exist. `first`: no read of this part for
+ * this digest was made before (a retry is not first).
+ */
+export type FetchPart = (name: string, first: boolean) => Promise<string | null>;
 
 export type Assembled = AssembledConfig | { missing: PartRef[] };
 
@@ -28,6 +34,8 @@ export class PartCache {
   readonly #fetch: FetchPart;
   /** name → content and digest, only parts the last head named. */
   #parts = new Map<string, ReadPart>();
+  /** name → the digest it was last read for, only parts the last head named. */
+  #tried = new Map<string, string>();
   #fetched = 0;
 
   constructor(proxy: string, fetchPart: FetchPart) {
@@ -45,6 +53,7 @@ export class PartCache {
     const refs = [...partRefs(this.#proxy, head).values()].flat();
     const wanted = new Map(refs.map((r) => [r.name, r.sha256]));
     for (const name of [...this.#parts.keys()]) if (!wanted.has(name)) this.#parts.delete(name);
+    for (const name of [...this.#tried.keys()]) if (!wanted.has(name)) this.#tried.delete(name);
     const stale: [string, string][] = [];
     for (const [name, sha] of wanted) {
       if (this.#parts.get(name)?.sha256 === sha) continue;
@@ -53,8 +62,10 @@ export class PartCache {
       if (carried !== undefined) this.#parts.set(name, readPart(carried));
       else stale.push([name, sha]);
     }
-    await forEachLimit(stale, CONCURRENCY, async ([name]) => {
-      const content = await this.#fetch(name);
+    await forEachLimit(stale, CONCURRENCY, async ([name, sha]) => {
+      const first = this.#tried.get(name) !== sha;
+      this.#tried.set(name, sha);
+      const content = await this.#fetch(name, first);
       this.#fetched++;
       if (content === null) this.#parts.delete(name);
       else this.#parts.set(name, readPart(content));

@@ -1,10 +1,10 @@
 /**
- * A large list is filed in slices: the informer lets the event loop turn while it tells its
+ * A large list is read in pages and filed in slices: the informer lets the event loop turn while it tells its
  * handlers of 12,000 listed objects (timers, the leader's renewals run), and every object still
  * arrives, in the list's order, before the informer counts as synced.
  */
 import assert from "node:assert/strict";
-import { Informer } from "../../lib/cluster/informer.ts";
+import { DATA_PAGE_SIZE, Informer, LIST_PAGE_SIZE } from "../../lib/cluster/informer.ts";
 import { resources } from "../../lib/cluster/resources.ts";
 import { Cluster } from "../../lib/dev/localenv/harness.ts";
 import { writeStoredObjects } from "../../lib/dev/localenv/etcd_objects.ts";
@@ -44,14 +44,43 @@ Deno.test({
           added.push(o.metadata.name);
         },
       });
+      const sent = cluster.client.requestsSent;
       inf.start();
       try {
         await inf.waitForSync();
+        // ConfigMaps carry data: listed in pages of DATA_PAGE_SIZE (each after the first asks to
+        // continue), then watched.
+        const pages = Math.ceil(n / DATA_PAGE_SIZE);
+        assert.ok(pages >= 2);
+        const calls = cluster.client.requestsSent - sent;
+        assert.ok(calls === pages || calls === pages + 1, `${calls} calls for ${pages} pages and a watch`);
         assert.equal(added.length, n);
         assert.deepEqual(added, Array.from({ length: n }, (_, i) => name(i)));
         assert.ok(turns.some((t) => t > 0 && t < n), `the loop turned while filing (${turns.join(",")})`);
       } finally {
         void inf.stop();
+      }
+      // Other kinds in pages of LIST_PAGE_SIZE.
+      const services = LIST_PAGE_SIZE + 10;
+      await writeStoredObjects(
+        { etcdUrl: cluster.cp.etcdUrl, client: cluster.client },
+        resources.services,
+        Array.from({ length: services }, (_, i) => ({
+          apiVersion: "v1",
+          kind: "Service",
+          metadata: { name: `s${i}`, namespace: ns },
+          spec: { clusterIP: "None", ports: [{ port: 80 }] },
+        })),
+      );
+      const svc = new Informer(cluster.client, resources.services, { namespace: ns, resyncMs: 0 });
+      const before = cluster.client.requestsSent;
+      await svc.start().waitForSync();
+      try {
+        const calls = cluster.client.requestsSent - before;
+        assert.ok(calls === 2 || calls === 3, `${calls} calls for 2 pages and a watch`);
+        assert.equal(svc.store.size, services);
+      } finally {
+        void svc.stop(); // the cluster's stop below ends its watch
       }
     } finally {
       await cluster.stop();

@@ -304,7 +304,7 @@ export async function haproxyProcessesFor(workDir: string): Promise<number[]> {
  * A user who may read only the given ConfigMap and Secrets in `namespace` (what a proxy needs,
  * as the controller's `--rbac` Role grants it); returns the path of that user's kubeconfig.
  */
-export async function proxyReader(
+export function proxyReader(
   cp: ControlPlane,
   namespace: string,
   names: { configmap: string; secrets?: readonly string[]; configMaps?: readonly string[] },
@@ -315,26 +315,35 @@ export async function proxyReader(
   if (names.secrets?.length) {
     rules.push({ apiGroups: [""], resources: ["secrets"], resourceNames: [...names.secrets], verbs: READ });
   }
+  return roleUser(cp, namespace, rules, user);
+}
+
+/** A user whose only permissions are `rules` in `namespace` (a Role and its binding); returns its kubeconfig's path. */
+export async function roleUser(
+  cp: ControlPlane,
+  namespace: string,
+  rules: readonly unknown[],
+  user = "proxy-user",
+): Promise<string> {
   const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
-  for (
-    const [path, body] of [
-      [`${rbac}/roles`, { metadata: { name: "proxy", namespace }, rules }],
-      [`${rbac}/rolebindings`, {
-        metadata: { name: "proxy", namespace },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "proxy" },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
-      }],
-    ] as const
-  ) {
-    const res = await cp.adminFetch(path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${text}`);
-  }
+  await adminPost(cp, `${rbac}/roles`, { metadata: { name: "proxy", namespace }, rules });
+  await adminPost(cp, `${rbac}/rolebindings`, {
+    metadata: { name: "proxy", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "proxy" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
+  });
   return await cp.kubeConfig(user);
+}
+
+/** POSTs `body` to `path` as the admin; throws with the answer when it is not a success. */
+export async function adminPost(cp: ControlPlane, path: string, body: unknown): Promise<void> {
+  const res = await cp.adminFetch(path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${text}`);
 }
 
 const READ = ["get", "list", "watch"];

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { haproxyEnv, statsAddress } from "../../lib/proxy/haproxy.ts";
+import { haproxyEnv, statsAddress, timeLimitOf } from "../../lib/proxy/haproxy.ts";
 
 Deno.test("haproxy env: the stats listener is always on a loopback address, the traffic listeners on --bind-address", () => {
   // In a pod (--bind-address 0.0.0.0, or the pod IP) the exporter sidecar reads 127.0.0.1.
@@ -19,4 +19,20 @@ Deno.test("haproxy env: the stats listener is always on a loopback address, the 
   assert.equal(env.IC_BIND_ADDR, "0.0.0.0");
   assert.equal(env.IC_STATS_ADDR, "127.0.0.1");
   assert.equal(env.IC_STATS_PORT, "56789");
+});
+
+Deno.test("haproxy time limit: the base up to 2 MB of configuration, in proportion beyond (a 19 MB start took over 30 s)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ic-haproxy-limit-" });
+  try {
+    const path = `${dir}/haproxy.cfg`;
+    assert.equal(timeLimitOf(30_000, path), 30_000, "no file yet: the base");
+    await Deno.writeTextFile(path, "global\n");
+    assert.equal(timeLimitOf(30_000, path), 30_000);
+    await Deno.writeTextFile(path, "#".repeat(2_000_000));
+    assert.equal(timeLimitOf(30_000, path), 30_000);
+    await Deno.writeTextFile(path, "#".repeat(19_000_000));
+    assert.equal(timeLimitOf(30_000, path), 285_000);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,0 +1,52 @@
+/**
+ * The proxy's part cache says which reads are a part's first for its digest: those a start or a
+ * change makes (the proxy lets them past its client's rate limit), and not a read made again for
+ * the same digest after the part was missing or held other content (a retry, which waits for it).
+ */
+import assert from "node:assert/strict";
+import { PartCache } from "../../lib/transport/part_cache.ts";
+import { splitConfig, type SplitResult } from "../../lib/transport/parts.ts";
+
+function backends(n: number, changed = -1): string {
+  return Array.from({ length: n }, (_, i) => `backend be_${i}\n    server s1 10.0.0.${i === changed ? 2 : 1}:80\n\n`)
+    .join("");
+}
+
+/** Small parts, and none carried by the head (a carried part is never read). */
+const LIMITS = { inline: 4096, fileInline: 512, targetPart: 600, carry: 0 };
+
+function previousOf(r: SplitResult): Map<string, string> {
+  return new Map(r.parts.map((p) => [p.name, p.sha256]));
+}
+
+Deno.test("part cache: a part's first read for its digest is marked first; a retry for the same digest is not", async () => {
+  const store = new Map<string, string>();
+  const reads: { name: string; first: boolean }[] = [];
+  const cache = new PartCache("p", (name, first) => {
+    reads.push({ name, first });
+    return Promise.resolve(store.get(name) ?? null);
+  });
+  const one = splitConfig("p", { "haproxy.cfg": backends(200) }, new Map(), LIMITS);
+  assert.ok(one.parts.length > 10, `${one.parts.length} parts`);
+  // One part not written yet: every part is read once, all as first reads, and the result is missing.
+  const late = one.parts[3];
+  for (const p of one.parts) if (p !== late) store.set(p.name, p.content);
+  const missing = await cache.assemble(one.head);
+  assert.ok("missing" in missing && missing.missing.map((m) => m.name).includes(late.name));
+  assert.equal(reads.length, one.parts.length);
+  assert.ok(reads.every((r) => r.first));
+
+  // The retry reads the missing part alone, again for the same digest: not first.
+  reads.length = 0;
+  store.set(late.name, late.content);
+  assert.ok(!("missing" in await cache.assemble(one.head)));
+  assert.deepEqual(reads, [{ name: late.name, first: false }]);
+
+  // A change gives a slot new content: its read is first again; unchanged parts are not read.
+  reads.length = 0;
+  const two = splitConfig("p", { "haproxy.cfg": backends(200, 100) }, previousOf(one), LIMITS);
+  for (const p of two.parts) store.set(p.name, p.content);
+  assert.ok(!("missing" in await cache.assemble(two.head)));
+  assert.ok(reads.length >= 1 && reads.length <= 2, `${reads.length} reads`);
+  assert.ok(reads.every((r) => r.first));
+});
