@@ -49,6 +49,8 @@ interface Kept {
   reads: Read[];
   /** The lookup's generation when the reads were last found unchanged (ClusterLookup.generation). */
   generation: number | null;
+  /** The last Ingress object this was taken for (see `fragmentOf`). */
+  ing: V1Ingress;
 }
 
 /**
@@ -60,8 +62,8 @@ export class ModelMemo {
   readonly kept = new WeakMap<V1Ingress, Kept>();
   /** The sort key of each Ingress (its creation time and id). */
   readonly sortKeys = new WeakMap<V1Ingress, IngressKey>();
-  /** The last object of each Ingress (by id) and what was kept for it: see `fragmentOf`. */
-  readonly latest = new Map<string, { ing: V1Ingress; kept: Kept }>();
+  /** What was kept last for each Ingress (by id), with its last object: see `fragmentOf`. */
+  readonly latest = new Map<string, Kept>();
   /** The last full build's state, from which the next one may be a delta (lib/render/model_delta.ts). */
   merge: KeptMerge | null = null;
   /** The owners the last build decided (render/host_ownership.ts): the next full build keeps them while they claim. */
@@ -126,7 +128,7 @@ export function fragmentOf(
     // A new object of the same Ingress that reads the same (its status was written, a label
     // changed) has the same fragment: 10,000 status writes must not read 10,000 Ingresses again.
     const last = memo.latest.get(idOf(ing));
-    if (last && sameReading(last.ing, ing)) memo.kept.set(ing, kept = last.kept);
+    if (last && sameReading(last.ing, ing)) memo.kept.set(ing, kept = last);
   }
   if (
     kept && kept.env === env &&
@@ -136,20 +138,16 @@ export function fragmentOf(
     // Every build asks for every Ingress: the entry is changed in place, and only when it differs,
     // so that an unchanged Ingress allocates nothing (a new young object in an old Map per Ingress
     // and build was most of a one-change build's garbage collection at 10,000).
-    const latest = memo.latest.get(kept.fragment.id);
-    if (!latest) memo.latest.set(kept.fragment.id, { ing, kept });
-    else if (latest.ing !== ing || latest.kept !== kept) {
-      latest.ing = ing;
-      latest.kept = kept;
-    }
+    if (memo.latest.get(kept.fragment.id) !== kept) memo.latest.set(kept.fragment.id, kept);
+    if (kept.ing !== ing) kept.ing = ing;
     return kept.fragment;
   }
   const reads: Read[] = [];
   const fragment = readIngress({ ...ctx, lookup: recording(ctx.lookup, reads) }, ing, namespace);
   // Copied: an array grown by push keeps room for 16 more, and 10,000 of these are kept.
-  kept = { fragment, env, reads: reads.slice(), generation };
+  kept = { fragment, env, reads: reads.slice(), generation, ing };
   memo.kept.set(ing, kept);
-  memo.latest.set(fragment.id, { ing, kept });
+  memo.latest.set(fragment.id, kept);
   return fragment;
 }
 
@@ -345,7 +343,9 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
       steps.push(
         canary
           ? { step: "canary", key, where, resolved }
-          : { step: "route", key, host, path, pathType, match, where, resolved },
+          // `route` is set by the first model made of it: a field of its own from the start, as one
+          // added later moves the object's fields out to a separate array (32 bytes a route more).
+          : { step: "route", key, host, path, pathType, match, where, resolved, route: undefined },
       );
     }
   }
