@@ -270,9 +270,14 @@ export class KeptMerge {
     }
     const remember = () => {
       if (generation === null) return;
-      // The entries of changed Ingresses are those #add made.
-      const kept = entries.map((e) => typeof e === "string" ? this.byId.get(e)! : e);
-      this.#last = { inputs: current.slice(), entries: kept, generation }; // a copy: callers may reuse their array
+      // The entries of changed Ingresses are those #add made: filled in where they stand (at 100,000
+      // Ingresses a second array is 0.8 MB more for the collector at every change).
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i];
+        if (typeof e === "string") entries[i] = this.byId.get(e)!;
+      }
+      // a copy of the input: callers may reuse their array
+      this.#last = { inputs: current.slice(), entries: entries as KeptFragment[], generation };
     };
     if (added.length === 0 && removed.length === 0) {
       remember();
