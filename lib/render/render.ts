@@ -369,7 +369,8 @@ function secretList(model: Model, proxy: ProxyOptions, ofBackends: OfBackends | 
   const tls: SecretFile[] = [...(proxy.defaultCertificate ? [proxy.defaultCertificate] : []), ...model.tls]
     .map((c) => ({ file: c.file, namespace: c.namespace, name: c.name }));
   const others: SecretFile[] = Object.values(model.clientCerts ?? {}).map(caSecret);
-  others.push(...(ofBackends?.secrets ?? backendSecrets(model.backends)));
+  // Not spread into push: 100,000 backends with a CA each would pass the call's argument limit.
+  for (const s of ofBackends?.secrets ?? backendSecrets(model.backends)) others.push(s);
   const key = (s: SecretFile) => `${s.kind ?? "tls"} ${s.file ?? ""} ${s.namespace}/${s.name}`;
   return [...tls, ...others]
     .filter((c, i, all) => all.findIndex((d) => key(d) === key(c)) === i)
@@ -383,13 +384,12 @@ function caSecret(id: SecretId): SecretFile {
 /** The CA bundles and htpasswd files of `backends`' settings, in backend order. */
 function backendSecrets(backends: readonly Backend[]): SecretFile[] {
   const others: SecretFile[] = [];
-  const ca = caSecret;
   // Indexed: this runs once per change, often before V8 optimizes it, and an unoptimized for-of
   // allocates a result object per element (10,000 backends).
   for (let i = 0; i < backends.length; i++) {
     const settings = backends[i].settings;
     if (!settings) continue;
-    if (settings.backendTls?.ca) others.push(ca(settings.backendTls.ca));
+    if (settings.backendTls?.ca) others.push(caSecret(settings.backendTls.ca));
     const auth = settings.basicAuth?.secret;
     if (auth) others.push({ kind: "htpasswd", namespace: auth.namespace, name: auth.name });
   }
