@@ -63,7 +63,10 @@ for (let i = 0; i < INGRESSES; i++) {
   slices.push({
     metadata: { namespace: ns, name: `${svc}-x`, labels: { "kubernetes.io/service-name": svc } },
     addressType: "IPv4",
-    endpoints: [{ addresses: [`10.1.${Math.floor(i / 250)}.${i % 250}`], conditions: { ready: true } }],
+    endpoints: [{
+      addresses: [`10.${1 + Math.floor(i / 62_500)}.${Math.floor(i / 250) % 250}.${i % 250}`],
+      conditions: { ready: true },
+    }],
     ports: [{ name: "http", port: 8080 }],
   });
 }

@@ -71,6 +71,8 @@ export class Publisher {
   readonly #pacer = new RestorePacer();
   /** `<kind> <field>` the API server does not keep as written (#learnUnkept). */
   readonly #unkept = new Set<string>();
+  /** Cached owned objects last found as the controller made them, with the hash of what it wanted then (#driftOf). */
+  readonly #clean = new WeakMap<KubeObject, string>();
   /** Per group, the owned objects written or found ours (path → uid); the caches may lag behind. */
   readonly #publishedBy = new Map<string, Map<string, string>>();
 
@@ -345,7 +347,13 @@ export class Publisher {
     if (current.metadata.annotations?.[hashAnnotation] !== hash) {
       return this.#applied.get(path) === hash ? `metadata.annotations.${hashAnnotation}` : null;
     }
-    return driftOf(desired, current, this.#unkept);
+    // The same cached object found as the controller made it for the same desired object (the hash
+    // covers all of it) is so still: the caches replace an object that changes. A publish of a
+    // 100,000-Ingress class compares ~1,400 part ConfigMaps, and most are the same every time.
+    if (this.#clean.get(current) === hash) return null;
+    const drift = driftOf(desired, current, this.#unkept);
+    if (drift === null) this.#clean.set(current, hash);
+    return drift;
   }
 
   /** The object of `obj`'s name as the API server has it now (null: none). */

@@ -87,17 +87,19 @@ export function sliceServiceRef(slice: KubeObject): RefKey | null {
 export class ReverseIndex {
   /** The one ingress key using a reference, or a Set of them when several do (most references have one user). */
   #byRef = new Map<RefKey, OneOrMany>();
-  #byIngress = new Map<string, readonly RefKey[]>();
+  /** What each key uses: its one reference itself (most Ingresses name one Service), or a list. */
+  #byIngress = new Map<string, RefKey | readonly RefKey[]>();
 
   /** Records that `ingressKey` uses exactly `refs` (replacing what it used before). */
   set(ingressKey: string, refs: readonly RefKey[]): void {
     this.delete(ingressKey);
-    this.#byIngress.set(ingressKey, refs);
+    // The reference itself, not a list of one: 56 bytes an Ingress.
+    this.#byIngress.set(ingressKey, refs.length === 1 ? refs[0] : refs);
     for (const r of refs) addMember(this.#byRef, r, ingressKey);
   }
 
   delete(ingressKey: string): void {
-    for (const r of this.#byIngress.get(ingressKey) ?? []) removeMember(this.#byRef, r, ingressKey);
+    for (const r of this.refs(ingressKey)) removeMember(this.#byRef, r, ingressKey);
     this.#byIngress.delete(ingressKey);
   }
 
@@ -112,6 +114,7 @@ export class ReverseIndex {
   }
 
   refs(ingressKey: string): readonly RefKey[] {
-    return this.#byIngress.get(ingressKey) ?? [];
+    const refs = this.#byIngress.get(ingressKey);
+    return refs === undefined ? [] : typeof refs === "string" ? [refs] : refs;
   }
 }

@@ -36,15 +36,22 @@ function norm(l: readonly any[]): string {
 const normalized = new LRUCache<string, string>({ max: 1_024 });
 
 /**
- * What each Ingress object (and each wanted list) shows, computed once per object: the controller's
- * cache hands out one object until it changes, and a publish at 10,000 Ingresses compares all of them.
+ * What each address list shows (an Ingress's, a wanted one), computed once per list: the controller's
+ * cache hands out one status tree for every Ingress showing the same (lib/controller/cached_shapes.ts),
+ * and a publish at 10,000 Ingresses compares all of them. Keyed by the list, not the Ingress: a
+ * few entries, not one per Ingress object.
  */
-const shown = new WeakMap<KubeObject | readonly LoadBalancerIngress[], string>();
+const shown = new WeakMap<readonly LoadBalancerIngress[], string>();
+const NO_ADDRESSES: readonly LoadBalancerIngress[] = Object.freeze([]);
 
 /** Whether the ingress already shows `want`. */
 export function statusMatches(ingress: KubeObject, want: readonly LoadBalancerIngress[]): boolean {
-  let have = shown.get(ingress);
-  if (have === undefined) shown.set(ingress, have = norm(ingress.status?.loadBalancer?.ingress ?? []));
+  const shows = ingress.status?.loadBalancer?.ingress ?? NO_ADDRESSES;
+  let have = typeof shows === "object" ? shown.get(shows) : undefined;
+  if (have === undefined) {
+    have = norm(shows);
+    if (typeof shows === "object") shown.set(shows, have);
+  }
   let wanted = shown.get(want);
   if (wanted === undefined) shown.set(want, wanted = norm(want));
   return have === wanted;

@@ -46,9 +46,15 @@ interface Kept {
   fragment: IngressFragment;
   /** The settings layers, the risk limit and the model options the fragment was read with. */
   env: string;
-  reads: Read[];
+  /**
+   * What it read, flat: kind, namespace, name and what it got, four items per read (an object per
+   * read and its array were 170 bytes an Ingress; this is 110).
+   */
+  reads: readonly unknown[];
   /** The lookup's generation when the reads were last found unchanged (ClusterLookup.generation). */
   generation: number | null;
+  /** The last Ingress object this was taken for (see `fragmentOf`). */
+  ing: V1Ingress;
 }
 
 /**
@@ -60,8 +66,8 @@ export class ModelMemo {
   readonly kept = new WeakMap<V1Ingress, Kept>();
   /** The sort key of each Ingress (its creation time and id). */
   readonly sortKeys = new WeakMap<V1Ingress, IngressKey>();
-  /** The last object of each Ingress (by id) and what was kept for it: see `fragmentOf`. */
-  readonly latest = new Map<string, { ing: V1Ingress; kept: Kept }>();
+  /** What was kept last for each Ingress (by id), with its last object: see `fragmentOf`. */
+  readonly latest = new Map<string, Kept>();
   /** The last full build's state, from which the next one may be a delta (lib/render/model_delta.ts). */
   merge: KeptMerge | null = null;
   /** The owners the last build decided (render/host_ownership.ts): the next full build keeps them while they claim. */
@@ -81,6 +87,27 @@ function sameRead(lookup: ClusterLookup, r: Read): boolean {
       return now.length === r.got.length && now.every((s, i) => s === r.got[i]);
     }
   }
+}
+
+/** `reads` as Kept holds them, in an array of its exact size (one grown by push keeps room for 16 more). */
+function flatReads(reads: readonly Read[]): unknown[] {
+  const flat: unknown[] = new Array(reads.length * 4);
+  reads.forEach((r, i) => {
+    flat[4 * i] = r.kind;
+    flat[4 * i + 1] = r.ns;
+    flat[4 * i + 2] = r.name;
+    flat[4 * i + 3] = r.got;
+  });
+  return flat;
+}
+
+/** Whether every read of `flat` (Kept's `reads`) finds what it got then. */
+function sameReads(lookup: ClusterLookup, flat: readonly unknown[]): boolean {
+  for (let i = 0; i < flat.length; i += 4) {
+    const r = { kind: flat[i], ns: flat[i + 1], name: flat[i + 2], got: flat[i + 3] } as Read;
+    if (!sameRead(lookup, r)) return false;
+  }
+  return true;
 }
 
 /** A lookup that notes what it hands out (each object once). */
@@ -126,30 +153,26 @@ export function fragmentOf(
     // A new object of the same Ingress that reads the same (its status was written, a label
     // changed) has the same fragment: 10,000 status writes must not read 10,000 Ingresses again.
     const last = memo.latest.get(idOf(ing));
-    if (last && sameReading(last.ing, ing)) memo.kept.set(ing, kept = last.kept);
+    if (last && sameReading(last.ing, ing)) memo.kept.set(ing, kept = last);
   }
   if (
     kept && kept.env === env &&
-    ((generation !== null && kept.generation === generation) || kept.reads.every((r) => sameRead(ctx.lookup, r)))
+    ((generation !== null && kept.generation === generation) || sameReads(ctx.lookup, kept.reads))
   ) {
     kept.generation = generation;
     // Every build asks for every Ingress: the entry is changed in place, and only when it differs,
     // so that an unchanged Ingress allocates nothing (a new young object in an old Map per Ingress
     // and build was most of a one-change build's garbage collection at 10,000).
-    const latest = memo.latest.get(kept.fragment.id);
-    if (!latest) memo.latest.set(kept.fragment.id, { ing, kept });
-    else if (latest.ing !== ing || latest.kept !== kept) {
-      latest.ing = ing;
-      latest.kept = kept;
-    }
+    if (memo.latest.get(kept.fragment.id) !== kept) memo.latest.set(kept.fragment.id, kept);
+    if (kept.ing !== ing) kept.ing = ing;
     return kept.fragment;
   }
   const reads: Read[] = [];
   const fragment = readIngress({ ...ctx, lookup: recording(ctx.lookup, reads) }, ing, namespace);
   // Copied: an array grown by push keeps room for 16 more, and 10,000 of these are kept.
-  kept = { fragment, env, reads: reads.slice(), generation };
+  kept = { fragment, env, reads: flatReads(reads), generation, ing };
   memo.kept.set(ing, kept);
-  memo.latest.set(fragment.id, { ing, kept });
+  memo.latest.set(fragment.id, kept);
   return fragment;
 }
 
@@ -345,12 +368,15 @@ export function readIngress(ctx: ReadContext, ing: V1Ingress, namespace: string 
       steps.push(
         canary
           ? { step: "canary", key, where, resolved }
-          : { step: "route", key, host, path, pathType, match, where, resolved },
+          // `route` is set by the first model made of it: a field of its own from the start, as one
+          // added later moves the object's fields out to a separate array (32 bytes a route more).
+          : { step: "route", key, host, path, pathType, match, where, resolved, route: undefined },
       );
     }
   }
   fragment.secrets = secrets.size > 0 ? [...secrets] : NONE;
-  if (!canary && claims.length > 0) fragment.claims = claims;
+  // Copied to its size: an array grown by push keeps room for 16 more (150 bytes a fragment).
+  if (!canary && claims.length > 0) fragment.claims = claims.slice();
   // Copied for the same reason as the reads: the fragment lives as long as its Ingress.
   fragment.steps = steps.slice();
   return fragment;

@@ -164,6 +164,12 @@ export class RenderMemo {
   last: { backends: readonly ViewBackend[]; rest: string; config: string } | null = null;
   /** The last render's backends and their views, index by index (see memoViews). */
   lastViews: { backends: readonly Backend[]; views: readonly ViewBackend[] } | null = null;
+  /**
+   * What the last render made of its backends besides their views, for the same backends array (a
+   * model delta hands on the very same array when only routes changed: 100,000 backends are then not
+   * walked again).
+   */
+  lastOfBackends: { backends: readonly Backend[]; derived: OfBackends } | null = null;
   /** The map files' sorted lines (lib/render/maps.ts). */
   readonly maps = new MapsMemo();
 }
@@ -201,7 +207,10 @@ export function buildView(
   const hasTls = crtList.length > 0;
   // TLS hosts are redirected, and without TLS of the proxy's own the hosts of force-ssl-redirect
   const httpsRedirect = hasTls || model.redirectHosts.length > 0;
-  const pageBackends = model.backends.filter((b) => b.settings?.errorPages && b.fallback);
+  const ofBackends = memo?.lastOfBackends?.backends === model.backends
+    ? memo.lastOfBackends.derived
+    : madeOfBackends(model.backends);
+  if (memo) memo.lastOfBackends = { backends: model.backends, derived: ofBackends };
   return {
     model,
     hasTls,
@@ -215,7 +224,7 @@ export function buildView(
     }))),
     hasRegex: model.routes.some((r) => r.match === "regex"),
     routing: routesIn(model, httpsRedirect),
-    fallbackLines: fallbackLines(model.backends),
+    fallbackLines: ofBackends.fallbackLines,
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     redirectDropCodes: [...new Set(Object.values(model.redirectCodes ?? {}))]
       .filter((c) => /^30[1278]s$/.test(c)).map((c) => c.slice(0, 3)).sort(),
@@ -226,11 +235,30 @@ export function buildView(
     // cache would skip the check of the host it is resumed for (templates/global.eta)
     noSslSessionCache: Object.keys(model.clientCerts ?? {}).length > 0,
     proxy: proxyView(proxy),
-    luaFiles: luaLoads(model.backends.some((b) => b.settings?.extAuth?.target), pageBackends.length > 0),
-    authResolvers: model.backends.some((b) => b.settings?.extAuth?.target?.address === "name")
-      ? extAuthResolverLines()
-      : [],
+    luaFiles: ofBackends.luaFiles,
+    authResolvers: ofBackends.authResolvers,
+    errorPages: ofBackends.errorPages,
+  };
+}
+
+/** The fields of a View made from the backends alone (besides their views). */
+interface OfBackends {
+  fallbackLines: string[];
+  luaFiles: string[];
+  authResolvers: string[];
+  errorPages: string[];
+  /** The Secret files the backends use (secretList). */
+  secrets: SecretFile[];
+}
+
+function madeOfBackends(backends: readonly Backend[]): OfBackends {
+  const pageBackends = backends.filter((b) => b.settings?.errorPages && b.fallback);
+  return {
+    fallbackLines: fallbackLines(backends),
+    luaFiles: luaLoads(backends.some((b) => b.settings?.extAuth?.target), pageBackends.length > 0),
+    authResolvers: backends.some((b) => b.settings?.extAuth?.target?.address === "name") ? extAuthResolverLines() : [],
     errorPages: errorPagesRouting(pageBackends.map((b) => b.fallback!)),
+    secrets: backendSecrets(backends),
   };
 }
 
@@ -242,6 +270,7 @@ function memoViews(memo: RenderMemo, backends: readonly Backend[]): ViewBackend[
   // A route-only change keeps every Backend object in its place: its view is taken by index, not
   // looked up (10,000 WeakMap lookups were a millisecond of every change).
   const last = memo.lastViews;
+  if (last !== null && last.backends === backends) return last.views as ViewBackend[];
   const out = backends.map((b, i) => {
     if (last !== null && last.backends[i] === b) return last.views[i];
     let view = memo.views.get(b);
@@ -327,7 +356,11 @@ export function render(
   return {
     config,
     crtList,
-    secrets: secretList(model, proxy),
+    secrets: secretList(
+      model,
+      proxy,
+      memo?.lastOfBackends?.backends === model.backends ? memo.lastOfBackends.derived : null,
+    ),
     maps: routeMaps(
       model.routes,
       view.httpsRedirect ? model.redirectHosts : [],
@@ -340,25 +373,35 @@ export function render(
 }
 
 /** Every Secret the proxy writes: certificates, CA bundles (backend and client checks), htpasswd files. */
-function secretList(model: Model, proxy: ProxyOptions): SecretFile[] {
+function secretList(model: Model, proxy: ProxyOptions, ofBackends: OfBackends | null): SecretFile[] {
   const tls: SecretFile[] = [...(proxy.defaultCertificate ? [proxy.defaultCertificate] : []), ...model.tls]
     .map((c) => ({ file: c.file, namespace: c.namespace, name: c.name }));
-  const ca = (id: SecretId): SecretFile => ({ kind: "ca", file: caFile(id), namespace: id.namespace, name: id.name });
-  const others: SecretFile[] = Object.values(model.clientCerts ?? {}).map(ca);
-  // Indexed: this runs once per change, often before V8 optimizes it, and an unoptimized for-of
-  // allocates a result object per element (10,000 backends).
-  const backends = model.backends;
-  for (let i = 0; i < backends.length; i++) {
-    const settings = backends[i].settings;
-    if (!settings) continue;
-    if (settings.backendTls?.ca) others.push(ca(settings.backendTls.ca));
-    const auth = settings.basicAuth?.secret;
-    if (auth) others.push({ kind: "htpasswd", namespace: auth.namespace, name: auth.name });
-  }
+  const others: SecretFile[] = Object.values(model.clientCerts ?? {}).map(caSecret);
+  // Not spread into push: 100,000 backends with a CA each would pass the call's argument limit.
+  for (const s of ofBackends?.secrets ?? backendSecrets(model.backends)) others.push(s);
   const key = (s: SecretFile) => `${s.kind ?? "tls"} ${s.file ?? ""} ${s.namespace}/${s.name}`;
   return [...tls, ...others]
     .filter((c, i, all) => all.findIndex((d) => key(d) === key(c)) === i)
     .sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+function caSecret(id: SecretId): SecretFile {
+  return { kind: "ca", file: caFile(id), namespace: id.namespace, name: id.name };
+}
+
+/** The CA bundles and htpasswd files of `backends`' settings, in backend order. */
+function backendSecrets(backends: readonly Backend[]): SecretFile[] {
+  const others: SecretFile[] = [];
+  // Indexed: this runs once per change, often before V8 optimizes it, and an unoptimized for-of
+  // allocates a result object per element (10,000 backends).
+  for (let i = 0; i < backends.length; i++) {
+    const settings = backends[i].settings;
+    if (!settings) continue;
+    if (settings.backendTls?.ca) others.push(caSecret(settings.backendTls.ca));
+    const auth = settings.basicAuth?.secret;
+    if (auth) others.push({ kind: "htpasswd", namespace: auth.namespace, name: auth.name });
+  }
+  return others;
 }
 
 /**
@@ -372,8 +415,9 @@ function renderConfig(templates: Templates, view: View, memo: RenderMemo | null)
   const rest = JSON.stringify(others);
   const last = memo.last;
   if (
-    last && last.rest === rest && last.backends.length === backends.length &&
-    last.backends.every((b, i) => b === backends[i])
+    last && last.rest === rest &&
+    (last.backends === backends ||
+      (last.backends.length === backends.length && last.backends.every((b, i) => b === backends[i])))
   ) {
     return last.config;
   }

@@ -304,3 +304,58 @@ Deno.test("model deltas with host ownership: 400 random changes in three namespa
   assert.ok(memo.deltas < 400, "every build was a delta: the refusals were never exercised");
   assert.ok(moved > 0, "no host ever changed owner: the sticky rule was never exercised");
 });
+
+Deno.test("model deltas: a route change hands on the same backends and references, and the render reuses its views of them", async () => {
+  const templates = await loadTemplates(null);
+  const names = ["a", "b", "c"];
+  const services = new Map(names.map((n) => [n, service(n, [{ name: "http", port: 80, targetPort: 8080 }])]));
+  const slices = new Map(
+    names.map((n, i) => [n, [endpointSlice(n, [{ name: "http", port: 8080 }], [{ address: `10.0.0.${i + 1}` }])]]),
+  );
+  const lookup: ClusterLookup = {
+    service: (_ns, n) => services.get(n),
+    endpointSlices: (_ns, n) => slices.get(n) ?? [],
+    secret: () => undefined,
+  };
+  const one = (i: number, hosts: string[], svc = names[i % 3]) =>
+    ingress({
+      name: `ing-${i}`,
+      created: `2026-01-0${1 + (i % 9)}T00:00:00Z`,
+      rules: hosts.map((host) => ({ host, paths: [{ path: "/", pathType: "Prefix", service: svc, port: 80 }] })),
+    });
+  const ingresses = Array.from({ length: 30 }, (_, i) => one(i, [`h${i}.example.com`]));
+  const memo = new ModelMemo();
+  const renderMemo = new RenderMemo();
+  const first = buildModel({ ingresses, lookup, memo }).model;
+  render(first, templates, undefined, renderMemo);
+  const views = renderMemo.lastViews!.views;
+  // A host added to an Ingress: it is read again into new Backend objects that read the same.
+  ingresses[4] = one(4, ["h4.example.com", "new.example.com"]);
+  const changed = buildModel({ ingresses, lookup, memo });
+  assert.equal(memo.deltas, 1);
+  assert.deepEqual(changed, buildModel({ ingresses, lookup }));
+  assert.notEqual(changed.model.routes, first.routes);
+  assert.equal(changed.model.backends, first.backends);
+  assert.equal(changed.model.refs.services, first.refs.services);
+  assert.equal(changed.model.refs.secrets, first.refs.secrets);
+  const rendered = render(changed.model, templates, undefined, renderMemo);
+  assert.equal(renderMemo.lastViews!.views, views);
+  assert.deepEqual(configMapData(rendered), configMapData(render(changed.model, templates)));
+  // Moved to a Service no other Ingress uses any more: a new backends array, the old one unchanged.
+  const before = changed.model.backends.map((b) => b.name);
+  ingresses[4] = one(4, ["h4.example.com"], "c");
+  ingresses[1] = one(1, ["h1.example.com"], "c");
+  ingresses[7] = one(7, ["h7.example.com"], "c");
+  for (const i of [10, 13, 16, 19, 22, 25, 28]) ingresses[i] = one(i, [`h${i}.example.com`], "c");
+  const moved = buildModel({ ingresses, lookup, memo });
+  assert.equal(memo.deltas, 2);
+  assert.deepEqual(moved, buildModel({ ingresses, lookup }));
+  assert.notEqual(moved.model.backends, changed.model.backends);
+  assert.deepEqual(changed.model.backends.map((b) => b.name), before);
+  assert.deepEqual(moved.model.backends.map((b) => b.name), ["be_default_a_80", "be_default_c_80"]);
+  assert.deepEqual(moved.model.refs.services, ["default/a", "default/c"]);
+  assert.deepEqual(
+    configMapData(render(moved.model, templates, undefined, renderMemo)),
+    configMapData(render(moved.model, templates)),
+  );
+});

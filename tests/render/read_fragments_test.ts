@@ -31,13 +31,13 @@ Deno.test("readFragments: a build after slices read ahead equals a build from sc
   const memo = new ModelMemo();
   for (let i = 0; i < n; i += 16) readFragments({ ingresses, lookup, memo }, i, Math.min(n, i + 16));
   assert.equal(memo.latest.size, n);
-  const kept = [...memo.latest.values()].map((l) => l.kept.fragment);
+  const kept = [...memo.latest.values()].map((l) => l.fragment);
   const built = buildModel({ ingresses, lookup, memo });
   assert.deepEqual(built.model, scratch.model);
   assert.deepEqual(built.problems, scratch.problems);
   assert.ok(built.problems.some((p) => p.kind === "EndpointSlice"), "the slice's problem is there");
   // The build read nothing again: every fragment is the one read ahead.
-  assert.deepEqual([...memo.latest.values()].map((l) => l.kept.fragment), kept);
+  assert.deepEqual([...memo.latest.values()].map((l) => l.fragment), kept);
   // With other settings (another env), fragments read ahead are not taken.
   const other = buildModel({ ingresses, lookup, memo, namespace: "default" });
   assert.deepEqual(other.model, buildModel({ ingresses, lookup, namespace: "default" }).model);
