@@ -70,6 +70,7 @@ export const resources = {
   httpRoutes: rt("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute"),
   grpcRoutes: rt("gateway.networking.k8s.io", "v1", "grpcroutes", "GRPCRoute"),
   tlsRoutes: rt("gateway.networking.k8s.io", "v1", "tlsroutes", "TLSRoute"),
+  backendTlsPolicies: rt("gateway.networking.k8s.io", "v1", "backendtlspolicies", "BackendTLSPolicy"),
   referenceGrants: rt("gateway.networking.k8s.io", "v1beta1", "referencegrants", "ReferenceGrant"),
 } as const;
 

@@ -14,7 +14,9 @@
  * `Programmed` only once its proxy has an available pod that its Service routes to and, from a
  * controller in a pod, whose cluster IP accepts connections (lib/controller/address_probe.ts). GRPCRoutes and
  * TLSRoutes are watched when their CRD is served and this identity may list them (an older chart or
- * CRD bundle leaves them out, not the rest).
+ * CRD bundle leaves them out, not the rest); so are BackendTLSPolicies, with the ConfigMaps that hold
+ * their CAs (lib/controller/backend_tls_watch.ts: their verdicts reach the models, their status
+ * names the Gateways whose routes reach their Services).
  */
 import { isStatus } from "../cluster/client.ts";
 import { Informer, type InformerOptions } from "../cluster/informer.ts";
@@ -57,6 +59,7 @@ import { gatewayProxyPlace, gatewayTarget, managedByLabel, managedByValue, type 
 import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
 import type { OwnBuild, RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
 import { GatewayStatusWriter, namesGateway } from "./gateway_status.ts";
+import { BackendTlsWatch, caConfigMapShape } from "./backend_tls_watch.ts";
 import { type LoadBalancerIngress, loadBalancerOf } from "./status.ts";
 
 const GROUP_PATH = "/apis/gateway.networking.k8s.io";
@@ -86,6 +89,9 @@ interface Informers {
   grpcRoutes?: Informer;
   /** Only when the TLSRoute v1 CRD is served and this controller may list TLSRoutes. */
   tlsRoutes?: Informer;
+  /** Only when BackendTLSPolicies (v1) are served and may be listed; with the ConfigMaps holding CAs. */
+  backendTlsPolicies?: Informer;
+  caConfigMaps?: Informer;
 }
 
 /** The Gateways (`namespace/name`) each route of one kind names, and the reverse. */
@@ -165,6 +171,9 @@ export class GatewaySource implements RouteSource {
   readonly #statusTlsRoutes = new Map<GroupKey, Set<string>>();
   /** Whether TLSRoutes (v1) are served and may be listed: checked with the rest of the Gateway API. */
   #tlsServed = false;
+  /** Whether BackendTLSPolicies (v1) are served and may be listed. */
+  #btlsServed = false;
+  #backendTls: BackendTlsWatch | null = null;
   readonly #status: GatewayStatusWriter;
   readonly #stop = new AbortController();
   readonly #discovering: Promise<void>;
@@ -201,6 +210,7 @@ export class GatewaySource implements RouteSource {
             controllerName: GATEWAY_CONTROLLER_NAME,
             grpcRoutes: this.#grpc,
             tlsRoutes: this.#tlsServed,
+            backendTlsPolicies: this.#btlsServed,
           });
           return;
         }
@@ -237,6 +247,7 @@ export class GatewaySource implements RouteSource {
       await this.#ctx.client.request("GET", `${GROUP_PATH}/v1/gatewayclasses`, { query: { limit: "1" } });
       this.#grpc = v1.has("grpcroutes") && await this.#mayList("grpcroutes");
       this.#tlsServed = v1.has("tlsroutes") && await this.#mayList("tlsroutes");
+      this.#btlsServed = v1.has("backendtlspolicies") && await this.#mayList("backendtlspolicies");
     } catch (err) {
       if (!isStatus(err, 403)) throw err;
       if (!this.#forbiddenSaid) {
@@ -276,8 +287,25 @@ export class GatewaySource implements RouteSource {
       namespaces: inf(resources.namespaces),
       ...(this.#grpc ? { grpcRoutes: inf(resources.grpcRoutes) } : {}),
       ...(this.#tlsServed ? { tlsRoutes: inf(resources.tlsRoutes) } : {}),
+      ...(this.#btlsServed
+        ? {
+          backendTlsPolicies: inf(resources.backendTlsPolicies),
+          // never the proxies' own ConfigMaps; of the others only `ca.crt` is kept
+          caConfigMaps: inf(resources.configMaps, {
+            labelSelector: `${managedByLabel}!=${managedByValue}`,
+            transform: caConfigMapShape,
+          }),
+        }
+        : {}),
     };
     this.#informers = informers;
+    if (informers.backendTlsPolicies && informers.caConfigMaps) {
+      this.#backendTls = new BackendTlsWatch(
+        informers.backendTlsPolicies,
+        informers.caConfigMaps,
+        () => this.#queueAll(),
+      );
+    }
     informers.classes.on({
       onAdd: (c) => this.#classChanged(c),
       onUpdate: (old, c) => statusOnly(old, c) ? undefined : this.#classChanged(c),
@@ -583,7 +611,9 @@ export class GatewaySource implements RouteSource {
       parametersProblem,
       caConfigMaps: this.#caConfigMaps(gateway),
       http2: proxy.http2,
+      ...(this.#backendTls ? { backendTls: this.#backendTls.current() } : {}),
     });
+    this.#backendTls?.warn(build.tlsPolicies ?? [], this.#ctx.events);
     if (parametersProblem !== null) this.#ctx.events.record(gateway, "Warning", "InvalidParameters", parametersProblem);
     this.#refs.set(group, [
       ...build.refs.services.map((s) => serviceRef(s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1))),
@@ -682,6 +712,9 @@ export class GatewaySource implements RouteSource {
       }
       before.set(group, written);
     }
+    if (this.#backendTls) {
+      tasks.push(...this.#backendTls.writeStatus(group, key, build.tlsPolicies ?? [], this.#status));
+    }
     const results = await Promise.allSettled(tasks);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
@@ -705,6 +738,7 @@ export class GatewaySource implements RouteSource {
     this.#statusRoutes.delete(group);
     this.#statusGrpcRoutes.delete(group);
     this.#statusTlsRoutes.delete(group);
+    if (this.#backendTls) tasks.push(...this.#backendTls.retire(group, key, this.#status));
     this.#refs.delete(group);
     await Promise.all(tasks);
   }

@@ -2,7 +2,8 @@
  * @module controller/gateway_status
  * The status the Gateway API asks of a controller, written by the leader only (through the
  * leadership-gated writer): a GatewayClass's `Accepted` and `supportedFeatures`, a Gateway's
- * addresses, conditions and listeners, and the parent statuses of each HTTPRoute, GRPCRoute and TLSRoute attached to it.
+ * addresses, conditions and listeners, the parent statuses of each HTTPRoute, GRPCRoute and TLSRoute attached to it,
+ * and the ancestor statuses of each BackendTLSPolicy on a Service its routes reach (the Gateway is the ancestor).
  * A route may name Gateways of several controllers, or several of ours: only the entries of this
  * controller for the Gateway at hand are replaced, every other entry is kept, and the write is
  * an update bound to the route's resourceVersion (retried on a conflict), so two Gateways never
@@ -24,6 +25,7 @@ import type {
   TLSRoute,
 } from "../gateway/api.ts";
 import type { GatewayStatusOut } from "../gateway/model_types.ts";
+import type { BackendTLSPolicy } from "../gateway/backend_tls.ts";
 import { GATEWAY_CONTROLLER_NAME } from "../gateway/model_types.ts";
 import { gatewayFeatures } from "../gateway/features.ts";
 import type { ClusterClient } from "../cluster/client.ts";
@@ -82,6 +84,37 @@ export function mergedParents(
     return { ...p, conditions: keepTransitionTimes(p.conditions, before?.conditions, now) };
   });
   return [...kept, ...added];
+}
+
+/** A policy's status for one ancestor (the Gateway API's PolicyAncestorStatus). */
+export interface PolicyAncestorStatus {
+  ancestorRef: ParentReference;
+  controllerName: string;
+  conditions: Condition[];
+}
+
+/** The API's limit of `status.ancestors` entries. */
+const MAX_ANCESTORS = 16;
+
+/**
+ * The policy's `status.ancestors` with this controller's entry for the Gateway `gatewayKey`
+ * replaced by `mine` (null: removed); other entries are kept, and ours is left out rather than
+ * overflow the API's 16.
+ */
+export function mergedAncestors(
+  policy: BackendTLSPolicy,
+  gatewayKey: string,
+  mine: PolicyAncestorStatus | null,
+  now: string,
+): PolicyAncestorStatus[] {
+  const current = (policy.status as { ancestors?: PolicyAncestorStatus[] } | undefined)?.ancestors ?? [];
+  const ns = policy.metadata.namespace!;
+  const ours = (a: PolicyAncestorStatus) =>
+    a.controllerName === GATEWAY_CONTROLLER_NAME && namesGateway(a.ancestorRef, ns, gatewayKey);
+  const kept = current.filter((a) => !ours(a));
+  if (!mine || kept.length >= MAX_ANCESTORS) return kept;
+  const before = current.find(ours);
+  return [...kept, { ...mine, conditions: keepTransitionTimes(mine.conditions, before?.conditions, now) }];
 }
 
 export class GatewayStatusWriter {
@@ -166,12 +199,24 @@ export class GatewayStatusWriter {
     }));
   }
 
+  /** The BackendTLSPolicy's ancestor status for the Gateway `gatewayKey` (null: this Gateway's entry goes). */
+  async writePolicy(policy: BackendTLSPolicy, gatewayKey: string, mine: PolicyAncestorStatus | null): Promise<void> {
+    const now = new Date().toISOString();
+    const ancestors = mergedAncestors(policy, gatewayKey, mine, now);
+    const current = (policy.status as { ancestors?: unknown[] } | undefined)?.ancestors ?? [];
+    if (comparable(ancestors) === comparable(current)) return;
+    await this.#update(resources.backendTlsPolicies, policy.metadata.namespace!, policy.metadata.name, (cur) => ({
+      ...cur,
+      status: { ...cur.status, ancestors: mergedAncestors(cur as BackendTLSPolicy, gatewayKey, mine, now) },
+    }));
+  }
+
   /**
    * Reads the object, changes its status with `change`, and updates `/status` bound to the
    * resourceVersion read; a conflict (someone wrote meanwhile) reads it again. Gone: nothing to do.
    */
   async #update(
-    r: typeof resources.gateways | typeof resources.tlsRoutes,
+    r: typeof resources.gateways | typeof resources.tlsRoutes | typeof resources.backendTlsPolicies,
     namespace: string | null,
     name: string,
     change: (current: any) => any,

@@ -9,7 +9,7 @@
  * several subjectAltNames, or a URI one, is refused (Accepted=False, Invalid) rather than served
  * with a weaker check. Of the policies on the same Service (and sectionName), the oldest wins, then
  * the first by `namespace/name`; the others are Conflicted. A policy whose CA cannot be used still
- * holds its Service port: the proxy never reaches that port unverified (its requests get 503).
+ * holds its Service port: the proxy never reaches that port unverified (its requests get 500).
  */
 import type { KubeObject } from "../cluster/resources.ts";
 import { configMapCaFile, configMapCaProblem } from "../render/configmap_ca.ts";
@@ -176,6 +176,8 @@ export class BackendTlsPolicies {
   readonly verdicts = new Map<string, PolicyVerdict>();
   /** The winning policy's port verdict by target (`namespace/service/sectionName`). */
   readonly #byTarget = new Map<string, PortTls>();
+  /** Every policy naming a target (`namespace/name`), the winner first: their status goes to the Gateways using it. */
+  readonly #naming = new Map<string, string[]>();
 
   constructor(policies: readonly BackendTLSPolicy[], cms: CaConfigMapLookup, systemCa: boolean) {
     const sorted = [...policies].sort(precedenceOrder);
@@ -198,6 +200,7 @@ export class BackendTlsPolicies {
         });
         continue;
       }
+      this.#naming.set(target.key, [...this.#naming.get(target.key) ?? [], key]);
       const winner = this.#byTarget.get(target.key);
       if (winner) {
         const by = winner.ok ? winner.tls.policy : winner.policy;
@@ -228,6 +231,17 @@ export class BackendTlsPolicies {
   forPort(namespace: string, service: string, port: { name?: string }): PortTls | null {
     const named = port.name ? this.#byTarget.get(`${namespace}/${service}/${port.name}`) : undefined;
     return named ?? this.#byTarget.get(`${namespace}/${service}/`) ?? null;
+  }
+
+  /**
+   * The policies (`namespace/name`) that name the Service port, conflicted ones included: a Gateway
+   * whose routes reach the port is an ancestor of each (their status says which one applies).
+   */
+  namingPort(namespace: string, service: string, port: { name?: string }): readonly string[] {
+    return [
+      ...(port.name ? this.#naming.get(`${namespace}/${service}/${port.name}`) ?? [] : []),
+      ...this.#naming.get(`${namespace}/${service}/`) ?? [],
+    ];
   }
 }
 

@@ -52,7 +52,7 @@ export const MAX_WEIGHT = 1_000_000;
 /**
  * A Service backend of a Gateway: `proto` h2 when its Service port's appProtocol is `kubernetes.io/h2c`;
  * `tls` when a BackendTLSPolicy targets the port (null: it does but cannot be used, and the port is never
- * reached: 503).
+ * reached: 500).
  */
 export type GatewayBackend = Backend & { proto?: "h2"; tls?: BackendTls | null };
 
@@ -111,7 +111,12 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
     return bad(Reason.BackendNotFound, `${where}: Service ${ns}/${ref.name} has no port ${ref.port}`);
   }
   const app = routeKind === "TLSRoute" ? undefined : (port as { appProtocol?: unknown }).appProtocol;
-  const written = app === undefined || app === null || app === "" ? null : APP_PROTOCOLS.get(String(app).toLowerCase());
+  const tls = routeKind === "TLSRoute" ? null : ctx.backendTls?.forPort(ns, ref.name, port) ?? null;
+  // `HTTPS` (as the API's examples write it): HTTP/1.1 over TLS, which only a BackendTLSPolicy's check gives.
+  const https = routeKind === "HTTPRoute" && tls !== null && String(app).toLowerCase() === "https";
+  const written = app === undefined || app === null || app === "" || https
+    ? null
+    : APP_PROTOCOLS.get(String(app).toLowerCase());
   // gRPC is HTTP/2: a GRPCRoute's backend without appProtocol is spoken to in h2c (the spec lets the
   // route's type decide), and one whose appProtocol names HTTP/1.1 cannot carry it.
   const inferred = routeKind === "GRPCRoute" && (app === undefined || app === null || app === "");
@@ -120,7 +125,9 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
     return bad(
       Reason.UnsupportedProtocol,
       `${where}: Service ${ns}/${ref.name} port ${ref.port} has appProtocol ${show(app)}; supported: ` +
-        (routeKind === "GRPCRoute" ? "kubernetes.io/h2c or none" : `${[...APP_PROTOCOLS.keys()].join(", ")} or none`),
+        (routeKind === "GRPCRoute"
+          ? "kubernetes.io/h2c or none"
+          : `${[...APP_PROTOCOLS.keys()].join(", ")}, HTTPS with a BackendTLSPolicy, or none`),
     );
   }
   // A port without appProtocol is HTTP/1.1 to HTTPRoutes and h2c to GRPCRoutes: two backends (Service
@@ -140,21 +147,10 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       balance: "roundrobin",
       timeoutServer: null,
       ...(proto === "h2" ? { proto } : {}),
-      ...portTls(ctx, ns, ref.name, port),
+      ...(tls ? { tls: tls.ok ? tls.tls : null } : {}),
     });
+    // Every policy naming the port (conflicted ones too) gets this Gateway as an ancestor.
+    if (tls) { for (const key of ctx.backendTls!.namingPort(ns, ref.name, port)) ctx.tlsPolicies?.add(key); }
   }
   return { ok: true, backend: name, weight };
-}
-
-/** The `tls` of a Service port's backend, when a BackendTLSPolicy targets it (and records the policy as used). */
-function portTls(
-  ctx: BackendContext,
-  ns: string,
-  service: string,
-  port: { name?: string },
-): { tls?: BackendTls | null } {
-  const verdict = ctx.backendTls?.forPort(ns, service, port);
-  if (!verdict) return {};
-  ctx.tlsPolicies?.add(verdict.ok ? verdict.tls.policy : verdict.policy);
-  return { tls: verdict.ok ? verdict.tls : null };
 }

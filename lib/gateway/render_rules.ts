@@ -82,8 +82,9 @@ export function serviceBackendView(b: Backend & { proto?: "h2"; tls?: BackendTls
     balance: b.balance,
     lines: [
       ...b.timeoutServer !== null ? [`timeout server ${b.timeoutServer}`] : [],
-      // A BackendTLSPolicy that cannot be used: the servers are never reached unverified.
-      ...b.tls === null ? ["http-request deny deny_status 503"] : [],
+      // A BackendTLSPolicy that cannot be used: the servers are never reached unverified, and the
+      // client gets a 5xx as the API asks (500: a configuration error, as for an invalid backendRef).
+      ...b.tls === null ? ["http-request deny deny_status 500"] : [],
     ],
     slots: slotLines(b.servers, serverParams(b)),
   };

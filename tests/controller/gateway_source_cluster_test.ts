@@ -3,7 +3,8 @@
  * (v1.6.3, standard channel; no traffic: that is tests/gateway/*_traffic_test.ts and the
  * conformance suite): waiting for the CRDs, the GatewayClass's status, one proxy per Gateway in
  * the controller's namespace with the listener ports, the Gateway's and the routes' status (other
- * controllers' entries kept, one route on two Gateways, a GRPCRoute's own), and a Gateway's removal.
+ * controllers' entries kept, one route on two Gateways, a GRPCRoute's own), a BackendTLSPolicy's
+ * ancestors and its CA ConfigMap, and a Gateway's removal.
  */
 import assert from "node:assert/strict";
 import { gatewayProxyName } from "../../lib/controller/objects.ts";
@@ -20,6 +21,8 @@ import {
 } from "../../lib/dev/localenv/harness.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 import { installGatewayCrds } from "../../lib/dev/localenv/gateway_crds.ts";
+import { createCA } from "../../lib/pki/certs.ts";
+import type { Condition } from "../../lib/gateway/api.ts";
 
 const gwApi = "gateway.networking.k8s.io/v1";
 
@@ -333,6 +336,76 @@ Deno.test("Gateway API source against a real API server", async (t) => {
         },
       );
 
+      await t.step(
+        "a BackendTLSPolicy on the route's Service: an ancestor entry per Gateway, its CA ConfigMap listed for the proxy",
+        async () => {
+          const ca = await createCA({ commonName: "web CA" });
+          await cluster.apply(resources.configMaps, {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "web-ca", namespace: app },
+            data: { "ca.crt": ca.certPem },
+          });
+          await cluster.apply(resources.backendTlsPolicies, {
+            apiVersion: gwApi,
+            kind: "BackendTLSPolicy",
+            metadata: { name: "web-tls", namespace: app },
+            spec: {
+              targetRefs: [{ group: "", kind: "Service", name: "web", sectionName: "http" }],
+              validation: {
+                caCertificateRefs: [{ group: "", kind: "ConfigMap", name: "web-ca" }],
+                hostname: "web.internal",
+              },
+            },
+          });
+          const ancestors = (p: KubeObject | null) =>
+            Object.fromEntries(
+              ((p?.status?.ancestors ?? []) as { ancestorRef: { name: string }; conditions: Condition[] }[])
+                .map((
+                  a,
+                ) => [a.ancestorRef.name, a.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).join(",")]),
+            );
+          const policy = await eventually("the policy's ancestors: both Gateways", async () => {
+            const p = await cluster.get(resources.backendTlsPolicies, app, "web-tls");
+            return Object.keys(ancestors(p)).length === 2 ? p : null;
+          });
+          assert.deepEqual(ancestors(policy), {
+            edge: "Accepted=True/Accepted,ResolvedRefs=True/ResolvedRefs",
+            second: "Accepted=True/Accepted,ResolvedRefs=True/ResolvedRefs",
+          });
+          for (const a of policy!.status.ancestors) {
+            assert.equal(a.controllerName, GATEWAY_CONTROLLER_NAME);
+            for (const c of a.conditions) assert.equal(c.observedGeneration, policy!.metadata.generation);
+          }
+          const data = (await cluster.get(resources.configMaps, ops, edgeProxy))!.data;
+          assert.ok(
+            JSON.parse(data["secrets.json"]).some((e: { kind?: string; file?: string }) =>
+              e.kind === "configmap-ca" && e.file === `${app}_web-ca_configmap_ca.pem`
+            ),
+          );
+          assert.match(
+            data["haproxy.cfg"],
+            /ssl verify required ca-file \S+_web-ca_configmap_ca\.pem sni str\(web\.internal\)/,
+          );
+
+          // The CA ConfigMap gone: NoValidCACertificate / InvalidCACertificateRef, a Warning, requests answered 500.
+          await cluster.remove(resources.configMaps, app, "web-ca");
+          await eventually("the policy refused for its CA", async () => {
+            const a = ancestors(await cluster.get(resources.backendTlsPolicies, app, "web-tls"));
+            return a.edge === "Accepted=False/NoValidCACertificate,ResolvedRefs=False/InvalidCACertificateRef";
+          });
+          await eventually(
+            "a NoValidCACertificate Warning on the policy",
+            async () =>
+              (await cluster.events(app, "web-tls")).some((e) =>
+                e.reason === "NoValidCACertificate" && e.type === "Warning"
+              ),
+          );
+          const after = (await cluster.get(resources.configMaps, ops, edgeProxy))!.data;
+          assert.match(after["haproxy.cfg"], /http-request deny deny_status 500/);
+        },
+      );
+
       await t.step("a Gateway deleted: its proxy goes, and so does its entry in the routes' status", async () => {
         await cluster.remove(resources.gateways, app, "second");
         await eventually(
@@ -343,6 +416,11 @@ Deno.test("Gateway API source against a real API server", async (t) => {
           const r = await cluster.get(resources.httpRoutes, app, "shop");
           const names = (r?.status?.parents ?? []).map((p: { parentRef: { name: string } }) => p.parentRef.name).sort();
           return JSON.stringify(names) === JSON.stringify(["edge", "foreign"]);
+        });
+        await eventually("and from the BackendTLSPolicy's ancestors", async () => {
+          const p = await cluster.get(resources.backendTlsPolicies, app, "web-tls");
+          const names = (p?.status?.ancestors ?? []).map((a: { ancestorRef: { name: string } }) => a.ancestorRef.name);
+          return JSON.stringify(names) === JSON.stringify(["edge"]);
         });
       });
     } finally {

@@ -8,7 +8,7 @@ import { BackendTlsPolicies, type BackendTLSPolicy } from "../../lib/gateway/bac
 import { buildGateway } from "../../lib/gateway/model.ts";
 import { lookupFromLists } from "../../lib/render/model.ts";
 import { createCA } from "../../lib/pki/certs.ts";
-import { backends, gateway, http, NS, route, toService } from "./fixtures.ts";
+import { backends, gateway, http, NS, route, routeCondition, toService } from "./fixtures.ts";
 
 const CA = (await createCA({ commonName: "test CA" })).certPem;
 
@@ -47,4 +47,42 @@ Deno.test("the backend of a Service a BackendTLSPolicy targets carries its check
   assert.equal(byService.get("broken")!.tls, null, "an unusable policy holds its port");
   assert.equal(byService.get("plain")!.tls, undefined, "no policy: plain HTTP");
   assert.deepEqual(b.tlsPolicies, [`${NS}/broken-tls`, `${NS}/secure-tls`]);
+});
+
+/** The model of one HTTPRoute to `services` with `policies` (CA ConfigMap `ca` holds a CA). */
+function modelWith(services: ReturnType<typeof backends>, names: string[], policies: BackendTLSPolicy[]) {
+  return buildGateway({
+    gateway: gateway([http("web")]),
+    gatewayClass: { metadata: { name: "ours" }, spec: { controllerName: "ingress-controller.io/gateway-controller" } },
+    routes: [route("r", names.map((n) => toService(n)))],
+    grants: [],
+    namespaceLabels: (ns) => ns === NS ? { "kubernetes.io/metadata.name": NS } : undefined,
+    lookup: lookupFromLists({ services: services.services, endpointSlices: services.endpointSlices }),
+    backendTls: new BackendTlsPolicies(
+      policies,
+      (ns, name) => ns === NS && name === "ca" ? { data: { "ca.crt": CA } } : undefined,
+      false,
+    ),
+  });
+}
+
+Deno.test("a conflicted policy on a port a route reaches also names the Gateway as its ancestor; the oldest applies", () => {
+  const older = policy("b-older", "secure", "ca");
+  const newer = { ...policy("a-newer", "secure", "ca"), metadata: { ...older.metadata, name: "a-newer" } };
+  newer.metadata.creationTimestamp = "2026-01-02T00:00:00Z";
+  const b = modelWith(backends("secure"), ["secure"], [newer, older]);
+  assert.equal(b.proxy.backends[0].tls?.policy, `${NS}/b-older`);
+  assert.deepEqual(b.tlsPolicies, [`${NS}/a-newer`, `${NS}/b-older`]);
+});
+
+Deno.test("appProtocol HTTPS: HTTP/1.1 over TLS with a BackendTLSPolicy; without one UnsupportedProtocol", () => {
+  const world = backends("secure", "bare");
+  for (const svc of world.services ?? []) (svc.spec!.ports![0] as { appProtocol?: string }).appProtocol = "HTTPS";
+  const b = modelWith(world, ["secure", "bare"], [policy("secure-tls", "secure", "ca")]);
+  assert.deepEqual(b.proxy.backends.map((x) => [x.service, x.tls?.policy, x.proto]), [
+    ["secure", `${NS}/secure-tls`, undefined],
+  ]);
+  const resolved = routeCondition(b, "r", "ResolvedRefs");
+  assert.equal(resolved?.reason, "UnsupportedProtocol");
+  assert.match(resolved!.message, /bare port 8080 has appProtocol "HTTPS"; supported: .*HTTPS with a BackendTLSPolicy/);
 });

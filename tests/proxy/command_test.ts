@@ -18,7 +18,9 @@ import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { freePorts } from "../../lib/dev/localenv/ports.ts";
 import {
+  api,
   buildConfig,
+  eventually,
   get,
   haproxyProcessesFor,
   httpsGet,
@@ -36,39 +38,6 @@ import { caSecretOf, GARBAGE_CERT, goodPair, mismatchedPair, tlsSecretOf, weakCh
 const NS = "proxy-e2e";
 const CM = "ingress-web-proxy";
 const SECRET = "web-tls";
-
-async function api(
-  cp: { adminFetch(path: string, init?: RequestInit): Promise<Response> },
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType = "application/json",
-): Promise<any> {
-  const res = await cp.adminFetch(path, {
-    method,
-    headers: { "content-type": contentType },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
-/** Polls `check` until it returns a value (not undefined) or throws after `timeoutMs`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (last error: ${last})`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The proxy's settings of these tests: its ConfigMap CM, listeners on `bind`. */
 function proxySettings(

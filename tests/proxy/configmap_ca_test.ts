@@ -15,42 +15,20 @@ import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import { ensureHaproxy } from "../../lib/dev/localenv/haproxy.ts";
 import { createCA, issueCertificate } from "../../lib/pki/certs.ts";
 import { configMapCaEntry, configMapCaFile } from "../../lib/render/configmap_ca.ts";
-import { buildConfig, get, localProxySettings, loopbackAddress, proxyConfigMap, proxyReader } from "./fixtures.ts";
+import {
+  api,
+  buildConfig,
+  eventually,
+  get,
+  localProxySettings,
+  loopbackAddress,
+  proxyConfigMap,
+  proxyReader,
+} from "./fixtures.ts";
 import { caSecretOf, GARBAGE_CERT } from "../pki/materials.ts";
 
 const NS = "proxy-cm-ca";
 const CM = "gateway-proxy";
-
-async function api(
-  cp: { adminFetch(path: string, init?: RequestInit): Promise<Response> },
-  method: string,
-  path: string,
-  body?: unknown,
-) {
-  const res = await cp.adminFetch(path, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (last error: ${last})`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function caConfigMap(name: string, ca: string) {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: NS, name }, data: { "ca.crt": ca } };

@@ -356,3 +356,37 @@ export function localProxySettings(
   const [httpPort, httpsPort, statsPort, healthPort] = freePorts(4, bindAddress);
   return { ...o, bindAddress, httpPort, httpsPort, statsPort, healthPort };
 }
+
+/** A request to the test API server as its admin; the parsed answer, or an Error naming the call. */
+export async function api(
+  cp: { adminFetch(path: string, init?: RequestInit): Promise<Response> },
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = "application/json",
+): Promise<any> {
+  const res = await cp.adminFetch(path, {
+    method,
+    headers: { "content-type": contentType },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** Polls `check` until it returns a value (not undefined) or throws after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (last error: ${last})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

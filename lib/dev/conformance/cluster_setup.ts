@@ -109,7 +109,16 @@ export async function collectDiagnostics(c: Cluster, dir: string): Promise<void>
   const cp = await new Deno.Command("cp", { args: ["-r", join(c.dir, "pod-logs"), join(dir, "pod-logs")] }).output();
   if (!cp.success) throw new Error(`copying the pod logs failed: ${new TextDecoder().decode(cp.stderr)}`);
   const objects: Record<string, unknown> = {};
-  for (const kind of ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"]) {
+  const kinds = [
+    "gatewayclasses",
+    "gateways",
+    "httproutes",
+    "grpcroutes",
+    "tlsroutes",
+    "backendtlspolicies",
+    "referencegrants",
+  ];
+  for (const kind of kinds) {
     // One kind the API server cannot list (yet) does not lose the others.
     objects[kind] = await api(c, "GET", `/apis/gateway.networking.k8s.io/v1/${kind}`).then(
       (list) => list.items,

@@ -444,7 +444,17 @@ Deno.test("chart: the Gateway API: reads of its objects, writes of their status 
   const grants = (group: string, resource: string) =>
     rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
   const gw = "gateway.networking.k8s.io";
-  for (const res of ["gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "referencegrants"]) {
+  for (
+    const res of [
+      "gatewayclasses",
+      "gateways",
+      "httproutes",
+      "grpcroutes",
+      "tlsroutes",
+      "backendtlspolicies",
+      "referencegrants",
+    ]
+  ) {
     assert.deepEqual(grants(gw, res), ["get", "list", "watch"], res);
   }
   for (
@@ -454,6 +464,7 @@ Deno.test("chart: the Gateway API: reads of its objects, writes of their status 
       "httproutes/status",
       "grpcroutes/status",
       "tlsroutes/status",
+      "backendtlspolicies/status",
     ]
   ) {
     assert.deepEqual(grants(gw, res), ["patch", "update"], res);
