@@ -20,7 +20,7 @@ import type { Backend, HeaderEdits, PathModifier, RouteEntry, RuleBackend, Targe
 import { corsLines } from "./render_cors.ts";
 import { MAX_TIMEOUT_MS } from "./validate.ts";
 import { canonicalPath, isHost, isIPv4, isIPv6, isPortNumber, isProxyName } from "../render/patterns.ts";
-import { slotLines } from "../render/slots.ts";
+import { growable, slotLines } from "../render/slots.ts";
 import {
   checked,
   checkedPath,
@@ -75,12 +75,15 @@ export function serviceBackendView(b: Backend & { proto?: "h2" }): BackendView {
     bug(`mode of backend ${JSON.stringify(b.name)}`);
   }
   // a TLSRoute's backend relays the connection as it comes (TLS passthrough)
-  if (b.mode === "tcp") return { name: b.name, balance: b.balance, lines: ["mode tcp"], slots: slotLines(b.servers) };
+  const grows = growable(b.balance, false);
+  if (b.mode === "tcp") {
+    return { name: b.name, balance: b.balance, lines: ["mode tcp"], slots: slotLines(b.servers, "", grows) };
+  }
   return {
     name: b.name,
     balance: b.balance,
     lines: b.timeoutServer !== null ? [`timeout server ${b.timeoutServer}`] : [],
-    slots: slotLines(b.servers, b.proto === "h2" ? "proto h2" : ""),
+    slots: slotLines(b.servers, b.proto === "h2" ? "proto h2" : "", grows),
   };
 }
 

@@ -114,6 +114,7 @@ Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certi
         { slot: "web/s2", kind: "addr", command: "set server web/s2 addr 10.0.0.2 port 8080" },
         { slot: "web/s2", kind: "state", command: "set server web/s2 state ready" },
       ],
+      extra: new Map([["web", []]]),
     },
     maps: [],
     certs: NO_CERTS,
@@ -128,7 +129,7 @@ Deno.test("planApply: a few changed map entries are edited in place, adds and se
   const b = withMaps(a, { "routes-prefix.map": "b.example/ be_c\nd.example/ be_a\n" });
   const c = changes(a, b);
   assert.deepEqual([c.servers, c.certs, c.configChanged, c.crtListChanged], [
-    { commands: [], changed: 0 },
+    { commands: [], changed: 0, extra: new Map() },
     NO_CERTS,
     false,
     false,
@@ -301,7 +302,7 @@ Deno.test("planApply: backends dropped that nothing names go through the Runtime
     commands: [{ slot: "old/s1", kind: "state", command: "set server old/s1 state maint" }],
   });
   assert.deepEqual([c.servers, c.configChanged, c.maps.map((m) => m.file)], [
-    { commands: [], changed: 0 },
+    { commands: [], changed: 0, extra: new Map() },
     true,
     ["routes-exact.map"],
   ]);

@@ -10,12 +10,17 @@ Deno.test("skeleton: configs that differ only in endpoints are equal, anything e
   const b = buildConfig({ backends: [{ name: "web", endpoints: two }], params: "check inter 2s" });
   assert.notEqual(a, b);
   assert.equal(skeleton(a), skeleton(b));
-  assert.match(skeleton(a), /^ {4}server s1 ADDR check inter 2s$/m);
+  assert.match(skeleton(a), /^ {4}server s\* ADDR check inter 2s$/m);
   assert.doesNotMatch(skeleton(a), /disabled/);
-  // Params, slot count, a route, a backend name: structural.
+  // Params, slot count (in a backend that cannot grow), a route, a backend name: structural.
   assert.notEqual(skeleton(a), skeleton(buildConfig({ backends: [{ name: "web", endpoints: one }], params: "check" })));
   const five = Array.from({ length: 5 }, (_, i) => ({ address: `10.0.1.${i + 1}`, port: 80 }));
-  assert.notEqual(skeleton(a), skeleton(buildConfig({ backends: [{ name: "web", endpoints: five }] })));
+  const source = (endpoints: typeof one) => buildConfig({ backends: [{ name: "web", endpoints, balance: "source" }] });
+  assert.notEqual(skeleton(source(one)), skeleton(source(five)));
+  // a growable backend (lib/render/slots.ts): the count of its slots is not structure
+  const grows = (endpoints: typeof one) => buildConfig({ backends: [{ name: "web", endpoints, grows: true }] });
+  assert.equal(skeleton(grows(one)), skeleton(grows(five)));
+  assert.equal(skeleton(grows(one)), skeleton(buildConfig({ backends: [{ name: "web", endpoints: five }] })));
   assert.notEqual(
     skeleton(a),
     skeleton(
@@ -82,7 +87,7 @@ Deno.test("slotCommands: enable gets the address first, disable goes to maint fi
     "set server web/s2 state maint",
     "set server web/s2 addr 127.0.0.1 port 1",
   ]);
-  assert.deepEqual(slotCommands(from, from), { commands: [], changed: 0 });
+  assert.deepEqual(slotCommands(from, from), { commands: [], changed: 0, extra: new Map() });
   const other = parseSlots(buildConfig({ backends: [{ name: "api", endpoints: one }] }))!;
   assert.equal(slotCommands(from, other), null);
 });
@@ -95,6 +100,7 @@ Deno.test("slotCommands: a live slot moves through maint; a lone one is bridged 
   // s1 is the only live server: s2 serves the new endpoint while s1 is in maint.
   assert.deepEqual(slotCommands(from, moved), {
     changed: 1,
+    extra: new Map(),
     commands: [
       "set server web/s2 addr 10.0.0.9 port 81",
       "set server web/s2 state ready",
