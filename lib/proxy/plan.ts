@@ -270,7 +270,9 @@ function configChanges(
   const changedNext = aligned.changed.map(([, j]) => to.keys[j]).join("\n");
   const after = parseSlots(changedNext);
   const gone = slotsOf(from, aligned.dropped);
-  const servers = before && after ? slotCommands(before, after, growableBackends(changedNext, serverDefaults(to))) : null;
+  const servers = before && after
+    ? slotCommands(before, after, growableBackends(changedNext, serverDefaults(to)))
+    : null;
   if (!servers || !gone) return "servers";
   return { servers, dropped: { backends: dropped, commands: retireCommands(gone, new Set(dropped)) } };
 }

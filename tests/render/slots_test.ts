@@ -43,10 +43,13 @@ Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 di
     "    server s4 127.0.0.1:1 disabled check inter 2s",
   ]);
   assert.deepEqual(slotLines([], "", true), ["    server s1 127.0.0.1:1 disabled"]);
-  assert.deepEqual(slotLines([{ address: "10.0.0.1", port: 80 }, { address: "10.0.0.2", port: 80 }], "proto h2", true), [
-    "    server s1 10.0.0.1:80 proto h2",
-    "    server s2 10.0.0.2:80 proto h2",
-  ]);
+  assert.deepEqual(
+    slotLines([{ address: "10.0.0.1", port: 80 }, { address: "10.0.0.2", port: 80 }], "proto h2", true),
+    [
+      "    server s1 10.0.0.1:80 proto h2",
+      "    server s2 10.0.0.2:80 proto h2",
+    ],
+  );
   assert.throws(() => slotLines([], "disabled"), /^Error: invalid server params disabled$/);
   for (const line of slotLines([{ address: "10.0.0.1", port: 80 }], "weight 1")) assert.match(line, SLOT_LINE);
 });
@@ -68,8 +71,19 @@ Deno.test("skeleton: configs that differ only in endpoints are equal, others are
 Deno.test("skeleton: in a growable backend the number of endpoints is not structure, their options are", () => {
   const eps = (n: number) => Array.from({ length: n }, (_, i) => ({ address: `10.0.0.${i + 1}`, port: 80 }));
   const cfg = (n: number, params = "", balance = "roundrobin", grows = true) =>
-    ["global", "    maxconn 10", "", "backend be_a_b_80", `    balance ${balance}`, ...slotLines(eps(n), params, grows), "",
-      "backend be_c", "    balance roundrobin", ...slotLines(eps(1), "", true), ""].join("\n");
+    [
+      "global",
+      "    maxconn 10",
+      "",
+      "backend be_a_b_80",
+      `    balance ${balance}`,
+      ...slotLines(eps(n), params, grows),
+      "",
+      "backend be_c",
+      "    balance roundrobin",
+      ...slotLines(eps(1), "", true),
+      "",
+    ].join("\n");
   const one = skeleton(cfg(1));
   assert.equal(skeleton(cfg(0)), one);
   assert.equal(skeleton(cfg(3)), one);
