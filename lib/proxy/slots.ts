@@ -12,6 +12,7 @@
 // The slot-line shape and the skeleton are defined once, beside the renderer that writes them
 // (lib/render/slots.ts has no imports, so the proxy loads nothing else with it).
 import { growableSection, skeleton, SLOT_LINE, UNUSED_SLOT_ADDRESS } from "../render/slots.ts";
+import { CA_FILE } from "../render/patterns.ts";
 export { skeleton, SLOT_LINE };
 
 /** One slot as rendered. `address` is a bare IP (IPv6 without brackets). */
@@ -83,7 +84,6 @@ export function parseTarget(text: string): { address: string; port: number } | n
 const SECTION_HEADER = /^(\S+)[ \t]+(\S+)/;
 const DEFAULT_SERVER = /^[ \t]+default-server[ \t]+(.*?)[ \t]*$/gm;
 const HOST = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-const CA_FILE_NAME = /^[a-z0-9][a-z0-9-]{0,62}_[a-z0-9][a-z0-9.-]{0,252}_ca\.pem$/;
 /**
  * The server options an added server may be given, keyword → its value's anchored pattern (null:
  * no value): what the renderer writes on slot and `default-server` lines (lib/render/features/
@@ -96,7 +96,7 @@ const ADD_OPTIONS: Readonly<Record<string, RegExp | null>> = {
   "send-proxy-v2": null,
   "ssl": null,
   "verify": /^(none|required)$/,
-  "ca-file": CA_FILE_NAME,
+  "ca-file": CA_FILE,
   "sni": /^str\([A-Za-z0-9.-]{1,253}\)$/,
   "verifyhost": HOST,
   "alpn": /^(h2|http\/1\.1)(,(h2|http\/1\.1))?$/,

@@ -220,6 +220,26 @@ Deno.test("a growable backend: 1 slot grows to 3 endpoints and shrinks back thro
   }
 });
 
+Deno.test("servers added to a growable backend get its slot line's options (TLS to the backend), which HAProxy 2.6 takes at run time", async () => {
+  const bs = await backends("t1", "t2", "t3");
+  await using p = await proxyUnderTest();
+  const params = "send-proxy-v2 ssl verify none sni str(api.example.com) alpn http/1.1";
+  const config = (n: number) =>
+    plain(buildConfig({ backends: [{ name: "web", endpoints: bs.slice(0, n).map(ep), grows: true }], params }));
+  try {
+    assert.ok((await p.applier.apply(config(1))).ok);
+    const grown = await p.applier.apply(config(3));
+    assert.deepEqual([grown.kind, grown.ok], ["runtime", true], grown.error ?? "");
+    const state = await p.haproxy.runtime("show servers state web");
+    // srv_use_ssl (21st field) is 1 for every server, the added ones too
+    const ssl = state.split("\n").filter((l) => / web \d+ s\d+ /.test(l)).map((l) => l.split(" ")[20]);
+    assert.deepEqual(ssl, ["1", "1", "1"], state);
+  } finally {
+    await p.close();
+    await Promise.all(bs.map((b) => b.close()));
+  }
+});
+
 Deno.test("balance source cannot take added servers: endpoints past its slots reload; roundrobin past 4 slots (an older controller's) grows", async () => {
   const bs = await backends("b1", "b2", "b3", "b4", "b5");
   await using p = await proxyUnderTest();
