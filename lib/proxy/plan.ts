@@ -10,8 +10,9 @@
  *   (lib/render/dropped_backends.ts: the running HAProxy keeps them, unused, until its next reload),
  *   the same userlists and CA files, and crt-lists of plain `<file> [<sni>…]` lines, one per
  *   certificate file: the changes the Runtime API makes (lib/proxy/runtime_changes.ts sends them),
- *   by part: the server slots, the map files (each edited in place, or replaced as a new version:
- *   `mapChange`), the certificates (replaced, added, removed, their SNI filters changed) and the
+ *   by part: the server slots (with `add server` where a growable backend's endpoints outnumber
+ *   the servers HAProxy has: the running configuration's and `Running.extra`), the map files (each
+ *   edited in place, or replaced as a new version: `mapChange`), the certificates (replaced, added, removed, their SNI filters changed) and the
  *   live servers of dropped backends put in maintenance;
  * - reload: anything else, with the reason: HAProxy reads it with its configuration.
  * lib/proxy/apply.ts carries a plan out (files, Runtime API, reload, rollback).
