@@ -14,6 +14,10 @@
  *   already (its old backend goes: a map change) → served; `scale.new_backend_served_ms` (p50 of 5): an
  *   ingress moved to a Service that has no backend yet (a backend added: a reload) → served; with the
  *   proxy's reloads during each.
+ * - `scale.endpoints_grow_served_ms` (p50 of 5): a Service's endpoints go from 1 to 3 → its third
+ *   endpoint answers; with the proxy's reloads while they grow and shrink back to 1;
+ * - `scale.haproxy_rss_mb`, `scale.haproxy_cpu_s`: HAProxy's processes (master and workers) once
+ *   settled: their RSS, and the CPU they used so far (most of it parsing the configuration).
  * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes;
  * BENCH_HEAP_SNAPSHOT=<file> writes the controller's heap at the end (bench/memory/heap_summary.ts reads it).
  * Prints a JSON array of {name, unit, value} as its last stdout line.
@@ -75,6 +79,26 @@ async function servedBy(t0: number, port: number, host: string, backend: string,
     if (performance.now() - t0 > limitMs) throw new Error(`${host} not served by ${backend} within ${limitMs} ms`);
     await new Promise((r) => setTimeout(r, 2));
   }
+}
+
+/** HAProxy's processes started for `workDir`: RSS (MB) and CPU used (s), summed, from /proc. */
+async function haproxyUsage(workDir: string): Promise<{ rssMb: number; cpuS: number }> {
+  let [rssMb, cpuS] = [0, 0];
+  const tick = 100; // USER_HZ on Linux
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
+      if (!cmd.includes("haproxy") || !cmd.includes(workDir)) continue;
+      const status = await Deno.readTextFile(`/proc/${e.name}/status`);
+      rssMb += Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) / 1000;
+      const stat = (await Deno.readTextFile(`/proc/${e.name}/stat`)).split(") ")[1].split(" ");
+      cpuS += (Number(stat[11]) + Number(stat[12])) / tick; // utime, stime
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { rssMb, cpuS };
 }
 
 /** `make(i)` for i < n, one at a time (100,000 objects are not held at once). */
@@ -153,6 +177,9 @@ try {
     // Settled: every status written and nothing queued (the changes below are measured from there).
     await controller.request("idle");
     fig("scale.settled_s", "s", (performance.now() - t) / 1000);
+    const usage = await haproxyUsage(proxy.workDir);
+    fig("scale.haproxy_rss_mb", "MB", usage.rssMb);
+    fig("scale.haproxy_cpu_s", "s", usage.cpuS);
     const profiling = Deno.env.get("BENCH_PROFILE") === "1";
     if (profiling) await controller.request("profile-start");
     const reloadsBefore = proxy.applied.filter((a) => a.kind === "reload").length;
@@ -191,6 +218,24 @@ try {
     fig("scale.backend_change_served_ms", "ms", pct(backendTimes, 50));
     const reloadsAfterBackends = proxy.applied.filter((a) => a.kind === "reload").length;
     fig("scale.reloads_during_backend_changes", "reloads", reloadsAfterBackends - reloadsBeforeBackends);
+
+    // A Service's endpoints grow from 1 to 3 (served once the third answers), then shrink back.
+    const reloadsBeforeGrowth = proxy.applied.filter((a) => a.kind === "reload").length;
+    const growTimes: number[] = [];
+    for (let c = 0; c < Math.min(CHANGES, 5); c++) {
+      const i = (c * 7307 + 101) % (INGRESSES - 1);
+      const t0 = performance.now();
+      await cluster.apply(resources.endpointSlices, sliceObj(ns, `s${i}`, [server(i), server(i + 1), server(i + 2)]));
+      growTimes.push(await servedBy(t0, proxy.httpPort, `h${i}.example`, server(i + 2).name, 120_000));
+      await cluster.apply(resources.endpointSlices, sliceObj(ns, `s${i}`, [server(i)]));
+      await controller.request("idle");
+    }
+    fig("scale.endpoints_grow_served_ms", "ms", pct(growTimes, 50));
+    fig(
+      "scale.reloads_during_endpoint_growth",
+      "reloads",
+      proxy.applied.filter((a) => a.kind === "reload").length - reloadsBeforeGrowth,
+    );
 
     // Services no ingress uses yet (no backend), created before the clock starts.
     const NEW_BACKENDS = Math.min(CHANGES, 5);

@@ -15,7 +15,7 @@ import type { Backend, ClusterLookup, Problem } from "../render/model_types.ts";
 import { resolveServers } from "../render/backend_resolve.ts";
 import { isProxyName } from "../render/patterns.ts";
 import { show } from "../render/show.ts";
-import { slotCount } from "../render/slots.ts";
+import { growable, slotCount } from "../render/slots.ts";
 import { GROUP, type HTTPBackendRef, type ReferenceGrant } from "./api.ts";
 import { Reason } from "./conditions.ts";
 import { referenceAllowed } from "./references.ts";
@@ -143,7 +143,7 @@ export function resolveBackendRef(ref: HTTPBackendRef, where: string, ctx: Backe
       service: ref.name,
       port: ref.port,
       servers,
-      slots: slotCount(servers.length),
+      slots: slotCount(servers.length, growable("roundrobin", false)),
       balance: "roundrobin",
       timeoutServer: null,
       ...(proto === "h2" ? { proto } : {}),

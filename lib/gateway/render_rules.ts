@@ -21,7 +21,7 @@ import { corsLines } from "./render_cors.ts";
 import { MAX_TIMEOUT_MS } from "./validate.ts";
 import { type BackendTls, tlsServerParams } from "./backend_tls.ts";
 import { canonicalPath, isHost, isIPv4, isIPv6, isPortNumber, isProxyName } from "../render/patterns.ts";
-import { slotLines } from "../render/slots.ts";
+import { growable, slotLines } from "../render/slots.ts";
 import {
   checked,
   checkedPath,
@@ -76,7 +76,10 @@ export function serviceBackendView(b: Backend & { proto?: "h2"; tls?: BackendTls
     bug(`mode of backend ${JSON.stringify(b.name)}`);
   }
   // a TLSRoute's backend relays the connection as it comes (TLS passthrough)
-  if (b.mode === "tcp") return { name: b.name, balance: b.balance, lines: ["mode tcp"], slots: slotLines(b.servers) };
+  const grows = growable(b.balance, false);
+  if (b.mode === "tcp") {
+    return { name: b.name, balance: b.balance, lines: ["mode tcp"], slots: slotLines(b.servers, "", grows) };
+  }
   return {
     name: b.name,
     balance: b.balance,
@@ -86,7 +89,7 @@ export function serviceBackendView(b: Backend & { proto?: "h2"; tls?: BackendTls
       // client gets a 5xx as the API asks (500: a configuration error, as for an invalid backendRef).
       ...b.tls === null ? ["http-request deny deny_status 500"] : [],
     ],
-    slots: slotLines(b.servers, serverParams(b)),
+    slots: slotLines(b.servers, serverParams(b), grows),
   };
 }
 

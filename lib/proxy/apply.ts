@@ -28,7 +28,7 @@ import {
   mapsChanged,
   serversChanged,
 } from "./metrics.ts";
-import type { SlotCommand } from "./slots.ts";
+import type { ExtraServers, SlotCommand } from "./slots.ts";
 import { addCert, addCrtListLine, editMap, removeCert, replaceCert, replaceMap } from "./runtime_changes.ts";
 import { MAP_FILES } from "../render/maps.ts";
 import {
@@ -205,7 +205,7 @@ export class Applier {
     if (changes.crtListChanged) await writeFile(join(this.#certDir, "crt-list"), next.crtList);
     if (changes.configChanged) await writeFile(this.#h.configPath, next.config, changed);
     for (const m of changes.maps) m.diff.commit();
-    this.#applied = { state: next, lines };
+    this.#applied = { state: next, lines, extra: extraAfter(this.#applied?.extra, changes) };
     if (certs.removed.length > 0) await this.#removeStalePems(next);
     const certCount = certs.changed.length + certs.added.length + certs.removed.length + certs.resni.length;
     serversChanged.inc(changes.servers.changed);
@@ -230,7 +230,11 @@ export class Applier {
       } catch (err) {
         return `${c.command}: ${oneLine(err)}`;
       }
-      const ok = c.kind === "addr" ? /^(IP changed|no need to change)/.test(answer) : answer === "";
+      const ok = c.kind === "addr"
+        ? /^(IP changed|no need to change)/.test(answer)
+        : c.kind === "add"
+        ? answer === "New server registered."
+        : answer === "";
       if (!ok) return `${c.command}: ${answer}`;
     }
     return null;
@@ -353,6 +357,21 @@ export class Applier {
       log.warn("cannot clean the cert dir", { dir: this.#certDir, error: oneLine(err) });
     }
   }
+}
+
+/**
+ * The servers HAProxy has beyond the slot lines of the configuration a runtime change applied: those
+ * it had, without the dropped backends', with the changed backends' replaced by the plan's.
+ */
+function extraAfter(before: ExtraServers | undefined, changes: RuntimeChanges): ExtraServers | undefined {
+  if (!before?.size && changes.servers.extra.size === 0) return undefined;
+  const out = new Map(before);
+  for (const backend of changes.dropped.backends) out.delete(backend);
+  for (const [backend, servers] of changes.servers.extra) {
+    if (servers.length > 0) out.set(backend, servers);
+    else out.delete(backend);
+  }
+  return out.size > 0 ? out : undefined;
 }
 
 /**

@@ -10,8 +10,9 @@
  *   (lib/render/dropped_backends.ts: the running HAProxy keeps them, unused, until its next reload),
  *   the same userlists and CA files, and crt-lists of plain `<file> [<sni>…]` lines, one per
  *   certificate file: the changes the Runtime API makes (lib/proxy/runtime_changes.ts sends them),
- *   by part: the server slots, the map files (each edited in place, or replaced as a new version:
- *   `mapChange`), the certificates (replaced, added, removed, their SNI filters changed) and the
+ *   by part: the server slots (with `add server` where a growable backend's endpoints outnumber
+ *   the servers HAProxy has: the running configuration's and `Running.extra`), the map files (each
+ *   edited in place, or replaced as a new version: `mapChange`), the certificates (replaced, added, removed, their SNI filters changed) and the
  *   live servers of dropped backends put in maintenance;
  * - reload: anything else, with the reason: HAProxy reads it with its configuration.
  * lib/proxy/apply.ts carries a plan out (files, Runtime API, reload, rollback).
@@ -23,7 +24,16 @@ import type { ReadPart } from "../transport/parts.ts";
 import { CA_FILE, isPemFile, PEM_FILE } from "./files.ts";
 import { CheckedMap, type MapDiff } from "./map_state.ts";
 import { alignSections, namedIn, sameSkeleton, sectionList } from "../render/dropped_backends.ts";
-import { parseSlots, retireCommands, type SlotCommand, slotCommands, type SlotPlan } from "./slots.ts";
+import {
+  type ExtraServers,
+  growableBackends,
+  parseSlots,
+  retireCommands,
+  type Slot,
+  type SlotCommand,
+  slotCommands,
+  type SlotPlan,
+} from "./slots.ts";
 
 /** What the ConfigMap and Secrets say HAProxy should run. */
 export interface DesiredState {
@@ -54,6 +64,12 @@ export type MapFileLines = ReadonlyMap<MapFile, CheckedMap>;
 export interface Running {
   readonly state: DesiredState;
   readonly lines: MapFileLines;
+  /**
+   * The servers HAProxy has beyond the slot lines of `state.config`, by growable backend: added
+   * through the Runtime API, or left when endpoints shrank; all parked (lib/proxy/slots.ts).
+   * Absent: none (after a start or a reload).
+   */
+  readonly extra?: ExtraServers;
 }
 
 /** Why a state is applied with a (verified) reload, or a first start. */
@@ -83,7 +99,7 @@ export type Plan =
 
 /** What the Runtime API changes to take the running state to the next one, and the files that then differ. */
 export interface RuntimeChanges {
-  /** The `set server` commands (lib/proxy/slots.ts). */
+  /** The `set server` and `add server` commands (lib/proxy/slots.ts). */
   readonly servers: SlotPlan;
   /** The map files whose content changed, in MAP_FILES order. */
   readonly maps: readonly MapChange[];
@@ -212,8 +228,8 @@ function runtimeChanges(running: Running, next: DesiredState, lines: MapFileLine
   // The same haproxy.cfg (a route-only or certificate change): no slot to compare.
   const sameConfig = sameText(last, next, "haproxy.cfg");
   const config = sameConfig
-    ? { servers: { commands: [], changed: 0 }, dropped: NONE_DROPPED }
-    : configChanges(last, next);
+    ? { servers: { commands: [], changed: 0, extra: new Map() }, dropped: NONE_DROPPED }
+    : configChanges(last, next, running.extra);
   if (typeof config === "string") return config;
   if ((last.userlists ?? "") !== (next.userlists ?? "")) return "userlists";
   const certs = certChanges(last, next);
@@ -232,14 +248,16 @@ const NONE_DROPPED: RuntimeChanges["dropped"] = { backends: [], commands: [] };
 
 /**
  * The slot commands that take `last`'s configuration to `next`'s, and the backends it drops, when
- * the two differ only in slot addresses and by backends dropped that nothing in `next` (its
- * configuration, userlists and map files) names (lib/render/dropped_backends.ts); else why not.
- * Only the sections that differ are parsed for slots: at 10,000 backends, parsing every slot line
- * of both texts took longer than the rest of a change.
+ * the two differ only in slot addresses (and, in growable backends, in the number of slots) and by
+ * backends dropped that nothing in `next` (its configuration, userlists and map files) names
+ * (lib/render/dropped_backends.ts); else why not. `extra`: the servers HAProxy has beyond `last`'s
+ * slot lines. Only the sections that differ are parsed for slots: at 10,000 backends, parsing every
+ * slot line of both texts took longer than the rest of a change.
  */
 function configChanges(
   last: DesiredState,
   next: DesiredState,
+  extra: ExtraServers = new Map(),
 ): Pick<RuntimeChanges, "servers" | "dropped"> | "structure" | "servers" {
   const [from, to] = [sectionList(last.config), sectionList(next.config)];
   const aligned = alignSections(from, to, sameSkeleton);
@@ -249,12 +267,29 @@ function configChanges(
   if (dropped.length > 0 && namedIn(dropped, texts())) return "structure";
   const slotsOf = (list: typeof from, indexes: readonly number[]) =>
     parseSlots(indexes.map((i) => list.keys[i]).join("\n"));
-  const before = slotsOf(from, aligned.changed.map(([i]) => i));
-  const after = slotsOf(to, aligned.changed.map(([, j]) => j));
+  const before = withExtra(slotsOf(from, aligned.changed.map(([i]) => i)), extra);
+  const changedNext = aligned.changed.map(([, j]) => to.keys[j]).join("\n");
+  const after = parseSlots(changedNext);
   const gone = slotsOf(from, aligned.dropped);
-  const servers = before && after ? slotCommands(before, after) : null;
+  const servers = before && after
+    ? slotCommands(before, after, growableBackends(changedNext, serverDefaults(to)))
+    : null;
   if (!servers || !gone) return "servers";
   return { servers, dropped: { backends: dropped, commands: retireCommands(gone, new Set(dropped)) } };
+}
+
+/** `slots` and the servers beyond them of its backends. */
+function withExtra(slots: Map<string, Slot> | null, extra: ExtraServers): Map<string, Slot> | null {
+  if (!slots || extra.size === 0) return slots;
+  for (const backend of new Set([...slots.values()].map((s) => s.backend))) {
+    for (const s of extra.get(backend) ?? []) slots.set(`${backend}/${s.server}`, s);
+  }
+  return slots;
+}
+
+/** True when a `defaults` section of `config` has a `default-server` line (an added server would not take it). */
+function serverDefaults(config: { readonly keys: readonly string[] }): boolean {
+  return config.keys.some((k) => k.startsWith("defaults") && /^[ \t]+default-server\b/m.test(k));
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   REFUSED_ENDPOINT_RANGES,
   refusedEndpointRange,
 } from "./patterns.ts";
-import { slotCount } from "./slots.ts";
+import { growable, slotCount } from "./slots.ts";
 import { type BackendSettings, settingsHash } from "./settings.ts";
 import type { ResolveContext } from "./settings_reader.ts";
 import { memoBackendSettings, type MemoSettings } from "./settings_memo.ts";
@@ -118,7 +118,7 @@ export function resolveBackend(
     service: svc.name,
     port: portRef,
     servers,
-    slots: slotCount(servers.length),
+    slots: slotCount(servers.length, growable(settings.balance, settings.sticky !== null)),
     balance: settings.balance,
     timeoutServer: settings.timeouts.server,
     ...(carries ? { settings } : {}),

@@ -10,7 +10,7 @@ import type { Backend, Model } from "./model_types.ts";
 import { wildcardOf } from "./host_ownership.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, MapsMemo, type RouteMaps, routeMaps } from "./maps.ts";
-import { slotLines } from "./slots.ts";
+import { growable, slotLines } from "./slots.ts";
 import { settingsLines } from "./settings_lines.ts";
 import type { SecretId } from "./settings_reader.ts";
 import { caFile } from "./features/backend_protocol.ts";
@@ -297,7 +297,13 @@ function backendView(b: Backend): ViewBackend {
   const name = checkName(b.name);
   // a passthrough backend relays TLS as it comes: the HTTP settings cannot apply (as in ingress-nginx)
   if (b.mode === "tcp") {
-    return { name, balance: b.balance, timeoutServer: null, lines: ["mode tcp"], slots: slotLines(b.servers) };
+    return {
+      name,
+      balance: b.balance,
+      timeoutServer: null,
+      lines: ["mode tcp"],
+      slots: slotLines(b.servers, "", growable(b.balance, false)),
+    };
   }
   const { lines, serverParams } = b.settings
     ? settingsLines(b.settings, name)
@@ -314,7 +320,8 @@ function backendView(b: Backend): ViewBackend {
       port: b.port,
     }));
   }
-  return { name, balance: b.balance, timeoutServer: b.timeoutServer, lines, slots: slotLines(b.servers) };
+  const grows = growable(b.balance, (b.settings?.sticky ?? null) !== null);
+  return { name, balance: b.balance, timeoutServer: b.timeoutServer, lines, slots: slotLines(b.servers, "", grows) };
 }
 
 /** Renders the configuration, the crt-list and the Secret list of a model. Throws TemplateError. */
@@ -456,7 +463,7 @@ export function sampleModel(): Model {
     service: name.split("_")[2],
     port: 80,
     servers,
-    slots: Math.max(4, servers.length),
+    slots: Math.max(1, servers.length),
     balance: "roundrobin" as const,
     timeoutServer: name.endsWith("b_80") ? "30s" : null,
   });

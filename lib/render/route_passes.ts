@@ -6,7 +6,7 @@
  */
 import { pathRegexProblem } from "../annotations/values.ts";
 import { isHost } from "./patterns.ts";
-import { slotCount } from "./slots.ts";
+import { growable, slotCount } from "./slots.ts";
 import { type CanaryRule, type CanarySettings, reservedName } from "./canary.ts";
 import { type BackendSettings, DEFAULT_SETTINGS, settingsHash } from "./settings.ts";
 import type { ReadContext, Report } from "./backend_resolve.ts";
@@ -123,7 +123,7 @@ export function addWwwTwins(
         service: "www",
         port: 0,
         servers: [],
-        slots: slotCount(0),
+        slots: slotCount(0, growable("roundrobin", settings.sticky !== null)),
         balance: "roundrobin",
         timeoutServer: null,
         settings,

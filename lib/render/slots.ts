@@ -1,13 +1,36 @@
 /**
  * @module render/slots
- * Server slots (contracts.md §4): every backend has a fixed number of `server s<N>` lines so
- * that an endpoint change is a Runtime API change, not a reload. `skeleton` is the structural
- * form of a configuration in which two configs that differ only in endpoints are equal; the
- * proxy applies the same regex on its side.
+ * Server slots (contracts.md §4 "Server slots"): the `server s<N>` lines of a backend, written so
+ * that an endpoint change is a Runtime API change, not a reload. A backend HAProxy 2.6 can add
+ * servers to at run time (a growable one: {@link growable}) has one slot per endpoint (at least
+ * one), and the proxy adds servers when endpoints outnumber its slots; any other backend has a
+ * fixed power of two of slots (at least 4), the unused ones disabled. `skeleton` is the structural
+ * form of a configuration in which two configs that differ only in endpoints are equal; the proxy
+ * applies the same function on its side.
  */
 
-/** Slot count for `endpoints` servers: max(4, the next power of two ≥ endpoints). */
-export function slotCount(endpoints: number): number {
+/**
+ * The balance algorithms of ours whose backends take servers added at run time: HAProxy 2.6's
+ * `add server` refuses a backend whose algorithm is not dynamic (`Backend must use a dynamic load
+ * balancing to support dynamic servers`), which `source` (a map-based hash) is not.
+ */
+const GROWABLE_BALANCE = new Set(["roundrobin", "leastconn"]);
+
+/**
+ * True when servers can be added to a backend with `balance` at run time and serve as its slots do:
+ * a dynamic algorithm and no cookie persistence (an added server gets no dynamic cookie in 2.6,
+ * so its clients would not stick to it).
+ */
+export function growable(balance: string, cookie: boolean): boolean {
+  return GROWABLE_BALANCE.has(balance) && !cookie;
+}
+
+/**
+ * Slot count for `endpoints` servers: in a growable backend one per endpoint, at least 1; else
+ * max(4, the next power of two ≥ endpoints).
+ */
+export function slotCount(endpoints: number, grows = false): number {
+  if (grows) return Math.max(1, endpoints);
   let n = 4;
   while (n < endpoints) n *= 2;
   return n;
@@ -22,12 +45,13 @@ export const UNUSED_SLOT_ADDRESS = "127.0.0.1:1";
 /**
  * The slot lines of one backend (4 spaces indent, no newline): endpoints fill s1…sK in the
  * given (already sorted) order, the rest are `127.0.0.1:1 disabled`. `params` is appended to
- * every line and must be the same for all of them (it never contains `disabled`).
+ * every line and must be the same for all of them (it never contains `disabled`). `grows`: the
+ * backend is growable ({@link growable}), one slot per endpoint.
  */
-export function slotLines(servers: readonly { address: string; port: number }[], params = ""): string[] {
+export function slotLines(servers: readonly { address: string; port: number }[], params = "", grows = false): string[] {
   if (/\bdisabled\b/.test(params) || /[\r\n]/.test(params)) throw new Error(`invalid server params ${params}`);
   const tail = params ? ` ${params}` : "";
-  const n = slotCount(servers.length);
+  const n = slotCount(servers.length, grows);
   // Sized up front: a pushed array keeps room for 16 more, and a render keeps one per backend.
   const lines = new Array<string>(n);
   for (let i = 0; i < n; i++) {
@@ -70,10 +94,44 @@ export function checkedForm(config: string): string {
   return kept.join("\n");
 }
 
-/** Replaces each slot line's address with `ADDR` and drops its `disabled` flag. */
+/** A section starts at a line at column 0 that is neither blank nor a comment. */
+const SECTION_START = /\n(?=[^\s#])/;
+const GROWABLE_BALANCE_LINE = /^[ \t]+balance[ \t]+(roundrobin|leastconn)[ \t]*$/m;
+/** Lines that make a backend's servers unfit to be added at run time (cookie persistence, a hash). */
+const NOT_GROWABLE_LINE = /^[ \t]+(cookie|dynamic-cookie-key|hash-type)\b/m;
+
+/**
+ * True when the section `text` is a growable backend as written: `backend`, `balance roundrobin`
+ * or `leastconn`, no cookie and no hash type. The proxy reads this from the text (an older
+ * controller's backend with 4 slots is growable too); the renderer decides the slot count from
+ * the same facts ({@link growable}).
+ */
+export function growableSection(text: string): boolean {
+  return text.startsWith("backend ") && GROWABLE_BALANCE_LINE.test(text) && !NOT_GROWABLE_LINE.test(text);
+}
+
+/**
+ * Replaces each slot line's address with `ADDR` and drops its `disabled` flag; in a growable
+ * section ({@link growableSection}) the slot lines also lose their number and the same line in a
+ * row is kept once, so that the number of endpoints is not structure there (the proxy adds servers
+ * when they outnumber the slots).
+ */
 export function skeleton(config: string): string {
-  return config.split("\n").map((line) => {
-    const m = SLOT_LINE.exec(line);
-    return m ? `${m[1]}ADDR${m[4] ?? ""}` : line;
+  return config.split(SECTION_START).map((section) => {
+    const grows = growableSection(section);
+    let last: string | null = null;
+    const out: string[] = [];
+    for (const line of section.split("\n")) {
+      const m = SLOT_LINE.exec(line);
+      if (!m) {
+        out.push(line);
+        last = null;
+        continue;
+      }
+      const form = `${grows ? m[1].replace(/s\d+(\s+)$/, "s*$1") : m[1]}ADDR${m[4] ?? ""}`;
+      if (form !== last) out.push(form);
+      last = grows ? form : null;
+    }
+    return out.join("\n");
   }).join("\n");
 }

@@ -82,8 +82,8 @@ Deno.test("sidecar: the controller's exporter container scrapes the stats listen
     const slot1 = `backend="${backend}",server="s1"`;
     assert.equal(samples.get(`haproxy_server_sessions_total{${slot1}}`), 3);
     assert.equal(samples.get(`haproxy_server_up{${slot1}}`), 1);
-    // Unused slots are disabled (maintenance): exported as down.
-    assert.equal(samples.get(`haproxy_server_up{backend="${backend}",server="s2"}`), 0);
+    // A roundrobin backend has one slot per endpoint (lib/render/slots.ts): no unused slot to export.
+    assert.equal(samples.get(`haproxy_server_up{backend="${backend}",server="s2"}`), undefined);
     assert.equal(samples.get(`haproxy_backend_sessions_total{backend="${backend}"}`), 3);
     const serverFamilies = new Set(
       [...samples.keys()].filter((k) => k.startsWith("haproxy_server_")).map((k) => k.replace(/\{.*/, "")),

@@ -35,7 +35,7 @@ Deno.test("a Service backendRef: be_<ns>_<svc>_<port> with the ready endpoints o
   assert.deepEqual(rule.targets, [{ backend: `be_${NS}_web_8080`, weight: 1 }]);
   assert.equal(rule.invalidWeight, 0);
   assert.deepEqual(b.proxy.backends.map((x) => [x.name, x.servers, x.slots]), [
-    [`be_${NS}_web_8080`, [{ address: "10.0.0.1", port: 3000 }], 4],
+    [`be_${NS}_web_8080`, [{ address: "10.0.0.1", port: 3000 }], 1],
   ]);
   assert.deepEqual([resolved.status, resolved.reason], ["True", "ResolvedRefs"]);
   assert.deepEqual(b.refs.services, [`${NS}/web`]);

@@ -136,6 +136,138 @@ Deno.test("endpoint-only changes go through the Runtime API: same worker, traffi
   }
 });
 
+/** The servers HAProxy runs in `backend` (name → address:port, `maint` when in maintenance), from `show servers state`. */
+async function serversOf(h: HAProxy, backend: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const line of (await h.runtime(`show servers state ${backend}`)).split("\n")) {
+    const f = line.split(" ");
+    // be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state … srv_port (19th)
+    if (f[1] !== backend || !/^s\d+$/.test(f[3] ?? "")) continue;
+    out.set(f[3], (Number(f[6]) & 1) === 1 ? "maint" : `${f[4]}:${f[18]}`);
+  }
+  return out;
+}
+
+async function namesSeen(url: string, host: string, requests: number): Promise<string[]> {
+  const seen = new Set<string>();
+  for (let i = 0; i < requests; i++) seen.add((await get(url, host)).name ?? "?");
+  return [...seen].sort();
+}
+
+Deno.test("a growable backend: 1 slot grows to 3 endpoints and shrinks back through add server, no reload; the next reload has the configuration's slots", async () => {
+  const [one, two, three, four] = await backends("one", "two", "three", "four");
+  await using p = await proxyUnderTest();
+  const config = (...bs: Backend[]) =>
+    plain(buildConfig({ backends: [{ name: "web", endpoints: bs.map(ep), grows: true }], params: "" }));
+  try {
+    const start = await p.applier.apply(config(one));
+    assert.deepEqual([start.kind, start.ok], ["start", true], start.error ?? "");
+    assert.equal(
+      p.haproxy.configPath && (await Deno.readTextFile(p.haproxy.configPath)).match(/server s\d/g)?.length,
+      1,
+    );
+    const pid = await workerPid(p.haproxy);
+    const reloads = (await p.haproxy.showProc()).master.reloads;
+
+    // 1 → 3 endpoints: two servers added
+    const up = await p.applier.apply(config(one, two, three));
+    assert.deepEqual([up.kind, up.ok], ["runtime", true], up.error ?? "");
+    assert.ok(up.serversChanged >= 2);
+    assert.deepEqual(await namesSeen(p.url, "web.test", 9), ["one", "three", "two"]);
+    const target = (b: Backend) => `${b.address}:${b.port}`;
+    const upServers = await serversOf(p.haproxy, "web");
+    assert.deepEqual([...upServers.keys()], ["s1", "s2", "s3"]);
+    assert.deepEqual([...upServers.values()].sort(), [one, two, three].map(target).sort());
+
+    // 3 → 1: the two others parked, not removed
+    const down = await p.applier.apply(config(two));
+    assert.deepEqual([down.kind, down.ok], ["runtime", true], down.error ?? "");
+    assert.deepEqual(await namesSeen(p.url, "web.test", 6), ["two"]);
+    assert.deepEqual([...(await serversOf(p.haproxy, "web")).values()].filter((v) => v === "maint").length, 2);
+
+    // 1 → 2: a parked server is reused (nothing added: still 3 servers)
+    const again = await p.applier.apply(config(two, four));
+    assert.deepEqual([again.kind, again.ok], ["runtime", true], again.error ?? "");
+    assert.deepEqual(await namesSeen(p.url, "web.test", 8), ["four", "two"]);
+    assert.equal((await serversOf(p.haproxy, "web")).size, 3);
+
+    // the lone endpoint replaced: served throughout by a spare
+    await p.applier.apply(config(two));
+    const moved = await p.applier.apply(config(three));
+    assert.deepEqual([moved.kind, moved.ok], ["runtime", true], moved.error ?? "");
+    assert.deepEqual(await namesSeen(p.url, "web.test", 4), ["three"]);
+
+    // no reload so far
+    assert.equal(await workerPid(p.haproxy), pid);
+    assert.equal((await p.haproxy.showProc()).master.reloads, reloads);
+
+    // a structural change reloads: HAProxy then has the configuration's slots only, and grows again
+    const reload = await p.applier.apply(plain(buildConfig({
+      backends: [{ name: "web", endpoints: [ep(three)], grows: true }],
+      frontendExtra: ["    http-response set-header X-Gen 2"],
+    })));
+    assert.deepEqual([reload.kind, reload.ok], ["reload", true], reload.error ?? "");
+    assert.equal((await serversOf(p.haproxy, "web")).size, 1);
+    const regrow = await p.applier.apply(plain(buildConfig({
+      backends: [{ name: "web", endpoints: [ep(three), ep(one)], grows: true }],
+      frontendExtra: ["    http-response set-header X-Gen 2"],
+    })));
+    assert.deepEqual([regrow.kind, regrow.ok], ["runtime", true], regrow.error ?? "");
+    assert.deepEqual(await namesSeen(p.url, "web.test", 6), ["one", "three"]);
+  } finally {
+    await p.close();
+    await Promise.all([one, two, three, four].map((b) => b.close()));
+  }
+});
+
+Deno.test("servers added to a growable backend get its slot line's options (TLS to the backend), which HAProxy 2.6 takes at run time", async () => {
+  const bs = await backends("t1", "t2", "t3");
+  await using p = await proxyUnderTest();
+  const params = "send-proxy-v2 ssl verify none sni str(api.example.com) alpn http/1.1";
+  const config = (n: number) =>
+    plain(buildConfig({ backends: [{ name: "web", endpoints: bs.slice(0, n).map(ep), grows: true }], params }));
+  try {
+    assert.ok((await p.applier.apply(config(1))).ok);
+    const grown = await p.applier.apply(config(3));
+    assert.deepEqual([grown.kind, grown.ok], ["runtime", true], grown.error ?? "");
+    const state = await p.haproxy.runtime("show servers state web");
+    // srv_use_ssl (21st field) is 1 for every server, the added ones too
+    const ssl = state.split("\n").filter((l) => / web \d+ s\d+ /.test(l)).map((l) => l.split(" ")[20]);
+    assert.deepEqual(ssl, ["1", "1", "1"], state);
+  } finally {
+    await p.close();
+    await Promise.all(bs.map((b) => b.close()));
+  }
+});
+
+Deno.test("balance source cannot take added servers: endpoints past its slots reload; roundrobin past 4 slots (an older controller's) grows", async () => {
+  const bs = await backends("b1", "b2", "b3", "b4", "b5");
+  await using p = await proxyUnderTest();
+  const config = (balance: string, n: number) =>
+    plain(buildConfig({ backends: [{ name: "web", endpoints: bs.slice(0, n).map(ep), balance }] }));
+  try {
+    assert.ok((await p.applier.apply(config("source", 1))).ok);
+    const within = await p.applier.apply(config("source", 4));
+    assert.deepEqual([within.kind, within.ok], ["runtime", true], within.error ?? "");
+    const past = await p.applier.apply(config("source", 5));
+    assert.deepEqual([past.kind, past.ok, past.reason], ["reload", true, "structure"], past.error ?? "");
+    assert.equal((await serversOf(p.haproxy, "web")).size, 8);
+    assert.equal((await get(p.url, "web.test")).status, 200);
+
+    const rr = await p.applier.apply(config("roundrobin", 1));
+    assert.deepEqual([rr.kind, rr.ok], ["reload", true], rr.error ?? "");
+    const pid = await workerPid(p.haproxy);
+    const grown = await p.applier.apply(config("roundrobin", 5));
+    assert.deepEqual([grown.kind, grown.ok], ["runtime", true], grown.error ?? "");
+    assert.equal((await serversOf(p.haproxy, "web")).size, 8, "s5…s8 added, s6…s8 in maintenance");
+    assert.deepEqual(await namesSeen(p.url, "web.test", 15), ["b1", "b2", "b3", "b4", "b5"]);
+    assert.equal(await workerPid(p.haproxy), pid);
+  } finally {
+    await p.close();
+    await Promise.all(bs.map((b) => b.close()));
+  }
+});
+
 Deno.test("a structural change reloads through the master socket and the new route is served", async () => {
   const [web, api] = await backends("web", "api");
   await using p = await proxyUnderTest();

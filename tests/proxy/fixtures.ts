@@ -24,6 +24,13 @@ export interface Endpoint {
 export interface BackendSpec {
   name: string;
   endpoints: Endpoint[];
+  /** The `balance` line; default `roundrobin`. */
+  balance?: string;
+  /**
+   * One slot per endpoint (at least 1), as the renderer writes a growable backend
+   * (lib/render/slots.ts); default: a power of two (at least 4), as it writes any other.
+   */
+  grows?: boolean;
 }
 
 export interface ConfigSpec {
@@ -48,8 +55,9 @@ export function hostRoutes(routes: Readonly<Record<string, string>>): string {
   return Object.entries(routes).map(([host, backend]) => `${host} ${backend}\n`).join("");
 }
 
-/** Slot count of the contract: max(4, next power of two ≥ n). */
-export function slotCount(n: number): number {
+/** Slot count of the contract: max(4, next power of two ≥ n); one per endpoint (at least 1) when `grows`. */
+export function slotCount(n: number, grows = false): number {
+  if (grows) return Math.max(1, n);
   let c = 4;
   while (c < n) c *= 2;
   return c;
@@ -106,9 +114,9 @@ export function buildConfig(spec: ConfigSpec): string {
     );
   }
   for (const b of spec.backends) {
-    out.push(`backend ${b.name}`, "    balance roundrobin");
+    out.push(`backend ${b.name}`, `    balance ${b.balance ?? "roundrobin"}`);
     const eps = [...b.endpoints].sort((x, y) => x.address.localeCompare(y.address) || x.port - y.port);
-    for (let i = 0; i < slotCount(eps.length); i++) {
+    for (let i = 0; i < slotCount(eps.length, b.grows); i++) {
       const e = eps[i];
       out.push(
         e

@@ -114,6 +114,7 @@ Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certi
         { slot: "web/s2", kind: "addr", command: "set server web/s2 addr 10.0.0.2 port 8080" },
         { slot: "web/s2", kind: "state", command: "set server web/s2 state ready" },
       ],
+      extra: new Map([["web", []]]),
     },
     maps: [],
     certs: NO_CERTS,
@@ -128,7 +129,7 @@ Deno.test("planApply: a few changed map entries are edited in place, adds and se
   const b = withMaps(a, { "routes-prefix.map": "b.example/ be_c\nd.example/ be_a\n" });
   const c = changes(a, b);
   assert.deepEqual([c.servers, c.certs, c.configChanged, c.crtListChanged], [
-    { commands: [], changed: 0 },
+    { commands: [], changed: 0, extra: new Map() },
     NO_CERTS,
     false,
     false,
@@ -301,7 +302,7 @@ Deno.test("planApply: backends dropped that nothing names go through the Runtime
     commands: [{ slot: "old/s1", kind: "state", command: "set server old/s1 state maint" }],
   });
   assert.deepEqual([c.servers, c.configChanged, c.maps.map((m) => m.file)], [
-    { commands: [], changed: 0 },
+    { commands: [], changed: 0, extra: new Map() },
     true,
     ["routes-exact.map"],
   ]);
@@ -338,4 +339,59 @@ Deno.test("planApply: a backend dropped that something still names, or any other
   const c = routed({ web: one }, { "web.test": "web", "old.test": "web" });
   assert.equal(plan(a, c).kind, "runtime");
   assert.equal(reloadReason(c, a), "structure");
+});
+
+Deno.test("planApply: a growable backend's endpoints outnumbering its slots are a Runtime API change; servers parked before are reused", () => {
+  const grows = (n: number, extra: Parameters<typeof buildConfig>[0]["frontendExtra"] = []) =>
+    plain(buildConfig({
+      backends: [{
+        name: "web",
+        endpoints: Array.from({ length: n }, (_, i) => ({ address: `10.0.3.${i + 1}`, port: 80 })),
+        grows: true,
+      }, { name: "pinned", endpoints: one, balance: "source" }],
+      frontendExtra: extra,
+    }));
+  const up = changes(grows(1), grows(3));
+  assert.deepEqual(up.servers.commands.filter((c) => c.kind === "add").map((c) => c.command), [
+    "add server web/s2 10.0.3.2:80",
+    "add server web/s3 10.0.3.3:80",
+  ]);
+  // shrinking parks the servers beyond the new configuration's slot; the plan names them
+  const down = changes(grows(3), grows(1));
+  assert.deepEqual(down.servers.extra.get("web")?.map((s) => s.server), ["s2", "s3"]);
+  // with them running (parked), growing again adds nothing
+  const after: Running = { ...running(grows(1)), extra: down.servers.extra };
+  const again = planApply(after, grows(2));
+  assert.equal(again.kind, "runtime");
+  if (again.kind !== "runtime") return;
+  assert.deepEqual(again.changes.servers.commands.map((c) => c.command), [
+    "set server web/s2 addr 10.0.3.2 port 80",
+    "set server web/s2 state ready",
+  ]);
+  assert.deepEqual(again.changes.servers.extra.get("web")?.map((s) => s.server), ["s3"]);
+  // growth and a structural change together: a reload
+  assert.equal(reloadReason(grows(1), grows(3, ["    http-request deny if FALSE"])), "structure");
+  // balance source past its 4 slots: a reload
+  const pinned = (n: number) =>
+    plain(buildConfig({
+      backends: [{
+        name: "pinned",
+        endpoints: Array.from({ length: n }, (_, i) => ({ address: `10.0.4.${i + 1}`, port: 80 })),
+        balance: "source",
+      }],
+    }));
+  assert.equal(changes(pinned(1), pinned(4)).servers.changed, 3);
+  assert.equal(reloadReason(pinned(4), pinned(5)), "structure");
+  // options an added server could not be given: growing reloads ("servers"), shrinking does not
+  const checked = (n: number) =>
+    plain(buildConfig({
+      backends: [{
+        name: "web",
+        endpoints: Array.from({ length: n }, (_, i) => ({ address: `10.0.3.${i + 1}`, port: 80 })),
+        grows: true,
+      }],
+      params: "check",
+    }));
+  assert.equal(reloadReason(checked(1), checked(2)), "servers");
+  assert.equal(changes(checked(2), checked(1)).servers.changed, 1);
 });

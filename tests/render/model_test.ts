@@ -95,7 +95,7 @@ Deno.test("named and numbered Service ports resolve through targetPort to the En
     { address: "10.1.0.1", port: 9090 },
     { address: "[fd00::1]", port: 9090 },
   ]);
-  assert.equal(byName["be_default_web_http"].slots, 4);
+  assert.equal(byName["be_default_web_http"].slots, 3, "roundrobin: one slot per endpoint");
 });
 
 Deno.test("default backend: the ingress's spec.defaultBackend, else none (built-in 404)", () => {
@@ -333,7 +333,7 @@ Deno.test("allowLoopbackEndpoints (local tests only) admits loopback, never unsp
   assert.equal(got.problems.length, 4, got.problems.join("\n"));
 });
 
-Deno.test("slot count grows to the next power of two", () => {
+Deno.test("slot count: one per endpoint in a growable backend, else the next power of two", () => {
   const many = Array.from({ length: 9 }, (_, i) => ({ address: `10.0.1.${i + 1}` }));
   const res = buildModel({
     lookup: lookupFromLists({
@@ -343,7 +343,19 @@ Deno.test("slot count grows to the next power of two", () => {
     ingresses: [ingress({ name: "x", rules: [{ paths: [{ path: "/", service: "web", port: "http" }] }] })],
   });
   assert.equal(res.model.backends[0].servers.length, 9);
-  assert.equal(res.model.backends[0].slots, 16);
+  assert.equal(res.model.backends[0].slots, 9);
+  const source = buildModel({
+    lookup: lookupFromLists({
+      services: [service("web", [{ name: "http", port: 80 }])],
+      endpointSlices: [endpointSlice("web", [{ name: "http", port: 8080 }], many)],
+    }),
+    ingresses: [ingress({
+      name: "x",
+      annotations: { "ingress-controller.io/load-balance": "source" },
+      rules: [{ paths: [{ path: "/", service: "web", port: "http" }] }],
+    })],
+  });
+  assert.equal(source.model.backends[0].slots, 16, "balance source cannot take added servers");
 });
 
 Deno.test("deterministic: input order does not change the model", () => {
@@ -451,7 +463,7 @@ Deno.test("ssl-passthrough: each host's root path Service gets a mode tcp copy o
   const http = model.backends.find((b) => b.name === "be_default_web_http")!;
   assert.deepEqual(
     [tcp.mode, tcp.servers, tcp.slots, tcp.balance, tcp.settings],
-    ["tcp", http.servers, http.slots, "source", undefined],
+    ["tcp", http.servers, 4, "source", undefined],
   );
   // the HTTP routes stay (plain HTTP and clients without SNI)
   assert.ok(model.routes.some((r) => r.host === "a.example.com" && r.backend.startsWith("be_default_web_http_")));

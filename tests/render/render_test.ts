@@ -187,24 +187,40 @@ Deno.test("routing lookups: only those some route could answer, each line the sa
   assert.doesNotMatch(regexConfig, /cache-size/);
 });
 
-Deno.test("server slots: sorted endpoints, power-of-two count, unused slots disabled", () => {
+Deno.test("server slots: sorted endpoints; one per endpoint in a growable backend, else a power of two with unused slots disabled", () => {
   const { config } = render(buildModel(cases.full).model, templates);
-  const web = config.split("\nbackend be_default_web_http\n")[1].split("\n\n")[0].split("\n");
-  assert.deepEqual(web, [
+  const section = (cfg: string, name: string) => cfg.split(`\nbackend ${name}\n`)[1].split("\n\n")[0].split("\n");
+  assert.deepEqual(section(config, "be_default_web_http"), [
     "    balance roundrobin",
     "    server s1 10.0.0.1:8080",
     "    server s2 10.0.0.2:8080",
-    "    server s3 127.0.0.1:1 disabled",
-    "    server s4 127.0.0.1:1 disabled",
   ]);
-  const api = config.split("\nbackend be_default_api_8080\n")[1].split("\n\n")[0];
-  assert.match(api, /server s1 \[fd00::1\]:9090\n {4}server s2 \[fd00::2\]:9090\n/);
-  const many = render(buildModel(cases["many endpoints, no endpoints"]).model, templates).config;
-  const slots = many.split("\nbackend be_default_web_http\n")[1].split("\n\n")[0].split("\n").filter((l) =>
-    SLOT_LINE.test(l)
+  assert.match(
+    section(config, "be_default_api_8080").join("\n"),
+    /server s1 \[fd00::1\]:9090\n {4}server s2 \[fd00::2\]:9090$/,
   );
-  assert.equal(slots.length, 64);
-  assert.equal(slots.filter((l) => l.endsWith("127.0.0.1:1 disabled")).length, 31);
+  const many = render(buildModel(cases["many endpoints, no endpoints"]).model, templates).config;
+  const slots = section(many, "be_default_web_http").filter((l) => SLOT_LINE.test(l));
+  assert.equal(slots.length, 33);
+  assert.equal(slots.filter((l) => l.includes("disabled")).length, 0);
+  // no endpoint: one slot, disabled
+  assert.deepEqual(section(many, "be_default_api_8080").filter((l) => SLOT_LINE.test(l)), [
+    "    server s1 127.0.0.1:1 disabled",
+  ]);
+  // balance source and cookie persistence cannot take added servers (lib/render/slots.ts): a power of two
+  for (
+    const [key, value] of [["load-balance", "source"], ["sticky-cookie", "true"]]
+  ) {
+    const pinned = {
+      ...full,
+      metadata: { ...full.metadata, annotations: { [`ingress-controller.io/${key}`]: value } },
+    };
+    const cfg = render(buildModel({ ...cases.full, ingresses: [pinned] }).model, templates).config;
+    const web = cfg.split("\n").filter((l) => l.startsWith("backend be_default_web_http"));
+    assert.equal(web.length, 1, key);
+    const lines = section(cfg, web[0].slice("backend ".length)).filter((l) => SLOT_LINE.test(l));
+    assert.deepEqual(lines.slice(2), ["    server s3 127.0.0.1:1 disabled", "    server s4 127.0.0.1:1 disabled"], key);
+  }
 });
 
 Deno.test("deterministic: same state renders byte-identical output; endpoint-only changes keep the skeleton", () => {
@@ -218,8 +234,9 @@ Deno.test("deterministic: same state renders byte-identical output; endpoint-onl
   );
   assert.notEqual(moved.config, a.config);
   assert.equal(skeleton(moved.config), skeleton(a.config));
+  // 33 endpoints instead of 2 in growable backends: the same structure (the proxy adds servers)
   const grown = render(buildModel(cases["many endpoints, no endpoints"]).model, templates);
-  assert.notEqual(skeleton(grown.config), skeleton(a.config));
+  assert.equal(skeleton(grown.config), skeleton(a.config));
 });
 
 Deno.test("no TLS: no https frontend, no redirect, empty crt-list", () => {

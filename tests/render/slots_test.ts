@@ -1,8 +1,32 @@
 import assert from "node:assert/strict";
-import { checkedForm, skeleton, SLOT_LINE, slotCount, slotLines } from "../../lib/render/slots.ts";
+import {
+  checkedForm,
+  growable,
+  growableSection,
+  skeleton,
+  SLOT_LINE,
+  slotCount,
+  slotLines,
+} from "../../lib/render/slots.ts";
 
-Deno.test("slot count is max(4, next power of two ≥ endpoints)", () => {
-  assert.deepEqual([0, 1, 4, 5, 8, 9, 16, 17, 1000].map(slotCount), [4, 4, 4, 8, 8, 16, 16, 32, 1024]);
+Deno.test("slot count: max(4, next power of two ≥ endpoints); one per endpoint (at least 1) in a growable backend", () => {
+  assert.deepEqual([0, 1, 4, 5, 8, 9, 16, 17, 1000].map((n) => slotCount(n)), [4, 4, 4, 8, 8, 16, 16, 32, 1024]);
+  assert.deepEqual([0, 1, 2, 3, 5, 1000].map((n) => slotCount(n, true)), [1, 1, 2, 3, 5, 1000]);
+});
+
+Deno.test("growable: a dynamic balance algorithm (HAProxy 2.6's add server) and no cookie persistence", () => {
+  assert.equal(growable("roundrobin", false), true);
+  assert.equal(growable("leastconn", false), true);
+  assert.equal(growable("source", false), false, "add server: Backend must use a dynamic load balancing");
+  assert.equal(growable("roundrobin", true), false, "an added server gets no dynamic cookie");
+  const section = (...lines: string[]) => ["backend be_a", ...lines.map((l) => `    ${l}`), ""].join("\n");
+  assert.equal(growableSection(section("balance roundrobin", "server s1 10.0.0.1:80")), true);
+  assert.equal(growableSection(section("balance leastconn", "server s1 10.0.0.1:80")), true);
+  assert.equal(growableSection(section("balance source", "server s1 10.0.0.1:80")), false);
+  assert.equal(growableSection(section("balance roundrobin", "cookie c insert dynamic", "server s1 a:1")), false);
+  assert.equal(growableSection(section("balance roundrobin", "hash-type consistent", "server s1 a:1")), false);
+  assert.equal(growableSection(section("server s1 10.0.0.1:80")), false, "no balance line: not known");
+  assert.equal(growableSection("frontend f\n    balance roundrobin\n"), false);
 });
 
 Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 disabled", () => {
@@ -18,13 +42,21 @@ Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 di
     "    server s3 127.0.0.1:1 disabled check inter 2s",
     "    server s4 127.0.0.1:1 disabled check inter 2s",
   ]);
+  assert.deepEqual(slotLines([], "", true), ["    server s1 127.0.0.1:1 disabled"]);
+  assert.deepEqual(
+    slotLines([{ address: "10.0.0.1", port: 80 }, { address: "10.0.0.2", port: 80 }], "proto h2", true),
+    [
+      "    server s1 10.0.0.1:80 proto h2",
+      "    server s2 10.0.0.2:80 proto h2",
+    ],
+  );
   assert.throws(() => slotLines([], "disabled"), /^Error: invalid server params disabled$/);
   for (const line of slotLines([{ address: "10.0.0.1", port: 80 }], "weight 1")) assert.match(line, SLOT_LINE);
 });
 
 Deno.test("skeleton: configs that differ only in endpoints are equal, others are not", () => {
   const cfg = (servers: { address: string; port: number }[], extra = "") =>
-    ["backend be_a_b_80", "    balance roundrobin" + extra, ...slotLines(servers, "weight 1"), ""].join("\n");
+    ["backend be_a_b_80", "    balance source" + extra, ...slotLines(servers, "weight 1"), ""].join("\n");
   const a = cfg([{ address: "10.0.0.1", port: 80 }]);
   const b = cfg([{ address: "10.0.0.2", port: 81 }, { address: "10.0.0.3", port: 81 }]);
   const c = cfg([{ address: "10.0.0.1", port: 80 }], " ");
@@ -34,6 +66,35 @@ Deno.test("skeleton: configs that differ only in endpoints are equal, others are
   assert.notEqual(skeleton(a), skeleton(many)); // 8 slots instead of 4: a reload
   assert.match(skeleton(a), /^ {4}server s1 ADDR weight 1$/m);
   assert.doesNotMatch(skeleton(a), /disabled/);
+});
+
+Deno.test("skeleton: in a growable backend the number of endpoints is not structure, their options are", () => {
+  const eps = (n: number) => Array.from({ length: n }, (_, i) => ({ address: `10.0.0.${i + 1}`, port: 80 }));
+  const cfg = (n: number, params = "", balance = "roundrobin", grows = true) =>
+    [
+      "global",
+      "    maxconn 10",
+      "",
+      "backend be_a_b_80",
+      `    balance ${balance}`,
+      ...slotLines(eps(n), params, grows),
+      "",
+      "backend be_c",
+      "    balance roundrobin",
+      ...slotLines(eps(1), "", true),
+      "",
+    ].join("\n");
+  const one = skeleton(cfg(1));
+  assert.equal(skeleton(cfg(0)), one);
+  assert.equal(skeleton(cfg(3)), one);
+  assert.equal(skeleton(cfg(100)), one);
+  assert.equal(skeleton(cfg(5, "", "roundrobin", false)), one, "an older controller's 8 slots: the same structure");
+  assert.match(one, /^backend be_a_b_80\n {4}balance roundrobin\n {4}server s\* ADDR\n\nbackend be_c\n/m);
+  assert.notEqual(skeleton(cfg(3, "proto h2")), skeleton(cfg(1, "")), "another option on the slot lines");
+  assert.equal(skeleton(cfg(3, "proto h2")), skeleton(cfg(1, "proto h2")));
+  assert.notEqual(skeleton(cfg(3, "", "leastconn")), one, "another balance");
+  // a backend that cannot grow keeps its slots' count as structure
+  assert.notEqual(skeleton(cfg(1, "", "source", false)), skeleton(cfg(5, "", "source", false)));
 });
 
 Deno.test("checkedForm: each backend keeps its first slot line, every other line stays", () => {

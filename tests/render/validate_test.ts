@@ -215,12 +215,24 @@ Deno.test("a route-only or endpoint-only change of a configuration that passed i
 });
 
 Deno.test('slots "first" checks each backend with its first slot line; the rest of the configuration is checked as ever', async () => {
+  // balance source: 4 slots (a growable backend without endpoints has one)
+  const sourceRendered = render(
+    buildModel({
+      ingresses: [ingress({
+        name: "x",
+        annotations: { "ingress-controller.io/load-balance": "source" },
+        rules: [{ host: "a.example.com", paths: [{ path: "/", service: "web", port: 80 }] }],
+      })],
+      lookup: lookupFromLists({ services: [service("web", [{ port: 80 }])] }),
+    }).model,
+    templates,
+  );
   await inTmp(async (tmpDir) => {
     const haproxy = await fakeHaproxy(tmpDir, 'grep -c "^    server s" "$3"; exit 3');
     try {
-      const all = await validateConfig(tlsRendered, { haproxy, tmpDir, reuse: false });
-      const first = await validateConfig(tlsRendered, { haproxy, tmpDir, reuse: false, slots: "first" });
-      const backends = tlsRendered.config.split("\n").filter((l) => /^backend /.test(l) && l.includes("web")).length;
+      const all = await validateConfig(sourceRendered, { haproxy, tmpDir, reuse: false });
+      const first = await validateConfig(sourceRendered, { haproxy, tmpDir, reuse: false, slots: "first" });
+      const backends = sourceRendered.config.split("\n").filter((l) => /^backend /.test(l) && l.includes("web")).length;
       assert.equal(backends, 1);
       assert.deepEqual([all.errors, first.errors], [["4"], ["1"]]);
     } finally {
