@@ -9,6 +9,21 @@ import { resources } from "../../lib/cluster/resources.ts";
 import { Cluster } from "../../lib/dev/localenv/harness.ts";
 import { writeStoredObjects } from "../../lib/dev/localenv/etcd_objects.ts";
 
+/**
+ * Waits (bounded) until the API server lists `count` objects of `plural` in `ns`: objects written
+ * straight into etcd reach its watch cache a moment later, and a list in between misses some.
+ */
+async function visible(cluster: Cluster, ns: string, plural: string, count: number): Promise<void> {
+  let seen = 0;
+  for (let i = 0; i < 100; i++) {
+    const list = await cluster.client.request("GET", `/api/v1/namespaces/${ns}/${plural}`);
+    seen = (list.items ?? []).length;
+    if (seen === count) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${plural}: ${seen} of ${count} listed after 100 tries`);
+}
+
 Deno.test({
   name: "informer: a list of 12,000 objects is filed with the event loop turning between slices",
   sanitizeOps: false,
@@ -17,6 +32,17 @@ Deno.test({
     const cluster = await Cluster.start(["--storage-media-type=application/json"]);
     try {
       const ns = await cluster.namespace("many");
+      // The limit each list asked for, by collection: the API server may answer from its watch cache
+      // in fewer pages than asked, so the page size is checked where it is chosen.
+      const limits = new Map<string, unknown[]>();
+      const request = cluster.client.request.bind(cluster.client);
+      cluster.client.request = ((method: string, path: string, opts?: { query?: Record<string, unknown> }) => {
+        if (method === "GET" && opts?.query?.limit !== undefined) {
+          const kind = path.slice(path.lastIndexOf("/") + 1);
+          limits.set(kind, [...limits.get(kind) ?? [], opts.query.limit]);
+        }
+        return request(method as never, path, opts as never);
+      }) as typeof cluster.client.request;
       const n = 12_000;
       const name = (i: number) => `cm${String(i).padStart(5, "0")}`;
       await writeStoredObjects(
@@ -29,6 +55,7 @@ Deno.test({
           data: { v: String(i) },
         })),
       );
+      await visible(cluster, ns, "configmaps", n);
       const added: string[] = [];
       /** How many objects had been filed at each turn of the event loop while filing. */
       const turns: number[] = [];
@@ -55,6 +82,7 @@ Deno.test({
         const calls = cluster.client.requestsSent - sent;
         // The API server may answer from its watch cache in fewer pages than asked.
         assert.ok(calls >= 1 && calls <= pages + 1, `${calls} calls for ${pages} pages and a watch`);
+        assert.ok(limits.get("configmaps")?.every((l) => l === DATA_PAGE_SIZE), `${limits.get("configmaps")}`);
         assert.equal(added.length, n);
         assert.deepEqual(added, Array.from({ length: n }, (_, i) => name(i)));
         assert.ok(turns.some((t) => t > 0 && t < n), `the loop turned while filing (${turns.join(",")})`);
@@ -73,23 +101,14 @@ Deno.test({
           spec: { clusterIP: "None", ports: [{ port: 80 }] },
         })),
       );
-      // The API server may answer a whole list from its watch cache in one page whatever the limit,
-      // so what is checked is the limit asked for.
-      const limits: unknown[] = [];
-      const request = cluster.client.request.bind(cluster.client);
-      cluster.client.request = ((method: string, path: string, opts?: { query?: Record<string, unknown> }) => {
-        if (method === "GET" && path.endsWith("/services") && opts?.query?.watch === undefined) {
-          limits.push(opts?.query?.limit);
-        }
-        return request(method as never, path, opts as never);
-      }) as typeof cluster.client.request;
+      await visible(cluster, ns, "services", services);
       const svc = new Informer(cluster.client, resources.services, { namespace: ns, resyncMs: 0 });
       await svc.start().waitForSync();
       try {
-        assert.ok(limits.length >= 1 && limits.every((l) => l === LIST_PAGE_SIZE), `limits asked: ${limits.join(",")}`);
+        const asked = limits.get("services") ?? [];
+        assert.ok(asked.length >= 1 && asked.every((l) => l === LIST_PAGE_SIZE), `limits asked: ${asked.join(",")}`);
         assert.equal(svc.store.size, services);
       } finally {
-        cluster.client.request = request;
         void svc.stop(); // the cluster's stop below ends its watch
       }
     } finally {
