@@ -2,7 +2,8 @@
  * @module controller/group_validation
  * `haproxy -c` on a group's configuration before it is published (`--validate-proxy-config`), with
  * isolation: when the merged configuration is refused (or its check does not finish within its
- * limit), each member is checked alone and those refused alone are left out with a
+ * limit), its halves are checked, the refused ones halved again down to single members, and the
+ * members refused alone are left out with a
  * `ValidationFailed` Warning Event, so one member's bad or costly value never takes the others
  * down. A member refused alone is left out again without a check while its configuration alone
  * stays the same; a configuration that passed is not checked again.
@@ -14,6 +15,9 @@ import type { EventRecorder } from "./events.ts";
 import type { GroupBuild, GroupConfig } from "./group_build.ts";
 import { validationFailures, type WorkCounts } from "./metrics.ts";
 import type { ControllerSettings } from "./settings.ts";
+
+/** Parts of at most this many members are checked member by member when isolating a refusal. */
+const BISECT_BELOW = 4;
 
 /** Why a rendered configuration was refused; `timedOut`: the check did not finish within its limit. */
 export interface ValidationProblem {
@@ -130,17 +134,40 @@ export class GroupValidator {
       refused(members[0], whole);
       return null;
     }
-    const kept: KubeObject[] = [];
-    for (const m of members) {
+    const single = async (m: KubeObject): Promise<KubeObject[]> => {
       const r = alone(m);
       const form = r && formOf(r);
       const problem = r ? await check(`member:${build.keyOf(m)}`, form!, r) : null;
-      if (problem === null) kept.push(m);
-      else {
-        this.#rememberRefused(build.keyOf(m), form!, problem);
-        refused(m, problem);
+      if (problem === null) return [m];
+      this.#rememberRefused(build.keyOf(m), form!, problem);
+      refused(m, problem);
+      return [];
+    };
+    // Halves that pass are kept whole, refused ones halved again down to single members: one bad
+    // member of n costs about 2·log2(n) checks instead of n (100,000 checks of ~50 ms each before).
+    const isolate = async (part: KubeObject[]): Promise<KubeObject[]> => {
+      if (part.length <= BISECT_BELOW) {
+        const out: KubeObject[] = [];
+        for (const m of part) out.push(...await single(m));
+        return out;
       }
-    }
+      // A large part's model and render hold the loop: timers (the leader's renewal) run first.
+      await new Promise((r) => setTimeout(r, 0));
+      const model = build.model(part);
+      if (model.servable) {
+        const r = build.render(model.model);
+        this.counts.validations++;
+        const problem = await this.validate(r);
+        if (problem === null) return part;
+        validationFailures.inc();
+      }
+      const half = Math.ceil(part.length / 2);
+      return [...await isolate(part.slice(0, half)), ...await isolate(part.slice(half))];
+    };
+    const half = Math.ceil(members.length / 2);
+    const kept = members.length <= BISECT_BELOW
+      ? await isolate(members)
+      : [...await isolate(members.slice(0, half)), ...await isolate(members.slice(half))];
     if (kept.length === 0 || kept.length === members.length) {
       if (kept.length === members.length) { for (const m of members) refused(m, whole); }
       return null;

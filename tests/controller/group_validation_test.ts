@@ -1,7 +1,8 @@
 /**
  * Validation with isolation on a real model and rendering, with a plain function standing in for
  * `haproxy -c` (the cluster tests run the real one): a refused merged configuration is checked
- * member by member and the members refused alone are left out with an Event; a member refused alone
+ * by halves down to single members (member by member below four) and the members refused alone
+ * are left out with an Event; a member refused alone
  * is left out again without a check while its configuration stays the same; a configuration that
  * passed is not checked again.
  */
@@ -91,6 +92,20 @@ Deno.test("group validation: a member refused alone is left out, and left out ag
   validator.forgetMember("shop/bad");
   await validator.check(build, configOf([a, bad, c]));
   assert.ok(counts.validations > 5);
+});
+
+Deno.test("group validation: a refusal in a large group is isolated by halves, not member by member", async () => {
+  const { build, validator, counts, events, configOf } = await setup();
+  const members = Array.from({ length: 32 }, (_, i) => member(`m${i}`, i === 21 ? "refused-svc" : "web", i % 10));
+  const first = await validator.check(build, configOf(members));
+  assert.deepEqual(
+    first?.members.map((m) => m.metadata.name),
+    members.filter((_, i) => i !== 21).map((m) => m.metadata.name),
+  );
+  assert.deepEqual(events.recent.map((e) => [e.object, e.reason]), [["shop/m21", "ValidationFailed"]]);
+  // The whole, its two halves of 16, the refused half's two of 8, the refused 8's two parts of 4
+  // member by member, and the kept ones: 1 + 2 + 2 + 8 + 1, against 1 + 32 + 1 member by member.
+  assert.equal(counts.validations, 14);
 });
 
 Deno.test("group validation: a configuration that passes comes back as it is, and is not checked twice", async () => {
