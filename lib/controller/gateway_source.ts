@@ -11,8 +11,7 @@
  * appear; the Ingress source never waits for it. A group's build is the Gateway's model
  * (lib/gateway/model.ts) rendered by lib/gateway/render.ts; after a publish the Gateway, its
  * routes and its class get their status (lib/controller/gateway_status.ts), the Gateway's
- * `Programmed` only once its proxy has an available pod that its Service routes to and, from a
- * controller in a pod, whose cluster IP accepts connections (lib/controller/address_probe.ts). GRPCRoutes and
+ * `Programmed` only once its proxy is ready (lib/controller/gateway_programmed.ts). GRPCRoutes and
  * TLSRoutes are watched when their CRD is served and this identity may list them (an older chart or
  * CRD bundle leaves them out, not the rest); so are BackendTLSPolicies, with the ConfigMaps that hold
  * their CAs (lib/controller/backend_tls_watch.ts: their verdicts reach the models, their status
@@ -25,7 +24,6 @@ import { log } from "../log/logger.ts";
 import { oneLine } from "../common/errors.ts";
 import { pause } from "../runtime/timers.ts";
 import type { ModelInput, Rendered, Templates } from "../render/mod.ts";
-import type { ClusterLookup } from "../render/model_types.ts";
 import type { ProxyOptions } from "../render/proxy_options.ts";
 import type {
   Condition,
@@ -34,7 +32,6 @@ import type {
   GatewayClass,
   GRPCRoute,
   HTTPRoute,
-  ParentReference,
   TLSRoute,
 } from "../gateway/api.ts";
 import { buildGateway } from "../gateway/model.ts";
@@ -53,30 +50,21 @@ import {
   parseGatewayParameters,
 } from "./gateway_params.ts";
 import { gatewayGroup, gatewayOf, GroupIndex, type GroupKey } from "./groups.ts";
-import { AddressProbes, type Dial, tcpDial } from "./address_probe.ts";
-import { deploymentAvailable } from "./proxy_pod.ts";
+import { parentGateways, ParentIndex } from "./gateway_parents.ts";
+import { ProgrammedCheck, type ProgrammedDeps } from "./gateway_programmed.ts";
 import { gatewayProxyPlace, gatewayTarget, managedByLabel, managedByValue, type ProxyTarget } from "./objects.ts";
 import { ReverseIndex, secretRef, serviceRef } from "./refs.ts";
 import type { OwnBuild, RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
-import { GatewayStatusWriter, namesGateway } from "./gateway_status.ts";
+import { GatewayStatusWriter } from "./gateway_status.ts";
 import { BackendTlsWatch, caConfigMapShape } from "./backend_tls_watch.ts";
 import { type LoadBalancerIngress, loadBalancerOf } from "./status.ts";
 
 const GROUP_PATH = "/apis/gateway.networking.k8s.io";
 /** How often discovery is asked again while the Gateway API's CRDs are not served. */
 const CRD_POLL_MS = 10_000;
-/** How soon a Gateway whose proxy has no available pod yet is looked at again. */
-const PROGRAMMED_RECHECK_MS = 1_000;
 
-export interface GatewaySourceDeps {
-  lookup: ClusterLookup;
+export interface GatewaySourceDeps extends ProgrammedDeps {
   templates: Templates;
-  /** A proxy Deployment as cached (the controller's owned objects). */
-  deployment(namespace: string, name: string): KubeObject | null;
-  /** Looks at `group` again in `ms`. */
-  later(group: GroupKey, ms: number): void;
-  /** How the proxy Service's cluster IP is probed (lib/controller/address_probe.ts); default: in a pod only. */
-  dial?: Dial | null;
 }
 
 interface Informers {
@@ -92,54 +80,6 @@ interface Informers {
   /** Only when BackendTLSPolicies (v1) are served and may be listed; with the ConfigMaps holding CAs. */
   backendTlsPolicies?: Informer;
   caConfigMaps?: Informer;
-}
-
-/** The Gateways (`namespace/name`) each route of one kind names, and the reverse. */
-class ParentIndex {
-  /** Gateway → the routes (`namespace/name`) whose parentRefs name it. */
-  readonly routesOf = new Map<string, Set<string>>();
-  /** Route → the Gateways its parentRefs named when last seen. */
-  readonly #parentsOf = new Map<string, string[]>();
-
-  /** Records the Gateways route `key` names `now`; returns those it named before or names now. */
-  update(key: string, now: readonly string[]): Set<string> {
-    const before = this.#parentsOf.get(key) ?? [];
-    for (const gw of before) this.routesOf.get(gw)?.delete(key);
-    for (const gw of now) {
-      let set = this.routesOf.get(gw);
-      if (!set) this.routesOf.set(gw, set = new Set());
-      set.add(key);
-    }
-    if (now.length > 0) this.#parentsOf.set(key, [...now]);
-    else this.#parentsOf.delete(key);
-    return new Set([...before, ...now]);
-  }
-}
-
-/** The Gateway keys (`namespace/name`) a route's parentRefs name. */
-function parentGateways(route: KubeObject | undefined): string[] {
-  if (!route) return [];
-  const ns = route.metadata.namespace!;
-  const refs: ParentReference[] = Array.isArray(route.spec?.parentRefs) ? route.spec.parentRefs : [];
-  const out = new Set<string>();
-  for (const ref of refs) {
-    if (typeof ref?.name !== "string") continue;
-    const key = `${ref.namespace ?? ns}/${ref.name}`;
-    if (namesGateway(ref, ns, key)) out.add(key);
-  }
-  return [...out];
-}
-
-/**
- * Whether a Service has a ready endpoint in its EndpointSlices as cached: the proxy pod is not only
- * available but routed to through the Gateway's address (kube-proxy programs the Service from the
- * same slices; a client that connects the moment the Gateway says Programmed may otherwise meet an
- * address that routes nowhere yet).
- */
-function hasReadyEndpoint(lookup: ClusterLookup, namespace: string, service: string): boolean {
-  return lookup.endpointSlices(namespace, service).some((slice) =>
-    (slice.endpoints ?? []).some((e) => e.conditions?.ready !== false && (e.addresses ?? []).length > 0)
-  );
 }
 
 /** Whether only the status (or nothing) changed between two versions of an object. */
@@ -183,13 +123,12 @@ export class GatewaySource implements RouteSource {
   /** Whether GRPCRoutes are served and may be listed (known once #served said true). */
   #grpc = false;
   /** Whether each Gateway's proxy Service answers yet, keyed by group. */
-  readonly #probes: AddressProbes;
+  readonly #programmed: ProgrammedCheck;
 
   constructor(ctx: SourceContext, deps: GatewaySourceDeps) {
     this.#ctx = ctx;
     this.#deps = deps;
-    const dial = deps.dial !== undefined ? deps.dial : Deno.env.get("KUBERNETES_SERVICE_HOST") ? tcpDial : null;
-    this.#probes = new AddressProbes(dial, (group) => deps.later(group as GroupKey, 0));
+    this.#programmed = new ProgrammedCheck(deps);
     this.#status = new GatewayStatusWriter(
       ctx.client,
       ctx.writer,
@@ -661,30 +600,22 @@ export class GatewaySource implements RouteSource {
     const key = gatewayOf(group)!;
     const gateway = own.members[0] as Gateway;
     const build = own.detail;
-    const deployment = this.#deps.deployment(own.target.namespace, own.target.name);
-    const podAvailable = deploymentAvailable(deployment);
-    const routed = podAvailable && hasReadyEndpoint(this.#deps.lookup, own.target.namespace, own.target.name);
-    const available = podAvailable && routed;
     const addresses: GatewayAddress[] = loadBalancerOf(proxyService).map((a) =>
       a.ip ? { type: "IPAddress", value: a.ip } : { type: "Hostname", value: a.hostname! }
     );
-    const probe = available && addresses.length > 0
-      ? this.#probes.verdict(group, proxyService?.spec?.clusterIP, proxyService?.spec?.ports?.[0]?.port)
-      : (this.#probes.forget(group), "unknown");
+    const pending = this.#programmed.pending(
+      group,
+      own.target.namespace,
+      own.target.name,
+      proxyService,
+      addresses.length,
+    );
     const conditions = build.gateway.conditions.map((c): Condition => {
       if (c.type !== "Programmed" || c.status !== "True") return c;
       if (refused !== null) return { ...c, status: "False", reason: "Invalid", message: refused };
-      if (!available || addresses.length === 0 || probe === "waiting") {
-        const message = probe === "waiting"
-          ? "waiting for the proxy Service's address to accept connections"
-          : podAvailable
-          ? "waiting for the proxy Service to route to the Gateway's proxy pods"
-          : "waiting for the Gateway's proxy pods";
-        return { ...c, status: "False", reason: "Pending", message };
-      }
+      if (pending !== null) return { ...c, status: "False", reason: "Pending", message: pending };
       return c;
     });
-    if (!available || probe === "waiting") this.#deps.later(group, PROGRAMMED_RECHECK_MS);
     const cached = this.#informers?.gateways.store.get(key) as Gateway | undefined;
     const tasks: Promise<void>[] = [
       this.#status.writeGateway(gateway.metadata.namespace!, gateway.metadata.name, cached, {
@@ -723,7 +654,7 @@ export class GatewaySource implements RouteSource {
   /** A Gateway gone: its entries leave the routes that still name it. */
   async retiredOwn(group: GroupKey): Promise<void> {
     const key = gatewayOf(group)!;
-    this.#probes.forget(group);
+    this.#programmed.forget(group);
     const kinds = [
       [this.#informers?.routes, this.#statusRoutes, resources.httpRoutes],
       [this.#informers?.grpcRoutes, this.#statusGrpcRoutes, resources.grpcRoutes],
