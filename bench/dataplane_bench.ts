@@ -3,20 +3,23 @@
  * The data plane against HAProxy itself: requests/s and latency through our rendered configuration
  * (a shared proxy serving 1, 1,000 and 10,000 Ingresses, `BENCH_INGRESSES`, each with its own host,
  * Service, EndpointSlice and the same TLS Secret) and through HAProxy 2.6 with a hand-written minimal
- * configuration (one frontend, one backend, no log), plain HTTP and TLS, driven by the same load
- * generator (Debian's `wrk`: one thread, 32 keep-alive connections, `BENCH_SECONDS` per run, default 8)
- * in alternating runs (`BENCH_ROUNDS`, default 2), in a private network namespace. The backends are an
- * HAProxy that answers 200 at once (`http-request return`), so the figures are the proxy's. Variants:
- * ours with the default JSON access log, ours with `access-log: off`, the minimal configuration, and
- * the minimal one with our JSON access log (what HAProxy's own logging costs). Each proxy runs in a
- * process of its own through lib/proxy/haproxy.ts (bench/dataplane_proxy.ts) whose stdout, where HAProxy
- * writes the access log, is a pipe read by `wc -l`, as a container runtime reads a container's.
+ * configuration for the same backends (one frontend, plain and TLS, choosing one backend per host by a
+ * map of the Host header, each backend one server, no log), driven by the same load generator (Debian's
+ * `wrk`: one thread, 32 keep-alive connections, `BENCH_SECONDS` per run, default 8, the Host rotating over
+ * the Ingresses) in alternating runs (`BENCH_ROUNDS`, default 2), in a private network namespace. The
+ * backends are an HAProxy that answers 200 at once (`http-request return`), so the figures are the
+ * proxy's. Variants: ours with the default JSON access log, ours with `access-log: off`, the minimal
+ * configuration, the minimal one with our JSON access log (what HAProxy's own logging costs), and
+ * `minimal_one_backend`: every host to one backend, whose server connections every request reuses
+ * (what a thousand backends cost HAProxy by themselves). Each proxy runs in a process of its own through
+ * lib/proxy/haproxy.ts (bench/dataplane_proxy.ts) whose stdout, where HAProxy writes the access log, is a
+ * pipe read by `wc -l`, as a container runtime reads a container's.
  * wrk sends no SNI for an address, so ours serves the Ingresses' certificate as the default one too.
- * Figures: `dataplane.ratio_rps.<json|off|minimal_json>.<N>.<http|tls>` (requests/s over the minimal
- * configuration's without log), `dataplane.ratio_p99.…` (p99 latency over the minimal's: above 1 is
- * slower), `dataplane.ratio_cpu.…` (the proxy's CPU time per request, HAProxy's and the process running it,
- * over the minimal's: what the machine's load moves least), the absolute figures of each variant, and access lines written per request. Last stdout
- * line: JSON array of {name, unit, value}.
+ * Figures: `dataplane.ratio_rps.<variant>.<N>.<http|tls>` (requests/s over the minimal configuration's),
+ * `dataplane.ratio_p99.…` (p99 latency over the minimal's: above 1 is slower), `dataplane.ratio_cpu.…`
+ * (the proxy's CPU time per request, HAProxy's and the process running it, over the minimal's: what the
+ * machine's load moves least), the absolute figures of each variant, and access lines written per
+ * request. Last stdout line: JSON array of {name, unit, value}.
  */
 import { join } from "node:path";
 import type { V1Secret } from "@kubernetes/client-node";
@@ -132,10 +135,12 @@ function ours(n: number, accessLog: ProxyOptions["accessLog"]): Layout {
 }
 
 /**
- * The hand-written minimal configuration: one frontend (plain and TLS), one backend; optionally our JSON log;
- * with `backends`, one backend per host as ours has (chosen by a map of the Host header), each its own server.
+ * The hand-written minimal configuration for the same backends as ours: one frontend (plain and TLS) choosing
+ * one backend per host by a map of the Host header, each backend one server; optionally our JSON log. With
+ * `oneBackend`, every host goes to one backend instead.
  */
-function minimal(withLog: boolean, backends = 0): Layout {
+function minimal(n: number, withLog: boolean, oneBackend = false): Layout {
+  const backends = oneBackend ? 1 : n;
   const lines = [
     "global",
     '    stats socket "${IC_RUNTIME_SOCKET}" mode 600 level admin',
@@ -155,20 +160,18 @@ function minimal(withLog: boolean, backends = 0): Layout {
         "    http-request set-var(txn.path) path",
       ]
       : []),
-    ...(backends > 0
-      ? ['    use_backend %[req.hdr(host),field(1,:),lower,map_str("${IC_CERT_DIR}/hosts.map")]']
-      : ["    default_backend be"]),
-    ...(backends > 0
-      ? Array.from({ length: backends }, (_, i) => [`backend b${i}`, `    server s1 ${backendAddress}:${BACKEND_PORT}`])
-        .flat()
-      : ["backend be", `    server s1 ${backendAddress}:${BACKEND_PORT}`]),
+    ...(oneBackend
+      ? ["    default_backend b0"]
+      : ['    use_backend %[req.hdr(host),field(1,:),lower,map_str("${IC_CERT_DIR}/hosts.map")]']),
+    ...Array.from({ length: backends }, (_, i) => [`backend b${i}`, `    server s1 ${backendAddress}:${BACKEND_PORT}`])
+      .flat(),
     "",
   ];
-  const hosts = Array.from({ length: backends }, (_, i) => `${host(i)} b${i}\n`).join("");
+  const hosts = Array.from({ length: n }, (_, i) => `${host(i)} b${oneBackend ? 0 : i}\n`).join("");
   return {
     config: lines.join("\n"),
     crtList: "",
-    maps: backends > 0 ? { "hosts.map": hosts } : {},
+    maps: oneBackend ? {} : { "hosts.map": hosts },
     pems: { "minimal.pem": pem },
   };
 }
@@ -332,8 +335,7 @@ await Deno.writeTextFile(
 
 /**
  * With `BENCH_ATTRIBUTION=1`, where our rules' cost goes: ours with `access-log: off` less one group of lines
- * (a measurement only: the configuration without them would not do what the README says), and the minimal
- * configuration with one backend per host as ours (`minimal_backends`: what that many servers cost by themselves).
+ * (a measurement only: the configuration without them would not do what the README says).
  */
 const ATTRIBUTION: [string, RegExp][] = Deno.env.get("BENCH_ATTRIBUTION") === "1"
   ? [
@@ -362,13 +364,13 @@ try {
     const proxies = [
       await startProxy("json", ours(n, "json")),
       await startProxy("off", off),
-      await startProxy("minimal", minimal(false)),
-      await startProxy("minimal_json", minimal(true)),
+      await startProxy("minimal", minimal(n, false)),
+      await startProxy("minimal_json", minimal(n, true)),
+      await startProxy("minimal_one_backend", minimal(n, false, true)),
     ];
     for (const [name, drop] of ATTRIBUTION) {
       proxies.push(await startProxy(name, { ...off, config: without(off.config, drop) }));
     }
-    if (ATTRIBUTION.length > 0) proxies.push(await startProxy("minimal_backends", minimal(false, n)));
     console.error(
       `bench: ${n} Ingresses rendered and started in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
