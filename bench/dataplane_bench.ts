@@ -19,7 +19,9 @@
  * `dataplane.ratio_p99.…` (p99 latency over the minimal's: above 1 is slower), `dataplane.ratio_cpu.…`
  * (the proxy's CPU time per request, HAProxy's and the process running it, over the minimal's: what the
  * machine's load moves least), the absolute figures of each variant, and access lines written per
- * request. Last stdout line: JSON array of {name, unit, value}.
+ * request. `BENCH_CALLGRIND=1` adds the instructions HAProxy runs per request of each variant, counted by
+ * valgrind (bench/dataplane_instructions.ts: what the machine's load does not move at all), and their
+ * ratio to the minimal configuration's. Last stdout line: JSON array of {name, unit, value}.
  */
 import { join } from "node:path";
 import type { V1Secret } from "@kubernetes/client-node";
@@ -29,7 +31,9 @@ import { buildModel, lookupFromLists } from "../lib/render/model.ts";
 import { loadTemplates, render } from "../lib/render/render.ts";
 import { DEFAULT_PROXY_OPTIONS, JSON_LOG_FORMAT, type ProxyOptions } from "../lib/render/proxy_options.ts";
 import { ensureTools } from "../lib/dev/localenv/debian.ts";
-import { startHaproxy } from "../lib/dev/localenv/haproxy.ts";
+import { ensureHaproxy, startHaproxy } from "../lib/dev/localenv/haproxy.ts";
+import { haproxyEnv } from "../lib/proxy/haproxy.ts";
+import { instructionsPerRequest } from "./dataplane_instructions.ts";
 import { privateAddress, runInPrivateNetwork } from "../lib/dev/localenv/netns.ts";
 import { freePorts } from "../lib/dev/localenv/ports.ts";
 import { log } from "../lib/log/logger.ts";
@@ -41,6 +45,9 @@ const CONNECTIONS = 32;
 for (const n of SIZES) if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new Error(`BENCH_INGRESSES: ${n}`);
 
 const [wrk] = await ensureTools([{ command: "wrk", package: "wrk" }], "the data-plane bench");
+const valgrind = Deno.env.get("BENCH_CALLGRIND") === "1"
+  ? (await ensureTools([{ command: "valgrind", package: "valgrind" }], "the data-plane bench's instruction counts"))[0]
+  : null;
 await runInPrivateNetwork(new URL(import.meta.url).pathname);
 log.configure({ level: "warn" });
 
@@ -186,8 +193,8 @@ interface Proxy {
   stop(): Promise<number>;
 }
 
-/** Lays a configuration out and runs it through bench/dataplane_proxy.ts, stdout to `wc -l`. */
-async function startProxy(name: string, files: Layout): Promise<Proxy> {
+/** Writes a configuration's files into a new directory: haproxy.cfg and certs/. */
+async function layOut(name: string, files: Layout): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: `ic-dataplane-${name}-` });
   const certDir = join(dir, "certs");
   await Deno.mkdir(certDir);
@@ -196,6 +203,12 @@ async function startProxy(name: string, files: Layout): Promise<Proxy> {
   for (const [file, text] of Object.entries({ ...files.maps, ...files.pems })) {
     await Deno.writeTextFile(join(certDir, file), text);
   }
+  return dir;
+}
+
+/** Lays a configuration out and runs it through bench/dataplane_proxy.ts, stdout to `wc -l`. */
+async function startProxy(name: string, files: Layout): Promise<Proxy> {
+  const dir = await layOut(name, files);
   const [http, https, stats] = freePorts(3, proxyAddress);
   const count = join(dir, "lines");
   const script = new URL("./dataplane_proxy.ts", import.meta.url).pathname;
@@ -354,6 +367,44 @@ function without(config: string, drop: RegExp): string {
   return kept.join("\n");
 }
 
+/**
+ * With `BENCH_CALLGRIND=1`: the instructions HAProxy runs per request of each variant, plain and TLS
+ * (bench/dataplane_instructions.ts), and their ratio to the minimal configuration's.
+ */
+async function countInstructions(valgrind: string, n: number, layouts: [string, Layout][]): Promise<void> {
+  const haproxy = await ensureHaproxy();
+  for (const scheme of ["http", "tls"] as const) {
+    const counts = new Map<string, number>();
+    for (const [name, layout] of layouts) {
+      const dir = await layOut(name, layout);
+      try {
+        const [httpPort, httpsPort, statsPort] = freePorts(3, proxyAddress);
+        const env = haproxyEnv({
+          bindAddress: proxyAddress,
+          httpPort,
+          httpsPort,
+          statsPort,
+          runtimeSocket: join(dir, "runtime.sock"),
+          certDir: join(dir, "certs"),
+        });
+        const origin = scheme === "http"
+          ? `http://${proxyAddress}:${httpPort}`
+          : `https://${proxyAddress}:${httpsPort}`;
+        const count = await instructionsPerRequest({ valgrind, haproxy, dir, env, origin, hosts: n, host });
+        counts.set(name, count);
+        console.error(`bench: ${n} ${scheme} ${name}: ${Math.round(count)} instructions/request (callgrind)`);
+        fig(`dataplane.instructions_per_request.${name}.${n}.${scheme}`, "instructions", Math.round(count));
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    }
+    for (const [name, count] of counts) {
+      if (name === "minimal") continue;
+      fig(`dataplane.ratio_instructions.${name}.${n}.${scheme}`, "ratio", count / counts.get("minimal")!);
+    }
+  }
+}
+
 /** Proxies without an access log that wrote to stdout all the same. */
 const stray: string[] = [];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -361,16 +412,16 @@ try {
   for (const n of SIZES) {
     const started = performance.now();
     const off = ours(n, "off");
-    const proxies = [
-      await startProxy("json", ours(n, "json")),
-      await startProxy("off", off),
-      await startProxy("minimal", minimal(n, false)),
-      await startProxy("minimal_json", minimal(n, true)),
-      await startProxy("minimal_one_backend", minimal(n, false, true)),
+    const layouts: [string, Layout][] = [
+      ["json", ours(n, "json")],
+      ["off", off],
+      ["minimal", minimal(n, false)],
+      ["minimal_json", minimal(n, true)],
+      ["minimal_one_backend", minimal(n, false, true)],
+      ...ATTRIBUTION.map(([name, drop]): [string, Layout] => [name, { ...off, config: without(off.config, drop) }]),
     ];
-    for (const [name, drop] of ATTRIBUTION) {
-      proxies.push(await startProxy(name, { ...off, config: without(off.config, drop) }));
-    }
+    const proxies: Proxy[] = [];
+    for (const [name, layout] of layouts) proxies.push(await startProxy(name, layout));
     console.error(
       `bench: ${n} Ingresses rendered and started in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
@@ -421,6 +472,7 @@ try {
       }
     }
     if (stray.length > 0) throw new Error(`stdout without an access log is not empty: ${stray.join(", ")}`);
+    if (valgrind) await countInstructions(valgrind, n, layouts);
   }
 } finally {
   await backend.stop();
