@@ -162,6 +162,8 @@ export function parseSecretRefs(text: string): SecretRef[] {
   }
   if (!Array.isArray(parsed)) throw new Error("secrets.json must be a JSON array of {file, namespace, name}");
   const refs: SecretRef[] = [];
+  const keys = new Map<SecretRef, string>();
+  const listed = new Set<string>();
   for (const [i, entry] of parsed.entries()) {
     const e = entry as Record<string, unknown> | null;
     if (typeof e !== "object" || e === null) throw new Error(`secrets.json[${i}] is not an object`);
@@ -186,12 +188,16 @@ export function parseSecretRefs(text: string): SecretRef[] {
       );
     }
     const ref: SecretRef = Object.freeze({ kind: kind as SecretKind, file: want, namespace, name });
-    if (refs.some((r) => refKey(r) === refKey(ref))) {
+    const key = refKey(ref);
+    if (listed.has(key)) {
       throw new Error(`secrets.json: ${kind} ${objectKind(ref)} ${namespace}/${name} is listed twice`);
     }
+    listed.add(key);
+    keys.set(ref, key);
     refs.push(ref);
   }
-  return refs.sort((a, b) => refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0);
+  // Keys made once (and a Set for the duplicates): with 10,000 entries, searching the list took seconds.
+  return refs.sort((a, b) => keys.get(a)! < keys.get(b)! ? -1 : keys.get(a)! > keys.get(b)! ? 1 : 0);
 }
 
 function refKey(r: SecretRef): string {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { buildModel, type ClusterLookup, lookupFromLists, type ModelInput } from "../../lib/render/model.ts";
-import { configMapData, loadTemplates, render } from "../../lib/render/render.ts";
+import { configMapData, loadTemplates, render, RenderMemo } from "../../lib/render/render.ts";
+import { DEFAULT_PROXY_OPTIONS } from "../../lib/render/proxy_options.ts";
 import { skeleton, SLOT_LINE } from "../../lib/render/slots.ts";
 import { validateConfig } from "../../lib/render/validate.ts";
 import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
@@ -307,4 +308,46 @@ Deno.test("crt-list: one Secret for 10,000 hosts spreads over lines HAProxy read
   assert.deepEqual(lines.flatMap((l) => l.split(" ").slice(1)).sort(), [...hosts].sort(), "every host once");
   const check = await validateConfig(r, { timeoutMs: 60_000 });
   assert.deepEqual(check.errors, []);
+});
+
+Deno.test("secrets.json lists each Secret once, in the order of its keys, and a render with a memo keeps the list", () => {
+  // names whose order differs between a collator and code units: upper case, digits, dashes, dots
+  const names = ["b-tls", "B.tls", "a10", "a9", "a-1", "z", "Zeta", "shared"];
+  const ingresses = names.map((name, i) =>
+    ingress({
+      name: `i${i}`,
+      tls: [{ hosts: [`h${i}.example.com`], secretName: name.toLowerCase() }, {
+        hosts: [`s${i}.example.com`],
+        secretName: "shared",
+      }],
+      rules: [{ host: `h${i}.example.com`, paths: [{ path: "/", service: "web", port: 80 }] }],
+    })
+  );
+  const lookup = lookupFromLists({
+    services: [service("web", [{ port: 80 }])],
+    secrets: names.map((n) => tlsSecret(n.toLowerCase())),
+  });
+  const { model } = buildModel({ ingresses, lookup });
+  const r = render(model, templates, {
+    ...DEFAULT_PROXY_OPTIONS,
+    defaultCertificate: { file: "default_shared.pem", namespace: "default", name: "shared" },
+  });
+  const key = (s: { kind?: string; file?: string; namespace: string; name: string }) =>
+    `${s.kind ?? "tls"} ${s.file ?? ""} ${s.namespace}/${s.name}`;
+  const keys = r.secrets.map(key);
+  assert.equal(new Set(keys).size, keys.length, "no Secret twice");
+  assert.deepEqual(keys, [...keys].sort((a, b) => a.localeCompare(b)));
+  assert.deepEqual(
+    r.secrets.map((s) => s.name).sort(),
+    [...new Set(names.map((n) => n.toLowerCase()))].sort(),
+  );
+  const memo = new RenderMemo();
+  const first = render(model, templates, DEFAULT_PROXY_OPTIONS, memo);
+  assert.equal(render(model, templates, DEFAULT_PROXY_OPTIONS, memo).secrets, first.secrets, "the same list");
+  assert.deepEqual(first.secrets, render(model, templates).secrets);
+  const withDefault = render(model, templates, {
+    ...DEFAULT_PROXY_OPTIONS,
+    defaultCertificate: { file: "default_z.pem", namespace: "default", name: "z" },
+  }, memo);
+  assert.notEqual(withDefault.secrets, first.secrets, "another default certificate: the list is made again");
 });
