@@ -206,8 +206,19 @@ export class ClusterClient {
    * Opens a watch (`path` is a collection path; `watch=true` is added). Events come one per
    * line; the stream ends when the server ends it (timeoutSeconds) or the connection breaks.
    */
-  async watch(path: string, query: RequestOptions["query"], signal?: AbortSignal): Promise<WatchStream> {
-    const ex = await this.#send("GET", path, { query: { ...query, watch: "true" }, signal }, "watch", signal);
+  async watch(
+    path: string,
+    query: RequestOptions["query"],
+    signal?: AbortSignal,
+    rateLimited = true,
+  ): Promise<WatchStream> {
+    const ex = await this.#send(
+      "GET",
+      path,
+      { query: { ...query, watch: "true" }, signal, rateLimited },
+      "watch",
+      signal,
+    );
     if (ex.status !== 200) throw errorFrom(ex.status, await readAll(ex.body), "WATCH", path);
     this.#streams.add(ex);
     const streams = this.#streams;

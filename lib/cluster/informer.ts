@@ -55,6 +55,13 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number;
   backoff?: Backoff;
   /**
+   * Its lists and watches take no token of the client's rate limit unless they follow a failure (then
+   * they wait for one, after the backoff, as every other call does). For the proxy's watch of each listed
+   * Secret by name: a start opens one list and one watch per Secret, and each watch is renewed every 5–10
+   * minutes; at 10,000 Secrets that is more than the client's 20 calls a second on its own.
+   */
+  unlimitedWhileHealthy?: boolean;
+  /**
    * Shrinks each object before it is stored and handed to handlers (like client-go's
    * TransformFunc). Default: `compactMetadata`.
    */
@@ -113,6 +120,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   #backoff: Backoff;
+  /** The last list or watch failed: the next calls take a token (`unlimitedWhileHealthy`). */
+  #failing = false;
   readonly name: string;
 
   constructor(readonly client: ClusterClient, readonly resource: ResourceType, readonly opts: InformerOptions = {}) {
@@ -204,6 +213,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           [needList, reason] = [true, "resync"];
           continue;
         }
+        this.#failing = true;
         this.lastError = err;
         watchErrors.inc({ resource: this.name });
         if (isStatus(err, 410)) {
@@ -229,6 +239,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** Whether the next list or watch takes a token (`unlimitedWhileHealthy`). */
+  #rateLimited(): boolean {
+    return !this.opts.unlimitedWhileHealthy || this.#failing;
+  }
+
   #query(): Record<string, string | undefined> {
     return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
   }
@@ -245,11 +260,13 @@ export class Informer<T extends KubeObject = KubeObject> {
       const page = await this.client.request("GET", path, {
         query: { ...this.#query(), limit: this.opts.pageSize ?? pageSizeOf(this.resource), continue: cont },
         signal: this.#stop.signal,
+        rateLimited: this.#rateLimited(),
       });
       for (const item of page.items ?? []) items.push(this.#shape(item));
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont);
+    this.#failing = false;
     await this.#replace(items);
     this.#rv = rv;
     log.v(2)?.info("cluster list done", { resource: this.name, reason, objects: items.length, resourceVersion: rv });
@@ -298,12 +315,18 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.watchStarts++;
     let stream;
     try {
-      stream = await this.client.watch(collectionPath(this.resource, this.opts.namespace), {
-        ...this.#query(),
-        resourceVersion: this.#rv,
-        allowWatchBookmarks: true,
-        timeoutSeconds,
-      }, abort.signal);
+      stream = await this.client.watch(
+        collectionPath(this.resource, this.opts.namespace),
+        {
+          ...this.#query(),
+          resourceVersion: this.#rv,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+        },
+        abort.signal,
+        this.#rateLimited(),
+      );
+      this.#failing = false;
       const closeOnAbort = () => stream!.close();
       abort.signal.addEventListener("abort", closeOnAbort, { once: true });
       // A resync or restart asked for while the watch was being opened.

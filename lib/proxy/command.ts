@@ -96,7 +96,8 @@ export async function runProxy(
   const client = hooks.client ??
     await ClusterClient.create({
       kubeconfig: settings.kubeconfig || null,
-      // Watches, their lists and the parts read again on a retry. A part's first read for its digest
+      // The head's watch and list, the parts read again on a retry, and the listed Secrets' lists and
+      // watches after a failure (lib/cluster/informer.ts's unlimitedWhileHealthy). A part's first read for its digest
       // takes no token (lib/transport/part_cache.ts reads at most 8 at a time): a start reads every
       // part once, ~130 at 10,000 Ingresses and 1,358 at 100,000, which at 20 a second past this
       // burst waited ~53 s.
@@ -642,6 +643,10 @@ class ProxyRuntime {
       const informer = new Informer<KubeObject>(this.client, resource, {
         namespace: ref.namespace,
         fieldSelector: `metadata.name=${ref.name}`,
+        // One list and one watch per listed object, the watch renewed every 5–10 minutes: at thousands
+        // of Secrets, more than the client's rate on their own (10,000 Secrets: 20,000 calls, ~16 minutes
+        // at 20 a second).
+        unlimitedWhileHealthy: true,
       });
       const kick = () => this.#kick();
       // A missing object is known to be missing once listed (its userlist stays empty): no
