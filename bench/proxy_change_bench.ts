@@ -11,6 +11,8 @@
  *   HAProxy, then its file written);
  * - `proxy.change_event_ms` (p50, p99): the proxy's own part of it, from the head's watch event;
  * - `proxy.change_served_ms` (p50): → the new host answered.
+ * With `BENCH_TLS=<n>`, the first n Ingresses each have a TLS Secret of their own, created in the API
+ * server: the proxy lists and watches each by name before its first start (`proxy.first_start_ms`).
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */
 import { figureList, percentile } from "./figures.ts";
@@ -26,10 +28,14 @@ import { startControlPlane } from "../lib/dev/localenv/control_plane.ts";
 import { ensureHaproxy } from "../lib/dev/localenv/haproxy.ts";
 import { freePorts } from "../lib/dev/localenv/ports.ts";
 import { log } from "../lib/log/logger.ts";
+import type { V1Secret } from "@kubernetes/client-node";
+import { createCA, issueCertificate } from "../lib/pki/certs.ts";
+import { summarizedSecret } from "../lib/render/tls_secret.ts";
 import { ClusterClient } from "../lib/cluster/client.ts";
 
 const ROUTES = Number(Deno.env.get("BENCH_ROUTES") ?? 10_000);
 const CHANGES = Number(Deno.env.get("BENCH_CHANGES") ?? 30);
+const TLS = Math.min(Number(Deno.env.get("BENCH_TLS") ?? 0), ROUTES);
 const NS = "bench";
 const CM = "shared-proxy";
 log.configure({ level: (Deno.env.get("BENCH_LOG") ?? "warn") as "warn" });
@@ -40,8 +46,15 @@ const pct = percentile;
 const web = await startBackend({ name: "web", host: "127.0.0.1" });
 const base = webLookup(web.port);
 const ingresses = Array.from({ length: ROUTES }, (_, i) => ({
-  metadata: { namespace: "default", name: `ing${i}`, creationTimestamp: new Date(i * 1000) },
+  metadata: {
+    namespace: "default",
+    name: `ing${i}`,
+    creationTimestamp: new Date(i * 1000),
+    // served over plain HTTP too, where the bench asks
+    ...(i < TLS ? { annotations: { "ingress-controller.io/ssl-redirect": "false" } } : {}),
+  },
   spec: {
+    ...(i < TLS ? { tls: [{ hosts: [`h${i}.example`], secretName: `tls${i}` }] } : {}),
     rules: [{
       host: `h${i}.example`,
       http: {
@@ -60,6 +73,23 @@ const lookup: typeof base = {
       metadata: { ...s.metadata, labels: { ...s.metadata?.labels, "kubernetes.io/service-name": service } },
     })),
 };
+/** The TLS Secrets (one certificate for all: the proxy reads each by name all the same). */
+const leaf = TLS > 0
+  ? await issueCertificate(await createCA({ commonName: "bench CA" }), {
+    commonName: "*.example",
+    dnsNames: ["*.example"],
+    usages: ["serverAuth"],
+  })
+  : null;
+const tlsSecrets = Array.from({ length: TLS }, (_, i) => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  type: "kubernetes.io/tls",
+  metadata: { namespace: "default", name: `tls${i}` },
+  data: { "tls.crt": btoa(leaf!.certPem), "tls.key": btoa(leaf!.keyPem) },
+}));
+const secretsByName = new Map(tlsSecrets.map((s) => [s.metadata.name, summarizedSecret(s) as V1Secret]));
+lookup.secret = (ns, name) => ns === "default" ? secretsByName.get(name) : undefined;
 const { model } = buildModel({ ingresses, lookup, allowLoopbackEndpoints: true });
 const data: Record<string, string> = configMapData(render(model, await loadTemplates(null)));
 const firstBackend = /^h0\.example\/ (\S+)$/m.exec(data["routes-prefix.map"])?.[1];
@@ -70,6 +100,13 @@ await using cp = await startControlPlane();
 const writer = await ClusterClient.create({ kubeconfig: cp.adminKubeConfigPath, qps: 0, burst: 0 });
 const api = (method: string, path: string, body?: unknown) => writer.request(method, path, { body });
 await api("POST", "/api/v1/namespaces", { metadata: { name: NS } });
+{
+  const t = performance.now();
+  for (let i = 0; i < tlsSecrets.length; i += 32) {
+    await Promise.all(tlsSecrets.slice(i, i + 32).map((s) => api("POST", "/api/v1/namespaces/default/secrets", s)));
+  }
+  if (TLS > 0) console.error(`bench: ${TLS} TLS Secrets created in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+}
 const existing = new Map<string, string>();
 /**
  * Writes the parts that changed and the head does not carry; the function it resolves with writes
