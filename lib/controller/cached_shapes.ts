@@ -17,17 +17,36 @@ export const CARRIED_FIELD = "carriedDigests";
 /**
  * An Ingress as the API server sends it (less managedFields and the `kubectl apply` annotation),
  * with its status shared with every other Ingress showing the same: the Ingresses of one proxy all
- * show its address, 10,000 copies of one small tree otherwise. Cached objects are never changed in
- * place, and the shared status is frozen so that nothing can.
+ * show its address, 10,000 copies of one small tree otherwise; and its backends' Service ports
+ * shared likewise. Cached objects are never changed in place, and the shared values are frozen so
+ * that nothing can.
  */
 export function cachedIngress(o: KubeObject): KubeObject {
   const ing = compactMetadata(o);
   if (ing.status) ing.status = sharedValue(ing.status);
+  if (ing.spec) sharePorts(ing.spec);
   // Creation times have a one-second grain: Ingresses created together share one string (each
   // parsed object has a copy of its own, 40 bytes, 10,000 of them in a class created by a script).
   const created = ing.metadata?.creationTimestamp;
   if (typeof created === "string") ing.metadata!.creationTimestamp = sharedTime(created);
   return ing;
+}
+
+/**
+ * Each backend's Service port (`{number: 80}`, `{name: "http"}`) as one frozen value shared by every
+ * Ingress naming the same: one object per path otherwise (32 bytes, 3 MB at 100,000 Ingresses).
+ */
+function sharePorts(spec: KubeObject["spec"]): void {
+  const share = (backend: { service?: { port?: unknown } } | undefined) => {
+    const service = backend?.service;
+    if (service && typeof service.port === "object" && service.port !== null) service.port = sharedValue(service.port);
+  };
+  share(spec.defaultBackend);
+  if (!Array.isArray(spec.rules)) return;
+  for (const rule of spec.rules) {
+    const paths = rule?.http?.paths;
+    if (Array.isArray(paths)) { for (const p of paths) share(p?.backend); }
+  }
 }
 
 /** The last creation times seen, each held once. */
