@@ -9,6 +9,7 @@ import { LRUCache } from "lru-cache";
 import { compactMetadata } from "../cluster/informer.ts";
 import type { KubeObject } from "../cluster/resources.ts";
 import { managedByLabel, managedByValue } from "./objects.ts";
+import { SERVICE_NAME_LABEL } from "../render/backend_resolve.ts";
 import { carriedDigests } from "./transport.ts";
 
 /** The field of a cached owned ConfigMap holding the digests of its data (lib/controller/transport.ts). */
@@ -84,14 +85,19 @@ function deepFreeze<T>(v: T): T {
  * The metadata a cached Service or EndpointSlice keeps: what owners and settings are read from,
  * and the identity and version only of the controller's own objects (it updates and deletes them
  * by uid, lib/controller/owned_writes.ts); of a user's Service nothing reads them, and 20,000 of each
- * were 2 MB.
+ * were 2 MB. Of a user's object's labels only an EndpointSlice's Service name is read (the
+ * controller's own objects are told by theirs, lib/controller/ownership.ts): the EndpointSlice
+ * controller copies every label of the Service onto its slices, a few hundred bytes each.
  */
 function keptMetadata(o: KubeObject): KubeObject["metadata"] {
   const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences, deletionTimestamp } =
     compactMetadata(o).metadata;
-  return labels?.[managedByLabel] === managedByValue
-    ? { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences, deletionTimestamp }
-    : { name, namespace, labels, annotations, ownerReferences, deletionTimestamp };
+  if (labels?.[managedByLabel] === managedByValue) {
+    return { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences, deletionTimestamp };
+  }
+  const service = labels?.[SERVICE_NAME_LABEL];
+  const kept = service === undefined ? undefined : { [SERVICE_NAME_LABEL]: service };
+  return { name, namespace, labels: kept, annotations, ownerReferences, deletionTimestamp };
 }
 
 /**

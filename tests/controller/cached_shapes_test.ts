@@ -31,6 +31,7 @@ function served(s: V1Service, extra: Record<string, unknown> = {}): V1Service {
       resourceVersion: "42",
       creationTimestamp: new Date("2026-01-01T00:00:00Z"),
       managedFields: [{ manager: "kubectl", operation: "Update" }],
+      labels: { "app.kubernetes.io/name": s.metadata!.name!, "app.kubernetes.io/managed-by": "Helm" },
     },
     spec: {
       clusterIP: "10.96.0.10",
@@ -52,7 +53,18 @@ function served(s: V1Service, extra: Record<string, unknown> = {}): V1Service {
 function perPod(s: V1EndpointSlice): V1EndpointSlice {
   return {
     ...s,
-    metadata: { ...s.metadata, uid: `uid-${s.metadata!.name}`, resourceVersion: "7", generateName: "x-" },
+    metadata: {
+      ...s.metadata,
+      uid: `uid-${s.metadata!.name}`,
+      resourceVersion: "7",
+      generateName: "x-",
+      // The EndpointSlice controller's own label and the Service's, copied.
+      labels: {
+        ...s.metadata!.labels,
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+        "app.kubernetes.io/managed-by": "Helm",
+      },
+    },
     endpoints: (s.endpoints ?? []).map((e, i) => ({
       ...e,
       nodeName: "node-1",
@@ -121,7 +133,9 @@ Deno.test("the cached Ingresses, Services and EndpointSlices render exactly what
 
   const [c] = cached.endpointSlices;
   assert.deepEqual(Object.keys(c.endpoints![0]).sort(), ["addresses", "conditions"]);
-  assert.equal(c.metadata!.labels!["kubernetes.io/service-name"], "web");
+  // Of a user's slice's labels only the Service name is kept, and none of a user's Service.
+  assert.deepEqual(c.metadata!.labels, { "kubernetes.io/service-name": "web" });
+  assert.equal(cached.services[0].metadata!.labels, undefined);
   assert.equal((c.metadata as Record<string, unknown>).generateName, undefined);
   const s = cached.services[0];
   assert.equal(s.spec!.ipFamilies, undefined);
