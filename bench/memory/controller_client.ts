@@ -2,7 +2,7 @@
  * @module bench/memory/controller_client
  * The benches' side of controller_process.ts: the controller in a process of its own, run with the
  * V8 flags the chart gives it (lib/controller/v8_flags.ts) plus `--expose-gc`, without the code cache
- * as the images run it, and one command per
+ * as the images run it (BENCH_V8_FLAGS: more flags after those, comma-separated, to measure one), and one command per
  * line (`report`, `idle`, `profile-start`, `profile-stop`, `heap-snapshot <file>`), each answered with one line.
  */
 import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../../lib/controller/v8_flags.ts";
@@ -24,7 +24,7 @@ export function startControllerProcess(kubeconfig: string, overrides?: Record<st
       // As the chart runs it (BENCH_HEAP_LIMIT_MB: another `controller.heapLimitMB`).
       `--v8-flags=--expose-gc,${
         v8Flags(Number(Deno.env.get("BENCH_HEAP_LIMIT_MB") ?? CONTROLLER_HEAP_LIMIT_MB), CONTROLLER_SEMI_SPACE_MB)
-      }`,
+      }${Deno.env.get("BENCH_V8_FLAGS") ? `,${Deno.env.get("BENCH_V8_FLAGS")}` : ""}`,
       new URL("./controller_process.ts", import.meta.url).pathname,
       kubeconfig,
       ...(overrides ? [JSON.stringify(overrides)] : []),

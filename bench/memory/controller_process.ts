@@ -9,7 +9,7 @@
  */
 import { startController } from "../../lib/controller/controller.ts";
 import { log } from "../../lib/log/logger.ts";
-import { Session } from "node:inspector/promises";
+import type { Session } from "node:inspector/promises";
 import { mallinfo2 } from "./mallinfo.ts";
 
 log.configure({
@@ -21,9 +21,23 @@ const overrides = Deno.args[1] ? JSON.parse(Deno.args[1]) : {};
 // BENCH_PROFILE_FIRST=<file>: a CPU profile from the start until the first command (the first sync),
 // written to <file> (Chrome's DevTools read it) with its top functions on stderr.
 const firstProfile = Deno.env.get("BENCH_PROFILE_FIRST");
-const profiler = new Session();
+/**
+ * The inspector session, made when a profile or snapshot is asked for: made at the start, it held
+ * about 4 MB of the figures' RSS (the inspector's code and state), which the controller itself never
+ * has unless `/debug/pprof` is asked for a profile.
+ */
+let session: Session | null = null;
+async function inspector(): Promise<Session> {
+  const { Session } = await import("node:inspector/promises");
+  return session ??= new Session();
+}
+const profiler = {
+  connect: async () => (await inspector()).connect(),
+  disconnect: () => session?.disconnect(),
+  post: async (method: string, params?: object) => await (await inspector()).post(method as any, params as any) as any,
+};
 if (firstProfile) {
-  profiler.connect();
+  await profiler.connect();
   await profiler.post("Profiler.enable");
   await profiler.post("Profiler.setSamplingInterval", { interval: 1000 });
   await profiler.post("Profiler.start");
@@ -75,7 +89,7 @@ for await (const chunk of lines) {
       profiler.disconnect();
     }
     if (command === "profile-start") {
-      profiler.connect();
+      await profiler.connect();
       await profiler.post("Profiler.enable");
       await profiler.post("Profiler.start");
       console.log("{}");
@@ -187,6 +201,7 @@ function mallocInUse(): string {
 /** Writes a heap snapshot (for bench/memory/heap_summary.ts or Chrome's DevTools) to `path`. */
 async function writeHeapSnapshot(path: string): Promise<void> {
   const file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const { Session } = await import("node:inspector/promises");
   const session = new Session();
   session.connect();
   const encoder = new TextEncoder();

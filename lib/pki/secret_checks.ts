@@ -5,7 +5,7 @@
  * Each verdict is null (usable) or one sentence saying why not, never any of the key material.
  * Shared by the controller (lib/render/tls_secret.ts keeps only the verdict of each Secret) and
  * the proxy (lib/proxy/files.ts writes the files), so both refuse the same Secrets for the same
- * reason. PEM blocks are split by @peculiar/x509's PemConverter; certificates and keys are parsed
+ * reason. PEM blocks are split as @peculiar/x509's PemConverter splits them (lib/pki/pem.ts); certificates and keys are parsed
  * by node:crypto (a Rust DER parser, about 13 times faster than @peculiar/x509's: the controller
  * judges every Secret when it starts).
  *
@@ -23,7 +23,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from "node:crypto";
-import { x509 } from "./x509.ts";
+import { pemDecode, pemEncode } from "./pem.ts";
 
 /** The fields of a Secret read here (a V1Secret, plain JSON). */
 export interface SecretData {
@@ -33,7 +33,7 @@ export interface SecretData {
 
 export const TLS_SECRET_TYPE = "kubernetes.io/tls";
 
-/** A PEM block as PemConverter reads it. */
+/** A PEM block as lib/pki/pem.ts reads it. */
 interface Block {
   readonly label: string;
   readonly headers: readonly { key: string; value: string }[];
@@ -148,7 +148,7 @@ export function tlsPairProblem(crt: string, key: string): string | null {
   }
   let privateKey: KeyObject;
   try {
-    privateKey = createPrivateKey(x509.PemConverter.encode(keyBlock.der.slice().buffer, keyBlock.label));
+    privateKey = createPrivateKey(pemEncode(keyBlock.der, keyBlock.label));
   } catch (err) {
     return `tls.key cannot be read (${detail(err)}); the proxy serves ${SERVED_KEYS} keys`;
   }
@@ -174,15 +174,15 @@ export function tlsPairProblem(crt: string, key: string): string | null {
  * not base64, so the BEGIN lines are counted too.
  */
 function pemBlocks(text: string, field: string): Block[] | string {
-  let decoded: ReturnType<typeof x509.PemConverter.decodeWithHeaders>;
+  let decoded: ReturnType<typeof pemDecode>;
   try {
-    decoded = x509.PemConverter.decodeWithHeaders(text);
+    decoded = pemDecode(text);
   } catch (err) {
     return `${field} holds a PEM block that cannot be read (${detail(err)})`;
   }
   const begins = text.match(/-----BEGIN [^\r\n]*-----/g)?.length ?? 0;
   if (decoded.length !== begins) return `${field} holds a PEM block that cannot be read`;
-  return decoded.map((b) => ({ label: b.type, headers: b.headers, der: new Uint8Array(b.rawData) }));
+  return decoded.map((b) => ({ label: b.type, headers: b.headers, der: b.der }));
 }
 
 function certificate(block: Block, what: string): X509Certificate | string {

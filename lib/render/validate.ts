@@ -23,7 +23,6 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { createCA } from "../pki/certs.ts";
 import type { Rendered } from "./render.ts";
 import { checkedForm, skeleton } from "./slots.ts";
 import { sameSkeleton, sectionList, unreferencedDrops } from "./dropped_backends.ts";
@@ -105,11 +104,15 @@ function passedMinusBackends(rest: string, rendered: Rendered): boolean {
   return dropped !== null && dropped.length > 0;
 }
 
-/** One self-signed certificate + key PEM per process, used for every file name in a crt-list. */
+/**
+ * One self-signed certificate + key PEM per process, used for every file name in a crt-list. The
+ * certificate maker (@peculiar/x509, about 7 MB of a process's memory once loaded) is loaded by
+ * the first check that needs it: a class without TLS never does.
+ */
 export function throwawayPem(): Promise<string> {
-  throwaway ??= createCA({ commonName: "ingress-controller config check", validityDays: 3650 }).then((c) =>
-    `${c.certPem.trimEnd()}\n${c.keyPem.trimEnd()}\n`
-  );
+  throwaway ??= import("../pki/certs.ts").then(({ createCA }) =>
+    createCA({ commonName: "ingress-controller config check", validityDays: 3650 })
+  ).then((c) => `${c.certPem.trimEnd()}\n${c.keyPem.trimEnd()}\n`);
   return throwaway;
 }
 

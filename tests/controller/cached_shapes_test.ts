@@ -1,6 +1,6 @@
 /**
- * The controller's cached Services and EndpointSlices keep every field something reads: the same
- * Ingresses over the API server's objects and over the cached shapes give the same configuration,
+ * The controller's cached Ingresses, Services and EndpointSlices keep every field something reads: the
+ * same Ingresses over the API server's objects and over the cached shapes give the same configuration,
  * maps and problems; and what the shapes drop (per-Pod endpoint fields, IP families) is gone.
  */
 import assert from "node:assert/strict";
@@ -31,6 +31,7 @@ function served(s: V1Service, extra: Record<string, unknown> = {}): V1Service {
       resourceVersion: "42",
       creationTimestamp: new Date("2026-01-01T00:00:00Z"),
       managedFields: [{ manager: "kubectl", operation: "Update" }],
+      labels: { "app.kubernetes.io/name": s.metadata!.name!, "app.kubernetes.io/managed-by": "Helm" },
     },
     spec: {
       clusterIP: "10.96.0.10",
@@ -52,7 +53,18 @@ function served(s: V1Service, extra: Record<string, unknown> = {}): V1Service {
 function perPod(s: V1EndpointSlice): V1EndpointSlice {
   return {
     ...s,
-    metadata: { ...s.metadata, uid: `uid-${s.metadata!.name}`, resourceVersion: "7", generateName: "x-" },
+    metadata: {
+      ...s.metadata,
+      uid: `uid-${s.metadata!.name}`,
+      resourceVersion: "7",
+      generateName: "x-",
+      // The EndpointSlice controller's own label and the Service's, copied.
+      labels: {
+        ...s.metadata!.labels,
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+        "app.kubernetes.io/managed-by": "Helm",
+      },
+    },
     endpoints: (s.endpoints ?? []).map((e, i) => ({
       ...e,
       nodeName: "node-1",
@@ -63,7 +75,7 @@ function perPod(s: V1EndpointSlice): V1EndpointSlice {
   };
 }
 
-Deno.test("the cached Services and EndpointSlices render exactly what the API server's objects render", async () => {
+Deno.test("the cached Ingresses, Services and EndpointSlices render exactly what the API server's objects render", async () => {
   const web = served(service("web", [{ name: "http", port: 80, targetPort: "http" }]));
   web.metadata!.annotations = { [`${A}load-balance`]: "leastconn", [`${A}timeout-server`]: "7s" };
   const api = served(service("api", [{ port: 8080, targetPort: 9090 }]));
@@ -99,8 +111,8 @@ Deno.test("the cached Services and EndpointSlices render exactly what the API se
     ingress({ name: "none", rules: [route("none.example", "missing", 80)] }),
   ];
   const templates = await loadTemplates(null);
-  const outcome = (lists: { services: V1Service[]; endpointSlices: V1EndpointSlice[] }) => {
-    const { model, problems } = buildModel({ ingresses, lookup: lookupFromLists(lists) });
+  const outcome = (lists: { services: V1Service[]; endpointSlices: V1EndpointSlice[] }, ings = ingresses) => {
+    const { model, problems } = buildModel({ ingresses: ings, lookup: lookupFromLists(lists) });
     const r = render(model, templates);
     return { config: r.config, maps: r.maps, problems: problems.map((p) => `${p.object} ${p.reason} ${p.message}`) };
   };
@@ -115,10 +127,15 @@ Deno.test("the cached Services and EndpointSlices render exactly what the API se
   assert.match(want.config, /balance leastconn/, "and the Service's annotations");
   assert.ok(!want.config.includes("10.1.0.2:8080"), "and the endpoints' conditions");
   assert.deepEqual(outcome(cached), want);
+  // The cached Ingresses (their Service ports shared) with the cached Services and slices: the same again.
+  const cachedIngresses = ingresses.map((i) => cachedIngress(structuredClone(i) as KubeObject) as typeof i);
+  assert.deepEqual(outcome(cached, cachedIngresses), want);
 
   const [c] = cached.endpointSlices;
   assert.deepEqual(Object.keys(c.endpoints![0]).sort(), ["addresses", "conditions"]);
-  assert.equal(c.metadata!.labels!["kubernetes.io/service-name"], "web");
+  // Of a user's slice's labels only the Service name is kept, and none of a user's Service.
+  assert.deepEqual(c.metadata!.labels, { "kubernetes.io/service-name": "web" });
+  assert.equal(cached.services[0].metadata!.labels, undefined);
   assert.equal((c.metadata as Record<string, unknown>).generateName, undefined);
   const s = cached.services[0];
   assert.equal(s.spec!.ipFamilies, undefined);
@@ -237,4 +254,27 @@ Deno.test("Ingresses showing the same status share one frozen status; the rest o
   assert.ok(!("managedFields" in a.metadata));
   const bare = cachedIngress({ metadata: { name: "d", namespace: "apps" }, spec: {} });
   assert.equal(bare.status, undefined);
+});
+
+Deno.test("Ingresses naming the same Service port share one frozen port; other ports stay apart", () => {
+  const routed = (name: string, port: number | string, defaultPort?: number) =>
+    cachedIngress(
+      structuredClone(ingress({
+        name,
+        rules: [{ host: `${name}.example`, paths: [{ path: "/", service: name, port }] }],
+        defaultBackend: defaultPort === undefined ? undefined : { service: "fallback", port: defaultPort },
+      })) as KubeObject,
+    );
+  const portOf = (i: KubeObject) => i.spec.rules[0].http.paths[0].backend.service.port;
+  const [a, b, c, d] = [routed("a", 80), routed("b", 80, 80), routed("c", 8080), routed("d", "http")];
+  assert.equal(portOf(a), portOf(b));
+  assert.equal(b.spec.defaultBackend.service.port, portOf(a));
+  assert.notEqual(portOf(a), portOf(c));
+  assert.deepEqual(portOf(c), { number: 8080 });
+  assert.deepEqual(portOf(d), { name: "http" });
+  assert.ok(Object.isFrozen(portOf(a)));
+  assert.notEqual(a.spec.rules[0].http.paths[0].backend.service, b.spec.rules[0].http.paths[0].backend.service);
+  // Odd specs are left as they are (the model reports them).
+  const odd = cachedIngress({ metadata: { name: "e", namespace: "apps" }, spec: { rules: [null, { http: {} }] } });
+  assert.deepEqual(odd.spec, { rules: [null, { http: {} }] });
 });
