@@ -166,18 +166,41 @@ export async function buildImages(
 
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
-interface DenoInfo {
+export interface DenoInfo {
   modules: { specifier: string }[];
   npmPackages: Record<string, { name: string; version: string; localPath?: string }>;
+}
+
+/**
+ * Modules the program starts as Web Workers (`new Worker(new URL(…, import.meta.url))`): not in main.ts's
+ * static module graph, so staged with their own (compile.sh `--include`s them likewise).
+ * tests/dev/images/worker_modules_test.ts fails when a worker module is missing here.
+ */
+export const WORKER_MODULES = ["lib/admission/review_worker.ts"];
+
+/** The module graphs of main.ts and the worker modules: their files and npm packages. */
+export async function programGraph(deno = Deno.execPath()): Promise<DenoInfo> {
+  const graph: DenoInfo = { modules: [], npmPackages: {} };
+  const seen = new Set<string>();
+  for (const entry of ["main.ts", ...WORKER_MODULES]) {
+    const path = join(repoRoot, entry);
+    // Fill the machine's Deno cache first (outside any private network namespace: it fetches from npm).
+    await run(deno, ["cache", "--quiet", path], repoRoot);
+    const info = JSON.parse(await run(deno, ["info", "--json", path], repoRoot)) as DenoInfo;
+    for (const m of info.modules) {
+      if (seen.has(m.specifier)) continue;
+      seen.add(m.specifier);
+      graph.modules.push(m);
+    }
+    Object.assign(graph.npmPackages, info.npmPackages);
+  }
+  return graph;
 }
 
 /** Copies the program (module graph of main.ts, templates, deno.json, deno.lock) and its npm cache into `dest`. */
 async function stageApp(dest: string): Promise<void> {
   const deno = Deno.execPath();
-  const main = join(repoRoot, "main.ts");
-  // Fill the machine's Deno cache first (outside any private network namespace: it fetches from npm).
-  await run(deno, ["cache", "--quiet", main], repoRoot);
-  const info = JSON.parse(await run(deno, ["info", "--json", main], repoRoot)) as DenoInfo;
+  const info = await programGraph(deno);
   const files = info.modules.map((m) => m.specifier).filter((s) => s.startsWith("file:")).map((s) => fileURLToPath(s));
   for (const f of [...files, join(repoRoot, "deno.json"), join(repoRoot, "deno.lock")]) {
     const rel = relative(repoRoot, f);
