@@ -21,6 +21,7 @@ import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, stopKey, w
 import { compareRoutes } from "./route_order.ts";
 import { insertSorted, lowerBound, removeSorted } from "./sorted.ts";
 import { cmp } from "./show.ts";
+import { noteRouteChange } from "./route_changes.ts";
 
 /** An Ingress's place in the conflict order: creation time, then `namespace/name`. */
 export interface IngressKey {
@@ -141,6 +142,9 @@ export class KeptMerge {
    * only, as the ModelMemo's `latest` does.
    */
   #last: { inputs: readonly unknown[]; entries: KeptFragment[]; generation: number } | null = null;
+  /** The route objects the delta under way took out of the routes and put in (see route_changes.ts). */
+  #routesOut: Route[] = [];
+  #routesIn: Route[] = [];
 
   constructor(
     /** The settings layers and model options of the build: another one builds in full. */
@@ -286,6 +290,9 @@ export class KeptMerge {
     if (!this.#appliable(removed, added)) return null;
     const ownership = this.owners ? this.#ownership(removed, added) : [];
     if (ownership === null) return null;
+    const routesBefore = this.routes;
+    this.#routesOut = [];
+    this.#routesIn = [];
     // Backends are placed once both are done: a changed Ingress is removed and added again, and
     // its backends should not leave the list and come back as new objects in between.
     const touched = new Set<string>();
@@ -301,6 +308,9 @@ export class KeptMerge {
     }
     if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
     remember();
+    if (this.routes !== routesBefore) {
+      noteRouteChange(this.routes, { from: routesBefore, removed: this.#routesOut, added: this.#routesIn });
+    }
     return this.#result(true);
   }
 
@@ -444,6 +454,7 @@ export class KeptMerge {
       if (route) {
         this.routeByKey.delete(s.key);
         removeSorted(this.#owned("routes"), route, compareRoutes);
+        this.#routesOut.push(route);
         dec(this.routeUses, route.backend);
         touched.add(route.backend);
       }
@@ -483,6 +494,7 @@ export class KeptMerge {
       const route = s.route ??= Object.freeze({ host, path, pathType, match, backend: r.name, ingress: f.id });
       this.routeByKey.set(s.key, route);
       insertSorted(this.#owned("routes"), route, compareRoutes);
+      this.#routesIn.push(route);
       inc(this.routeUses, route.backend);
       touched.add(route.backend);
     }
