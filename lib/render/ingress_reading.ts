@@ -74,6 +74,8 @@ export class ModelMemo {
   owners: ReadonlyMap<string, string> | null = null;
   /** Builds made as deltas (for tests and the scale benchmark). */
   deltas = 0;
+  /** Of those, the deltas that found their changes by comparing the input with the last one only (KeptMerge). */
+  inPlaceDeltas = 0;
 }
 
 function sameRead(lookup: ClusterLookup, r: Read): boolean {

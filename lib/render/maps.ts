@@ -95,7 +95,7 @@ export function routeMaps(
   stops: readonly { host: string; stop: string }[] = NO_STOPS,
 ): RouteMaps {
   const last = memo?.last;
-  const tables = (last && changedTables(last, routes)) ?? sortedTables(routes);
+  const tables = (last && changedTables(last, routes, memo!)) ?? sortedTables(routes);
   const small = (last?.small.redirectHosts === redirectHosts && last.small.redirectCodes === redirectCodes &&
       last.small.passthrough === passthrough && last.small.stops === stops)
     ? last.small
@@ -132,6 +132,8 @@ interface SmallMaps {
 /** What routeMaps keeps between the calls for one proxy (lib/render/render.ts's RenderMemo holds it). */
 export class MapsMemo {
   last: (Tables & { small: SmallMaps }) | null = null;
+  /** Calls whose tables followed a model delta's noted change (for tests). */
+  followed = 0;
 }
 
 /** Above this many changed routes, sorting everything again is as fast. */
@@ -167,7 +169,7 @@ function sortedTables(routes: readonly MapRoute[]): Tables {
  * A model delta notes what it took out and put in (route_changes.ts); otherwise both route lists
  * are in match order, so one walk finds what was removed and added.
  */
-function changedTables(last: Tables, routes: readonly MapRoute[]): Tables | null {
+function changedTables(last: Tables, routes: readonly MapRoute[], memo: MapsMemo): Tables | null {
   const before = last.routes;
   // The model of a reconcile that changed nothing hands back the very same list.
   if (before === routes) return last;
@@ -176,6 +178,7 @@ function changedTables(last: Tables, routes: readonly MapRoute[]): Tables | null
   const added: MapRoute[] = [];
   if (noted !== null) {
     if (noted.removed.length + noted.added.length > DIFF_LIMIT) return null;
+    memo.followed++;
     for (const r of noted.removed) removed.push(r);
     for (const r of noted.added) added.push(r);
   } else {

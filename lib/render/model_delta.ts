@@ -141,7 +141,9 @@ export class KeptMerge {
    * `apply`). Kept from one delta to the next, so it holds the Ingress objects of the last build
    * only, as the ModelMemo's `latest` does.
    */
-  #last: { inputs: readonly unknown[]; entries: KeptFragment[]; generation: number } | null = null;
+  #last: { inputs: unknown[]; entries: KeptFragment[]; generation: number } | null = null;
+  /** The last apply found its changes in place (#inPlace): for tests. */
+  inPlace = false;
   /** The route objects the delta under way took out of the routes and put in (see route_changes.ts). */
   #routesOut: Route[] = [];
   #routesIn: Route[] = [];
@@ -232,12 +234,131 @@ export class KeptMerge {
     const epoch = ++this.epoch;
     const added: { fragment: IngressFragment; key: IngressKey }[] = [];
     const removed: KeptFragment[] = [];
-    let seen = 0;
     // The same object at the same index as in the last delta, while nothing the fragments read has
     // changed (the same generation), has the fragment it had then: its entry is taken by index,
     // with no lookup. At 10,000 Ingresses, the lookups of fragmentOf and byId were most of a
     // one-Ingress change's model time (~8 ms).
     const last = generation !== null && this.#last?.generation === generation ? this.#last : null;
+    const inPlace = last !== null ? this.#inPlace(last, current, fragmentOf, keyOf, removed, added) : null;
+    this.inPlace = inPlace !== null;
+    let remember: () => void;
+    if (inPlace !== null) {
+      // Only the changed indexes are written: at 100,000 Ingresses, marking every entry and copying
+      // the input cost more than the change (a cache miss per entry).
+      remember = () => {
+        for (const i of inPlace) {
+          last!.inputs[i] = current[i];
+          last!.entries[i] = this.byId.get(last!.entries[i].fragment.id)!;
+        }
+      };
+    } else {
+      const general = this.#changes(last, current, fragmentOf, keyOf, epoch, removed, added);
+      if (general === null) return null;
+      const entries = general;
+      remember = () => {
+        if (generation === null) return;
+        // The entries of changed Ingresses are those #add made: filled in where they stand (at 100,000
+        // Ingresses a second array is 0.8 MB more for the collector at every change).
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i];
+          if (typeof e === "string") entries[i] = this.byId.get(e)!;
+        }
+        // a copy of the input: callers may reuse their array
+        this.#last = { inputs: current.slice(), entries: entries as KeptFragment[], generation };
+      };
+    }
+    if (added.length === 0 && removed.length === 0) {
+      remember();
+      return this.#result(false);
+    }
+    if (!this.#appliable(removed, added)) return null;
+    const ownership = this.owners ? this.#ownership(removed, added) : [];
+    if (ownership === null) return null;
+    const routesBefore = this.routes;
+    this.#routesOut = [];
+    this.#routesIn = [];
+    // Backends are placed once both are done: a changed Ingress is removed and added again, and
+    // its backends should not leave the list and come back as new objects in between.
+    const touched = new Set<string>();
+    // An accepted Ingress that stays accepted at the same place keeps its id where it is: taking it
+    // out and putting it back copied the model's 100,000 ids.
+    const staying = new Set<string>();
+    for (const a of added) {
+      const was = a.fragment.accepted ? this.byId.get(a.fragment.id) : undefined;
+      if (was?.fragment.accepted && removed.includes(was) && compareKeys(was.key, a.key) === 0) {
+        staying.add(a.fragment.id);
+      }
+    }
+    for (const k of removed) this.#remove(k, touched, staying);
+    for (const a of added) this.#add(a.fragment, a.key, epoch, touched, staying);
+    for (const n of touched) this.#place(n);
+    this.#settle();
+    if (this.owners) {
+      // Counted against the owners before the change (removed) and after it (added).
+      for (const k of removed) this.#count(k.fragment, -1);
+      this.#ownHosts(ownership);
+      for (const a of added) this.#count(a.fragment, 1);
+    }
+    if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
+    remember();
+    if (this.routes !== routesBefore) {
+      noteRouteChange(this.routes, { from: routesBefore, removed: this.#routesOut, added: this.#routesIn });
+    }
+    return this.#result(true);
+  }
+
+  /**
+   * The changed Ingresses of `current` against the last delta's input `last`, when it is the same
+   * length and each index that holds another object holds the same Ingress (by id) as then: the
+   * indexes that changed (their removed and added fragments pushed), or null (`#changes` decides).
+   * Walks the two arrays only, touching no entry of an unchanged Ingress.
+   */
+  #inPlace<T>(
+    last: { inputs: unknown[]; entries: KeptFragment[] },
+    current: readonly T[],
+    fragmentOf: (t: T) => IngressFragment,
+    keyOf: (t: T) => IngressKey,
+    removed: KeptFragment[],
+    added: { fragment: IngressFragment; key: IngressKey }[],
+  ): number[] | null {
+    const inputs = last.inputs;
+    if (inputs.length !== current.length || this.byId.size !== current.length) return null;
+    const changed: number[] = [];
+    for (let i = 0; i < current.length; i++) {
+      if (inputs[i] === current[i]) continue;
+      if (changed.length === DELTA_LIMIT) return null;
+      changed.push(i);
+    }
+    for (const i of changed) {
+      const was = last.entries[i];
+      const fragment = fragmentOf(current[i]);
+      // Another Ingress at this index (a move, a rename, a duplicate): the general walk sorts it out.
+      if (fragment.id !== was.fragment.id || this.byId.get(fragment.id) !== was) {
+        removed.length = added.length = 0;
+        return null;
+      }
+      if (fragment === was.fragment) continue;
+      removed.push(was);
+      added.push({ fragment, key: keyOf(current[i]) });
+    }
+    return changed;
+  }
+
+  /**
+   * The removed and added fragments of `current` (pushed), every entry marked with `epoch`: the
+   * entries of `current` index by index (the id of a changed one, filled in once #add made it), or
+   * null when it cannot be a delta.
+   */
+  #changes<T>(
+    last: { inputs: readonly unknown[]; entries: KeptFragment[] } | null,
+    current: readonly T[],
+    fragmentOf: (t: T) => IngressFragment,
+    keyOf: (t: T) => IngressKey,
+    epoch: number,
+    removed: KeptFragment[],
+    added: { fragment: IngressFragment; key: IngressKey }[],
+  ): (KeptFragment | string)[] | null {
+    let seen = 0;
     const entries: (KeptFragment | string)[] = new Array(current.length);
     for (let i = 0; i < current.length; i++) {
       const c = current[i];
@@ -272,46 +393,7 @@ export class KeptMerge {
         if (removed.length > DELTA_LIMIT) return null;
       }
     }
-    const remember = () => {
-      if (generation === null) return;
-      // The entries of changed Ingresses are those #add made: filled in where they stand (at 100,000
-      // Ingresses a second array is 0.8 MB more for the collector at every change).
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i];
-        if (typeof e === "string") entries[i] = this.byId.get(e)!;
-      }
-      // a copy of the input: callers may reuse their array
-      this.#last = { inputs: current.slice(), entries: entries as KeptFragment[], generation };
-    };
-    if (added.length === 0 && removed.length === 0) {
-      remember();
-      return this.#result(false);
-    }
-    if (!this.#appliable(removed, added)) return null;
-    const ownership = this.owners ? this.#ownership(removed, added) : [];
-    if (ownership === null) return null;
-    const routesBefore = this.routes;
-    this.#routesOut = [];
-    this.#routesIn = [];
-    // Backends are placed once both are done: a changed Ingress is removed and added again, and
-    // its backends should not leave the list and come back as new objects in between.
-    const touched = new Set<string>();
-    for (const k of removed) this.#remove(k, touched);
-    for (const a of added) this.#add(a.fragment, a.key, epoch, touched);
-    for (const n of touched) this.#place(n);
-    this.#settle();
-    if (this.owners) {
-      // Counted against the owners before the change (removed) and after it (added).
-      for (const k of removed) this.#count(k.fragment, -1);
-      this.#ownHosts(ownership);
-      for (const a of added) this.#count(a.fragment, 1);
-    }
-    if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
-    remember();
-    if (this.routes !== routesBefore) {
-      noteRouteChange(this.routes, { from: routesBefore, removed: this.#routesOut, added: this.#routesIn });
-    }
-    return this.#result(true);
+    return entries;
   }
 
   /** Adds `by` to the counts of `f`'s claims, each as its owner's or another namespace's as the owners are now. */
@@ -435,12 +517,12 @@ export class KeptMerge {
     return true;
   }
 
-  #remove(kept: KeptFragment, touched: Set<string>): void {
+  #remove(kept: KeptFragment, touched: Set<string>, staying: ReadonlySet<string>): void {
     const { fragment: f, key } = kept;
     this.byId.delete(f.id);
     const unserved = this.model.unserved ?? [];
     if (unserved.includes(f.id)) this.model = { ...this.model, unserved: unserved.filter((id) => id !== f.id) };
-    if (f.accepted) this.#unaccept(key);
+    if (f.accepted && !staying.has(f.id)) this.#unaccept(key);
     if (this.record.problems.delete(f.id)) {
       removeSorted(this.troubled, key, compareKeys);
       this.#problems = null;
@@ -468,9 +550,9 @@ export class KeptMerge {
     }
   }
 
-  #add(f: IngressFragment, key: IngressKey, epoch: number, touched: Set<string>): void {
+  #add(f: IngressFragment, key: IngressKey, epoch: number, touched: Set<string>, staying: ReadonlySet<string>): void {
     this.byId.set(f.id, { fragment: f, key, seen: epoch });
-    if (f.accepted) this.#accept(key);
+    if (f.accepted && !staying.has(f.id)) this.#accept(key);
     for (const s of f.secrets) this.#ref(this.record.secrets, "secrets", s);
     const problems: Problem[] = [];
     for (const s of f.steps) {

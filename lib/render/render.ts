@@ -151,6 +151,7 @@ function kindCountsOf(routes: readonly Route[], memo: RenderMemo | null): KindCo
   const change = last ? routeChangeFrom(routes, last.routes) : null;
   let counts: KindCounts;
   if (change) {
+    memo!.followed++;
     counts = last!.counts.slice();
     for (const r of change.removed) counts[kindIndex(r)]--;
     for (const r of change.added) counts[kindIndex(r)]++;
@@ -223,6 +224,8 @@ export class RenderMemo {
   lastOfBackends: { backends: readonly Backend[]; derived: OfBackends } | null = null;
   /** The map files' sorted lines (lib/render/maps.ts). */
   readonly maps = new MapsMemo();
+  /** Renders whose route kinds followed a model delta's noted change (for tests). */
+  followed = 0;
   /** The kind counts of the last routes (routesIn). */
   kinds: { routes: readonly Route[]; counts: KindCounts } | null = null;
   /** What routesIn found in the last stops and redirect hosts. */
