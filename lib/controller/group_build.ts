@@ -32,7 +32,7 @@ const READ_SLICE = 2_000;
 
 /** Members of a group and the configuration they make. */
 export interface GroupConfig {
-  members: KubeObject[];
+  members: readonly KubeObject[];
   built: BuildResult;
   rendered: Rendered;
 }

@@ -145,7 +145,7 @@ export class GroupValidator {
     };
     // Halves that pass are kept whole, refused ones halved again down to single members: one bad
     // member of n costs about 2·log2(n) checks instead of n (100,000 checks of ~50 ms each before).
-    const isolate = async (part: KubeObject[]): Promise<KubeObject[]> => {
+    const isolate = async (part: readonly KubeObject[]): Promise<readonly KubeObject[]> => {
       if (part.length <= BISECT_BELOW) {
         const out: KubeObject[] = [];
         for (const m of part) out.push(...await single(m));
