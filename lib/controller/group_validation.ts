@@ -111,7 +111,8 @@ export class GroupValidator {
     let { members, built, rendered } = config;
     const now = performance.now();
     const known: KubeObject[] = [];
-    for (const m of members) {
+    // Only while some member was refused alone: a walk over 100,000 members at every change otherwise.
+    for (const m of this.#refusedAlone.size > 0 ? members : []) {
       const before = this.#refusedAlone.get(build.keyOf(m));
       if (!before) continue;
       const r = before.until > now ? alone(m) : null;

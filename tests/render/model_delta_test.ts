@@ -215,6 +215,15 @@ Deno.test("model memo: a new object of an Ingress that reads the same (a status 
   const again = buildModel({ ingresses: [withStatus], lookup, memo });
   assert.equal(again.model.routes[0], route);
   assert.deepEqual(again, buildModel({ ingresses: [withStatus], lookup }));
+  // A deep copy (new nested objects, as the cache's decoding makes them) reads the same too; a
+  // nested value changed (a path, an annotation) is read again.
+  assert.equal(buildModel({ ingresses: [structuredClone(withStatus)], lookup, memo }).model.routes[0], route);
+  const deeper = structuredClone(withStatus);
+  deeper.spec!.rules![0].http!.paths[0].path = "/x";
+  assert.equal(buildModel({ ingresses: [deeper], lookup, memo }).model.routes[0].path, "/x");
+  const annotated = structuredClone(withStatus);
+  annotated.metadata!.annotations = { "ingress-controller.io/ssl-redirect": "false" };
+  assert.notEqual(buildModel({ ingresses: [annotated], lookup, memo }).model.routes[0], route);
   // A changed host, a re-created Ingress (another uid) or another creation time: read again.
   const moved = buildModel({ ingresses: [make("b.example.com")], lookup, memo });
   assert.equal(moved.model.routes[0].host, "b.example.com");
