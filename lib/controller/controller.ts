@@ -219,7 +219,11 @@ class Controller {
       globalSettings: () => this.#groupSettings.globalSettings(),
       queue,
       filed: (key, before, group) => this.#filed(key, before, group),
-      statusChanged: (source, member) => this.#status.changedByOthers(source, member),
+      statusChanged: (source, member) => {
+        const group = source.buildOwn ? null : source.groupOf(source.keyOf(member));
+        if (group !== null) this.#builder.adopt(group, member);
+        this.#status.changedByOthers(source, member);
+      },
       stopped,
     };
     const ingresses = new IngressSource(sourceContext);

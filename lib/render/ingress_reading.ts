@@ -76,6 +76,18 @@ export class ModelMemo {
   deltas = 0;
   /** Of those, the deltas that found their changes by comparing the input with the last one only (KeptMerge). */
   inPlaceDeltas = 0;
+
+  /**
+   * `ing` replaces the last object of its Ingress in the cache, its status alone changed: when it
+   * reads the same, it has the same fragment from now on (what `fragmentOf` would find at the next
+   * build). Called as each status write comes back, so that the first change after a first
+   * publish's 100,000 status writes does not compare 100,000 objects.
+   */
+  adopt(ing: V1Ingress): void {
+    if (this.kept.has(ing)) return;
+    const last = this.latest.get(idOf(ing));
+    if (last && sameReading(last.ing, ing)) this.kept.set(ing, last);
+  }
 }
 
 function sameRead(lookup: ClusterLookup, r: Read): boolean {

@@ -19,7 +19,7 @@
 import type { Backend, BuildResult, IngressFragment, Model, Problem, Resolved, Route } from "./model_types.ts";
 import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, stopKey, wildcardOf } from "./host_ownership.ts";
 import { compareRoutes } from "./route_order.ts";
-import { insertSorted, lowerBound, removeSorted } from "./sorted.ts";
+import { insertAt, insertSorted, lowerBound, removeAt, removeSorted, roomyCopy } from "./sorted.ts";
 import { cmp } from "./show.ts";
 import { noteRouteChange } from "./route_changes.ts";
 
@@ -190,29 +190,29 @@ export class KeptMerge {
     const shared = this.#shared.delete(which);
     switch (which) {
       case "routes":
-        return shared ? (this.routes = this.routes.slice()) : this.routes;
+        return shared ? (this.routes = roomyCopy(this.routes)) : this.routes;
       case "backends":
-        return shared ? (this.backends = this.backends.slice()) : this.backends;
+        return shared ? (this.backends = roomyCopy(this.backends)) : this.backends;
       case "services":
-        return shared ? (this.services = this.services.slice()) : this.services;
+        return shared ? (this.services = roomyCopy(this.services)) : this.services;
       case "secrets":
-        return shared ? (this.secrets = this.secrets.slice()) : this.secrets;
+        return shared ? (this.secrets = roomyCopy(this.secrets)) : this.secrets;
       case "ids":
-        return shared ? (this.#acceptedIds = this.#acceptedIds.slice()) : this.#acceptedIds;
+        return shared ? (this.#acceptedIds = roomyCopy(this.#acceptedIds)) : this.#acceptedIds;
     }
   }
 
   /** Adds `key` to the accepted Ingresses and its id to the model's at the same index. */
   #accept(key: IngressKey): void {
-    this.#owned("ids").splice(insertSorted(this.accepted, key, compareKeys), 0, key.id);
+    insertAt(this.#owned("ids"), insertSorted(this.accepted, key, compareKeys), key.id);
   }
 
   /** Takes `key` out of the accepted Ingresses (if there) and its id out of the model's. */
   #unaccept(key: IngressKey): void {
     const i = lowerBound(this.accepted, key, compareKeys);
     if (i >= this.accepted.length || compareKeys(this.accepted[i], key) !== 0) return;
-    this.accepted.splice(i, 1);
-    this.#owned("ids").splice(i, 1);
+    removeAt(this.accepted, i);
+    removeAt(this.#owned("ids"), i);
   }
 
   #used(name: string, fallbacks = true): boolean {
@@ -324,11 +324,8 @@ export class KeptMerge {
     const inputs = last.inputs;
     if (inputs.length !== current.length || this.byId.size !== current.length) return null;
     const changed: number[] = [];
-    for (let i = 0; i < current.length; i++) {
-      if (inputs[i] === current[i]) continue;
-      if (changed.length === DELTA_LIMIT) return null;
-      changed.push(i);
-    }
+    // Objects replaced with the same fragment (status writes) are not counted against DELTA_LIMIT.
+    for (let i = 0; i < current.length; i++) if (inputs[i] !== current[i]) changed.push(i);
     for (const i of changed) {
       const was = last.entries[i];
       const fragment = fragmentOf(current[i]);
@@ -340,6 +337,10 @@ export class KeptMerge {
       if (fragment === was.fragment) continue;
       removed.push(was);
       added.push({ fragment, key: keyOf(current[i]) });
+      if (added.length > DELTA_LIMIT) {
+        removed.length = added.length = 0;
+        return null;
+      }
     }
     return changed;
   }
@@ -474,10 +475,10 @@ export class KeptMerge {
       const i = lowerBound(this.#stops, { host: claim } as { host: string; stop: Stop }, byKey);
       const present = i < this.#stops.length && this.#stops[i].host === claim;
       if (!present && stop === null) continue;
-      stops ??= this.#stops.slice();
-      if (present && stop === null) stops.splice(i, 1);
+      stops ??= roomyCopy(this.#stops);
+      if (present && stop === null) removeAt(stops, i);
       else if (present) stops[i] = { host: claim, stop: stop! };
-      else stops.splice(i, 0, { host: claim, stop: stop! });
+      else insertAt(stops, i, { host: claim, stop: stop! });
       this.#stops = stops;
     }
     if (stops) this.model = { ...this.model, stops };
@@ -610,8 +611,8 @@ export class KeptMerge {
       const i = lowerBound(sorted, name, cmp);
       const present = i < sorted.length && sorted[i] === name;
       const used = (counts.get(name) ?? 0) > 0;
-      if (used && !present) this.#owned(which).splice(i, 0, name);
-      else if (!used && present) this.#owned(which).splice(i, 1);
+      if (used && !present) insertAt(this.#owned(which), i, name);
+      else if (!used && present) removeAt(this.#owned(which), i);
     }
     this.#pending.length = 0;
   }
@@ -622,11 +623,11 @@ export class KeptMerge {
     const i = lowerBound(this.backends, { name } as Backend, byName);
     const present = i < this.backends.length && this.backends[i].name === name;
     if (b && this.#used(name)) {
-      if (!present) this.#owned("backends").splice(i, 0, b);
+      if (!present) insertAt(this.#owned("backends"), i, b);
       // A changed Ingress is read again into new Backend objects: one that reads the same stays, so
       // that the model's backends (and the render's views of them) stay the same array.
       else if (this.backends[i] !== b && !sameFields(this.backends[i], b)) this.#owned("backends")[i] = b;
-    } else if (present) this.#owned("backends").splice(i, 1);
+    } else if (present) removeAt(this.#owned("backends"), i);
   }
 
   /** The model (a new one when `changed`, else the last one) and the problems. */

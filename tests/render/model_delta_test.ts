@@ -218,8 +218,14 @@ Deno.test("model memo: a new object of an Ingress that reads the same (a status 
   // A deep copy (new nested objects, as the cache's decoding makes them) reads the same too; a
   // nested value changed (a path, an annotation) is read again.
   assert.equal(buildModel({ ingresses: [structuredClone(withStatus)], lookup, memo }).model.routes[0], route);
+  // Adopted as its status write comes back: kept before the next build asks for it.
+  const written = structuredClone(withStatus);
+  memo.adopt(written);
+  assert.ok(memo.kept.has(written));
   const deeper = structuredClone(withStatus);
   deeper.spec!.rules![0].http!.paths[0].path = "/x";
+  memo.adopt(deeper);
+  assert.ok(!memo.kept.has(deeper), "another spec is not adopted");
   assert.equal(buildModel({ ingresses: [deeper], lookup, memo }).model.routes[0].path, "/x");
   const annotated = structuredClone(withStatus);
   annotated.metadata!.annotations = { "ingress-controller.io/ssl-redirect": "false" };
