@@ -7,8 +7,11 @@
  * the whole path; this one is the part that grows with the class, without the noise of sharing
  * two cores with them, and with the V8 flags the chart runs the controller with (its small young
  * generation makes the garbage of a change cost more than V8's defaults do). Figures:
- * `model_change.model_ms` and `model_change.render_ms`, p50 and p90 of 200 changes; and
- * `model_change.full_build_ms`, p50 of 20 changes a delta cannot take (a default backend).
+ * `model_change.model_ms` and `model_change.render_ms`, p50 and p90 of 200 changes;
+ * `model_change.allocated_mb`, p50 of what V8 allocated for the model and render of one change (the
+ * garbage a change leaves for the collector, which at 100,000 runs near its heap limit); and
+ * `model_change.full_build_ms`, p50 of BENCH_FULL_BUILDS (default 20) changes a delta cannot take (a
+ * default backend).
  */
 import type { V1EndpointSlice, V1Ingress, V1Service } from "@kubernetes/client-node";
 import { buildModel, type ClusterLookup, lookupFromLists } from "../lib/render/model.ts";
@@ -16,6 +19,7 @@ import { ModelMemo } from "../lib/render/ingress_reading.ts";
 import { loadTemplates, render, RenderMemo } from "../lib/render/render.ts";
 import { CONTROLLER_HEAP_LIMIT_MB, CONTROLLER_SEMI_SPACE_MB, v8Flags } from "../lib/controller/v8_flags.ts";
 import { figureList, percentile } from "./figures.ts";
+import v8 from "node:v8";
 
 if (Deno.env.get("IC_MODEL_CHANGE_BENCH") !== "child") {
   const { code } = await new Deno.Command(Deno.execPath(), {
@@ -34,7 +38,9 @@ if (Deno.env.get("IC_MODEL_CHANGE_BENCH") !== "child") {
 
 const INGRESSES = Number(Deno.env.get("BENCH_INGRESSES") ?? 10_000);
 const CHANGES = 200;
-const FULL_BUILDS = 20;
+const FULL_BUILDS = Number(Deno.env.get("BENCH_FULL_BUILDS") ?? 20);
+/** Bytes V8 has allocated so far (garbage included). */
+const allocated = () => (v8.getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes ?? 0;
 
 const ingresses: V1Ingress[] = [];
 const services: V1Service[] = [];
@@ -82,6 +88,7 @@ render(buildModel({ ingresses, lookup, memo }).model, templates, undefined, rend
 
 const modelMs: number[] = [];
 const renderMs: number[] = [];
+const allocatedMb: number[] = [];
 for (let c = 0; c < CHANGES; c++) {
   const i = (c * 7919) % INGRESSES;
   const old = ingresses[i];
@@ -92,12 +99,14 @@ for (let c = 0; c < CHANGES; c++) {
     metadata: { ...old.metadata },
     spec: { rules: [rule, { host: `n${c}.example.com`, http: rule.http }] },
   };
+  const a0 = allocated();
   const t0 = performance.now();
   const { model } = buildModel({ ingresses, lookup, memo });
   const t1 = performance.now();
   render(model, templates, undefined, renderMemo);
   modelMs.push(t1 - t0);
   renderMs.push(performance.now() - t1);
+  allocatedMb.push((allocated() - a0) / 1e6);
 }
 if (memo.deltas < CHANGES) throw new Error(`only ${memo.deltas} of ${CHANGES} changes were deltas`);
 // A change a delta cannot take (a default backend added, then removed): the full build over the
@@ -122,5 +131,6 @@ fig("model_change.model_ms", "ms", percentile(modelMs, 50));
 fig("model_change.model_ms_p90", "ms", percentile(modelMs, 90));
 fig("model_change.render_ms", "ms", percentile(renderMs, 50));
 fig("model_change.render_ms_p90", "ms", percentile(renderMs, 90));
+fig("model_change.allocated_mb", "MB", percentile(allocatedMb, 50));
 fig("model_change.full_build_ms", "ms", percentile(fullMs, 50));
 console.log(JSON.stringify(figures));

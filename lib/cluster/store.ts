@@ -8,6 +8,9 @@ import { addMember, membersOf, type OneOrMany, removeMember } from "../common/on
 
 export type IndexFunc<T> = (obj: T) => readonly string[];
 
+/** How many of the last written keys a store remembers (Store.changedSince). */
+const WRITE_LOG = 1_024;
+
 export class Store<T extends KubeObject = KubeObject> {
   #items = new Map<string, T>();
   #indexers = new Map<string, IndexFunc<T>>();
@@ -18,6 +21,32 @@ export class Store<T extends KubeObject = KubeObject> {
    * EndpointSlices of every Service of a proxy on each change, and the answer is compared by identity.
    */
   #answers = new Map<string, Map<string, readonly T[]>>();
+  /** The keys of the last writes (set or delete), oldest first; `#logBase` writes came before them. */
+  #log: string[] = [];
+  #logBase = 0;
+
+  /** How many writes (set or delete) the store has had: a mark for `changedSince`. */
+  get writes(): number {
+    return this.#logBase + this.#log.length;
+  }
+
+  /**
+   * The keys written since `mark` (a `writes` value), in order and possibly repeated, or null when
+   * more were written since than the store remembers: a reader keeping objects per key (a group's
+   * member objects) then looks up the changed ones only instead of all 100,000.
+   */
+  changedSince(mark: number): readonly string[] | null {
+    if (mark < this.#logBase || mark > this.writes) return null;
+    return this.#log.slice(mark - this.#logBase);
+  }
+
+  #wrote(key: string): void {
+    this.#log.push(key);
+    if (this.#log.length >= 2 * WRITE_LOG) {
+      this.#logBase += this.#log.length - WRITE_LOG;
+      this.#log = this.#log.slice(-WRITE_LOG);
+    }
+  }
 
   /** Adds an indexer; existing objects are indexed at once. */
   addIndexer(name: string, fn: IndexFunc<T>): void {
@@ -68,6 +97,7 @@ export class Store<T extends KubeObject = KubeObject> {
     const old = this.#items.get(key);
     if (old) this.#unindex(key, old);
     this.#items.set(key, obj);
+    this.#wrote(key);
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name)!;
       for (const v of fn(obj)) {
@@ -84,6 +114,7 @@ export class Store<T extends KubeObject = KubeObject> {
     if (!old) return undefined;
     this.#unindex(key, old);
     this.#items.delete(key);
+    this.#wrote(key);
     return old;
   }
 

@@ -219,7 +219,11 @@ class Controller {
       globalSettings: () => this.#groupSettings.globalSettings(),
       queue,
       filed: (key, before, group) => this.#filed(key, before, group),
-      statusChanged: (source, member) => this.#status.changedByOthers(source, member),
+      statusChanged: (source, member) => {
+        const group = source.buildOwn ? null : source.groupOf(source.keyOf(member));
+        if (group !== null) this.#builder.adopt(group, member);
+        this.#status.changedByOthers(source, member);
+      },
       stopped,
     };
     const ingresses = new IngressSource(sourceContext);
@@ -302,7 +306,8 @@ class Controller {
     const phases = new PhaseTimer();
     // Model → render.
     const build = this.#builder.start(group, source, settings);
-    const serving = [...members, ...leaving];
+    // The member objects as the source keeps them (not copied: 100,000 of them at every change).
+    const serving = leaving.length === 0 ? members : [...members, ...leaving];
     await build.readAhead(serving);
     phases.lap("readAheadMs");
     const built = build.model(serving);

@@ -7,6 +7,7 @@
  * per group. The model's problems become Warning Events on the members they concern.
  */
 import type { KubeObject } from "../cluster/resources.ts";
+import type { V1Ingress } from "@kubernetes/client-node";
 import {
   buildModel,
   type BuildResult,
@@ -32,7 +33,7 @@ const READ_SLICE = 2_000;
 
 /** Members of a group and the configuration they make. */
 export interface GroupConfig {
-  members: KubeObject[];
+  members: readonly KubeObject[];
   built: BuildResult;
   rendered: Rendered;
 }
@@ -66,6 +67,11 @@ export class GroupBuilder {
       if (!memo) this.#renderMemos.set(group, memo = new RenderMemo());
       return memo;
     });
+  }
+
+  /** `member` of `group` replaced its last object with only its status changed (ModelMemo.adopt). */
+  adopt(group: GroupKey, member: KubeObject): void {
+    this.#memos.get(group)?.adopt(member as V1Ingress);
   }
 
   /** The group is gone: nothing is kept for it. */

@@ -111,7 +111,8 @@ export class GroupValidator {
     let { members, built, rendered } = config;
     const now = performance.now();
     const known: KubeObject[] = [];
-    for (const m of members) {
+    // Only while some member was refused alone: a walk over 100,000 members at every change otherwise.
+    for (const m of this.#refusedAlone.size > 0 ? members : []) {
       const before = this.#refusedAlone.get(build.keyOf(m));
       if (!before) continue;
       const r = before.until > now ? alone(m) : null;
@@ -145,7 +146,7 @@ export class GroupValidator {
     };
     // Halves that pass are kept whole, refused ones halved again down to single members: one bad
     // member of n costs about 2·log2(n) checks instead of n (100,000 checks of ~50 ms each before).
-    const isolate = async (part: KubeObject[]): Promise<KubeObject[]> => {
+    const isolate = async (part: readonly KubeObject[]): Promise<readonly KubeObject[]> => {
       if (part.length <= BISECT_BELOW) {
         const out: KubeObject[] = [];
         for (const m of part) out.push(...await single(m));

@@ -86,14 +86,18 @@ export class Handovers {
    * The members `group` serves now: its members, and those moving away whose new group is not
    * serving them yet (until the grace period after their status moved has passed).
    */
-  serving(group: GroupKey, source: RouteSource): { members: KubeObject[]; leaving: KubeObject[] } {
-    const members: KubeObject[] = [];
-    // forEach, not for-of: this runs once per change over up to 10,000 members, often before V8
-    // optimizes it, and an unoptimized for-of allocates a result object per member.
-    source.members(group).forEach((k) => {
-      const m = source.get(k);
-      if (m) members.push(m);
-    });
+  serving(group: GroupKey, source: RouteSource): { members: readonly KubeObject[]; leaving: KubeObject[] } {
+    let members = source.memberObjects?.(group);
+    if (members === undefined) {
+      const found: KubeObject[] = [];
+      // forEach, not for-of: this runs once per change over up to 10,000 members, often before V8
+      // optimizes it, and an unoptimized for-of allocates a result object per member.
+      source.members(group).forEach((k) => {
+        const m = source.get(k);
+        if (m) found.push(m);
+      });
+      members = found;
+    }
     const leaving: KubeObject[] = [];
     const grace = this.deps.settings.handoverGraceMs;
     // Without moves, nobody is leaving (and 10,000 members need not be walked for it).

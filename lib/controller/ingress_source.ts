@@ -48,6 +48,7 @@ import { dedicatedTarget, managedByLabel, managedByValue, proxyOf, type ProxyTar
 import { refsOf, ReverseIndex } from "./refs.ts";
 import type { RouteSource, SettingsLayer, SourceContext } from "./route_source.ts";
 import { type LoadBalancerIngress, statusMatches } from "./status.ts";
+import { MemberObjects } from "./member_objects.ts";
 
 export class IngressSource implements RouteSource {
   readonly name = "ingresses";
@@ -62,6 +63,7 @@ export class IngressSource implements RouteSource {
   #params: Informer | null = null;
   /** Ingress key → the group that should serve it. */
   readonly #groups = new GroupIndex();
+  readonly #memberObjects: MemberObjects;
   /** Ingress key → the Services and Secrets it uses. */
   readonly #refs = new ReverseIndex();
   /** Ingress key → the class it named that got no proxy of its own, as last reported (once each). */
@@ -82,6 +84,7 @@ export class IngressSource implements RouteSource {
     const inf = (r: ResourceType, extra: Partial<InformerOptions> = {}) =>
       ctx.register(new Informer(ctx.client, r, { namespace, resyncMs: settings.resyncPeriodMs, ...extra }));
     this.#ingresses = inf(resources.ingresses, { transform: cachedIngress });
+    this.#memberObjects = new MemberObjects(this.#ingresses.store, this.#groups);
     this.#classes = namespace ? null : inf(resources.ingressClasses);
     this.#nginx = new NginxTranslations(ctx.events);
     this.#watch();
@@ -168,6 +171,10 @@ export class IngressSource implements RouteSource {
 
   members(group: GroupKey): ReadonlySet<string> {
     return this.#groups.members(group);
+  }
+
+  memberObjects(group: GroupKey): readonly KubeObject[] {
+    return this.#memberObjects.of(group);
   }
 
   version(group: GroupKey): number {

@@ -92,6 +92,8 @@ export interface RouteSource {
   get(key: string): KubeObject | undefined;
   groupOf(key: string): GroupKey | null;
   members(group: GroupKey): ReadonlySet<string>;
+  /** The cached objects of `members(group)`, in that order, when the source keeps them between calls (frozen). */
+  memberObjects?(group: GroupKey): readonly KubeObject[];
   /** A number that changes whenever a member joins or leaves `group`. */
   version(group: GroupKey): number;
   /** The groups that have members. */

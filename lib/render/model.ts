@@ -262,6 +262,7 @@ export function buildModel(input: ModelInput): BuildResult {
     );
     if (delta) {
       memo.deltas++;
+      if (memo.merge.inPlace) memo.inPlaceDeltas++;
       return delta;
     }
   }

@@ -19,8 +19,9 @@
 import type { Backend, BuildResult, IngressFragment, Model, Problem, Resolved, Route } from "./model_types.ts";
 import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, stopKey, wildcardOf } from "./host_ownership.ts";
 import { compareRoutes } from "./route_order.ts";
-import { insertSorted, lowerBound, removeSorted } from "./sorted.ts";
+import { insertAt, insertSorted, lowerBound, removeAt, removeSorted, roomyCopy } from "./sorted.ts";
 import { cmp } from "./show.ts";
+import { noteRouteChange } from "./route_changes.ts";
 
 /** An Ingress's place in the conflict order: creation time, then `namespace/name`. */
 export interface IngressKey {
@@ -140,7 +141,12 @@ export class KeptMerge {
    * `apply`). Kept from one delta to the next, so it holds the Ingress objects of the last build
    * only, as the ModelMemo's `latest` does.
    */
-  #last: { inputs: readonly unknown[]; entries: KeptFragment[]; generation: number } | null = null;
+  #last: { inputs: unknown[]; entries: KeptFragment[]; generation: number } | null = null;
+  /** The last apply found its changes in place (#inPlace): for tests. */
+  inPlace = false;
+  /** The route objects the delta under way took out of the routes and put in (see route_changes.ts). */
+  #routesOut: Route[] = [];
+  #routesIn: Route[] = [];
 
   constructor(
     /** The settings layers and model options of the build: another one builds in full. */
@@ -184,29 +190,29 @@ export class KeptMerge {
     const shared = this.#shared.delete(which);
     switch (which) {
       case "routes":
-        return shared ? (this.routes = this.routes.slice()) : this.routes;
+        return shared ? (this.routes = roomyCopy(this.routes)) : this.routes;
       case "backends":
-        return shared ? (this.backends = this.backends.slice()) : this.backends;
+        return shared ? (this.backends = roomyCopy(this.backends)) : this.backends;
       case "services":
-        return shared ? (this.services = this.services.slice()) : this.services;
+        return shared ? (this.services = roomyCopy(this.services)) : this.services;
       case "secrets":
-        return shared ? (this.secrets = this.secrets.slice()) : this.secrets;
+        return shared ? (this.secrets = roomyCopy(this.secrets)) : this.secrets;
       case "ids":
-        return shared ? (this.#acceptedIds = this.#acceptedIds.slice()) : this.#acceptedIds;
+        return shared ? (this.#acceptedIds = roomyCopy(this.#acceptedIds)) : this.#acceptedIds;
     }
   }
 
   /** Adds `key` to the accepted Ingresses and its id to the model's at the same index. */
   #accept(key: IngressKey): void {
-    this.#owned("ids").splice(insertSorted(this.accepted, key, compareKeys), 0, key.id);
+    insertAt(this.#owned("ids"), insertSorted(this.accepted, key, compareKeys), key.id);
   }
 
   /** Takes `key` out of the accepted Ingresses (if there) and its id out of the model's. */
   #unaccept(key: IngressKey): void {
     const i = lowerBound(this.accepted, key, compareKeys);
     if (i >= this.accepted.length || compareKeys(this.accepted[i], key) !== 0) return;
-    this.accepted.splice(i, 1);
-    this.#owned("ids").splice(i, 1);
+    removeAt(this.accepted, i);
+    removeAt(this.#owned("ids"), i);
   }
 
   #used(name: string, fallbacks = true): boolean {
@@ -228,12 +234,132 @@ export class KeptMerge {
     const epoch = ++this.epoch;
     const added: { fragment: IngressFragment; key: IngressKey }[] = [];
     const removed: KeptFragment[] = [];
-    let seen = 0;
     // The same object at the same index as in the last delta, while nothing the fragments read has
     // changed (the same generation), has the fragment it had then: its entry is taken by index,
     // with no lookup. At 10,000 Ingresses, the lookups of fragmentOf and byId were most of a
     // one-Ingress change's model time (~8 ms).
     const last = generation !== null && this.#last?.generation === generation ? this.#last : null;
+    const inPlace = last !== null ? this.#inPlace(last, current, fragmentOf, keyOf, removed, added) : null;
+    this.inPlace = inPlace !== null;
+    let remember: () => void;
+    if (inPlace !== null) {
+      // Only the changed indexes are written: at 100,000 Ingresses, marking every entry and copying
+      // the input cost more than the change (a cache miss per entry).
+      remember = () => {
+        for (const i of inPlace) {
+          last!.inputs[i] = current[i];
+          last!.entries[i] = this.byId.get(last!.entries[i].fragment.id)!;
+        }
+      };
+    } else {
+      const general = this.#changes(last, current, fragmentOf, keyOf, epoch, removed, added);
+      if (general === null) return null;
+      const entries = general;
+      remember = () => {
+        if (generation === null) return;
+        // The entries of changed Ingresses are those #add made: filled in where they stand (at 100,000
+        // Ingresses a second array is 0.8 MB more for the collector at every change).
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i];
+          if (typeof e === "string") entries[i] = this.byId.get(e)!;
+        }
+        // a copy of the input: callers may reuse their array
+        this.#last = { inputs: current.slice(), entries: entries as KeptFragment[], generation };
+      };
+    }
+    if (added.length === 0 && removed.length === 0) {
+      remember();
+      return this.#result(false);
+    }
+    if (!this.#appliable(removed, added)) return null;
+    const ownership = this.owners ? this.#ownership(removed, added) : [];
+    if (ownership === null) return null;
+    const routesBefore = this.routes;
+    this.#routesOut = [];
+    this.#routesIn = [];
+    // Backends are placed once both are done: a changed Ingress is removed and added again, and
+    // its backends should not leave the list and come back as new objects in between.
+    const touched = new Set<string>();
+    // An accepted Ingress that stays accepted at the same place keeps its id where it is: taking it
+    // out and putting it back copied the model's 100,000 ids.
+    const staying = new Set<string>();
+    for (const a of added) {
+      const was = a.fragment.accepted ? this.byId.get(a.fragment.id) : undefined;
+      if (was?.fragment.accepted && removed.includes(was) && compareKeys(was.key, a.key) === 0) {
+        staying.add(a.fragment.id);
+      }
+    }
+    for (const k of removed) this.#remove(k, touched, staying);
+    for (const a of added) this.#add(a.fragment, a.key, epoch, touched, staying);
+    for (const n of touched) this.#place(n);
+    this.#settle();
+    if (this.owners) {
+      // Counted against the owners before the change (removed) and after it (added).
+      for (const k of removed) this.#count(k.fragment, -1);
+      this.#ownHosts(ownership);
+      for (const a of added) this.#count(a.fragment, 1);
+    }
+    if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
+    remember();
+    if (this.routes !== routesBefore) {
+      noteRouteChange(this.routes, { from: routesBefore, removed: this.#routesOut, added: this.#routesIn });
+    }
+    return this.#result(true);
+  }
+
+  /**
+   * The changed Ingresses of `current` against the last delta's input `last`, when it is the same
+   * length and each index that holds another object holds the same Ingress (by id) as then: the
+   * indexes that changed (their removed and added fragments pushed), or null (`#changes` decides).
+   * Walks the two arrays only, touching no entry of an unchanged Ingress.
+   */
+  #inPlace<T>(
+    last: { inputs: unknown[]; entries: KeptFragment[] },
+    current: readonly T[],
+    fragmentOf: (t: T) => IngressFragment,
+    keyOf: (t: T) => IngressKey,
+    removed: KeptFragment[],
+    added: { fragment: IngressFragment; key: IngressKey }[],
+  ): number[] | null {
+    const inputs = last.inputs;
+    if (inputs.length !== current.length || this.byId.size !== current.length) return null;
+    const changed: number[] = [];
+    // Objects replaced with the same fragment (status writes) are not counted against DELTA_LIMIT.
+    for (let i = 0; i < current.length; i++) if (inputs[i] !== current[i]) changed.push(i);
+    for (const i of changed) {
+      const was = last.entries[i];
+      const fragment = fragmentOf(current[i]);
+      // Another Ingress at this index (a move, a rename, a duplicate): the general walk sorts it out.
+      if (fragment.id !== was.fragment.id || this.byId.get(fragment.id) !== was) {
+        removed.length = added.length = 0;
+        return null;
+      }
+      if (fragment === was.fragment) continue;
+      removed.push(was);
+      added.push({ fragment, key: keyOf(current[i]) });
+      if (added.length > DELTA_LIMIT) {
+        removed.length = added.length = 0;
+        return null;
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * The removed and added fragments of `current` (pushed), every entry marked with `epoch`: the
+   * entries of `current` index by index (the id of a changed one, filled in once #add made it), or
+   * null when it cannot be a delta.
+   */
+  #changes<T>(
+    last: { inputs: readonly unknown[]; entries: KeptFragment[] } | null,
+    current: readonly T[],
+    fragmentOf: (t: T) => IngressFragment,
+    keyOf: (t: T) => IngressKey,
+    epoch: number,
+    removed: KeptFragment[],
+    added: { fragment: IngressFragment; key: IngressKey }[],
+  ): (KeptFragment | string)[] | null {
+    let seen = 0;
     const entries: (KeptFragment | string)[] = new Array(current.length);
     for (let i = 0; i < current.length; i++) {
       const c = current[i];
@@ -268,40 +394,7 @@ export class KeptMerge {
         if (removed.length > DELTA_LIMIT) return null;
       }
     }
-    const remember = () => {
-      if (generation === null) return;
-      // The entries of changed Ingresses are those #add made: filled in where they stand (at 100,000
-      // Ingresses a second array is 0.8 MB more for the collector at every change).
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i];
-        if (typeof e === "string") entries[i] = this.byId.get(e)!;
-      }
-      // a copy of the input: callers may reuse their array
-      this.#last = { inputs: current.slice(), entries: entries as KeptFragment[], generation };
-    };
-    if (added.length === 0 && removed.length === 0) {
-      remember();
-      return this.#result(false);
-    }
-    if (!this.#appliable(removed, added)) return null;
-    const ownership = this.owners ? this.#ownership(removed, added) : [];
-    if (ownership === null) return null;
-    // Backends are placed once both are done: a changed Ingress is removed and added again, and
-    // its backends should not leave the list and come back as new objects in between.
-    const touched = new Set<string>();
-    for (const k of removed) this.#remove(k, touched);
-    for (const a of added) this.#add(a.fragment, a.key, epoch, touched);
-    for (const n of touched) this.#place(n);
-    this.#settle();
-    if (this.owners) {
-      // Counted against the owners before the change (removed) and after it (added).
-      for (const k of removed) this.#count(k.fragment, -1);
-      this.#ownHosts(ownership);
-      for (const a of added) this.#count(a.fragment, 1);
-    }
-    if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
-    remember();
-    return this.#result(true);
+    return entries;
   }
 
   /** Adds `by` to the counts of `f`'s claims, each as its owner's or another namespace's as the owners are now. */
@@ -382,10 +475,10 @@ export class KeptMerge {
       const i = lowerBound(this.#stops, { host: claim } as { host: string; stop: Stop }, byKey);
       const present = i < this.#stops.length && this.#stops[i].host === claim;
       if (!present && stop === null) continue;
-      stops ??= this.#stops.slice();
-      if (present && stop === null) stops.splice(i, 1);
+      stops ??= roomyCopy(this.#stops);
+      if (present && stop === null) removeAt(stops, i);
       else if (present) stops[i] = { host: claim, stop: stop! };
-      else stops.splice(i, 0, { host: claim, stop: stop! });
+      else insertAt(stops, i, { host: claim, stop: stop! });
       this.#stops = stops;
     }
     if (stops) this.model = { ...this.model, stops };
@@ -425,12 +518,12 @@ export class KeptMerge {
     return true;
   }
 
-  #remove(kept: KeptFragment, touched: Set<string>): void {
+  #remove(kept: KeptFragment, touched: Set<string>, staying: ReadonlySet<string>): void {
     const { fragment: f, key } = kept;
     this.byId.delete(f.id);
     const unserved = this.model.unserved ?? [];
     if (unserved.includes(f.id)) this.model = { ...this.model, unserved: unserved.filter((id) => id !== f.id) };
-    if (f.accepted) this.#unaccept(key);
+    if (f.accepted && !staying.has(f.id)) this.#unaccept(key);
     if (this.record.problems.delete(f.id)) {
       removeSorted(this.troubled, key, compareKeys);
       this.#problems = null;
@@ -444,6 +537,7 @@ export class KeptMerge {
       if (route) {
         this.routeByKey.delete(s.key);
         removeSorted(this.#owned("routes"), route, compareRoutes);
+        this.#routesOut.push(route);
         dec(this.routeUses, route.backend);
         touched.add(route.backend);
       }
@@ -457,9 +551,9 @@ export class KeptMerge {
     }
   }
 
-  #add(f: IngressFragment, key: IngressKey, epoch: number, touched: Set<string>): void {
+  #add(f: IngressFragment, key: IngressKey, epoch: number, touched: Set<string>, staying: ReadonlySet<string>): void {
     this.byId.set(f.id, { fragment: f, key, seen: epoch });
-    if (f.accepted) this.#accept(key);
+    if (f.accepted && !staying.has(f.id)) this.#accept(key);
     for (const s of f.secrets) this.#ref(this.record.secrets, "secrets", s);
     const problems: Problem[] = [];
     for (const s of f.steps) {
@@ -483,6 +577,7 @@ export class KeptMerge {
       const route = s.route ??= Object.freeze({ host, path, pathType, match, backend: r.name, ingress: f.id });
       this.routeByKey.set(s.key, route);
       insertSorted(this.#owned("routes"), route, compareRoutes);
+      this.#routesIn.push(route);
       inc(this.routeUses, route.backend);
       touched.add(route.backend);
     }
@@ -516,8 +611,8 @@ export class KeptMerge {
       const i = lowerBound(sorted, name, cmp);
       const present = i < sorted.length && sorted[i] === name;
       const used = (counts.get(name) ?? 0) > 0;
-      if (used && !present) this.#owned(which).splice(i, 0, name);
-      else if (!used && present) this.#owned(which).splice(i, 1);
+      if (used && !present) insertAt(this.#owned(which), i, name);
+      else if (!used && present) removeAt(this.#owned(which), i);
     }
     this.#pending.length = 0;
   }
@@ -528,11 +623,11 @@ export class KeptMerge {
     const i = lowerBound(this.backends, { name } as Backend, byName);
     const present = i < this.backends.length && this.backends[i].name === name;
     if (b && this.#used(name)) {
-      if (!present) this.#owned("backends").splice(i, 0, b);
+      if (!present) insertAt(this.#owned("backends"), i, b);
       // A changed Ingress is read again into new Backend objects: one that reads the same stays, so
       // that the model's backends (and the render's views of them) stay the same array.
       else if (this.backends[i] !== b && !sameFields(this.backends[i], b)) this.#owned("backends")[i] = b;
-    } else if (present) this.#owned("backends").splice(i, 1);
+    } else if (present) removeAt(this.#owned("backends"), i);
   }
 
   /** The model (a new one when `changed`, else the last one) and the problems. */

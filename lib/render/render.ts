@@ -6,7 +6,8 @@
  * checked); routes and redirect hosts are not in the configuration at all but in the map files, so
  * a route-only change leaves `haproxy.cfg` as it is.
  */
-import type { Backend, Model } from "./model_types.ts";
+import type { Backend, Model, Route } from "./model_types.ts";
+import { routeChangeFrom } from "./route_changes.ts";
 import { wildcardOf } from "./host_ownership.ts";
 import { isHost, isProxyName, PEM_FILE } from "./patterns.ts";
 import { type MapFile, MapsMemo, type RouteMaps, routeMaps } from "./maps.ts";
@@ -125,29 +126,80 @@ export interface Routing {
   redirectWild: boolean;
 }
 
-/** Routing of `model` (one pass over the routes). */
-export function routesIn(model: Model, httpsRedirect: boolean): Routing {
-  const kinds = (): GroupKinds => ({ exact: false, regex: false, prefix: false });
-  const host = kinds(), wild = kinds(), any = kinds();
-  const routes = model.routes;
-  for (let i = 0; i < routes.length; i++) {
-    const r = routes[i];
-    const group = r.host === "" ? any : r.host.startsWith("*.") ? wild : host;
-    group[r.match] = true;
-  }
+/** How many routes of each host group (host, wildcard, any) have each kind of path (exact, regex, prefix). */
+type KindCounts = Int32Array;
+const GROUPS = 3;
+function kindIndex(r: Route): number {
+  const group = r.host === "" ? 2 : r.host.startsWith("*.") ? 1 : 0;
+  return group * GROUPS + (r.match === "exact" ? 0 : r.match === "regex" ? 1 : 2);
+}
+
+/** The kind counts of `routes`: one pass over them. */
+function kindCounts(routes: readonly Route[]): KindCounts {
+  const counts = new Int32Array(GROUPS * 3);
+  for (let i = 0; i < routes.length; i++) counts[kindIndex(routes[i])]++;
+  return counts;
+}
+
+/**
+ * The kind counts of `routes`, from the last ones in `memo` when a model delta noted how `routes`
+ * came from the routes counted then (a route change at 100,000 routes walked them all).
+ */
+function kindCountsOf(routes: readonly Route[], memo: RenderMemo | null): KindCounts {
+  const last = memo?.kinds;
+  if (last?.routes === routes) return last.counts;
+  const change = last ? routeChangeFrom(routes, last.routes) : null;
+  let counts: KindCounts;
+  if (change) {
+    memo!.followed++;
+    counts = last!.counts.slice();
+    for (const r of change.removed) counts[kindIndex(r)]--;
+    for (const r of change.added) counts[kindIndex(r)]++;
+  } else counts = kindCounts(routes);
+  if (memo) memo.kinds = { routes, counts };
+  return counts;
+}
+
+function groupKinds(counts: KindCounts, group: number): GroupKinds {
+  const at = group * GROUPS;
+  return { exact: counts[at] > 0, regex: counts[at + 1] > 0, prefix: counts[at + 2] > 0 };
+}
+
+/** Routing of `model`: its routes' kinds counted (kindCountsOf), its stops and redirect hosts looked at. */
+export function routesIn(model: Model, httpsRedirect: boolean, memo: RenderMemo | null = null): Routing {
+  const counts = kindCountsOf(model.routes, memo);
+  const host = groupKinds(counts, 0), wild = groupKinds(counts, 1), any = groupKinds(counts, 2);
   const stops = model.stops ?? [];
-  const ownedWild = stops.some((s) => s.host.startsWith("*."));
   const redirects = httpsRedirect ? model.redirectHosts : [];
+  // A delta hands on the same stops and redirect hosts when only routes changed (100,000 each under Strict ownership).
+  let hosts = memo?.hostKinds;
+  if (hosts?.stops !== stops || hosts.redirects !== redirects) {
+    hosts = {
+      stops,
+      redirects,
+      ownedHost: stops.some((s) => !s.host.startsWith("*.")),
+      ownedWild: stops.some((s) => s.host.startsWith("*.")),
+      redirectHost: redirects.some((h) => !h.startsWith("*.")),
+      redirectWild: redirects.some((h) => h.startsWith("*.")),
+    };
+    if (memo) memo.hostKinds = hosts;
+  }
   return {
     host,
     wild,
     any,
-    wildPart: wild.exact || wild.regex || wild.prefix || ownedWild,
-    ownedHost: stops.some((s) => !s.host.startsWith("*.")),
-    ownedWild,
-    redirectHost: redirects.some((h) => !h.startsWith("*.")),
-    redirectWild: redirects.some((h) => h.startsWith("*.")),
+    wildPart: wild.exact || wild.regex || wild.prefix || hosts.ownedWild,
+    ownedHost: hosts.ownedHost,
+    ownedWild: hosts.ownedWild,
+    redirectHost: hosts.redirectHost,
+    redirectWild: hosts.redirectWild,
   };
+}
+
+/** Whether some route of `model` is a regex path (kindCountsOf). */
+function hasRegexRoute(model: Model, memo: RenderMemo | null): boolean {
+  const counts = kindCountsOf(model.routes, memo);
+  return counts[1] + counts[GROUPS + 1] + counts[2 * GROUPS + 1] > 0;
 }
 
 /**
@@ -172,6 +224,19 @@ export class RenderMemo {
   lastOfBackends: { backends: readonly Backend[]; derived: OfBackends } | null = null;
   /** The map files' sorted lines (lib/render/maps.ts). */
   readonly maps = new MapsMemo();
+  /** Renders whose route kinds followed a model delta's noted change (for tests). */
+  followed = 0;
+  /** The kind counts of the last routes (routesIn). */
+  kinds: { routes: readonly Route[]; counts: KindCounts } | null = null;
+  /** What routesIn found in the last stops and redirect hosts. */
+  hostKinds: {
+    stops: readonly { host: string }[];
+    redirects: readonly string[];
+    ownedHost: boolean;
+    ownedWild: boolean;
+    redirectHost: boolean;
+    redirectWild: boolean;
+  } | null = null;
 }
 
 export function buildView(
@@ -222,8 +287,8 @@ export function buildView(
       main: checkName(c.main),
       canary: checkName(c.canary),
     }))),
-    hasRegex: model.routes.some((r) => r.match === "regex"),
-    routing: routesIn(model, httpsRedirect),
+    hasRegex: hasRegexRoute(model, memo),
+    routing: routesIn(model, httpsRedirect, memo),
     fallbackLines: ofBackends.fallbackLines,
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     redirectDropCodes: [...new Set(Object.values(model.redirectCodes ?? {}))]

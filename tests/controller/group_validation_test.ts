@@ -62,7 +62,7 @@ async function setup() {
     return Promise.resolve(r.config.includes("refused-svc") ? { message: "refused", timedOut: false } : null);
   };
   const validator = new GroupValidator(validate, events, counts);
-  const configOf = (members: KubeObject[]): GroupConfig => {
+  const configOf = (members: readonly KubeObject[]): GroupConfig => {
     const built = build.model(members);
     return { members, built, rendered: build.render(built.model) };
   };

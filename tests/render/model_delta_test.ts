@@ -11,96 +11,109 @@ import { buildModel, type ClusterLookup, ModelMemo } from "../../lib/render/mode
 import { configMapData, loadTemplates, render, RenderMemo } from "../../lib/render/render.ts";
 import { endpointSlice, ingress, service, tlsSecret } from "./fixtures.ts";
 
-Deno.test("model deltas: 400 random changes of 300 Ingresses, every model and configuration equals a build from scratch", async () => {
-  const templates = await loadTemplates(null);
-  let seed = 11;
-  const rand = (n: number) => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 8) % n;
-  };
-  const svcNames = ["a", "b", "c", "d", "e"];
-  const services = new Map<string, V1Service>();
-  const slices = new Map<string, V1EndpointSlice[]>();
-  const setBackend = (name: string) => {
-    services.set(name, service(name, [{ name: "http", port: 80, targetPort: 8080 }]));
-    slices.set(name, [
-      endpointSlice(name, [{ name: "http", port: 8080 }], [{
-        address: `10.0.${svcNames.indexOf(name)}.${rand(9) + 1}`,
-      }]),
-    ]);
-  };
-  for (const s of svcNames) setBackend(s);
-  const secret = tlsSecret("tls");
-  const lookup: ClusterLookup = {
-    service: (_ns, n) => services.get(n),
-    endpointSlices: (_ns, n) => slices.get(n) ?? [],
-    secret: (_ns, n) => (n === "tls" ? secret : undefined),
-  };
-  // Mostly what deltas are for; sometimes what they must refuse.
-  const rare: Record<string, string>[] = [
-    { "ingress-controller.io/canary": "true", "ingress-controller.io/canary-weight": "30" },
-    { "ingress-controller.io/www-redirect": "true" },
-    { "ingress-controller.io/ssl-passthrough": "true" },
-    { "ingress-controller.io/default-backend": "e" },
-    { "ingress-controller.io/load-balance": "leastconn" },
-  ];
-  // Shared hosts (and their www twins) make conflicts, joined canaries and twins routed by others.
-  const sharedHost = () => `${rand(2) ? "www." : ""}h${rand(10)}.example.com`;
-  const makeIngress = (i: number): V1Ingress => {
-    const odd = rand(12) === 0;
-    const host = rand(odd ? 2 : 15) === 0 ? sharedHost() : `own${i}-${rand(1000)}.example.com`;
-    return ingress({
-      name: `ing-${i}`,
-      created: `2026-01-0${1 + rand(9)}T00:00:00Z`,
-      annotations: odd ? rare[rand(rare.length)] : {},
-      rules: [{
-        host,
-        paths: [
-          {
-            path: rand(3) ? "/" : "/api",
-            pathType: ["Exact", "Prefix", "Prefix", "ImplementationSpecific"][rand(4)],
-            service: svcNames[rand(4)],
-            port: 80,
-          },
-          ...(rand(6) === 0 ? [{ path: "/x", pathType: "Prefix", service: rand(2) ? "missing" : "a", port: 80 }] : []),
-          ...(rand(30) === 0 ? [{ path: "/", pathType: "Prefix", service: "b", port: 80 }] : []),
-        ],
-      }],
-      tls: rand(25) === 0 ? [{ hosts: [host], secretName: rand(3) ? "tls" : "none" }] : undefined,
-      defaultBackend: rand(40) === 0 ? { service: svcNames[rand(4)], port: 80 } : undefined,
-    });
-  };
-  const ingresses: (V1Ingress | null)[] = Array.from({ length: 300 }, (_, i) => makeIngress(i));
-  const memo = new ModelMemo();
-  const renderMemo = new RenderMemo();
-  const steps = 400;
-  let last: { model: unknown; copy: unknown } | null = null;
-  for (let step = 0; step < steps; step++) {
-    const what = rand(40);
-    const i = rand(ingresses.length);
-    if (what === 0) setBackend(svcNames[rand(svcNames.length)]);
-    else if (what < 4) ingresses[i] = ingresses[i] ? null : makeIngress(i);
-    else {
-      // one to three Ingresses at once, as a coalesced burst of events brings them
-      for (let k = rand(3); k >= 0; k--) {
-        const j = rand(ingresses.length);
-        ingresses[j] = makeIngress(j);
+for (const counted of [false, true]) {
+  Deno.test(`model deltas: 400 random changes of 300 Ingresses, every model and configuration equals a build from scratch${counted ? ", with the lookup's generation" : ""}`, async () => {
+    const templates = await loadTemplates(null);
+    let seed = 11;
+    const rand = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const svcNames = ["a", "b", "c", "d", "e"];
+    const services = new Map<string, V1Service>();
+    const slices = new Map<string, V1EndpointSlice[]>();
+    let generation = 0;
+    const setBackend = (name: string) => {
+      generation++;
+      services.set(name, service(name, [{ name: "http", port: 80, targetPort: 8080 }]));
+      slices.set(name, [
+        endpointSlice(name, [{ name: "http", port: 8080 }], [{
+          address: `10.0.${svcNames.indexOf(name)}.${rand(9) + 1}`,
+        }]),
+      ]);
+    };
+    for (const s of svcNames) setBackend(s);
+    const secret = tlsSecret("tls");
+    const lookup: ClusterLookup = {
+      service: (_ns, n) => services.get(n),
+      endpointSlices: (_ns, n) => slices.get(n) ?? [],
+      secret: (_ns, n) => (n === "tls" ? secret : undefined),
+      // With a generation, a delta compares its input with the last one's (KeptMerge's in-place walk).
+      ...(counted ? { generation: () => generation } : {}),
+    };
+    // Mostly what deltas are for; sometimes what they must refuse.
+    const rare: Record<string, string>[] = [
+      { "ingress-controller.io/canary": "true", "ingress-controller.io/canary-weight": "30" },
+      { "ingress-controller.io/www-redirect": "true" },
+      { "ingress-controller.io/ssl-passthrough": "true" },
+      { "ingress-controller.io/default-backend": "e" },
+      { "ingress-controller.io/load-balance": "leastconn" },
+    ];
+    // Shared hosts (and their www twins) make conflicts, joined canaries and twins routed by others.
+    const sharedHost = () => `${rand(2) ? "www." : ""}h${rand(10)}.example.com`;
+    const makeIngress = (i: number): V1Ingress => {
+      const odd = rand(12) === 0;
+      const host = rand(odd ? 2 : 15) === 0 ? sharedHost() : `own${i}-${rand(1000)}.example.com`;
+      return ingress({
+        name: `ing-${i}`,
+        created: `2026-01-0${1 + rand(9)}T00:00:00Z`,
+        annotations: odd ? rare[rand(rare.length)] : {},
+        rules: [{
+          host,
+          paths: [
+            {
+              path: rand(3) ? "/" : "/api",
+              pathType: ["Exact", "Prefix", "Prefix", "ImplementationSpecific"][rand(4)],
+              service: svcNames[rand(4)],
+              port: 80,
+            },
+            ...(rand(6) === 0
+              ? [{ path: "/x", pathType: "Prefix", service: rand(2) ? "missing" : "a", port: 80 }]
+              : []),
+            ...(rand(30) === 0 ? [{ path: "/", pathType: "Prefix", service: "b", port: 80 }] : []),
+          ],
+        }],
+        tls: rand(25) === 0 ? [{ hosts: [host], secretName: rand(3) ? "tls" : "none" }] : undefined,
+        defaultBackend: rand(40) === 0 ? { service: svcNames[rand(4)], port: 80 } : undefined,
+      });
+    };
+    const ingresses: (V1Ingress | null)[] = Array.from({ length: 300 }, (_, i) => makeIngress(i));
+    const memo = new ModelMemo();
+    const renderMemo = new RenderMemo();
+    const steps = 400;
+    let last: { model: unknown; copy: unknown } | null = null;
+    for (let step = 0; step < steps; step++) {
+      const what = rand(40);
+      const i = rand(ingresses.length);
+      if (what === 0) setBackend(svcNames[rand(svcNames.length)]);
+      else if (what < 4) ingresses[i] = ingresses[i] ? null : makeIngress(i);
+      else {
+        // one to three Ingresses at once, as a coalesced burst of events brings them
+        for (let k = rand(3); k >= 0; k--) {
+          const j = rand(ingresses.length);
+          ingresses[j] = makeIngress(j);
+        }
       }
+      const input = { ingresses: ingresses.filter((x) => x !== null), lookup, allowLoopbackEndpoints: false };
+      const fresh = buildModel(input);
+      const kept = buildModel({ ...input, memo });
+      assert.deepEqual(kept, fresh, `step ${step}`);
+      // A model handed out is never changed by the deltas that follow it.
+      if (last) assert.deepEqual(last.model, last.copy, `step ${step}: the model of the step before changed`);
+      last = { model: kept.model, copy: structuredClone(kept.model) };
+      const want = configMapData(render(fresh.model, templates));
+      assert.deepEqual(configMapData(render(kept.model, templates, undefined, renderMemo)), want, `step ${step}`);
     }
-    const input = { ingresses: ingresses.filter((x) => x !== null), lookup, allowLoopbackEndpoints: false };
-    const fresh = buildModel(input);
-    const kept = buildModel({ ...input, memo });
-    assert.deepEqual(kept, fresh, `step ${step}`);
-    // A model handed out is never changed by the deltas that follow it.
-    if (last) assert.deepEqual(last.model, last.copy, `step ${step}: the model of the step before changed`);
-    last = { model: kept.model, copy: structuredClone(kept.model) };
-    const want = configMapData(render(fresh.model, templates));
-    assert.deepEqual(configMapData(render(kept.model, templates, undefined, renderMemo)), want, `step ${step}`);
-  }
-  // Most changes went through deltas, and some did not: both ways were compared.
-  assert.ok(memo.deltas > steps / 3, `only ${memo.deltas} of ${steps} builds were deltas`);
-  assert.ok(memo.deltas < steps, "every build was a delta: the refusals were never exercised");
-});
+    // Most changes went through deltas, and some did not: both ways were compared.
+    assert.ok(memo.deltas > steps / 3, `only ${memo.deltas} of ${steps} builds were deltas`);
+    assert.ok(memo.deltas < steps, "every build was a delta: the refusals were never exercised");
+    // The render followed the deltas' route changes (route_changes.ts) rather than walking every route.
+    assert.ok(renderMemo.followed > steps / 4, `the routing kinds followed ${renderMemo.followed} changes`);
+    assert.ok(renderMemo.maps.followed > steps / 4, `the map tables followed ${renderMemo.maps.followed} changes`);
+    if (counted) assert.ok(memo.inPlaceDeltas > steps / 10, `only ${memo.inPlaceDeltas} deltas compared in place`);
+    else assert.equal(memo.inPlaceDeltas, 0);
+  });
+}
 
 Deno.test("model deltas: what the passes after the replay looked at is left to a full build", () => {
   const services = new Map(["a", "b", "c"].map((n) => [n, service(n, [{ name: "http", port: 80, targetPort: 8080 }])]));
@@ -202,6 +215,21 @@ Deno.test("model memo: a new object of an Ingress that reads the same (a status 
   const again = buildModel({ ingresses: [withStatus], lookup, memo });
   assert.equal(again.model.routes[0], route);
   assert.deepEqual(again, buildModel({ ingresses: [withStatus], lookup }));
+  // A deep copy (new nested objects, as the cache's decoding makes them) reads the same too; a
+  // nested value changed (a path, an annotation) is read again.
+  assert.equal(buildModel({ ingresses: [structuredClone(withStatus)], lookup, memo }).model.routes[0], route);
+  // Adopted as its status write comes back: kept before the next build asks for it.
+  const written = structuredClone(withStatus);
+  memo.adopt(written);
+  assert.ok(memo.kept.has(written));
+  const deeper = structuredClone(withStatus);
+  deeper.spec!.rules![0].http!.paths[0].path = "/x";
+  memo.adopt(deeper);
+  assert.ok(!memo.kept.has(deeper), "another spec is not adopted");
+  assert.equal(buildModel({ ingresses: [deeper], lookup, memo }).model.routes[0].path, "/x");
+  const annotated = structuredClone(withStatus);
+  annotated.metadata!.annotations = { "ingress-controller.io/ssl-redirect": "false" };
+  assert.notEqual(buildModel({ ingresses: [annotated], lookup, memo }).model.routes[0], route);
   // A changed host, a re-created Ingress (another uid) or another creation time: read again.
   const moved = buildModel({ ingresses: [make("b.example.com")], lookup, memo });
   assert.equal(moved.model.routes[0].host, "b.example.com");
