@@ -42,6 +42,7 @@ import type { ClassParams } from "./class_params.ts";
 import type { ProxyOptions } from "../render/proxy_options.ts";
 import { type ConfigLike, type ControllerSettings, defaultSettings, settingsFromConfig } from "./settings.ts";
 import { StatusPass } from "./status_pass.ts";
+import { FirstServiceHold } from "./first_service_hold.ts";
 
 /** A phase of a reconcile that took this long lets the event loop turn before the next (leader renewals, watch events). */
 const LONG_PHASE_MS = 200;
@@ -175,6 +176,8 @@ class Controller {
   readonly #publisher: Publisher;
   readonly #handovers: Handovers;
   readonly #status: StatusPass;
+  /** The status writes wait while the proxies of the first publishes start (lib/controller/first_service_hold.ts). */
+  readonly #firstService: FirstServiceHold;
   /** Groups that left some namespace's members out for a foreign object: looked at again later. */
   readonly #partial = new Set<GroupKey>();
   /**
@@ -275,6 +278,10 @@ class Controller {
       onIdle: () => this.#notifyIdle(),
       stopped,
     });
+    this.#firstService = new FirstServiceHold({
+      lane: this.#status.lane,
+      deployment: (namespace, name) => caches.deployment(namespace, name),
+    });
     new EventRouter({
       settings,
       caches,
@@ -363,6 +370,10 @@ class Controller {
     // Status: written off this reconcile, a few at a time, so a class of thousands of members gets
     // its addresses in seconds and the next change is not queued behind them.
     const unserved = config.built.model.unserved ?? [];
+    if (written > 0) {
+      const { namespace, name } = plan.target;
+      this.#firstService.published(namespace, name, config.members.length, config.rendered.config.length);
+    }
     this.#status.pass(group, source, plan.target, proxyService, config.members, unserved, narrowed);
     phases.lap("statusMs");
     if (written > 0) {
@@ -518,6 +529,7 @@ class Controller {
     this.#timers.clear();
     this.#queue.shutdown();
     this.#trimmer.stop();
+    this.#firstService.stop();
     this.#status.lane.clear();
     await Promise.all(this.#sources.all.map((s) => s.stop?.()));
     await Promise.all(this.#informers.map((i) => i.stop()));
@@ -535,6 +547,7 @@ class Controller {
 
   #notifyIdle(): void {
     if (this.#workers.length === 0 || this.#queue.length > 0 || this.#queue.processing > 0) return;
+    this.#firstService.close(); // the first publishes are done
     if (!this.#status.lane.idle) return;
     this.#trimmer.idle(); // nothing once stopped
     for (const w of this.#idleWaiters.splice(0)) w();

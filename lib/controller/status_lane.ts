@@ -3,7 +3,8 @@
  * Ingress status writes, off the reconcile of their group. A class of 10,000 ingresses needs 10,000
  * status PATCHes after its first publish; written inside the reconcile they held the group for
  * tens of seconds, and the next route change waited behind them. Here each ingress has at most one
- * pending write (the latest wins), a few run at a time, and never two for the same ingress.
+ * pending write (the latest wins), a few run at a time, and never two for the same ingress. While
+ * held ({@link StatusLane.hold}), writes are kept pending and none starts.
  */
 
 export type StatusJob = () => Promise<void>;
@@ -22,6 +23,8 @@ export class StatusLane {
    * starts again from the start only at the end (for the writes that waited for their key).
    */
   #cursor: Iterator<[string, StatusJob]> | null = null;
+  /** Holds not yet released: no write starts while there is one. */
+  #holds = 0;
 
   constructor(opts: { limit: number; onFailure: (key: string, err: unknown) => void; onIdle: () => void }) {
     this.#limit = opts.limit;
@@ -41,6 +44,18 @@ export class StatusLane {
     this.#pump();
   }
 
+  /** No write starts until {@link release} (writes already running finish; new ones stay pending). */
+  hold(): void {
+    this.#holds++;
+  }
+
+  /** Ends a {@link hold}; once none is left, the pending writes start. */
+  release(): void {
+    if (this.#holds === 0) return;
+    this.#holds--;
+    this.#pump();
+  }
+
   /** Drops what has not started (the controller stops, or lost its lease). */
   clear(): void {
     this.#pending.clear();
@@ -55,6 +70,7 @@ export class StatusLane {
   }
 
   #pump(): void {
+    if (this.#holds > 0) return;
     let fresh = false;
     while (this.#running.size < this.#limit) {
       if (this.#cursor === null) {

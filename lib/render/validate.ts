@@ -14,12 +14,14 @@
  * lines of validated IPs) and map file lines (checked against MAP_LINE when rendered), neither of
  * which can make `haproxy -c` fail. So route-only and endpoint-only changes publish without the
  * ~100 ms check. For the same reason the controller checks each backend with its first slot line
- * only (`slots: "first"`, lib/render/slots.ts's `checkedForm`): the other slots differ from it only
- * in number and address. And a configuration that is one that passed minus whole backends that
- * nothing in it names (lib/render/dropped_backends.ts: its other sections as they were, up to slot
- * addresses) passes without running haproxy: what HAProxy reads of it was all read in the larger
- * one, and no line left refers to what went (an Ingress moved to a Service that has a backend
- * already is then a map change, also in the check).
+ * only, and one backend of each shape (`slots: "first"`, lib/render/slots.ts's `checkedForm`): the
+ * other slots differ from the first only in number and address, and a backend left out is the text
+ * of one checked up to its name and addresses (a class of 100,000 Ingresses of one Service each is
+ * a few backends to HAProxy's check, not 100,000). And a configuration that is one that passed
+ * minus whole backends that nothing in it names (lib/render/dropped_backends.ts: its other sections
+ * as they were, up to slot addresses) passes without running haproxy: what HAProxy reads of it was
+ * all read in the larger one, and no line left refers to what went (an Ingress moved to a Service
+ * that has a backend already is then a map change, also in the check).
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -60,8 +62,8 @@ export interface ValidateOptions {
   /** Reuse the verdict of a structurally identical configuration that passed (default true). */
   reuse?: boolean;
   /**
-   * "first": check each backend with its first slot line only (`checkedForm`, for the built-in
-   * templates); "all" (default): every line as rendered.
+   * "first": check each backend with its first slot line only, and one backend of each shape
+   * (`checkedForm`, for the built-in templates); "all" (default): every line as rendered.
    */
   slots?: "first" | "all";
 }

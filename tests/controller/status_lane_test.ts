@@ -90,3 +90,25 @@ Deno.test("status lane: 20,000 writes of 5,000 ingresses run in the order they c
   for (let i = 0; i < 5_000; i++) assert.equal(last.get(`k${i}`), `k${i}.3`);
   assert.equal(lane.idle, true);
 });
+
+Deno.test("status lane: while held no write starts and the lane is not idle; released, they run", async () => {
+  const started: string[] = [];
+  const lane = new StatusLane({ limit: 2, onFailure: () => {}, onIdle: () => {} });
+  lane.hold();
+  lane.hold();
+  lane.add("a", () => (started.push("a"), Promise.resolve()));
+  lane.add("b", () => (started.push("b"), Promise.resolve()));
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(started.length, 0);
+  assert.equal(lane.idle, false);
+  lane.release();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(started.length, 0, "one hold is left");
+  lane.release();
+  lane.release(); // more releases than holds change nothing
+  await lane.drained();
+  assert.deepEqual(started, ["a", "b"]);
+  lane.add("c", () => (started.push("c"), Promise.resolve()));
+  await lane.drained();
+  assert.deepEqual(started, ["a", "b", "c"], "not held once every hold is released");
+});

@@ -101,7 +101,7 @@ Deno.test("checkedForm: each backend keeps its first slot line, every other line
   const backend = (name: string, n: number) => [
     `backend ${name}`,
     "    balance roundrobin",
-    "    default-server check",
+    `    default-server check${name === "be_b" ? " inter 3s" : ""}`,
     ...slotLines(Array.from({ length: n }, (_, i) => ({ address: `10.0.0.${i + 1}`, port: 80 }))),
     "",
   ];
@@ -121,7 +121,7 @@ Deno.test("checkedForm: each backend keeps its first slot line, every other line
       "",
       "backend be_b",
       "    balance roundrobin",
-      "    default-server check",
+      "    default-server check inter 3s",
       "    server s1 10.0.0.1:80",
       "",
       "frontend f",
@@ -129,4 +129,40 @@ Deno.test("checkedForm: each backend keeps its first slot line, every other line
   );
   const noSlots = "global\n    server-state-file x\nbackend b\n    server other 10.0.0.1:80\n";
   assert.equal(checkedForm(noSlots), noSlots, "only slot lines (server s<N>) are left out");
+});
+
+Deno.test("checkedForm: a backend the same as one before up to its name and addresses is left out", () => {
+  const backend = (name: string, address: string, ...lines: string[]) =>
+    [`backend ${name}`, "    balance roundrobin", ...lines, `    server s1 ${address}:8080`, ""].join("\n");
+  const config = [
+    "global\n    maxconn 100\n",
+    "frontend f\n    use_backend be_named if { path /x }\n    use_backend %[var(txn.route)]\n",
+    backend("be_a", "10.0.0.1"),
+    backend("be_b", "10.0.0.22"), // as be_a: left out
+    backend("be_c", "10.0.0.3", "    timeout server 5s"), // another line: kept
+    backend("be_d", "10.0.0.4", "    timeout server 5s"), // as be_c: left out
+    backend("be_named", "10.0.0.5"), // named by the frontend: kept
+    backend("be_e", "10.0.0.6", "    http-request set-header X-Backend be_e"), // its own name in its body
+    backend("be_f", "10.0.0.7", "    http-request set-header X-Backend be_f"), // as be_e up to the name: left out
+    backend("be_g", "10.0.0.8", "    http-request set-header X-Backend be_a"), // names be_a: be_a kept, be_g kept
+    backend("be_tracked", "10.0.0.9"), // named by a track in be_h: kept
+    backend("be_h", "10.0.0.10", "    option httpchk", "    default-server track be_tracked/s1"),
+    backend("be_twice", "10.0.0.11"),
+    backend("be_twice", "10.0.0.12"), // a name given twice: both kept, for HAProxy to refuse
+    "frontend g\n    default_backend be_named\n",
+  ].join("\n");
+  const kept = checkedForm(config).split("\n").filter((l) => l.startsWith("backend ")).map((l) => l.slice(8));
+  assert.deepEqual(kept, ["be_a", "be_c", "be_named", "be_e", "be_g", "be_tracked", "be_h", "be_twice", "be_twice"]);
+  // Every other section stays whole.
+  assert.ok(checkedForm(config).startsWith("global\n    maxconn 100\n\nfrontend f\n    use_backend be_named if"));
+  assert.ok(checkedForm(config).endsWith("frontend g\n    default_backend be_named\n"));
+  // A longer token holding a name is not that name: these differ by more than their names.
+  const similar = [
+    backend("be_x", "10.0.0.1", "    http-request set-header X be_x1"),
+    backend("be_y", "10.0.0.2", "    http-request set-header X be_y1"),
+  ];
+  assert.deepEqual(
+    checkedForm(similar.join("\n")).split("\n").filter((l) => l.startsWith("backend ")),
+    ["backend be_x", "backend be_y"],
+  );
 });

@@ -310,3 +310,38 @@ Deno.test("checkTimeLimit: the base limit up to the base size, then in proportio
   assert.equal(checkTimeLimit(10_000, 10 * CHECK_LIMIT_BASE_BYTES), 100_000);
   assert.equal(checkTimeLimit(1_500, 3 * CHECK_LIMIT_BASE_BYTES), 4_500);
 });
+
+Deno.test('slots "first" checks one backend of each shape; a backend unlike the others is checked and refused', async () => {
+  const n = 40;
+  const many = render(
+    buildModel({
+      ingresses: Array.from({ length: n }, (_, i) =>
+        ingress({
+          name: `i${i}`,
+          rules: [{ host: `h${i}.example.com`, paths: [{ path: "/", service: `web${i}`, port: 80 }] }],
+        })),
+      lookup: lookupFromLists({ services: Array.from({ length: n }, (_, i) => service(`web${i}`, [{ port: 80 }])) }),
+    }).model,
+    templates,
+  );
+  await inTmp(async (tmpDir) => {
+    const haproxy = await fakeHaproxy(tmpDir, 'grep -c "^backend .*_web" "$3"; exit 3');
+    try {
+      const all = await validateConfig(many, { haproxy, tmpDir, reuse: false });
+      const first = await validateConfig(many, { haproxy, tmpDir, reuse: false, slots: "first" });
+      assert.deepEqual([all.errors, first.errors], [[`${n}`], ["1"]]);
+    } finally {
+      await Deno.remove(haproxy);
+    }
+    // The real haproxy: the checked form passes; one backend (the 30th) with a line of its own is refused.
+    assert.ok((await validateConfig(many, { tmpDir, reuse: false, slots: "first" })).ok);
+    const sections = many.config.split("\nbackend ");
+    const i = sections.findIndex((s) => s.startsWith("default_web29_80") || /^\S+_web29_80\n/.test(s));
+    assert.ok(i > 0, "the 30th backend is in the configuration");
+    sections[i] = sections[i].replace("    balance roundrobin", "    balance nosuch");
+    const bad = { ...many, config: sections.join("\nbackend ") };
+    const res = await validateConfig(bad, { tmpDir, reuse: false, slots: "first" });
+    assert.equal(res.ok, false);
+    assert.ok(res.errors.some((l) => l.includes("balance only supports")), res.errors.join("\n"));
+  });
+});
