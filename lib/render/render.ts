@@ -196,12 +196,6 @@ export function routesIn(model: Model, httpsRedirect: boolean, memo: RenderMemo 
   };
 }
 
-/** Whether some route of `model` is a regex path (kindCountsOf). */
-function hasRegexRoute(model: Model, memo: RenderMemo | null): boolean {
-  const counts = kindCountsOf(model.routes, memo);
-  return counts[1] + counts[GROUPS + 1] + counts[2 * GROUPS + 1] > 0;
-}
-
 /**
  * What render keeps between the renders of one proxy (the controller keeps one per proxy): each
  * Backend object's view, and the last `haproxy.cfg` with what it was rendered from. A change of
@@ -228,6 +222,14 @@ export class RenderMemo {
   followed = 0;
   /** The kind counts of the last routes (routesIn). */
   kinds: { routes: readonly Route[]; counts: KindCounts } | null = null;
+  /** The last `secrets.json` list, kept while its inputs are the same objects (secretList). */
+  secrets: {
+    tls: readonly object[];
+    defaultCertificate: unknown;
+    clientCerts: unknown;
+    backendSecrets: readonly SecretFile[];
+    list: SecretFile[];
+  } | null = null;
   /** What routesIn found in the last stops and redirect hosts. */
   hostKinds: {
     stops: readonly { host: string }[];
@@ -276,6 +278,7 @@ export function buildView(
     ? memo.lastOfBackends.derived
     : madeOfBackends(model.backends);
   if (memo) memo.lastOfBackends = { backends: model.backends, derived: ofBackends };
+  const routing = routesIn(model, httpsRedirect, memo);
   return {
     model,
     hasTls,
@@ -287,8 +290,8 @@ export function buildView(
       main: checkName(c.main),
       canary: checkName(c.canary),
     }))),
-    hasRegex: hasRegexRoute(model, memo),
-    routing: routesIn(model, httpsRedirect, memo),
+    hasRegex: routing.host.regex || routing.wild.regex || routing.any.regex,
+    routing,
     fallbackLines: ofBackends.fallbackLines,
     redirectCodes: [...new Set(Object.values(model.redirectCodes ?? {}))].filter((c) => /^30[1278]$/.test(c)).sort(),
     redirectDropCodes: [...new Set(Object.values(model.redirectCodes ?? {}))]
@@ -428,11 +431,7 @@ export function render(
   return {
     config,
     crtList,
-    secrets: secretList(
-      model,
-      proxy,
-      memo?.lastOfBackends?.backends === model.backends ? memo.lastOfBackends.derived : null,
-    ),
+    secrets: secretList(model, proxy, memo),
     maps: routeMaps(
       model.routes,
       view.httpsRedirect ? model.redirectHosts : [],
@@ -447,22 +446,17 @@ export function render(
 /** The order of `secrets.json`: a collator is what `localeCompare` uses, without building one per call. */
 const SECRET_ORDER = new Intl.Collator();
 
-/** The last list of each TLS entries array, kept while the other inputs are the same objects. */
-const secretListMemo = new WeakMap<
-  readonly object[],
-  { defaultCertificate: unknown; clientCerts: unknown; backendSecrets: unknown; list: SecretFile[] }
->();
-
 /**
  * Every Secret the proxy writes: certificates, CA bundles (backend and client checks), htpasswd files;
  * each once, in the order of their keys. Linear apart from the sort: with 10,000 TLS Secrets a list
  * deduplicated by searching it took seconds per render.
  */
-function secretList(model: Model, proxy: ProxyOptions, ofBackends: OfBackends | null): SecretFile[] {
-  const backendList = ofBackends?.secrets ?? null;
-  const last = secretListMemo.get(model.tls);
+function secretList(model: Model, proxy: ProxyOptions, memo: RenderMemo | null): SecretFile[] {
+  // buildView has just derived what the backends use (memo.lastOfBackends) for this model's backends.
+  const backendList = memo?.lastOfBackends?.backends === model.backends ? memo.lastOfBackends.derived.secrets : null;
+  const last = memo?.secrets;
   if (
-    last && backendList !== null && last.backendSecrets === backendList &&
+    last && last.tls === model.tls && backendList !== null && last.backendSecrets === backendList &&
     last.defaultCertificate === proxy.defaultCertificate && last.clientCerts === model.clientCerts
   ) return last.list;
   const byKey = new Map<string, SecretFile>();
@@ -476,13 +470,14 @@ function secretList(model: Model, proxy: ProxyOptions, ofBackends: OfBackends | 
   const others = backendList ?? backendSecrets(model.backends);
   for (let i = 0; i < others.length; i++) add(others[i]);
   const list = [...byKey.keys()].sort(SECRET_ORDER.compare).map((k) => byKey.get(k)!);
-  if (backendList !== null) {
-    secretListMemo.set(model.tls, {
+  if (memo && backendList !== null) {
+    memo.secrets = {
+      tls: model.tls,
       defaultCertificate: proxy.defaultCertificate,
       clientCerts: model.clientCerts,
       backendSecrets: backendList,
       list,
-    });
+    };
   }
   return list;
 }
