@@ -7,6 +7,7 @@
  * which its certificate names).
  */
 import { join } from "node:path";
+import { collectionPath, resources } from "../../cluster/resources.ts";
 import { applyManifests, parseManifests } from "../deploy/apply.ts";
 import { api, CONTROLLER_LABELS, readyPods } from "../deploy/in_cluster.ts";
 import { chartDir, helm, NAMESPACE, RELEASE_NAME } from "../deploy/manifests.ts";
@@ -109,18 +110,10 @@ export async function collectDiagnostics(c: Cluster, dir: string): Promise<void>
   const cp = await new Deno.Command("cp", { args: ["-r", join(c.dir, "pod-logs"), join(dir, "pod-logs")] }).output();
   if (!cp.success) throw new Error(`copying the pod logs failed: ${new TextDecoder().decode(cp.stderr)}`);
   const objects: Record<string, unknown> = {};
-  const kinds = [
-    "gatewayclasses",
-    "gateways",
-    "httproutes",
-    "grpcroutes",
-    "tlsroutes",
-    "backendtlspolicies",
-    "referencegrants",
-  ];
-  for (const kind of kinds) {
+  // Every Gateway API kind the controller reads, at its own version (ReferenceGrant is v1beta1).
+  for (const r of Object.values(resources).filter((r) => r.group === "gateway.networking.k8s.io")) {
     // One kind the API server cannot list (yet) does not lose the others.
-    objects[kind] = await api(c, "GET", `/apis/gateway.networking.k8s.io/v1/${kind}`).then(
+    objects[r.plural] = await api(c, "GET", collectionPath(r)).then(
       (list) => list.items,
       (err) => `not listed: ${(err as Error).message}`,
     );
