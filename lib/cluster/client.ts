@@ -44,6 +44,8 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** The Accept header (default `application/json`): e.g. a metadata-only list (lib/cluster/metadata_list.ts). */
+  accept?: string;
   signal?: AbortSignal;
   /**
    * false: the call does not take a token from the `--qps`/`--burst` bucket (it still waits for its
@@ -164,7 +166,7 @@ export class ClusterClient {
     const body = opts.body === undefined || typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
     const headers: Record<string, string> = {
       ...this.#headers,
-      Accept: "application/json",
+      Accept: opts.accept ?? "application/json",
       "User-Agent": this.#userAgent,
     };
     if (body !== undefined) headers["Content-Type"] = opts.contentType ?? "application/json";
@@ -193,7 +195,7 @@ export class ClusterClient {
       // The turn lasts until the whole body is read: until then the call holds its connection.
       const { status, text } = await this.#turns(async () => {
         const ex = await this.#send(method, path, opts, verb, signal);
-        return { status: ex.status, text: await readAll(ex.body) };
+        return { status: ex.status, text: await ex.text() };
       });
       if (status < 200 || status >= 300) throw errorFrom(status, text, method, path);
       return (text ? JSON.parse(text) : undefined) as T;
@@ -219,7 +221,7 @@ export class ClusterClient {
       "watch",
       signal,
     );
-    if (ex.status !== 200) throw errorFrom(ex.status, await readAll(ex.body), "WATCH", path);
+    if (ex.status !== 200) throw errorFrom(ex.status, await ex.text(), "WATCH", path);
     this.#streams.add(ex);
     const streams = this.#streams;
     let closed = false;
@@ -275,22 +277,6 @@ function verbOf(method: string, opts: RequestOptions): string {
     default:
       return method.toLowerCase();
   }
-}
-
-async function readAll(body: AsyncIterable<Uint8Array>): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  for await (const c of body) chunks.push(c);
-  return new TextDecoder().decode(concat(chunks));
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 function errorFrom(status: number, text: string, method: string, path: string): ApiError {

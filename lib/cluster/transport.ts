@@ -35,6 +35,13 @@ export interface OutgoingRequest {
 export interface Exchange {
   readonly status: number;
   readonly body: AsyncIterable<Uint8Array>;
+  /**
+   * The whole body as UTF-8 text (instead of `body`). Through fetch, the runtime reads it in one
+   * go: a list page of 5,000 objects read chunk by chunk through its stream cost about as much as
+   * parsing it (1.1 s of the 7.5 s a controller took to list 100,000 Ingresses, Services and
+   * EndpointSlices, in its CPU profile).
+   */
+  text(): Promise<string>;
   /** Stops reading and releases the stream; a read under way ends with an error. */
   cancel(): void;
 }
@@ -123,6 +130,13 @@ class FetchTransport implements Transport {
       return {
         status: res.status,
         body: read(res, release),
+        text: async () => {
+          try {
+            return await res.text();
+          } finally {
+            release();
+          }
+        },
         cancel: () => {
           own.abort(new Error("cancelled"));
           release();
@@ -184,7 +198,7 @@ class NodeTransport implements Transport {
     const mod = this.#secure ? https : http;
     return new Promise<Exchange>((resolve, reject) => {
       const req = mod.request(r.url, { method: r.method, headers, agent: this.#agent, ...this.#tls }, (res) => {
-        resolve({ status: res.statusCode ?? 0, body: res, cancel: () => res.destroy() });
+        resolve({ status: res.statusCode ?? 0, body: res, text: () => readText(res), cancel: () => res.destroy() });
       });
       const onAbort = () => req.destroy(r.signal?.reason ?? new Error("aborted"));
       r.signal?.addEventListener("abort", onAbort, { once: true });
@@ -198,4 +212,17 @@ class NodeTransport implements Transport {
   close(): void {
     this.#agent.destroy();
   }
+}
+
+/** A node:http response's body as UTF-8 text. */
+async function readText(res: AsyncIterable<Uint8Array>): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of res) chunks.push(c);
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return new TextDecoder().decode(out);
 }
