@@ -517,6 +517,54 @@ Deno.test("proxy groups against a real API server", async (t) => {
         }
       },
     );
+
+    await t.step(
+      "a large configuration's new parts are looked up in one list: someone else's ConfigMap at a part's name blocks the group",
+      async () => {
+        const configSplit = { inline: 2048, fileInline: 256, targetPart: 512, carry: 0 };
+        const services = Array.from({ length: 30 }, (_, i) => `many-${i}`);
+        for (const [i, svc] of services.entries()) {
+          await cluster.apply(resources.services, serviceObj(a, svc));
+          await cluster.apply(
+            resources.endpointSlices,
+            sliceObj(a, svc, [{ address: `10.9.2.${i}`, port: 8080 } as any]),
+          );
+        }
+        const name = sharedProxyName("many");
+        // Not the controller's: no labels, no owner.
+        const foreign = await cluster.apply(resources.configMaps, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: `${name}-part-0`, namespace: ops },
+          data: { mine: "yes" },
+        });
+        const c = await controller(cluster, {
+          ingressClass: "many",
+          configSplit,
+          controllerId: "many",
+          operatorNamespace: ops,
+        });
+        try {
+          await cluster.apply(
+            resources.ingresses,
+            ingressObj(a, "many", services.map((svc) => ({ host: `${svc}.example`, service: svc })), {
+              className: "many",
+            }),
+          );
+          const ev = await eventually(
+            "the OwnershipConflict Event",
+            async () => (await cluster.events(a, "many")).find((e) => e.reason === "OwnershipConflict"),
+          );
+          assert.match(ev.message, new RegExp(`ConfigMap ${ops}/${name}-part-0 already exists`));
+          assert.equal(await cluster.get(resources.configMaps, ops, name), null, "no head");
+          const left = await cluster.get(resources.configMaps, ops, `${name}-part-0`);
+          assert.deepEqual(left?.data, { mine: "yes" }, "someone else's ConfigMap is left as it was");
+          assert.equal(left?.metadata.uid, foreign.metadata.uid);
+        } finally {
+          await c.stop();
+        }
+      },
+    );
   } finally {
     await cluster.stop();
   }
