@@ -5,9 +5,12 @@ import {
   chunks,
   configDigest,
   INLINE_LIMIT,
+  LARGE_FILE_DOWN,
+  LARGE_FILE_TARGETS,
   MAX_PART_BYTES,
   partRefs,
   PARTS_KEY,
+  partTargetOf,
   type ReadPart,
   readPart,
   rechunk,
@@ -82,6 +85,30 @@ Deno.test("10,000 backends: no object near 1 MiB, joined back byte for byte", ()
     );
     assert.equal(parts.map((p) => p.content).join(""), files[file as keyof typeof files]);
   }
+});
+
+Deno.test("a file above LARGE_FILE_TARGETS targets is cut at twice the target, back below LARGE_FILE_DOWN only", () => {
+  const base = 16 * 1024;
+  assert.equal(partTargetOf(LARGE_FILE_TARGETS * base, base), base);
+  assert.equal(partTargetOf(LARGE_FILE_TARGETS * base + 1, base), 2 * base);
+  // Once cut large, a file shrinking a little stays large (no full rewrite at each crossing).
+  assert.equal(partTargetOf(LARGE_FILE_TARGETS * base - 1, base, 2 * base), 2 * base);
+  assert.equal(partTargetOf(LARGE_FILE_DOWN * base, base, 2 * base), 2 * base);
+  assert.equal(partTargetOf(LARGE_FILE_DOWN * base - 1, base, 2 * base), base);
+  assert.equal(partTargetOf(LARGE_FILE_DOWN * base, base, base), base);
+
+  // Split for real: half as many parts above the limit as the same text cut at the target.
+  const big = backends(30_000);
+  assert.ok(big.length > LARGE_FILE_TARGETS * base, `${big.length}`);
+  const r = splitConfig("large", { "haproxy.cfg": big });
+  const cutAtBase = chunks(big, base).length;
+  assert.ok(r.parts.length < cutAtBase * 0.7, `${r.parts.length} parts, ${cutAtBase} at the base target`);
+  assert.deepEqual(filesOf(assembleConfig("large", r.head, partsMap(r))), { files: { "haproxy.cfg": big } });
+  // One backend changed: still one or two parts rewritten.
+  const after = splitConfig("large", { "haproxy.cfg": backends(30_000, 17_000) }, previousOf(r));
+  const old = previousOf(r);
+  const changed = after.parts.filter((p) => old.get(p.name) !== p.sha256);
+  assert.ok(changed.length >= 1 && changed.length <= 2, `${changed.length} parts changed`);
 });
 
 Deno.test("one backend changed: one part is rewritten, every other keeps its name and content", () => {
