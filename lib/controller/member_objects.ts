@@ -11,13 +11,21 @@ import type { GroupIndex, GroupKey } from "./groups.ts";
 
 /** Above this many keys written since the last call, every member is looked up again. */
 const PATCH_LIMIT = 256;
+/** Up to this many changed members are found by searching the member keys; more, through an index of them. */
+const SEARCH_LIMIT = 4;
+
+interface Kept {
+  version: number;
+  mark: number;
+  keys: readonly string[];
+  /** `keys` by position, made once more than SEARCH_LIMIT changed members are looked for (then kept with them). */
+  at: Map<string, number> | null;
+  objects: readonly KubeObject[];
+}
 
 export class MemberObjects {
   /** Per group: what `of` handed out last, with the membership version and the store's write mark then. */
-  readonly #kept = new Map<
-    GroupKey,
-    { version: number; mark: number; keys: readonly string[]; objects: readonly KubeObject[] }
-  >();
+  readonly #kept = new Map<GroupKey, Kept>();
 
   constructor(readonly store: Store, readonly groups: GroupIndex) {}
 
@@ -32,9 +40,11 @@ export class MemberObjects {
     const kept = this.#kept.get(group);
     const changed = kept?.version === version ? store.changedSince(kept.mark) : null;
     let objects = kept && changed !== null && changed.length <= PATCH_LIMIT ? kept.objects : null;
-    for (const k of objects !== null ? new Set(changed) : []) {
-      if (groups.groupOf(k) !== group) continue;
-      const i = kept!.keys.indexOf(k);
+    const members = objects !== null ? [...new Set(changed)].filter((k) => groups.groupOf(k) === group) : [];
+    // A search of 100,000 keys per changed member: a few, not the hundreds written back by status writes.
+    if (members.length > SEARCH_LIMIT && kept!.at === null) kept!.at = new Map(kept!.keys.map((k, i) => [k, i]));
+    for (const k of members) {
+      const i = kept!.at ? kept!.at.get(k) ?? -1 : kept!.keys.indexOf(k);
       const o = store.get(k);
       // A member without its object before, or gone now: looked up in full.
       if (i < 0 || !o) {
@@ -57,11 +67,11 @@ export class MemberObjects {
         found.push(o);
       });
       if (keys.length === 0) this.#kept.delete(group);
-      else this.#kept.set(group, { version, mark, keys, objects: Object.freeze(found) });
+      else this.#kept.set(group, { version, mark, keys, at: null, objects: Object.freeze(found) });
       return found;
     }
     if (objects !== kept!.objects) Object.freeze(objects);
-    this.#kept.set(group, { version, mark, keys: kept!.keys, objects });
+    this.#kept.set(group, { ...kept!, mark, objects });
     return objects;
   }
 }

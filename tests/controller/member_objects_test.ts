@@ -38,10 +38,12 @@ Deno.test("member objects: 600 random writes, moves and deletes later, every ans
     groups.set(`ns/${n}`, rand(4) ? "class:a" : "class:b");
   }
   let patched = 0;
+  let indexed = 0;
   for (let step = 0; step < 600; step++) {
     const what = rand(20);
-    // mostly object writes (one to three, as a burst of events brings them); a burst past the patch limit now and then
-    const writes = what === 0 ? 300 : 1 + rand(3);
+    // mostly object writes (one to three, as a burst of events brings them); now and then a burst past the patch
+    // limit, or one of 10–40 (found through the index of the member keys)
+    const writes = what === 0 ? 300 : what === 4 ? 10 + rand(31) : 1 + rand(3);
     if (what === 1) groups.set(`ns/${names[rand(names.length)]}`, rand(2) ? "class:a" : "class:b");
     else if (what === 2) {
       const n = names[rand(names.length)];
@@ -65,8 +67,10 @@ Deno.test("member objects: 600 random writes, moves and deletes later, every ans
       assert.equal(members.of(group), before, `step ${step} ${group}: asked again`);
     }
     if (what >= 4 && writes < 4) patched++;
+    if (what === 4) indexed++;
   }
   assert.ok(patched > 300);
+  assert.ok(indexed > 15, `${indexed} bursts of 10–40`);
 });
 
 Deno.test("store: the keys written since a mark, until more were written than it remembers", () => {
