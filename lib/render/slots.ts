@@ -125,6 +125,8 @@ export function checkedForm(config: string): string {
 
 /** A backend section `form` with its slots' addresses and every token of its `name` replaced. */
 function shapeOf(name: string, form: string): string {
+  // A name of other characters could not be told from the tokens around it: the backend is its own shape.
+  if (!NAME_TOKEN.test(name)) return form;
   const end = form.indexOf("\n") + 1;
   const header = form.slice(0, end);
   const body = form.slice(end).replace(SLOT_ADDRESSES, "$1ADDR");
@@ -148,6 +150,8 @@ const PLAIN_BACKEND_LINE = /^\s*(#.*|balance\s+[a-z]+|server\s+s\d+\s+\S+)?\s*$/
  * as a token: its backend's shape holds its name, and it is kept.
  */
 const NAME_SEPARATOR = /([^A-Za-z0-9_.-]+)/;
+/** A backend name made of those characters only. */
+const NAME_TOKEN = /^[A-Za-z0-9_.-]+$/;
 /** The address of each slot line of a section (`$1`: the line before it). */
 const SLOT_ADDRESSES = /^(\s+server\s+s\d+\s+)\S+/gm;
 

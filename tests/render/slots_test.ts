@@ -165,4 +165,10 @@ Deno.test("checkedForm: a backend the same as one before up to its name and addr
     checkedForm(similar.join("\n")).split("\n").filter((l) => l.startsWith("backend ")),
     ["backend be_x", "backend be_y"],
   );
+  // Names of other characters than the templates write are not replaced: each such backend is checked.
+  const odd = [backend("be$x", "10.0.0.1"), backend("be$y", "10.0.0.2"), backend('be"z', "10.0.0.3")];
+  assert.deepEqual(
+    checkedForm(odd.join("\n")).split("\n").filter((l) => l.startsWith("backend ")),
+    ["backend be$x", "backend be$y", 'backend be"z'],
+  );
 });
