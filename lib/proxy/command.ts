@@ -37,11 +37,12 @@ import type { ProxySettings } from "../flags/proxy_settings.ts";
 import { log } from "../log/logger.ts";
 import { operatorNamespace } from "../cluster/access.ts";
 import { Backoff } from "../cluster/backoff.ts";
-import { ClusterClient, isStatus } from "../cluster/client.ts";
+import { ClusterClient } from "../cluster/client.ts";
 import { Informer } from "../cluster/informer.ts";
-import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
+import { type KubeObject, resources } from "../cluster/resources.ts";
 import { PartCache } from "../transport/part_cache.ts";
-import { CONFIG_SHA_ANNOTATION, configDigest, PART_DATA_KEY, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
+import { readPartContent } from "./part_read.ts";
+import { CONFIG_SHA_ANNOTATION, configDigest, PARTS_KEY, type ReadPart } from "../transport/parts.ts";
 import { Applier, type ApplyResult } from "./apply.ts";
 import { type DesiredState, sameState } from "./plan.ts";
 import { isConfigMapRef, type LeftOut, objectKind, parseSecretRefs, secretContents, type SecretRef } from "./files.ts";
@@ -271,7 +272,10 @@ class ProxyRuntime {
       join(workDir, "file-check"),
     );
     this.#waiting = `waiting for the ConfigMap ${namespace}/${settings.configmap}`;
-    this.#parts = new PartCache(settings.configmap, (name, first) => this.#readPart(name, first));
+    this.#parts = new PartCache(
+      settings.configmap,
+      (name, first, notOlderThan) => readPartContent(this.client, this.namespace, name, { first, notOlderThan }),
+    );
     this.#configMap = new Informer(client, resources.configMaps, {
       namespace,
       fieldSelector: `metadata.name=${settings.configmap}`,
@@ -508,7 +512,7 @@ class ProxyRuntime {
       let assembled;
       try {
         const [fetched, t0] = [this.#parts.fetched, performance.now()];
-        assembled = await this.#parts.assemble(data as Record<string, string>);
+        assembled = await this.#parts.assemble(data as Record<string, string>, cm.metadata.resourceVersion);
         // A start or a large change: how long its reads took (a route change reads none or one).
         const read = this.#parts.fetched - fetched;
         if (read >= 16) log.info("configuration parts read", { parts: read, ms: Math.round(performance.now() - t0) });
@@ -608,23 +612,6 @@ class ProxyRuntime {
     return ok;
   }
   #verified = "";
-
-  /**
-   * The content of a part ConfigMap; null when it is absent or not (yet) readable. Only a read made
-   * again for the same digest (a retry) waits for the client's rate limit.
-   */
-  async #readPart(name: string, first: boolean): Promise<string | null> {
-    try {
-      const path = objectPath(resources.configMaps, this.namespace, name);
-      const cm: KubeObject = await this.client.request("GET", path, { rateLimited: !first });
-      const part = (cm.data as Record<string, unknown> | undefined)?.[PART_DATA_KEY];
-      return typeof part === "string" ? part : null;
-    } catch (err) {
-      // 404: deleted by a newer configuration; 403: its Role is being widened. Both pass.
-      if (isStatus(err, 404) || isStatus(err, 403)) return null;
-      throw err;
-    }
-  }
 
   /**
    * One watch per listed Secret or ConfigMap (its namespace, a field selector on its name), started

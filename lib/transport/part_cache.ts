@@ -3,7 +3,9 @@
  * The proxy's side of docs/config-transport.md: joins a head ConfigMap's files with its parts,
  * reading only the parts whose digest it does not hold yet and the head does not carry. Reads go through `fetchPart` (the
  * proxy passes a GET of the ConfigMap by name, which a Role limited by `resourceNames` allows), at most
- * {@link CONCURRENCY} at a time. Each read says whether it is the first for that part's digest: a start reads every
+ * {@link CONCURRENCY} at a time, each asking for a version not older than the head's: the parts a head names
+ * are written before it, so the API server's watch cache holds them once it has the head, and answers
+ * without a read from etcd. Each read says whether it is the first for that part's digest: a start reads every
  * part once (1,358 at 100,000 Ingresses), which the proxy lets through without its client's rate limit, while a part
  * read again for the same digest (it was missing, or held other content, and the proxy retries) waits for it.
  */
@@ -20,9 +22,10 @@ import {
 
 /**
  * Reads one part ConfigMap's content; null when it does not exist. `first`: no read of this part for
- * this digest was made before (a retry is not first).
+ * this digest was made before (a retry is not first). `notOlderThan`: the head's resourceVersion, when
+ * known: any version of the part from then on will do (a newer one with other content is a miss).
  */
-export type FetchPart = (name: string, first: boolean) => Promise<string | null>;
+export type FetchPart = (name: string, first: boolean, notOlderThan: string | undefined) => Promise<string | null>;
 
 export type Assembled = AssembledConfig | { missing: PartRef[] };
 
@@ -48,8 +51,11 @@ export class PartCache {
     return this.#fetched;
   }
 
-  /** The head's files with their parts joined, or the parts that are missing or hold other content. */
-  async assemble(head: Readonly<Record<string, string>>): Promise<Assembled> {
+  /**
+   * The head's files with their parts joined, or the parts that are missing or hold other content.
+   * `headVersion`: the head ConfigMap's resourceVersion.
+   */
+  async assemble(head: Readonly<Record<string, string>>, headVersion?: string): Promise<Assembled> {
     const refs = [...partRefs(this.#proxy, head).values()].flat();
     const wanted = new Map(refs.map((r) => [r.name, r.sha256]));
     for (const name of [...this.#parts.keys()]) if (!wanted.has(name)) this.#parts.delete(name);
@@ -65,7 +71,7 @@ export class PartCache {
     await forEachLimit(stale, CONCURRENCY, async ([name, sha]) => {
       const first = this.#tried.get(name) !== sha;
       this.#tried.set(name, sha);
-      const content = await this.#fetch(name, first);
+      const content = await this.#fetch(name, first, headVersion);
       this.#fetched++;
       if (content === null) this.#parts.delete(name);
       else this.#parts.set(name, readPart(content));

@@ -50,3 +50,16 @@ Deno.test("part cache: a part's first read for its digest is marked first; a ret
   assert.ok(reads.length >= 1 && reads.length <= 2, `${reads.length} reads`);
   assert.ok(reads.every((r) => r.first));
 });
+
+Deno.test("part cache: each read asks for a version not older than the head it serves", async () => {
+  const store = new Map<string, string>();
+  const versions = new Set<string | undefined>();
+  const cache = new PartCache("p", (name, _first, notOlderThan) => {
+    versions.add(notOlderThan);
+    return Promise.resolve(store.get(name) ?? null);
+  });
+  const one = splitConfig("p", { "haproxy.cfg": backends(200) }, new Map(), LIMITS);
+  for (const p of one.parts) store.set(p.name, p.content);
+  assert.ok(!("missing" in await cache.assemble(one.head, "4711")));
+  assert.deepEqual([...versions], ["4711"]);
+});
