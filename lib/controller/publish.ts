@@ -55,7 +55,7 @@ export interface Plan {
   early: Map<number, KubeObject>;
 }
 
-interface PublishDeps {
+export interface PublishDeps {
   client: ClusterClient;
   /** Refuses and aborts writes outside a leadership term. */
   writer: Writer;
@@ -324,7 +324,13 @@ export class Publisher {
         }
         drift = current && this.#driftOf(path, obj, current);
       }
-      if (current && drift === null && current.metadata.annotations?.[hashAnnotation] === hash) {
+      // What the cache shows is the object as wanted, unless the controller wrote it otherwise since
+      // (its watch event not in yet): a change and its quick revert would then never reach the API server.
+      const written = this.#applied.get(path);
+      if (
+        current && drift === null && current.metadata.annotations?.[hashAnnotation] === hash &&
+        (written === undefined || written === hash)
+      ) {
         this.#published(group, path, current.metadata.uid!);
         this.#applied.found(path, hash);
         return { object: current, wrote: false };

@@ -1,0 +1,117 @@
+/**
+ * The publisher decides what is unchanged from the owned caches, which learn of the controller's own
+ * writes through watch events that may come in later. A change published and then reverted before
+ * those events arrive must still reach the API server: the cache shows the object as the revert
+ * wants it, but the controller wrote something else since. Against the real kube-apiserver, with
+ * owned caches that show the API server only when told to (a watch running behind), for a head
+ * alone and for a configuration split into parts.
+ */
+import assert from "node:assert/strict";
+import { ClusterClient } from "../../lib/cluster/client.ts";
+import { collectionPath, keyOf, type KubeObject, resources, type ResourceType } from "../../lib/cluster/resources.ts";
+import { defaultClassParams } from "../../lib/controller/class_params.ts";
+import { ownedShape } from "../../lib/controller/cached_shapes.ts";
+import { sharedTarget } from "../../lib/controller/objects.ts";
+import { ownerGroupOf } from "../../lib/controller/ownership.ts";
+import { defaultPlatform } from "../../lib/controller/platform.ts";
+import { type PublishDeps, Publisher } from "../../lib/controller/publish.ts";
+import { defaultSettings } from "../../lib/controller/settings.ts";
+import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
+import type { Rendered } from "../../lib/render/mod.ts";
+import { PartCache } from "../../lib/transport/part_cache.ts";
+import { PART_DATA_KEY, PARTS_KEY } from "../../lib/transport/parts.ts";
+
+const NS = "ops";
+const settings = { ...defaultSettings, operatorNamespace: NS };
+const owned = (Object.values(resources) as ResourceType[]).filter((r) => r.namespaced);
+
+/** Owned caches of the proxy's namespace that show the API server as of the last `sync()`. */
+function laggingCaches(client: ClusterClient) {
+  let snapshot: KubeObject[] = [];
+  const ofKind = (r: ResourceType) => snapshot.filter((o) => o.kind === r.kind);
+  return {
+    async sync() {
+      snapshot = [];
+      for (const r of [resources.configMaps, resources.services, resources.deployments, resources.serviceAccounts]) {
+        const list = await client.request("GET", collectionPath(r, NS));
+        for (const o of list.items) snapshot.push(ownedShape({ ...o, kind: r.kind }));
+      }
+    },
+    ownedKinds: owned,
+    ownedCache: (r: ResourceType) => ({ store: { get: (k: string) => ofKind(r).find((o) => keyOf(o) === k) } }),
+    madeBy: (r: ResourceType, g: string) => ofKind(r).filter((o) => ownerGroupOf(o) === g),
+  };
+}
+
+const noMaps = Object.fromEntries(
+  ["routes-exact", "routes-prefix", "redirect-hosts", "routes-regex", "passthrough", "owned-hosts"].map((m) => [
+    `${m}.map`,
+    "",
+  ]),
+);
+
+/** A configuration of `n` backends, the 8th balanced by `balance`: `n` 20,000 is split into parts. */
+function rendered(n: number, balance: string): Rendered {
+  let config = "global\n    maxconn 100\n";
+  for (let i = 0; i < n; i++) {
+    config += `backend be_${i}\n    balance ${i === 7 ? balance : "roundrobin"}\n    server s1 10.0.${i >> 8}.${
+      i & 255
+    }:80\n\n`;
+  }
+  return { config, crtList: "", secrets: [], maps: { ...noMaps } } as unknown as Rendered;
+}
+
+for (const n of [10, 20_000]) {
+  Deno.test(`publish: a change reverted before the caches show it is written (${n} backends)`, async () => {
+    await using cp = await startControlPlane();
+    const client = await ClusterClient.create({
+      kubeconfig: await cp.kubeConfig("admin", ["system:masters"]),
+      qps: 0,
+      burst: 1,
+    });
+    try {
+      await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } });
+      const caches = laggingCaches(client);
+      const deps: PublishDeps = {
+        client,
+        writer: client,
+        settings,
+        platform: defaultPlatform,
+        caches: caches as unknown as PublishDeps["caches"],
+        events: { record: () => Promise.resolve() } as unknown as PublishDeps["events"],
+        counts: { reconciles: 0, renders: 0, writes: 0, validations: 0 },
+        later: () => {},
+      };
+      const publisher = new Publisher(deps);
+      const target = sharedTarget("web", undefined, NS);
+      const publish = async (r: Rendered) => {
+        const plan = publisher.plan(target.group, target, r, defaultClassParams);
+        const current = await publisher.current(plan);
+        assert.equal(publisher.conflicts(target.group, plan, current, []), null);
+        await publisher.publish(target.group, plan, current, []);
+      };
+      const one = rendered(n, "roundrobin");
+      await publish(one);
+      await caches.sync(); // the watch caught up
+      await publish(rendered(n, "leastconn")); // a change ...
+      await publish(one); // ... and its revert, before the change's events came in
+
+      // What a proxy reads from the API server: the head and the parts it names.
+      const head = await client.request("GET", `${collectionPath(resources.configMaps, NS)}/${target.name}`);
+      let config = head.data["haproxy.cfg"];
+      if (n > 10) {
+        assert.ok(PARTS_KEY in head.data, "split into parts");
+        const parts = new PartCache(target.name, async (name) => {
+          const cm = await client.request("GET", `${collectionPath(resources.configMaps, NS)}/${name}`);
+          return cm.data[PART_DATA_KEY];
+        });
+        const joined = await parts.assemble(head.data);
+        assert.ok(!("missing" in joined), "the head names parts that hold other content");
+        config = joined.files["haproxy.cfg"];
+      }
+      assert.ok(config === one.config, "the API server still holds the reverted change");
+    } finally {
+      client.close();
+    }
+  });
+}
