@@ -15,6 +15,7 @@ import type { KubeObject } from "../cluster/resources.ts";
 import { isDedicated as asksDedicated } from "../annotations/resolve.ts";
 import type { Risk } from "../annotations/table.ts";
 import { shortHash } from "./short_hash.ts";
+import { endsLikeDerived } from "./proxy_names.ts";
 
 export const proxyModeAnnotation = "ingress-controller.io/proxy";
 export const dedicatedValue = "dedicated";
@@ -84,15 +85,18 @@ export function withoutDedicated(ingress: KubeObject): KubeObject {
 
 /**
  * Name of a shared proxy's objects: `haproxy-class-<class>` while that is a DNS-1035 label of at
- * most 55 characters (room for `-stats`), else `haproxy-class-<hash>`; `haproxy-shared` for
- * class-less ingresses without a default class. Dedicated proxies are `<ingress>-haproxy` or
- * `haproxy-<hash>` (lib/controller/objects.ts), so the two never share a name unless a class name
- * ends in `-haproxy`; the ownership rule then refuses the other's object.
+ * most 55 characters (room for `-stats`) and the class name does not end like a derived object or
+ * look like a hash (lib/controller/proxy_names.ts), else `haproxy-class-<hash>`; `haproxy-shared`
+ * for class-less ingresses without a default class. Dedicated proxies are `<ingress>-haproxy` or
+ * `haproxy-<hash>` (lib/controller/objects.ts), so the two never share a name.
  */
 export function sharedProxyName(className: string): string {
   if (className === "") return "haproxy-shared";
   const name = `haproxy-class-${className}`;
-  return dns1035.test(name) && name.length <= 55 ? name : `haproxy-class-${shortHash(className)}`;
+  // A class named like a derived object (`web-part-0`) or like a hash would meet another class's objects.
+  const plain = dns1035.test(name) && name.length <= 55 && !endsLikeDerived(className) &&
+    !/^[0-9a-f]{10}$/.test(className);
+  return plain ? name : `haproxy-class-${shortHash(className)}`;
 }
 
 /** Ingress key ↔ group, kept in step with the Ingress informer. */

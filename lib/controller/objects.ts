@@ -40,6 +40,7 @@ import { classGroup, gatewayGroup, gatewayOf, type GroupKey, sharedClassOf, shar
 import { configObjects, configReadRules, type ProxyConfigData } from "./transport.ts";
 import { CONFIG_SHA_ANNOTATION, PART_SHA_ANNOTATION } from "../transport/parts.ts";
 import { shortHash } from "./short_hash.ts";
+import { endsLikeDerived } from "./proxy_names.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const managedByValue = "ingress-controller";
@@ -220,14 +221,30 @@ export function sharedTarget(className: string, ingressClass: KubeObject | undef
 }
 
 /**
- * The name of a Gateway's proxy objects in the controller's namespace: `gw-<namespace>-<name>`
- * while that is a DNS-1035 label short enough for its `-stats` Service, else `gw-<hash>`.
+ * The name of a Gateway's proxy objects in the controller's namespace, where every tenant's Gateway
+ * proxy lives, so no two Gateways may get names that meet (lib/controller/proxy_names.ts):
+ * - `gw-<namespace>-<name>` when the namespace has no `-` (so the name reads back one way only: `a-b/c`
+ *   and `a/b-c` would both give `gw-a-b-c`) and the name does not end like a derived object or a hash;
+ * - else `gw-<namespace>-<name>-<8 hex digits of the key's sha256>`: two keys spelling the same text
+ *   differ in it, and a tenant cannot choose a name that ends so (it takes this form itself);
+ * - else (longer than 55 characters, room for `-stats`) `gw-<16 hex digits>`.
  */
 export function gatewayProxyName(gatewayKey: string): string {
-  const plain = `gw-${gatewayKey.replace("/", "-")}`;
-  if (dns1035.test(plain) && plain.length <= 55) return plain;
-  return `gw-${shortHash(gatewayKey)}`;
+  const [ns, name] = gatewayKey.split("/");
+  const plain = `gw-${ns}-${name}`;
+  if (
+    !ns.includes("-") && !endsLikeDerived(name) && !HASH_ENDING.test(name) && dns1035.test(plain) &&
+    plain.length <= 55
+  ) {
+    return plain;
+  }
+  const marked = `${plain}-${shortHash(gatewayKey, 8)}`;
+  if (dns1035.test(marked) && marked.length <= 55) return marked;
+  return `gw-${shortHash(gatewayKey, 16)}`;
 }
+
+/** The ending of `gatewayProxyName`'s marked form. */
+const HASH_ENDING = /(?:^|-)[0-9a-f]{8}$/;
 
 /** Where a proxy's objects live: their name and namespace. */
 export interface ProxyPlace {
@@ -239,8 +256,9 @@ export interface ProxyPlace {
  * Where the proxy of the Gateway `gatewayKey` (`namespace/name`) lives. By default in the
  * controller's namespace as `gw-<namespace>-<name>` (gatewayProxyName), where tenants do not
  * write; with `--gateway-proxies-in-gateway-namespace` in the Gateway's own namespace, named after
- * the Gateway while its name is a DNS-1035 label short enough for the `-stats` Service (else
- * `gw-<hash>`), as the Gateway API's GatewayInfrastructure test expects to find them.
+ * the Gateway while its name is a DNS-1035 label short enough for the `-stats` Service that does
+ * not end like another proxy's object (else `gw-<hash>`), as the Gateway API's GatewayInfrastructure
+ * test expects to find them.
  */
 export function gatewayProxyPlace(
   gatewayKey: string,
@@ -251,10 +269,9 @@ export function gatewayProxyPlace(
   }
   const slash = gatewayKey.indexOf("/");
   const name = gatewayKey.slice(slash + 1);
-  return {
-    name: dns1035.test(name) && name.length <= 55 ? name : `gw-${shortHash(gatewayKey)}`,
-    namespace: gatewayKey.slice(0, slash),
-  };
+  // Named after the Gateway unless that reads as another proxy's object or as a hashed name.
+  const plain = dns1035.test(name) && name.length <= 55 && !endsLikeDerived(name) && !/^gw-[0-9a-f]{16}$/.test(name);
+  return { name: plain ? name : `gw-${shortHash(gatewayKey, 16)}`, namespace: gatewayKey.slice(0, slash) };
 }
 
 /**

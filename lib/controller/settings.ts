@@ -17,7 +17,7 @@ export interface ControllerSettings {
   rbac: boolean;
   /**
    * Each Gateway's proxy objects in the Gateway's own namespace, named after it
-   * (`--gateway-proxies-in-gateway-namespace`); false: in the operator's namespace, `gw-<ns>-<name>`.
+   * (`--gateway-proxies-in-gateway-namespace`); false: in the operator's namespace, `gw-<ns>-<name>` (gatewayProxyName).
    */
   gatewayProxiesInGatewayNamespace: boolean;
   /** 0: relist only when a watch cannot resume. */
