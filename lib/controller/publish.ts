@@ -181,9 +181,17 @@ export class Publisher {
       if (d.resource === resources.services && d.object.metadata.name === target.name) proxyService = object;
     };
     // The part ConfigMaps come first and do not depend on each other: a few at a time (a first
-    // publish of 10,000 ingresses writes about 130).
+    // publish of 10,000 ingresses writes about 130). Meanwhile, with --rbac, the proxy's read access
+    // (ServiceAccount, Roles, RoleBindings, in order): the head may name part slots or Secrets that
+    // only the new Roles grant.
     const partCount = partsBeforeHead(desired);
-    await forEachLimit([...desired.keys()].slice(0, partCount), PART_WRITES_IN_FLIGHT, write);
+    const access = [...desired.keys()].filter((i) => i >= partCount && READ_ACCESS.has(desired[i].resource));
+    await Promise.all([
+      forEachLimit([...desired.keys()].slice(0, partCount), PART_WRITES_IN_FLIGHT, write),
+      (async () => {
+        for (const i of access) await write(i);
+      })(),
+    ]);
     // The head, then the parts it carries, which do not depend on each other either: written
     // together (one after the other, they held the next change's reconcile for two more writes).
     let next = partCount;
@@ -191,7 +199,7 @@ export class Publisher {
     const carried: number[] = [];
     while (next < desired.length && isPart(desired[next])) carried.push(next++);
     await forEachLimit(carried, PART_WRITES_IN_FLIGHT, write);
-    for (; next < desired.length; next++) await write(next);
+    for (; next < desired.length; next++) if (!access.includes(next)) await write(next);
     await this.remove(group, new Set(desired.map((d) => objectKey(d.resource, d.object))));
     return { written, proxyService };
   }
@@ -511,6 +519,13 @@ export class Publisher {
     return deleted > 0;
   }
 }
+
+/** The kinds that give a proxy its read access (`--rbac`), written before the head that needs them. */
+const READ_ACCESS: ReadonlySet<ResourceType> = new Set([
+  resources.serviceAccounts,
+  resources.roles,
+  resources.roleBindings,
+]);
 
 /** How many of `desired` (in write order, lib/controller/transport.ts) are parts written before the head. */
 function partsBeforeHead(desired: readonly Desired[]): number {

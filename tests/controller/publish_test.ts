@@ -1,10 +1,16 @@
 /**
+ * The publisher against the real kube-apiserver.
+ *
  * The publisher decides what is unchanged from the owned caches, which learn of the controller's own
  * writes through watch events that may come in later. A change published and then reverted before
  * those events arrive must still reach the API server: the cache shows the object as the revert
  * wants it, but the controller wrote something else since. Against the real kube-apiserver, with
  * owned caches that show the API server only when told to (a watch running behind), for a head
  * alone and for a configuration split into parts.
+ *
+ * With `--rbac`, the proxy's Role names the part slots in use (rounded up to a power of two): a
+ * configuration that grows past them gets a Role granting more, written before the head that names
+ * the new slots, so a proxy never reads a head whose parts it may not read yet.
  */
 import assert from "node:assert/strict";
 import { ClusterClient } from "../../lib/cluster/client.ts";
@@ -61,6 +67,28 @@ function rendered(n: number, balance: string): Rendered {
   return { config, crtList: "", secrets: [], maps: { ...noMaps } } as unknown as Rendered;
 }
 
+function publisherOf(client: ClusterClient, caches: ReturnType<typeof laggingCaches>, rbac = false): Publisher {
+  const writer = {
+    request: (method: string, path: string, opts?: Record<string, unknown>) => {
+      if (method !== "GET") writes.push(`${method} ${path}`);
+      return client.request(method, path, opts);
+    },
+  };
+  return new Publisher({
+    client,
+    writer: writer as PublishDeps["writer"],
+    settings: { ...settings, rbac },
+    platform: defaultPlatform,
+    caches: caches as unknown as PublishDeps["caches"],
+    events: { record: () => Promise.resolve() } as unknown as PublishDeps["events"],
+    counts: { reconciles: 0, renders: 0, writes: 0, validations: 0 },
+    later: () => {},
+  });
+}
+
+/** The writes made so far (`METHOD path`), in order. */
+const writes: string[] = [];
+
 for (const n of [10, 20_000]) {
   Deno.test(`publish: a change reverted before the caches show it is written (${n} backends)`, async () => {
     await using cp = await startControlPlane();
@@ -72,17 +100,7 @@ for (const n of [10, 20_000]) {
     try {
       await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } });
       const caches = laggingCaches(client);
-      const deps: PublishDeps = {
-        client,
-        writer: client,
-        settings,
-        platform: defaultPlatform,
-        caches: caches as unknown as PublishDeps["caches"],
-        events: { record: () => Promise.resolve() } as unknown as PublishDeps["events"],
-        counts: { reconciles: 0, renders: 0, writes: 0, validations: 0 },
-        later: () => {},
-      };
-      const publisher = new Publisher(deps);
+      const publisher = publisherOf(client, caches);
       const target = sharedTarget("web", undefined, NS);
       const publish = async (r: Rendered) => {
         const plan = publisher.plan(target.group, target, r, defaultClassParams);
@@ -115,3 +133,40 @@ for (const n of [10, 20_000]) {
     }
   });
 }
+
+Deno.test("publish: with --rbac, a Role granting new part slots is written before the head that names them", async () => {
+  await using cp = await startControlPlane();
+  const client = await ClusterClient.create({
+    kubeconfig: await cp.kubeConfig("admin", ["system:masters"]),
+    qps: 0,
+    burst: 1,
+  });
+  try {
+    await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } });
+    const caches = laggingCaches(client);
+    const publisher = publisherOf(client, caches, true);
+    const target = sharedTarget("web", undefined, NS);
+    const publish = async (r: Rendered) => {
+      const plan = publisher.plan(target.group, target, r, defaultClassParams);
+      const current = await publisher.current(plan);
+      assert.equal(publisher.conflicts(target.group, plan, current, []), null);
+      await publisher.publish(target.group, plan, current, []);
+    };
+    await publish(rendered(20_000, "roundrobin")); // a few dozen parts
+    await caches.sync();
+    const rolePath = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/${target.name}`;
+    const granted = async () =>
+      (await client.request("GET", rolePath)).rules.flatMap((r: { resourceNames: string[] }) => r.resourceNames)
+        .length;
+    const before = await granted();
+    writes.length = 0;
+    await publish(rendered(80_000, "roundrobin")); // four times the parts: more slots than granted
+    assert.ok(await granted() > before, "the Role grants more part slots");
+    const role = writes.findIndex((w) => w.endsWith(`/roles/${target.name}`));
+    const head = writes.findIndex((w) => w.endsWith(`/configmaps/${target.name}`));
+    assert.ok(role >= 0 && head >= 0, writes.join("\n"));
+    assert.ok(role < head, `the Role is written after the head: ${writes.join(", ")}`);
+  } finally {
+    client.close();
+  }
+});
