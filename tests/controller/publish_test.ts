@@ -22,7 +22,7 @@ import { ownerGroupOf } from "../../lib/controller/ownership.ts";
 import { defaultPlatform } from "../../lib/controller/platform.ts";
 import { type PublishDeps, Publisher } from "../../lib/controller/publish.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
-import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
+import { type ControlPlane, startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import type { Rendered } from "../../lib/render/mod.ts";
 import { PartCache } from "../../lib/transport/part_cache.ts";
 import { PART_DATA_KEY, PARTS_KEY } from "../../lib/transport/parts.ts";
@@ -67,14 +67,28 @@ function rendered(n: number, balance: string): Rendered {
   return { config, crtList: "", secrets: [], maps: { ...noMaps } } as unknown as Rendered;
 }
 
-function publisherOf(client: ClusterClient, caches: ReturnType<typeof laggingCaches>, rbac = false): Publisher {
+/** The writes made so far (`METHOD path`), in order. */
+const writes: string[] = [];
+
+/**
+ * A namespace for the proxy, lagging caches and a publisher of the shared proxy of class `web`
+ * (`rbac`: with `--rbac`) whose writes are recorded in `writes`; `publish` publishes a configuration.
+ */
+async function setUp(cp: ControlPlane, rbac = false) {
+  const client = await ClusterClient.create({
+    kubeconfig: await cp.kubeConfig("admin", ["system:masters"]),
+    qps: 0,
+    burst: 1,
+  });
+  await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } });
+  const caches = laggingCaches(client);
   const writer = {
     request: (method: string, path: string, opts?: Record<string, unknown>) => {
       if (method !== "GET") writes.push(`${method} ${path}`);
       return client.request(method, path, opts);
     },
   };
-  return new Publisher({
+  const publisher = new Publisher({
     client,
     writer: writer as PublishDeps["writer"],
     settings: { ...settings, rbac },
@@ -84,30 +98,21 @@ function publisherOf(client: ClusterClient, caches: ReturnType<typeof laggingCac
     counts: { reconciles: 0, renders: 0, writes: 0, validations: 0 },
     later: () => {},
   });
+  const target = sharedTarget("web", undefined, NS);
+  const publish = async (r: Rendered) => {
+    const plan = publisher.plan(target.group, target, r, defaultClassParams);
+    const current = await publisher.current(plan);
+    assert.equal(publisher.conflicts(target.group, plan, current, []), null);
+    await publisher.publish(target.group, plan, current, []);
+  };
+  return { client, caches, target, publish };
 }
-
-/** The writes made so far (`METHOD path`), in order. */
-const writes: string[] = [];
 
 for (const n of [10, 20_000]) {
   Deno.test(`publish: a change reverted before the caches show it is written (${n} backends)`, async () => {
     await using cp = await startControlPlane();
-    const client = await ClusterClient.create({
-      kubeconfig: await cp.kubeConfig("admin", ["system:masters"]),
-      qps: 0,
-      burst: 1,
-    });
+    const { client, caches, target, publish } = await setUp(cp);
     try {
-      await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } });
-      const caches = laggingCaches(client);
-      const publisher = publisherOf(client, caches);
-      const target = sharedTarget("web", undefined, NS);
-      const publish = async (r: Rendered) => {
-        const plan = publisher.plan(target.group, target, r, defaultClassParams);
-        const current = await publisher.current(plan);
-        assert.equal(publisher.conflicts(target.group, plan, current, []), null);
-        await publisher.publish(target.group, plan, current, []);
-      };
       const one = rendered(n, "roundrobin");
       await publish(one);
       await caches.sync(); // the watch caught up
@@ -136,22 +141,8 @@ for (const n of [10, 20_000]) {
 
 Deno.test("publish: with --rbac, a Role granting new part slots is written before the head that names them", async () => {
   await using cp = await startControlPlane();
-  const client = await ClusterClient.create({
-    kubeconfig: await cp.kubeConfig("admin", ["system:masters"]),
-    qps: 0,
-    burst: 1,
-  });
+  const { client, caches, target, publish } = await setUp(cp, true);
   try {
-    await client.request("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } });
-    const caches = laggingCaches(client);
-    const publisher = publisherOf(client, caches, true);
-    const target = sharedTarget("web", undefined, NS);
-    const publish = async (r: Rendered) => {
-      const plan = publisher.plan(target.group, target, r, defaultClassParams);
-      const current = await publisher.current(plan);
-      assert.equal(publisher.conflicts(target.group, plan, current, []), null);
-      await publisher.publish(target.group, plan, current, []);
-    };
     await publish(rendered(20_000, "roundrobin")); // a few dozen parts
     await caches.sync();
     const rolePath = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/${target.name}`;
