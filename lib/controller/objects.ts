@@ -391,7 +391,7 @@ export function proxyObjects(
   const infraLabels = infra?.labels ?? {};
   const infraAnnotations = infra?.annotations ?? {};
 
-  const carriers = configObjects(name, data, previousParts, settings.configSplit);
+  const carriers = configObjects(name, data, previousParts, settings.configSplit, target.namespace);
   const out: Desired[] = [
     ...carriers.map((t) => {
       // A carrier's content is named by its digest annotation: the hash need not read the data again.

@@ -47,8 +47,9 @@ export function configObjects(
   data: ProxyConfigData,
   previous: ReadonlyMap<string, string> = new Map(),
   limits: SplitLimits = DEFAULT_LIMITS,
+  namespace = "",
 ): TransportObject[] {
-  const { head, parts } = splitConfig(name, data, previous, limits);
+  const { head, parts } = splitConfig(name, data, previous, limits, namespace);
   const part = (p: Part): TransportObject => ({
     resource: resources.configMaps,
     name: p.name,

@@ -194,7 +194,7 @@ export function chunks(text: string, target = TARGET_PART_BYTES): string[] {
     pos += unit.length;
     if (unit.length > MAX_PART_BYTES) {
       // Only a hostile or absurd unit gets here: cut it at fixed offsets.
-      for (let i = 0; i < unit.length; i += MAX_PART_BYTES) out.push(unit.slice(i, i + MAX_PART_BYTES));
+      out.push(...oversizedPieces(unit));
       from = pos;
     }
   }
@@ -203,28 +203,72 @@ export function chunks(text: string, target = TARGET_PART_BYTES): string[] {
 }
 
 /**
- * The chunks of each large file split last, with their digests, per proxy and file (the last
- * CHUNK_MEMO_FILES of them): a change to one Ingress of 10,000 changes one file (a map), and the
- * others are not cut and hashed again. The renderer hands back the same string for an unchanged
- * file, which compares at once; an equal copy is compared once.
+ * A unit longer than MAX_PART_BYTES cut at fixed offsets, one code unit short where a cut would
+ * part a surrogate pair (stored apart, each half would come back from the API server as U+FFFD).
+ */
+function oversizedPieces(unit: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < unit.length;) {
+    let end = Math.min(i + MAX_PART_BYTES, unit.length);
+    const before = unit.charCodeAt(end - 1);
+    if (end < unit.length && before >= 0xd800 && before <= 0xdbff) end--;
+    out.push(unit.slice(i, end));
+    i = end;
+  }
+  return out;
+}
+
+/** Whether a chunk may be a piece of an oversized unit (such pieces are MAX_PART_BYTES or one less). */
+function mayBePiece(c: ChunkOf): boolean {
+  return c.content.length >= MAX_PART_BYTES - 1;
+}
+
+/**
+ * The chunks of each large file split last, with their digests, per proxy (namespace and name)
+ * and file (the last CHUNK_MEMO_FILES of them): a change to one Ingress of 10,000 changes one file
+ * (a map), and the others are not cut and hashed again. The renderer hands back the same string for
+ * an unchanged file, which compares at once; an equal copy is compared once. A proxy's entries go
+ * when its files are inline or gone.
  */
 const chunkMemo = new Map<string, { text: string; target: number; chunks: readonly ChunkOf[] }>();
 const CHUNK_MEMO_FILES = 64;
 
 type ChunkOf = Omit<Part, "name">;
 
-function hashedChunks(key: string, text: string, base: number): readonly ChunkOf[] {
+function hashedChunks(key: string, text: string, base: number, known: ReadonlyMap<string, string>): readonly ChunkOf[] {
   const hit = chunkMemo.get(key);
-  const target = partTargetOf(text.length, base, hit?.target);
   chunkMemo.delete(key); // most recently used last
-  // An equal copy of the text may be another string: the chunks are cut from the new one, so
-  // that the memo does not keep the old one besides it.
-  const out = hit && hit.target === target
-    ? hit.text === text ? resliced(text, hit.chunks) : rechunk(hit.text, hit.chunks, text, target)
-    : chunks(text, target).map((content) => ({ content, sha256: sha256Hex(content) }));
+  let out: ChunkOf[];
+  let target = partTargetOf(text.length, base, hit?.target);
+  const cut = (t: number) => chunks(text, t).map((content) => ({ content, sha256: sha256Hex(content) }));
+  if (hit && hit.target === target) {
+    // An equal copy of the text may be another string: the chunks are cut from the new one, so
+    // that the memo does not keep the old one besides it.
+    out = hit.text === text ? resliced(text, hit.chunks) : rechunk(hit.text, hit.chunks, text, target);
+  } else if (!hit && partTargetOf(text.length, base, 2 * base) !== target) {
+    // Between the two sizes with no memory of the last cut (a restart, or the memo moved on): the
+    // cut whose parts the proxy has already, so that not every part is written anew.
+    const [small, large] = [cut(target), cut(2 * base)];
+    const reused = (cs: ChunkOf[]) => cs.filter((c) => known.has(c.sha256)).length;
+    [out, target] = reused(large) > reused(small) ? [large, 2 * base] : [small, target];
+  } else {
+    out = cut(target);
+  }
   chunkMemo.set(key, { text, target, chunks: out });
   if (chunkMemo.size > CHUNK_MEMO_FILES) chunkMemo.delete(chunkMemo.keys().next().value!);
   return out;
+}
+
+/** The memo's entries (`<namespace>/<proxy>` NUL `<file>`), oldest first: what it holds text for. */
+export function memoizedSplits(): string[] {
+  return [...chunkMemo.keys()];
+}
+
+/** Forgets the memo of proxy `key`'s files other than `kept` (inline or gone now: their text is not held for nothing). */
+function forgetChunks(key: string, kept: ReadonlySet<string>): void {
+  for (const k of [...chunkMemo.keys()]) {
+    if (k.startsWith(`${key}\0`) && !kept.has(k.slice(key.length + 1))) chunkMemo.delete(k);
+  }
 }
 
 /**
@@ -263,7 +307,7 @@ export function rechunk(
 ): ChunkOf[] {
   const fresh = (t: string) => chunks(t, target).map((content) => ({ content, sha256: sha256Hex(content) }));
   // Cuts inside an oversized unit are at fixed offsets, not unit starts: cut everything again.
-  if (old.some((c) => c.content.length >= MAX_PART_BYTES)) return fresh(text);
+  if (old.some(mayBePiece)) return fresh(text);
   const common = Math.min(before.length, text.length);
   const first = commonLength(before, text, common, (s, from, to) => s.slice(from, to));
   if (first === before.length && first === text.length) return resliced(text, old);
@@ -329,8 +373,9 @@ function byteSize(files: Readonly<Record<string, string>>): number {
 }
 
 /**
- * Splits `files` for proxy `proxy`. `previous` maps part names in use to their sha256: a chunk
- * whose content a previous part holds keeps that part (no write), the others take free slots.
+ * Splits `files` for proxy `proxy` (of `namespace`: proxies of the same name in two namespaces are
+ * two). `previous` maps part names in use to their sha256: a chunk whose content a previous part
+ * holds keeps that part (no write), the others take free slots.
  * `limits` other than the defaults are for tests that want parts from a small configuration.
  */
 export function splitConfig(
@@ -338,9 +383,15 @@ export function splitConfig(
   files: Readonly<Record<string, string>>,
   previous: ReadonlyMap<string, string> = new Map(),
   limits: SplitLimits = DEFAULT_LIMITS,
+  namespace = "",
 ): SplitResult {
   if (PARTS_KEY in files) throw new Error(`${PARTS_KEY} is reserved`);
-  if (byteSize(files) <= limits.inline) return { head: { ...files }, parts: [] };
+  const memoKey = `${namespace}/${proxy}`;
+  if (byteSize(files) <= limits.inline) {
+    forgetChunks(memoKey, new Set());
+    return { head: { ...files }, parts: [] };
+  }
+  forgetChunks(memoKey, new Set(Object.keys(files).filter((f) => files[f].length > limits.fileInline)));
   const bySha = new Map<string, string>();
   for (const [name, sha] of previous) if (slotOf(proxy, name) !== null && !bySha.has(sha)) bySha.set(sha, name);
   const head: Record<string, string> = {};
@@ -352,7 +403,7 @@ export function splitConfig(
       continue;
     }
     index[file] = [];
-    for (const { content, sha256 } of hashedChunks(`${proxy}\0${file}`, text, limits.targetPart)) {
+    for (const { content, sha256 } of hashedChunks(`${memoKey}\0${file}`, text, limits.targetPart, bySha)) {
       index[file].push({ name: "", sha256 });
       planned.push({ sha256, content });
     }

@@ -8,6 +8,7 @@ import {
   LARGE_FILE_DOWN,
   LARGE_FILE_TARGETS,
   MAX_PART_BYTES,
+  memoizedSplits,
   partRefs,
   PARTS_KEY,
   partTargetOf,
@@ -16,6 +17,7 @@ import {
   rechunk,
   sha256Hex,
   splitConfig,
+  type SplitLimits,
   type SplitResult,
   units,
 } from "../../lib/transport/parts.ts";
@@ -258,4 +260,66 @@ Deno.test("a head's digest covers every key and value, and nothing else gives it
   assert.notEqual(configDigest({ ...data, extra: "" }), d);
   assert.notEqual(configDigest({ "haproxy.cfg": "global\n" }), configDigest({ "haproxy.cf": "gglobal\n" }));
   assert.equal(configDigest(undefined), configDigest({}));
+});
+
+Deno.test("an oversized unit of non-BMP text is cut between code points: every part survives UTF-8", () => {
+  const big = "backend huge\n    # " + "😀".repeat(MAX_PART_BYTES / 2 + 10) + "\n";
+  const text = "global\n" + big + "backend b\n    x\n";
+  const parts = chunks(text);
+  assert.equal(parts.join(""), text);
+  assert.ok(parts.length >= 3);
+  for (const p of parts) {
+    // A ConfigMap value is UTF-8: a lone surrogate would come back as U+FFFD, with the same digest.
+    assert.ok(p.isWellFormed(), `a part of ${p.length} units holds a lone surrogate`);
+  }
+  // An edit at the unit's end goes on joining back, through the memo (rechunk) and from scratch.
+  const files = (tail: string) => ({ "haproxy.cfg": text.replace("\nbackend b", `${tail}\nbackend b`) });
+  const one = splitConfig("p", files(""), new Map(), { inline: 4096, fileInline: 512, targetPart: 600 }, "ns");
+  const two = splitConfig("p", files(" edited"), previousOf(one), {
+    inline: 4096,
+    fileInline: 512,
+    targetPart: 600,
+  }, "ns");
+  const byName = new Map([...one.parts, ...two.parts].map((p) => [p.name, readPart(p.content)]));
+  const joined = assembleConfig("p", two.head, byName);
+  assert.ok(!("missing" in joined));
+  assert.equal(joined.files["haproxy.cfg"], files(" edited")["haproxy.cfg"]);
+});
+
+Deno.test("the chunk memo: kept per namespace and proxy, and let go of once a proxy's files are inline", () => {
+  const limits = { inline: 4096, fileInline: 512, targetPart: 600 };
+  const mine = (ns: string) => memoizedSplits().filter((k) => k.startsWith(`${ns}/web\0`));
+  splitConfig("web", { "haproxy.cfg": backends(300) }, new Map(), limits, "team-a");
+  splitConfig("web", { "haproxy.cfg": backends(300, 5) }, new Map(), limits, "team-b");
+  assert.deepEqual(mine("team-a"), ["team-a/web\0haproxy.cfg"]);
+  assert.deepEqual(mine("team-b"), ["team-b/web\0haproxy.cfg"]);
+  // A file that is inline now, then a configuration small enough to be inline whole.
+  splitConfig("web", { "haproxy.cfg": backends(300), "crt-list": "x".repeat(600) }, new Map(), limits, "team-a");
+  assert.deepEqual(mine("team-a").sort(), ["team-a/web\0crt-list", "team-a/web\0haproxy.cfg"]);
+  splitConfig("web", { "haproxy.cfg": backends(300), "crt-list": "" }, new Map(), limits, "team-a");
+  assert.deepEqual(mine("team-a"), ["team-a/web\0haproxy.cfg"]);
+  splitConfig("web", { "haproxy.cfg": "global\n" }, new Map(), limits, "team-a");
+  assert.deepEqual(mine("team-a"), []);
+  assert.deepEqual(mine("team-b"), ["team-b/web\0haproxy.cfg"]);
+});
+
+Deno.test("a file between the two part sizes with no memo of its last cut keeps the cut its parts have", () => {
+  const limits: SplitLimits = { inline: 2000, fileInline: 500, targetPart: 256 };
+  const text = (n: number, edited = -1) =>
+    "global\n" +
+    Array.from({ length: n }, (_, i) => `backend be_${i}\n${i === edited ? "    balance leastconn\n" : ""}    x\n\n`)
+      .join("");
+  // Cut at twice the target above LARGE_FILE_TARGETS targets, then shrunk into the band: still twice.
+  const one = splitConfig("band", { "haproxy.cfg": text(3300) }, new Map(), limits, "ns");
+  const two = splitConfig("band", { "haproxy.cfg": text(2600) }, previousOf(one), limits, "ns");
+  const mean = (r: SplitResult) => r.parts.reduce((n, p) => n + p.content.length, 0) / r.parts.length;
+  assert.ok(text(3300).length > LARGE_FILE_TARGETS * 256 && text(2600).length < LARGE_FILE_TARGETS * 256);
+  assert.ok(text(2600).length > LARGE_FILE_DOWN * 256);
+  assert.ok(mean(two) > 400, `parts of ${mean(two)} characters: cut at the larger size`);
+  // The memo moves on (other proxies' files, or a restart of the controller).
+  for (let i = 0; i < 70; i++) splitConfig(`other${i}`, { "haproxy.cfg": text(120) }, new Map(), limits, "ns");
+  assert.ok(!memoizedSplits().some((k) => k.startsWith("ns/band\0")));
+  const three = splitConfig("band", { "haproxy.cfg": text(2600, 900) }, previousOf(two), limits, "ns");
+  const rewritten = three.parts.filter((p) => previousOf(two).get(p.name) !== p.sha256).length;
+  assert.ok(rewritten <= 2, `${rewritten} of ${three.parts.length} parts rewritten for a one-line edit`);
 });
