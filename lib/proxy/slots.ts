@@ -12,7 +12,7 @@
 // The slot-line shape and the skeleton are defined once, beside the renderer that writes them
 // (lib/render/slots.ts has no imports, so the proxy loads nothing else with it).
 import { growableSection, skeleton, SLOT_LINE, UNUSED_SLOT_ADDRESS } from "../render/slots.ts";
-import { CA_FILE } from "../render/patterns.ts";
+import { CA_FILE, isIPv4, isIPv6 } from "../render/patterns.ts";
 export { skeleton, SLOT_LINE };
 
 /** One slot as rendered. `address` is a bare IP (IPv6 without brackets). */
@@ -27,8 +27,6 @@ export interface Slot {
 /** Proxy and server names that may be put into a Runtime API command line. */
 const PROXY_NAME = /^[A-Za-z0-9_.:-]+$/;
 const SERVER_NAME = /^s[1-9][0-9]*$/;
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const IPV6 = /^[0-9a-fA-F:.]+$/;
 /** Section keywords start at column 0 (`backend foo`); everything inside a section is indented. */
 const SECTION = /^[^\s#]/;
 
@@ -58,7 +56,11 @@ export function parseSlots(config: string): Map<string, Slot> | null {
   return slots;
 }
 
-/** `1.2.3.4:80` or `[fd00::1]:80` → address and port; null for anything else. */
+/**
+ * `1.2.3.4:80` or `[fd00::1]:80` → address and port; null for anything else: the address is a
+ * strict IPv4 or IPv6 literal (lib/render/patterns.ts: eight groups, or fewer with one `::`, no
+ * zone), as `set server … addr` and a reload both take it.
+ */
 export function parseTarget(text: string): { address: string; port: number } | null {
   let address: string;
   let portText: string;
@@ -67,13 +69,13 @@ export function parseTarget(text: string): { address: string; port: number } | n
     if (end < 0) return null;
     address = text.slice(1, end);
     portText = text.slice(end + 2);
-    if (!IPV6.test(address) || !address.includes(":")) return null;
+    if (!isIPv6(address)) return null;
   } else {
     const colon = text.lastIndexOf(":");
     if (colon < 0) return null;
     address = text.slice(0, colon);
     portText = text.slice(colon + 1);
-    if (!IPV4.test(address)) return null;
+    if (!isIPv4(address)) return null;
   }
   if (!/^[1-9]\d{0,4}$/.test(portText)) return null;
   const port = Number(portText);

@@ -75,8 +75,26 @@ Deno.test("parseSlots reads every slot with its backend; unsafe forms make it nu
 Deno.test("parseTarget accepts IPv4 and bracketed IPv6 literals with a port only", () => {
   assert.deepEqual(parseTarget("10.1.2.3:443"), { address: "10.1.2.3", port: 443 });
   assert.deepEqual(parseTarget("[fd00::a:1]:8080"), { address: "fd00::a:1", port: 8080 });
+  assert.deepEqual(parseTarget("[::ffff:10.1.2.3]:80"), { address: "::ffff:10.1.2.3", port: 80 });
+  assert.deepEqual(parseTarget("[1:2:3:4:5:6:7:8]:80"), { address: "1:2:3:4:5:6:7:8", port: 80 });
   for (
-    const bad of ["10.1.2.3", "fd00::1:80", "[fd00::1]", "[x]:80", "1.2.3.4:08", "01.2.3.4:80", "a:80", "1.2.3.4:80;x"]
+    const bad of [
+      "10.1.2.3",
+      "fd00::1:80",
+      "[fd00::1]",
+      "[x]:80",
+      "1.2.3.4:08",
+      "01.2.3.4:80",
+      "a:80",
+      "1.2.3.4:80;x",
+      // not IPv6 literals, though of its characters: HAProxy refuses them in a configuration
+      "[1:2:3]:80",
+      "[1::2::3]:80",
+      "[::1:]:80",
+      "[1:2:3:4:5:6:7:8:9]:80",
+      "[1.2.3.4]:80",
+      "[fe80::1%eth0]:80", // a zone
+    ]
   ) {
     assert.equal(parseTarget(bad), null, bad);
   }
