@@ -4,6 +4,8 @@
  * state applied, with the checked lines of its map files) and the next one. The plan is
  * - refused: the next state cannot be used (a PEM file name, an unknown map file, a map line that is
  *   not `<key> <backend>`): nothing is applied;
+ * - reload, whatever the next state, after a Runtime API change that did not complete and whose
+ *   reload failed (`Running.unsettled`): what HAProxy runs is then known to no one;
  * - none: both ask for the same files;
  * - runtime: the configurations have the same skeleton (lib/proxy/slots.ts), or the next one's is the
  *   running one's minus whole backends that nothing in the next state names
@@ -70,6 +72,11 @@ export interface Running {
    * Absent: none (after a start or a reload).
    */
   readonly extra?: ExtraServers;
+  /**
+   * A Runtime API change from `state` did not complete, and no reload replaced what it changed:
+   * HAProxy runs part of it, which neither state describes. The next plan reloads, whatever it is.
+   */
+  readonly unsettled?: boolean;
 }
 
 /** Why a state is applied with a (verified) reload, or a first start. */
@@ -88,7 +95,9 @@ export type ReloadReason =
   /** A crt-list with per-line options (client certificate checks), or not one plain line per certificate file. */
   | "crt-list"
   /** A server line the Runtime API cannot change (a name, an unexpected form, other slots). */
-  | "servers";
+  | "servers"
+  /** A Runtime API change did not complete and its reload failed (`Running.unsettled`): a reload restores a known state. */
+  | "runtime incomplete";
 
 export type Plan =
   | { readonly kind: "refused"; readonly error: string }
@@ -163,6 +172,7 @@ export function planApply(running: Running | null, next: DesiredState): Plan {
   const lines = mapFileLines(next, running);
   if (typeof lines === "string") return { kind: "refused", error: lines };
   if (!running) return { kind: "reload", reason: "not running", lines };
+  if (running.unsettled) return { kind: "reload", reason: "runtime incomplete", lines };
   if (sameState(running.state, next)) return { kind: "none" };
   const changes = runtimeChanges(running, next, lines);
   return typeof changes === "string" ? { kind: "reload", reason: changes, lines } : { kind: "runtime", changes, lines };

@@ -98,6 +98,16 @@ Deno.test("planApply: identical states plan nothing; files that came in parts ar
   assert.equal(changes(inParts, moved).servers.changed, 1);
 });
 
+Deno.test("planApply: after a Runtime API change that did not complete (its reload failed too), any next state reloads", () => {
+  const a = plain(web());
+  const unsettled = { ...running(a), unsettled: true };
+  // HAProxy runs part of a change from `a`: a revert to `a` is not "none", an endpoint change not "runtime"
+  assert.deepEqual(planApply(unsettled, a), { kind: "reload", reason: "runtime incomplete", lines: unsettled.lines });
+  assert.equal((planApply(unsettled, plain(web(two))) as { reason?: string }).reason, "runtime incomplete");
+  // input that cannot be used is still refused
+  assert.equal(planApply(unsettled, { ...a, pems: new Map([["../x.pem", "x"]]) }).kind, "refused");
+});
+
 Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certificates are equal", () => {
   const a = plain(web());
   const b = plain(web(two));
