@@ -7,7 +7,8 @@
  * - reload, whatever the next state, after a Runtime API change that did not complete and whose
  *   reload failed (`Running.unsettled`): what HAProxy runs is then known to no one;
  * - none: both ask for the same files;
- * - runtime: the configurations have the same skeleton (lib/proxy/slots.ts), or the next one's is the
+ * - runtime: the configurations are plain (HAProxy cuts their sections where the proxy does:
+ *   lib/render/slots.ts's `plainSections`) and have the same skeleton (lib/proxy/slots.ts), or the next one's is the
  *   running one's minus whole backends that nothing in the next state names
  *   (lib/render/dropped_backends.ts: the running HAProxy keeps them, unused, until its next reload),
  *   the same userlists and CA files, and crt-lists of plain `<file> [<sni>…]` lines, one per
@@ -26,6 +27,7 @@ import type { ReadPart } from "../transport/parts.ts";
 import { CA_FILE, isPemFile, PEM_FILE } from "./files.ts";
 import { CheckedMap, type MapDiff } from "./map_state.ts";
 import { alignSections, namedIn, sameSkeleton, sectionList } from "../render/dropped_backends.ts";
+import { plainSections } from "../render/slots.ts";
 import {
   type ExtraServers,
   growableBackends,
@@ -85,7 +87,8 @@ export type ReloadReason =
   | "not running"
   /**
    * haproxy.cfg differs beyond the addresses of its server slots (its skeleton) and beyond
-   * backends dropped that nothing names.
+   * backends dropped that nothing names, or one of the two is not plain (its sections are not cut
+   * where HAProxy cuts them).
    */
   | "structure"
   /** The users of htpasswd Secrets are read with the configuration. */
@@ -272,6 +275,11 @@ function configChanges(
   const [from, to] = [sectionList(last.config), sectionList(next.config)];
   const aligned = alignSections(from, to, sameSkeleton);
   if (!aligned) return "structure";
+  // Sections, slots and growable backends are read as HAProxy reads them only in a plain
+  // configuration. `next`'s sections are `last`'s but the changed and the dropped ones: only the
+  // changed ones are read again (`last` was most often `next` of the plan before).
+  if (!knownPlain(last.config) || aligned.changed.some(([, j]) => !plainSections(to.keys[j]))) return "structure";
+  plainKnown = { config: next.config, plain: true };
   const dropped = aligned.dropped.map((i) => from.backend(i)!);
   const texts = () => [next.config, next.userlists ?? "", ...MAP_FILES.map((f) => mapText(next, f))];
   if (dropped.length > 0 && namedIn(dropped, texts())) return "structure";
@@ -286,6 +294,18 @@ function configChanges(
     : null;
   if (!servers || !gone) return "servers";
   return { servers, dropped: { backends: dropped, commands: retireCommands(gone, new Set(dropped)) } };
+}
+
+/**
+ * The configuration last found plain or not (lib/render/slots.ts's `plainSections`): most often the
+ * running one, which a change then does not read whole again.
+ */
+let plainKnown: { readonly config: string; readonly plain: boolean } | null = null;
+
+/** `plainSections(config)`, read again only for another configuration than the one last known. */
+function knownPlain(config: string): boolean {
+  if (plainKnown?.config !== config) plainKnown = { config, plain: plainSections(config) };
+  return plainKnown.plain;
 }
 
 /** `slots` and the servers beyond them of its backends. */

@@ -11,7 +11,14 @@
 
 // The slot-line shape and the skeleton are defined once, beside the renderer that writes them
 // (lib/render/slots.ts has no imports, so the proxy loads nothing else with it).
-import { growableSection, skeleton, SLOT_LINE, UNUSED_SLOT_ADDRESS } from "../render/slots.ts";
+import {
+  growableSection,
+  plainSections,
+  SECTION_START,
+  skeleton,
+  SLOT_LINE,
+  UNUSED_SLOT_ADDRESS,
+} from "../render/slots.ts";
 import { CA_FILE, isIPv4, isIPv6 } from "../render/patterns.ts";
 export { skeleton, SLOT_LINE };
 
@@ -27,15 +34,17 @@ export interface Slot {
 /** Proxy and server names that may be put into a Runtime API command line. */
 const PROXY_NAME = /^[A-Za-z0-9_.:-]+$/;
 const SERVER_NAME = /^s[1-9][0-9]*$/;
-/** Section keywords start at column 0 (`backend foo`); everything inside a section is indented. */
+/** In a plain configuration, section keywords start at column 0 (`backend foo`) and everything inside a section is indented. */
 const SECTION = /^[^\s#]/;
 
 /**
  * The slots of every `backend`/`listen` section, keyed `backend/server`. Returns null when a
- * slot line cannot be applied through the Runtime API (unexpected name or address form): such a
+ * slot line cannot be applied through the Runtime API (unexpected name or address form), or when
+ * HAProxy may cut the text into other sections (not lib/render/slots.ts's `plainSections`): such a
  * config is always applied with a reload.
  */
 export function parseSlots(config: string): Map<string, Slot> | null {
+  if (!plainSections(config)) return null;
   const slots = new Map<string, Slot>();
   let proxy: string | null = null;
   for (const line of config.split("\n")) {
@@ -126,7 +135,7 @@ export function addOptions(params: string): string[] | null {
 
 /**
  * The growable backends (lib/render/slots.ts's `growableSection`) of `config` (whole, or some of
- * its sections) and the options a server added to each needs, or null when it cannot be added: an
+ * its sections; none when it is not `plainSections`) and the options a server added to each needs, or null when it cannot be added: an
  * added server does not take a `default-server` line's settings, so they are the section's
  * `default-server` options followed by those of its first slot line, every one checked
  * ({@link addOptions}). `defaultsServer`: a `defaults` section has a `default-server` line (its
@@ -134,7 +143,9 @@ export function addOptions(params: string): string[] | null {
  */
 export function growableBackends(config: string, defaultsServer = false): Map<string, string | null> {
   const out = new Map<string, string | null>();
-  for (const section of config.split(/\n(?=[^\s#])/)) {
+  // Sections HAProxy may cut otherwise: none is known to be growable.
+  if (!plainSections(config)) return out;
+  for (const section of config.split(SECTION_START)) {
     if (!growableSection(section)) continue;
     const name = SECTION_HEADER.exec(section)?.[2];
     if (name === undefined || !PROXY_NAME.test(name)) continue;

@@ -76,7 +76,8 @@ function unusedSlotLine(slot: number, tail: string): string {
 
 /**
  * The form of a configuration `haproxy -c` checks (the built-in templates'; custom templates may
- * name slots and backends anywhere: their configurations are checked whole):
+ * name slots and backends anywhere: their configurations are checked whole, as is any that is not
+ * {@link plainSections}):
  * - each backend keeps its first slot line and leaves out the others. Those differ from the first
  *   only in their slot number and address (`slotLines`: one `params` for every line, addresses of
  *   validated IPs; the built-in templates never name a slot), neither of which can make the check
@@ -89,6 +90,8 @@ function unusedSlotLine(slot: number, tail: string): string {
  *   backends in 2.7 s and 1.2 GB of memory, and parses a few now (0.13 s, 44 MB).
  */
 export function checkedForm(config: string): string {
+  // Sections as HAProxy reads them, or the configuration whole.
+  if (!plainSections(config)) return config;
   const sections = config.split(SECTION_START);
   const names = sections.map(backendName);
   const forms = sections.map(firstSlotsOnly);
@@ -170,8 +173,60 @@ function firstSlotsOnly(section: string): string {
   return kept.join("\n");
 }
 
-/** A section starts at a line at column 0 that is neither blank nor a comment. */
-const SECTION_START = /\n(?=[^\s#])/;
+/**
+ * A section starts at a line at column 0 that is neither blank nor a comment: where the proxy and
+ * the controller cut a configuration, and where HAProxy does too in a configuration of
+ * {@link plainSections}.
+ */
+export const SECTION_START = /\n(?=[^\s#])/;
+
+/**
+ * The section keywords of HAProxy 2.6 (those its parser registers): a line whose first word is one
+ * starts a section, however it is indented; any other line belongs to the section before it.
+ */
+export const SECTION_KEYWORDS: readonly string[] = [
+  "global",
+  "defaults",
+  "frontend",
+  "backend",
+  "listen",
+  "peers",
+  "resolvers",
+  "userlist",
+  "mailers",
+  "program",
+  "http-errors",
+  "ring",
+  "log-forward",
+  "cache",
+  "fcgi-app",
+  "namespace_list",
+];
+/** A section keyword as a line's first word (a word ends at a space, a tab, a `#` or the line's end). */
+const KEYWORD = `(?:${SECTION_KEYWORDS.join("|")})(?:[ \\t#]|$)`;
+/** A line HAProxy does not read as {@link plainSections} says, or a control character. */
+const NOT_PLAIN = new RegExp(
+  [
+    `^(?![ \\t#]|$)(?!${KEYWORD})`, // at column 0, not a section keyword: part of the section before
+    `^[ \\t]+${KEYWORD}`, // a section keyword indented: a section of its own
+    `^[ \\t]*[^\\s#"'\\\\$]*["'\\\\$]`, // a first word with a quote, an escape or a variable
+    `^[ \\t]*\\.`, // a conditional block or a diagnostic (.if, .endif, .diag, …)
+    `[\\0-\\x08\\x0b-\\x1f\\x7f]`, // a control character (a carriage return included)
+  ].join("|"),
+  "m",
+);
+
+/**
+ * True when HAProxy 2.6 cuts `config` into sections where {@link SECTION_START} does: every line at
+ * column 0 (not blank, not a comment) has a section keyword as its first word, no indented one
+ * has, and no first word is one HAProxy rewrites (quotes, `\`, an environment variable) or a
+ * conditional block (`.if`, which can leave lines out). Only then are its sections, slots and
+ * growable backends read here as HAProxy reads them: any other configuration is its own skeleton
+ * and checked whole, and the proxy reloads for any change of it.
+ */
+export function plainSections(config: string): boolean {
+  return !NOT_PLAIN.test(config);
+}
 const GROWABLE_BALANCE_LINE = /^[ \t]+balance[ \t]+(roundrobin|leastconn)[ \t]*$/m;
 /** Lines that make a backend's servers unfit to be added at run time (cookie persistence, a hash). */
 const NOT_GROWABLE_LINE = /^[ \t]+(cookie|dynamic-cookie-key|hash-type)\b/m;

@@ -405,3 +405,36 @@ Deno.test("planApply: a growable backend's endpoints outnumbering its slots are 
   assert.equal(reloadReason(checked(1), checked(2)), "servers");
   assert.equal(changes(checked(2), checked(1)).servers.changed, 1);
 });
+
+Deno.test("planApply: a configuration whose sections HAProxy cuts elsewhere than at column 0 reloads for any change", () => {
+  const head = "global\n    maxconn 100\n\nfrontend f\n    bind :8080\n    use_backend a\n";
+  const cfg = (extra: string, indent = "    ") =>
+    plain(
+      head + "backend a\n    balance roundrobin\n    server s1 10.0.0.1:80\n" +
+        `${indent}backend b\n    balance roundrobin\n    server s2 10.0.0.2:80\n` + extra,
+    );
+  // b's new endpoint is no server of a (`add server a/s3`): the change reloads
+  assert.equal(reloadReason(cfg(""), cfg("    server s3 10.0.0.3:80\n")), "structure");
+  assert.equal(reloadReason(cfg("", ""), cfg("    server s3 10.0.0.3:80\n")), "structure");
+  assert.equal(reloadReason(cfg(""), cfg("", "")), "structure");
+  // the same text at column 0: the endpoint is added to b
+  assert.deepEqual(
+    changes(cfg("", ""), cfg("    server s3 10.0.0.3:80\n", "")).servers.commands.map((c) => c.command),
+    ["add server b/s3 10.0.0.3:80", "set server b/s3 state ready"],
+  );
+  // an indented `defaults` with a `default-server` line (which an added server would not take)
+  const defaults = (n: number) =>
+    plain(
+      head.replace("global", "global\n  defaults\n    default-server ssl verify none\n\nglobal") +
+        "backend a\n    balance roundrobin\n" +
+        Array.from({ length: n }, (_, i) => `    server s${i + 1} 10.0.0.${i + 1}:80\n`).join(""),
+    );
+  assert.equal(reloadReason(defaults(1), defaults(2)), "structure");
+  // a conditional block, unchanged, elsewhere than the change: all the same
+  const block = (address: string) =>
+    plain(web().replace("global", ".if 1\n.endif\nglobal").replace("10.0.0.1", address));
+  assert.equal(reloadReason(block("10.0.0.1"), block("10.0.0.2")), "structure");
+  // a plain configuration keeps its Runtime API changes, also after one that is not
+  assert.equal(changes(plain(web()), plain(web(two))).servers.changed, 1);
+  assert.equal(changes(plain(web(two)), plain(web())).servers.changed, 1);
+});

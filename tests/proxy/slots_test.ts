@@ -68,6 +68,9 @@ Deno.test("parseSlots reads every slot with its backend; unsafe forms make it nu
       "backend b\n    server s1 1.2.3.4:0\n",
       "backend b\n    server s1 1.2.3.4:65536\n",
       "backend b\n    server s1 1.2.3.256:80\n",
+      // HAProxy starts backend c at its indented header: s2 is c's, not b's
+      "backend b\n    server s1 1.2.3.4:80\n    backend c\n    server s2 1.2.3.5:80\n",
+      ".if 0\nbackend b\n    server s1 1.2.3.4:80\n.endif\n", // HAProxy reads no backend b
     ]
   ) assert.equal(parseSlots(bad), null, bad);
 });
@@ -203,6 +206,9 @@ Deno.test("growableBackends: the options an added server needs, from default-ser
     new Map(),
   );
   assert.deepEqual(addOptions("proto  h2 "), ["proto", "h2"]);
+  // sections HAProxy cuts otherwise than at column 0: no backend is known to grow
+  assert.deepEqual(growableBackends(grown(1).replace("backend web", "backend web\n    defaults x")), new Map());
+  assert.deepEqual(growableBackends(grown(1).replace("\ndefaults", "\n  defaults")), new Map());
 });
 
 Deno.test("slotCommands: a growable backend adds servers past its slots, parks them when endpoints shrink, reuses them", () => {

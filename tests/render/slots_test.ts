@@ -3,6 +3,8 @@ import {
   checkedForm,
   growable,
   growableSection,
+  plainSections,
+  SECTION_KEYWORDS,
   skeleton,
   SLOT_LINE,
   slotCount,
@@ -170,5 +172,60 @@ Deno.test("checkedForm: a backend the same as one before up to its name and addr
   assert.deepEqual(
     checkedForm(odd.join("\n")).split("\n").filter((l) => l.startsWith("backend ")),
     ["backend be$x", "backend be$y", 'backend be"z'],
+  );
+});
+
+Deno.test("plainSections: HAProxy cuts the sections where a line at column 0 starts one, and nowhere else", () => {
+  const plain = [
+    "# generated",
+    "global",
+    '    crt-base "${IC_CERT_DIR}"',
+    "    # a comment's quote",
+    "# a comment at column 0",
+    "",
+    "backend be_a",
+    "\tbalance roundrobin",
+    "    server s1 10.0.0.1:80",
+    "backend#x",
+    "",
+  ].join("\n");
+  assert.equal(plainSections(plain), true);
+  assert.equal(plainSections(""), true);
+  for (const keyword of SECTION_KEYWORDS) {
+    assert.equal(plainSections(`${keyword} x\n    maxconn 1\n`), true, keyword);
+    // indented, a section keyword starts a section all the same (HAProxy 2.6 reads a line's first word)
+    assert.equal(plainSections(`backend a\n    server s1 10.0.0.1:80\n    ${keyword} x\n`), false, keyword);
+    assert.equal(plainSections(`backend a\n\t${keyword}\n`), false, keyword);
+    assert.equal(plainSections(`backend a\n  ${keyword}#x\n`), false, keyword);
+  }
+  for (
+    const odd of [
+      "backend a\nbalance roundrobin\n", // at column 0, not a section keyword: in backend a for HAProxy
+      "Backend a\n", // keywords are case-sensitive
+      'backend a\n    "backend" b\n', // HAProxy unquotes the word: a section
+      "backend a\n    ${KEYWORD} b\n", // an environment variable
+      "backend a\n    back\\end b\n", // an escape
+      ".if 0\nbackend a\n    server s1 10.0.0.1:80\n.endif\n", // a conditional block
+      "backend a\n    .if 0\n    server s1 10.0.0.1:80\n    .endif\n",
+      "backend a\r\n    server s1 10.0.0.1:80\r\n", // a carriage return
+      "backend a\n \vserver s1 10.0.0.1:80\n",
+    ]
+  ) {
+    assert.equal(plainSections(odd), false, JSON.stringify(odd));
+  }
+  // a word that only begins as a keyword is none
+  assert.equal(plainSections("backend a\n    backends b\n    cache-use x\n"), true);
+});
+
+Deno.test("checkedForm: a configuration that is not plain is checked whole", () => {
+  const backend = (
+    name: string,
+    indent = "",
+  ) => [`${indent}backend ${name}`, "    balance roundrobin", "    server s1 10.0.0.1:80", "    server s2 10.0.0.2:80"];
+  const config = ["global", "    maxconn 100", "", ...backend("be_a"), ...backend("be_b", "    "), ""].join("\n");
+  assert.equal(checkedForm(config), config);
+  assert.notEqual(
+    checkedForm(config.replace("    backend be_b", "backend be_b")),
+    config.replace("    backend be_b", "backend be_b"),
   );
 });
