@@ -289,9 +289,7 @@ function configChanges(
   const changedNext = aligned.changed.map(([, j]) => to.keys[j]).join("\n");
   const after = parseSlots(changedNext);
   const gone = slotsOf(from, aligned.dropped);
-  const servers = before && after
-    ? slotCommands(before, after, growableBackends(changedNext, serverDefaults(to)))
-    : null;
+  const servers = before && after ? slotCommands(before, after, growableBackends(changedNext, defaultsOf(to))) : null;
   if (!servers || !gone) return "servers";
   return { servers, dropped: { backends: dropped, commands: retireCommands(gone, new Set(dropped)) } };
 }
@@ -317,9 +315,9 @@ function withExtra(slots: Map<string, Slot> | null, extra: ExtraServers): Map<st
   return slots;
 }
 
-/** True when a `defaults` section of `config` has a `default-server` line (an added server would not take it). */
-function serverDefaults(config: { readonly keys: readonly string[] }): boolean {
-  return config.keys.some((k) => k.startsWith("defaults") && /^[ \t]+default-server\b/m.test(k));
+/** The `defaults` sections of a (plain) configuration, joined: what its backends may take from them. */
+function defaultsOf(config: { readonly keys: readonly string[] }): string {
+  return config.keys.filter((k) => k.startsWith("defaults")).join("\n");
 }
 
 /**

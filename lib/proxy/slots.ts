@@ -12,6 +12,7 @@
 // The slot-line shape and the skeleton are defined once, beside the renderer that writes them
 // (lib/render/slots.ts has no imports, so the proxy loads nothing else with it).
 import {
+  growableDefaults,
   growableSection,
   plainSections,
   SECTION_START,
@@ -138,13 +139,15 @@ export function addOptions(params: string): string[] | null {
  * its sections; none when it is not `plainSections`) and the options a server added to each needs, or null when it cannot be added: an
  * added server does not take a `default-server` line's settings, so they are the section's
  * `default-server` options followed by those of its first slot line, every one checked
- * ({@link addOptions}). `defaultsServer`: a `defaults` section has a `default-server` line (its
- * settings are not read here): nothing is added then.
+ * ({@link addOptions}). `defaults`: the configuration's `defaults` sections. None is growable when
+ * they are not `growableDefaults` (cookie persistence, a hash or a static `balance` there); and
+ * nothing is added when one has a `default-server` line (its settings are not read here).
  */
-export function growableBackends(config: string, defaultsServer = false): Map<string, string | null> {
+export function growableBackends(config: string, defaults = ""): Map<string, string | null> {
   const out = new Map<string, string | null>();
   // Sections HAProxy may cut otherwise: none is known to be growable.
-  if (!plainSections(config)) return out;
+  if (!plainSections(config) || !growableDefaults(defaults)) return out;
+  const defaultsServer = /^[ \t]+default-server\b/m.test(defaults);
   for (const section of config.split(SECTION_START)) {
     if (!growableSection(section)) continue;
     const name = SECTION_HEADER.exec(section)?.[2];

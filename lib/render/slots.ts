@@ -228,17 +228,32 @@ export function plainSections(config: string): boolean {
   return !NOT_PLAIN.test(config);
 }
 const GROWABLE_BALANCE_LINE = /^[ \t]+balance[ \t]+(roundrobin|leastconn)[ \t]*$/m;
-/** Lines that make a backend's servers unfit to be added at run time (cookie persistence, a hash). */
-const NOT_GROWABLE_LINE = /^[ \t]+(cookie|dynamic-cookie-key|hash-type)\b/m;
+/**
+ * Lines that make a backend's servers unfit to be added at run time: cookie persistence, a hash, a
+ * `balance` other than `roundrobin` or `leastconn` (HAProxy takes a section's last one).
+ */
+const NOT_GROWABLE_LINE =
+  /^[ \t]+(cookie|dynamic-cookie-key|hash-type|balance(?![ \t]+(roundrobin|leastconn)[ \t]*$))\b/m;
 
 /**
  * True when the section `text` is a growable backend as written: `backend`, `balance roundrobin`
- * or `leastconn`, no cookie and no hash type. The proxy reads this from the text (an older
- * controller's backend with 4 slots is growable too); the renderer decides the slot count from
- * the same facts ({@link growable}).
+ * or `leastconn` (no other), no cookie and no hash type; and in a configuration whose `defaults`
+ * sections are {@link growableDefaults}. The proxy reads this from the text (an older controller's
+ * backend with 4 slots is growable too); the renderer decides the slot count from the same facts
+ * ({@link growable}).
  */
 export function growableSection(text: string): boolean {
   return text.startsWith("backend ") && GROWABLE_BALANCE_LINE.test(text) && !NOT_GROWABLE_LINE.test(text);
+}
+
+/**
+ * True when the `defaults` sections `text` (all those of a configuration: which one a backend
+ * takes is not read) leave its backends growable: in none of them cookie persistence, a hash or a
+ * `balance` other than `roundrobin` or `leastconn`, which a backend without such a line of its own
+ * takes. The renderer writes none of them there.
+ */
+export function growableDefaults(text: string): boolean {
+  return !NOT_GROWABLE_LINE.test(text);
 }
 
 /**

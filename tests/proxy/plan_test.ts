@@ -438,3 +438,26 @@ Deno.test("planApply: a configuration whose sections HAProxy cuts elsewhere than
   assert.equal(changes(plain(web()), plain(web(two))).servers.changed, 1);
   assert.equal(changes(plain(web(two)), plain(web())).servers.changed, 1);
 });
+
+Deno.test("planApply: a backend takes cookie persistence from a defaults section: its endpoints past its slots reload", () => {
+  const cfg = (n: number, defaults: string) =>
+    plain(
+      buildConfig({
+        backends: [{
+          name: "web",
+          endpoints: Array.from({ length: n }, (_, i) => ({ address: `10.0.5.${i + 1}`, port: 80 })),
+          grows: true,
+        }],
+      }).replace("defaults\n    mode http\n", `defaults\n    mode http\n${defaults}`),
+    );
+  const cookie = "    cookie SRV insert indirect nocache dynamic\n    dynamic-cookie-key secret\n";
+  // an added server would get no dynamic cookie
+  assert.equal(reloadReason(cfg(1, cookie), cfg(2, cookie)), "servers");
+  assert.equal(reloadReason(cfg(2, cookie), cfg(1, cookie)), "servers");
+  assert.equal(reloadReason(cfg(1, "    hash-type consistent\n"), cfg(2, "    hash-type consistent\n")), "servers");
+  // the endpoints of its slots still change through the Runtime API
+  const moved = cfg(1, cookie).config.replace("10.0.5.1:80", "10.0.5.9:80");
+  assert.equal(changes(cfg(1, cookie), plain(moved)).servers.changed, 1);
+  // without such defaults it grows
+  assert.equal(changes(cfg(1, ""), cfg(2, "")).servers.commands[0].command, "add server web/s2 10.0.5.2:80");
+});

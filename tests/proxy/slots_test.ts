@@ -199,7 +199,18 @@ Deno.test("growableBackends: the options an added server needs, from default-ser
       bad,
     );
   }
-  assert.deepEqual(growableBackends(grown(1), true), new Map([["web", null]]), "a defaults default-server is not read");
+  const defaults = (line: string) => `defaults\n    mode http\n    ${line}\n`;
+  assert.deepEqual(
+    growableBackends(grown(1), defaults("default-server check")),
+    new Map([["web", null]]),
+    "a defaults default-server is not read",
+  );
+  assert.deepEqual(growableBackends(grown(1), defaults("balance leastconn")), new Map([["web", ""]]));
+  // cookie persistence, a hash or a static balance in a defaults section: no backend is growable
+  for (const line of ["cookie SRV insert indirect nocache dynamic", "dynamic-cookie-key k", "hash-type consistent"]) {
+    assert.deepEqual(growableBackends(grown(1), defaults(line)), new Map(), line);
+  }
+  assert.deepEqual(growableBackends(grown(1), defaults("balance source")), new Map());
   // not growable: not listed
   assert.deepEqual(
     growableBackends(buildConfig({ backends: [{ name: "web", endpoints: one, balance: "source" }] })),

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   checkedForm,
   growable,
+  growableDefaults,
   growableSection,
   plainSections,
   SECTION_KEYWORDS,
@@ -29,6 +30,28 @@ Deno.test("growable: a dynamic balance algorithm (HAProxy 2.6's add server) and 
   assert.equal(growableSection(section("balance roundrobin", "hash-type consistent", "server s1 a:1")), false);
   assert.equal(growableSection(section("server s1 10.0.0.1:80")), false, "no balance line: not known");
   assert.equal(growableSection("frontend f\n    balance roundrobin\n"), false);
+  // HAProxy takes the last balance line
+  assert.equal(growableSection(section("balance roundrobin", "balance source", "server s1 10.0.0.1:80")), false);
+  assert.equal(growableSection(section("balance source", "balance roundrobin", "server s1 10.0.0.1:80")), false);
+});
+
+Deno.test("growableDefaults: cookie persistence, a hash or a static balance in a defaults section", () => {
+  const defaults = (...lines: string[]) => ["defaults", ...lines.map((l) => `    ${l}`), ""].join("\n");
+  assert.equal(growableDefaults(""), true);
+  assert.equal(growableDefaults(defaults("mode http", "timeout connect 5s", "balance roundrobin")), true);
+  assert.equal(growableDefaults(defaults("balance leastconn", "default-server check")), true);
+  for (
+    const line of [
+      "cookie SRV insert indirect nocache dynamic",
+      "dynamic-cookie-key secret",
+      "hash-type consistent",
+      "balance source",
+      "balance uri",
+      "balance roundrobin # then a comment",
+    ]
+  ) {
+    assert.equal(growableDefaults(defaults("mode http", line)), false, line);
+  }
 });
 
 Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 disabled", () => {
