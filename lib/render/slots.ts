@@ -237,13 +237,38 @@ const NOT_GROWABLE_LINE =
 
 /**
  * True when the section `text` is a growable backend as written: `backend`, `balance roundrobin`
- * or `leastconn` (no other), no cookie and no hash type; and in a configuration whose `defaults`
+ * or `leastconn` (no other), no cookie and no hash type, no `default-server` line after its first
+ * slot line; and in a configuration whose `defaults`
  * sections are {@link growableDefaults}. The proxy reads this from the text (an older controller's
  * backend with 4 slots is growable too); the renderer decides the slot count from the same facts
  * ({@link growable}).
  */
 export function growableSection(text: string): boolean {
+  if (!growsAsWritten(text)) return false;
+  const lines = text.split("\n");
+  return slotsAsAdded(lines, lines.map((l) => SLOT_LINE.exec(l)));
+}
+
+/** The lines of a section that {@link growableSection} reads first. */
+function growsAsWritten(text: string): boolean {
   return text.startsWith("backend ") && GROWABLE_BALANCE_LINE.test(text) && !NOT_GROWABLE_LINE.test(text);
+}
+
+/** A `default-server` line: HAProxy gives its settings to the server lines after it only. */
+const DEFAULT_SERVER_LINE = /^[ \t]+default-server\b/;
+
+/**
+ * True when a server added to the section of `lines` (`slots`: the SLOT_LINE match of each) gets
+ * what a reload gives its slot lines: no `default-server` line after the first slot line (a reload
+ * gives its settings to no slot, the proxy would to an added server).
+ */
+function slotsAsAdded(lines: readonly string[], slots: readonly (RegExpExecArray | null)[]): boolean {
+  let slotted = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (slots[i]) slotted = true;
+    else if (slotted && DEFAULT_SERVER_LINE.test(lines[i])) return false;
+  }
+  return true;
 }
 
 /**
@@ -264,11 +289,13 @@ export function growableDefaults(text: string): boolean {
  */
 export function skeleton(config: string): string {
   return config.split(SECTION_START).map((section) => {
-    const grows = growableSection(section);
+    const lines = section.split("\n");
+    const slots = lines.map((l) => SLOT_LINE.exec(l));
+    const grows = growsAsWritten(section) && slotsAsAdded(lines, slots);
     let last: string | null = null;
     const out: string[] = [];
-    for (const line of section.split("\n")) {
-      const m = SLOT_LINE.exec(line);
+    for (let i = 0; i < lines.length; i++) {
+      const [line, m] = [lines[i], slots[i]];
       if (!m) {
         out.push(line);
         last = null;

@@ -461,3 +461,27 @@ Deno.test("planApply: a backend takes cookie persistence from a defaults section
   // without such defaults it grows
   assert.equal(changes(cfg(1, ""), cfg(2, "")).servers.commands[0].command, "add server web/s2 10.0.5.2:80");
 });
+
+Deno.test("planApply: a default-server line after the slot lines, which HAProxy gives to no slot, is given to no added server: a reload", () => {
+  const cfg = (n: number, after: string) =>
+    plain(
+      buildConfig({
+        backends: [{
+          name: "web",
+          endpoints: Array.from({ length: n }, (_, i) => ({ address: `10.0.6.${i + 1}`, port: 80 })),
+          grows: true,
+        }],
+      }).replace("\n\nbackend default-backend", `\n${after}\nbackend default-backend`),
+    );
+  assert.equal(
+    reloadReason(cfg(1, "    default-server ssl verify none\n"), cfg(2, "    default-server ssl verify none\n")),
+    "structure",
+  );
+  // before the slot lines, it is an added server's too
+  const before = (n: number) =>
+    plain(cfg(n, "").config.replace("    server s1", "    default-server ssl verify none\n    server s1"));
+  assert.deepEqual(
+    changes(before(1), before(2)).servers.commands[0].command,
+    "add server web/s2 10.0.6.2:80 ssl verify none",
+  );
+});

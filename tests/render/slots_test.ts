@@ -35,6 +35,23 @@ Deno.test("growable: a dynamic balance algorithm (HAProxy 2.6's add server) and 
   assert.equal(growableSection(section("balance source", "balance roundrobin", "server s1 10.0.0.1:80")), false);
 });
 
+Deno.test("growableSection: a default-server line after the first slot line (given to no slot) leaves the backend fixed", () => {
+  const section = (...lines: string[]) => ["backend be_a", ...lines.map((l) => `    ${l}`), ""].join("\n");
+  const slots = (n: number) => Array.from({ length: n }, (_, i) => `server s${i + 1} 10.0.0.${i + 1}:80`);
+  assert.equal(growableSection(section("balance roundrobin", "default-server ssl verify none", ...slots(2))), true);
+  assert.equal(growableSection(section("balance roundrobin", ...slots(2), "default-server ssl verify none")), false);
+  assert.equal(growableSection(section("balance roundrobin", ...slots(1), "default-server check", ...slots(2))), false);
+  // then its slot count is structure
+  assert.notEqual(
+    skeleton(section("balance roundrobin", ...slots(1), "default-server ssl")),
+    skeleton(section("balance roundrobin", ...slots(2), "default-server ssl")),
+  );
+  assert.equal(
+    skeleton(section("balance roundrobin", "default-server ssl", ...slots(1))),
+    skeleton(section("balance roundrobin", "default-server ssl", ...slots(2))),
+  );
+});
+
 Deno.test("growableDefaults: cookie persistence, a hash or a static balance in a defaults section", () => {
   const defaults = (...lines: string[]) => ["defaults", ...lines.map((l) => `    ${l}`), ""].join("\n");
   assert.equal(growableDefaults(""), true);
