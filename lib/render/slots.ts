@@ -237,8 +237,8 @@ const NOT_GROWABLE_LINE =
 
 /**
  * True when the section `text` is a growable backend as written: `backend`, `balance roundrobin`
- * or `leastconn` (no other), no cookie and no hash type, no `default-server` line after its first
- * slot line; and in a configuration whose `defaults`
+ * or `leastconn` (no other), no cookie and no hash type, the same options on every slot line and
+ * no `default-server` line after the first; and in a configuration whose `defaults`
  * sections are {@link growableDefaults}. The proxy reads this from the text (an older controller's
  * backend with 4 slots is growable too); the renderer decides the slot count from the same facts
  * ({@link growable}).
@@ -259,14 +259,18 @@ const DEFAULT_SERVER_LINE = /^[ \t]+default-server\b/;
 
 /**
  * True when a server added to the section of `lines` (`slots`: the SLOT_LINE match of each) gets
- * what a reload gives its slot lines: no `default-server` line after the first slot line (a reload
- * gives its settings to no slot, the proxy would to an added server).
+ * what a reload gives its slot lines: every slot line carries the same options (an added or a
+ * parked server could be given any of them), and no `default-server` line follows the first slot
+ * line (a reload gives its settings to no slot, the proxy would to an added server).
  */
 function slotsAsAdded(lines: readonly string[], slots: readonly (RegExpExecArray | null)[]): boolean {
-  let slotted = false;
+  let options: string | null = null;
   for (let i = 0; i < lines.length; i++) {
-    if (slots[i]) slotted = true;
-    else if (slotted && DEFAULT_SERVER_LINE.test(lines[i])) return false;
+    const m = slots[i];
+    if (m) {
+      options ??= m[4] ?? "";
+      if ((m[4] ?? "") !== options) return false;
+    } else if (options !== null && DEFAULT_SERVER_LINE.test(lines[i])) return false;
   }
   return true;
 }

@@ -485,3 +485,26 @@ Deno.test("planApply: a default-server line after the slot lines, which HAProxy 
     "add server web/s2 10.0.6.2:80 ssl verify none",
   );
 });
+
+Deno.test("planApply: slot lines of a growable-looking backend with other options each: any count change reloads", () => {
+  const cfg = (...options: string[]) =>
+    plain(
+      buildConfig({ backends: [{ name: "web", endpoints: [], grows: true }] }).replace(
+        "    server s1 127.0.0.1:1 disabled\n",
+        options.map((o, i) => `    server s${i + 1} 10.0.7.${i + 1}:80${o}\n`).join(""),
+      ),
+    );
+  const [a, b] = [" send-proxy", ""];
+  // s2 gains send-proxy, and s4 would be added with s1's options
+  assert.equal(reloadReason(cfg(a, b, b), cfg(a, a, b, b)), "structure");
+  assert.equal(reloadReason(cfg(a, b, b), cfg(a, a, b)), "structure");
+  assert.equal(reloadReason(cfg(a, b), cfg(a, b, b)), "structure");
+  // their addresses still change through the Runtime API
+  const moved = cfg(a, b).config.replace("10.0.7.2:80", "10.0.7.9:80");
+  assert.equal(changes(cfg(a, b), plain(moved)).servers.changed, 1);
+  // the same options on every line: it grows
+  assert.equal(
+    changes(cfg(a, a), cfg(a, a, a)).servers.commands[0].command,
+    "add server web/s3 10.0.7.3:80 send-proxy",
+  );
+});

@@ -52,6 +52,27 @@ Deno.test("growableSection: a default-server line after the first slot line (giv
   );
 });
 
+Deno.test("growableSection: slot lines with other options each leave the backend fixed, every line its own structure", () => {
+  const section = (...options: string[]) =>
+    [
+      "backend be_a",
+      "    balance roundrobin",
+      ...options.map((o, i) => `    server s${i + 1} 10.0.0.${i + 1}:80${o}`),
+      "",
+    ]
+      .join("\n");
+  const [a, b] = [" send-proxy", ""];
+  assert.equal(growableSection(section(a, a, a)), true);
+  assert.equal(growableSection(section(a, a, b)), false);
+  assert.equal(growableSection(section(a, b, b)), false);
+  assert.equal(growableSection(section(a + " ", a)), false, "another spacing is another text");
+  // [A,B,B] and [A,A,B] were one skeleton: the plan gave an added or parked server the wrong options
+  assert.notEqual(skeleton(section(a, b, b)), skeleton(section(a, a, b)));
+  assert.notEqual(skeleton(section(a, b)), skeleton(section(a, b, b)));
+  // a disabled slot carries the same options after its flag
+  assert.equal(growableSection(section(a, a).replace("10.0.0.2:80", "127.0.0.1:1 disabled")), true);
+});
+
 Deno.test("growableDefaults: cookie persistence, a hash or a static balance in a defaults section", () => {
   const defaults = (...lines: string[]) => ["defaults", ...lines.map((l) => `    ${l}`), ""].join("\n");
   assert.equal(growableDefaults(""), true);
