@@ -33,6 +33,7 @@ import {
   growableBackends,
   parseSlots,
   retireCommands,
+  setsServerState,
   type Slot,
   type SlotCommand,
   slotCommands,
@@ -283,13 +284,16 @@ function configChanges(
   const dropped = aligned.dropped.map((i) => from.backend(i)!);
   const texts = () => [next.config, next.userlists ?? "", ...MAP_FILES.map((f) => mapText(next, f))];
   if (dropped.length > 0 && namedIn(dropped, texts())) return "structure";
+  // A defaults section's `default-server` that sets the servers' state: slot lines do not say it.
+  const defaults = defaultsOf(to);
+  if (setsServerState(defaults)) return "servers";
   const slotsOf = (list: typeof from, indexes: readonly number[]) =>
     parseSlots(indexes.map((i) => list.keys[i]).join("\n"));
   const before = withExtra(slotsOf(from, aligned.changed.map(([i]) => i)), extra);
   const changedNext = aligned.changed.map(([, j]) => to.keys[j]).join("\n");
   const after = parseSlots(changedNext);
   const gone = slotsOf(from, aligned.dropped);
-  const servers = before && after ? slotCommands(before, after, growableBackends(changedNext, defaultsOf(to))) : null;
+  const servers = before && after ? slotCommands(before, after, growableBackends(changedNext, defaults)) : null;
   if (!servers || !gone) return "servers";
   return { servers, dropped: { backends: dropped, commands: retireCommands(gone, new Set(dropped)) } };
 }

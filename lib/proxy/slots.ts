@@ -40,12 +40,13 @@ const SECTION = /^[^\s#]/;
 
 /**
  * The slots of every `backend`/`listen` section, keyed `backend/server`. Returns null when a
- * slot line cannot be applied through the Runtime API (unexpected name or address form), or when
- * HAProxy may cut the text into other sections (not lib/render/slots.ts's `plainSections`): such a
- * config is always applied with a reload.
+ * slot line cannot be applied through the Runtime API (unexpected name or address form), when
+ * HAProxy may cut the text into other sections (not lib/render/slots.ts's `plainSections`), or when
+ * a `default-server` line sets the servers' state ({@link setsServerState}): such a config is
+ * always applied with a reload.
  */
 export function parseSlots(config: string): Map<string, Slot> | null {
-  if (!plainSections(config)) return null;
+  if (!plainSections(config) || setsServerState(config)) return null;
   const slots = new Map<string, Slot>();
   let proxy: string | null = null;
   for (const line of config.split("\n")) {
@@ -64,6 +65,17 @@ export function parseSlots(config: string): Map<string, Slot> | null {
     slots.set(key, { backend: proxy, server, ...target, disabled: m[3] !== undefined });
   }
   return slots;
+}
+
+/**
+ * A `default-server` line that sets the state of the servers after it (`disabled`, `enabled`), or may
+ * (a quote, an escape or a variable): their slot lines then do not say which are in maintenance.
+ */
+const DEFAULT_SERVER_STATE = /^[ \t]+default-server\b[^\n]*?(?:[ \t](?:disabled|enabled)(?:[ \t#]|$)|["'\\$])/m;
+
+/** True when a `default-server` line of `text` sets its servers' state, or may. */
+export function setsServerState(text: string): boolean {
+  return DEFAULT_SERVER_STATE.test(text);
 }
 
 /**

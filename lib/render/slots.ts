@@ -36,8 +36,14 @@ export function slotCount(endpoints: number, grows = false): number {
   return n;
 }
 
-/** A slot line as fixed by the contract: group 2 is the address, group 3 the `disabled` flag. */
-export const SLOT_LINE = /^(\s+server\s+s\d+\s+)(\S+?)(\s+disabled)?(\s.*)?$/;
+/**
+ * A slot line as fixed by the contract: group 2 is the address, group 3 the `disabled` flag, group 4
+ * the options after them. A line with `disabled` or `enabled` among its options (HAProxy reads them
+ * wherever they stand), or with a quote, an escape or a variable in them (HAProxy could read one
+ * there), is no slot line: its changes are structure.
+ */
+export const SLOT_LINE =
+  /^(\s+server\s+s\d+\s+)(\S+?)(\s+disabled)?((?:\s+(?!(?:disabled|enabled)(?:[\s#]|$))[^\s"'\\$]+)*\s*)$/;
 
 /** The unused-slot target: never reached, always written with `disabled`. */
 export const UNUSED_SLOT_ADDRESS = "127.0.0.1:1";
@@ -45,11 +51,12 @@ export const UNUSED_SLOT_ADDRESS = "127.0.0.1:1";
 /**
  * The slot lines of one backend (4 spaces indent, no newline): endpoints fill s1…sK in the
  * given (already sorted) order, the rest are `127.0.0.1:1 disabled`. `params` is appended to
- * every line and must be the same for all of them (it never contains `disabled`). `grows`: the
+ * every line and must be the same for all of them (it never contains `disabled`, `enabled`, a quote,
+ * an escape or a variable: the line would be no SLOT_LINE). `grows`: the
  * backend is growable ({@link growable}), one slot per endpoint.
  */
 export function slotLines(servers: readonly { address: string; port: number }[], params = "", grows = false): string[] {
-  if (/\bdisabled\b/.test(params) || /[\r\n]/.test(params)) throw new Error(`invalid server params ${params}`);
+  if (/\b(?:disabled|enabled)\b|["'\\$\r\n]/.test(params)) throw new Error(`invalid server params ${params}`);
   const tail = params ? ` ${params}` : "";
   const n = slotCount(servers.length, grows);
   // Sized up front: a pushed array keeps room for 16 more, and a render keeps one per backend.
@@ -237,8 +244,9 @@ const NOT_GROWABLE_LINE =
 
 /**
  * True when the section `text` is a growable backend as written: `backend`, `balance roundrobin`
- * or `leastconn` (no other), no cookie and no hash type, the same options on every slot line and
- * no `default-server` line after the first; and in a configuration whose `defaults`
+ * or `leastconn` (no other), no cookie and no hash type, no server line but slot lines, the same
+ * options on every slot line and no `default-server` line after the first; and in a configuration
+ * whose `defaults`
  * sections are {@link growableDefaults}. The proxy reads this from the text (an older controller's
  * backend with 4 slots is growable too); the renderer decides the slot count from the same facts
  * ({@link growable}).
@@ -256,12 +264,15 @@ function growsAsWritten(text: string): boolean {
 
 /** A `default-server` line: HAProxy gives its settings to the server lines after it only. */
 const DEFAULT_SERVER_LINE = /^[ \t]+default-server\b/;
+/** A server line (or a template of them). */
+const SERVER_LINE = /^[ \t]+server(?:-template)?[ \t]/;
 
 /**
  * True when a server added to the section of `lines` (`slots`: the SLOT_LINE match of each) gets
- * what a reload gives its slot lines: every slot line carries the same options (an added or a
- * parked server could be given any of them), and no `default-server` line follows the first slot
- * line (a reload gives its settings to no slot, the proxy would to an added server).
+ * what a reload gives its slot lines: every server line is a slot line (no other server's name or
+ * state to run into), every slot line carries the same options (an added or a parked server could
+ * be given any of them), and no `default-server` line follows the first slot line (a reload gives
+ * its settings to no slot, the proxy would to an added server).
  */
 function slotsAsAdded(lines: readonly string[], slots: readonly (RegExpExecArray | null)[]): boolean {
   let options: string | null = null;
@@ -270,7 +281,8 @@ function slotsAsAdded(lines: readonly string[], slots: readonly (RegExpExecArray
     if (m) {
       options ??= m[4] ?? "";
       if ((m[4] ?? "") !== options) return false;
-    } else if (options !== null && DEFAULT_SERVER_LINE.test(lines[i])) return false;
+    } else if (SERVER_LINE.test(lines[i])) return false;
+    else if (options !== null && DEFAULT_SERVER_LINE.test(lines[i])) return false;
   }
   return true;
 }

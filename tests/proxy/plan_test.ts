@@ -508,3 +508,40 @@ Deno.test("planApply: slot lines of a growable-looking backend with other option
     "add server web/s3 10.0.7.3:80 send-proxy",
   );
 });
+
+Deno.test("planApply: a server HAProxy keeps in maintenance by a disabled the slot lines do not carry first is never set ready", () => {
+  const head = "global\n    maxconn 100\n\nfrontend f\n    bind :8080\n    use_backend a\n";
+  const cfg = (ip: string, line = `send-proxy disabled`) =>
+    plain(
+      head + "backend a\n    balance source\n" +
+        `    server s1 ${ip}:80 ${line}\n    server s2 127.0.0.1:1 disabled send-proxy\n` +
+        "    server s3 127.0.0.1:1 disabled send-proxy\n    server s4 127.0.0.1:1 disabled send-proxy\n",
+    );
+  assert.equal(reloadReason(cfg("10.0.0.1"), cfg("10.0.0.2")), "structure");
+  assert.equal(reloadReason(cfg("10.0.0.1", "send-proxy"), cfg("10.0.0.1")), "structure");
+  assert.equal(changes(cfg("10.0.0.1", "send-proxy"), cfg("10.0.0.2", "send-proxy")).servers.changed, 1);
+  // a default-server line that disables (or enables) the servers, in the backend or in defaults
+  const server = (ip: string, line: string) =>
+    plain(web().replace("10.0.0.1", ip).replace("    balance roundrobin\n", `    balance roundrobin\n${line}`));
+  assert.equal(
+    reloadReason(
+      server("10.0.0.1", "    default-server disabled\n"),
+      server("10.0.0.2", "    default-server disabled\n"),
+    ),
+    "servers",
+  );
+  const defaults = (ip: string, line: string) =>
+    plain(web().replace("10.0.0.1", ip).replace("defaults\n    mode http\n", `defaults\n    mode http\n${line}`));
+  assert.equal(
+    reloadReason(
+      defaults("10.0.0.1", "    default-server disabled\n"),
+      defaults("10.0.0.2", "    default-server disabled\n"),
+    ),
+    "servers",
+  );
+  assert.equal(
+    changes(defaults("10.0.0.1", "    default-server check\n"), defaults("10.0.0.2", "    default-server check\n"))
+      .servers.changed,
+    1,
+  );
+});

@@ -9,7 +9,8 @@ import { plain, proxyUnderTest } from "./fixtures.ts";
 
 /**
  * The servers HAProxy has, `backend/server` → `address:port`, `maint` for one in maintenance (forced,
- * inherited or from the configuration's `disabled`).
+ * as `disabled` and `state maint` set it, or inherited; the flag a configuration's `disabled` adds
+ * beside, which `state ready` leaves, is not).
  */
 async function servers(p: Awaited<ReturnType<typeof proxyUnderTest>>): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -17,7 +18,7 @@ async function servers(p: Awaited<ReturnType<typeof proxyUnderTest>>): Promise<R
     // be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state … srv_port (19th)
     const f = line.split(" ");
     if (f.length < 19 || !/^\d+$/.test(f[0])) continue;
-    out[`${f[1]}/${f[3]}`] = (Number(f[6]) & 0x07) !== 0 ? "maint" : `${f[4]}:${f[18]}`;
+    out[`${f[1]}/${f[3]}`] = (Number(f[6]) & 0x03) !== 0 ? "maint" : `${f[4]}:${f[18]}`;
   }
   return out;
 }
@@ -71,4 +72,22 @@ Deno.test("an indented backend header starts a backend for HAProxy: its new endp
   assert.deepEqual(after, reloaded);
   assert.deepEqual(after, { "a/s1": "10.0.0.1:80", "b/s2": "10.0.0.2:80", "b/s3": "10.0.0.3:80" });
   assert.deepEqual([result.kind, result.reason], ["reload", "structure"]);
+});
+
+Deno.test("a slot disabled after its other options stays in maintenance, as a reload keeps it", async () => {
+  const config = (address: string, defaults = "") =>
+    HEAD.replace("    mode http\n", `    mode http\n${defaults}`) +
+    `backend a\n    balance source\n    server s1 ${address}:80 send-proxy disabled\n` +
+    [2, 3, 4].map((n) => `    server s${n} 127.0.0.1:1 disabled send-proxy\n`).join("") +
+    "backend b\n    balance roundrobin\n" + slots(["10.0.0.9"]);
+  const moved = await applied(config("10.0.0.1"), config("10.0.0.2"));
+  assert.deepEqual(moved.after, moved.reloaded);
+  assert.equal(moved.after["a/s1"], "maint");
+  assert.deepEqual([moved.result.kind, moved.result.reason], ["reload", "structure"]);
+  // a default-server line of a defaults section that disables every server
+  const all = (address: string) => config(address, "    default-server disabled\n").replace(" send-proxy disabled", "");
+  const off = await applied(all("10.0.0.1"), all("10.0.0.2"));
+  assert.deepEqual(off.after, off.reloaded);
+  assert.equal(off.after["a/s1"], "maint");
+  assert.deepEqual([off.result.kind, off.result.reason], ["reload", "servers"]);
 });

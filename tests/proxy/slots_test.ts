@@ -58,6 +58,9 @@ Deno.test("parseSlots reads every slot with its backend; unsafe forms make it nu
     disabled: true,
   });
   assert.equal(slots.get("api/s4")?.disabled, true);
+  // `disabled` after other options is no slot of ours: its line is structure
+  const later = parseSlots("backend b\n    server s1 1.2.3.4:80 send-proxy disabled\n    server s2 1.2.3.5:80\n")!;
+  assert.deepEqual([...later.keys()], ["b/s2"]);
   assert.equal(parseSlots("backend b\n    server s1 [fd00::1]:80\n")?.get("b/s1")?.address, "fd00::1");
   for (
     const bad of [
@@ -71,6 +74,10 @@ Deno.test("parseSlots reads every slot with its backend; unsafe forms make it nu
       // HAProxy starts backend c at its indented header: s2 is c's, not b's
       "backend b\n    server s1 1.2.3.4:80\n    backend c\n    server s2 1.2.3.5:80\n",
       ".if 0\nbackend b\n    server s1 1.2.3.4:80\n.endif\n", // HAProxy reads no backend b
+      // a default-server line that sets the servers' state: the slot lines do not say it
+      "backend b\n    default-server check disabled\n    server s1 1.2.3.4:80\n",
+      "backend b\n    default-server enabled\n    server s1 1.2.3.4:80\n",
+      'backend b\n    default-server "disabled"\n    server s1 1.2.3.4:80\n',
     ]
   ) assert.equal(parseSlots(bad), null, bad);
 });

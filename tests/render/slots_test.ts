@@ -114,6 +114,9 @@ Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 di
     ],
   );
   assert.throws(() => slotLines([], "disabled"), /^Error: invalid server params disabled$/);
+  for (const params of ["check enabled", 'sni "x"', "sni ${X}", "weight 1\\ "]) {
+    assert.throws(() => slotLines([], params));
+  }
   for (const line of slotLines([{ address: "10.0.0.1", port: 80 }], "weight 1")) assert.match(line, SLOT_LINE);
 });
 
@@ -289,4 +292,43 @@ Deno.test("checkedForm: a configuration that is not plain is checked whole", () 
     checkedForm(config.replace("    backend be_b", "backend be_b")),
     config.replace("    backend be_b", "backend be_b"),
   );
+});
+
+Deno.test("SLOT_LINE: disabled or enabled among the options, or a quote, an escape or a variable there, is no slot line", () => {
+  const slot = (line: string) => {
+    const m = SLOT_LINE.exec(line);
+    return m && [m[2], m[3] !== undefined, m[4]];
+  };
+  assert.deepEqual(slot("    server s1 10.0.0.1:80"), ["10.0.0.1:80", false, ""]);
+  assert.deepEqual(slot("    server s1 127.0.0.1:1 disabled send-proxy"), ["127.0.0.1:1", true, " send-proxy"]);
+  assert.deepEqual(slot("    server s2 [fd00::1]:80   check inter 2s "), ["[fd00::1]:80", false, "   check inter 2s "]);
+  assert.deepEqual(slot("    server s1 10.0.0.1:80 sni str(disabled.example)"), [
+    "10.0.0.1:80",
+    false,
+    " sni str(disabled.example)",
+  ]);
+  for (
+    const line of [
+      "    server s1 10.0.0.1:80 send-proxy disabled", // HAProxy keeps it in maintenance
+      "    server s1 10.0.0.1:80 send-proxy disabled#x",
+      "    server s1 127.0.0.1:1 disabled enabled", // and this one out of it
+      "    server s1 127.0.0.1:1 disabled send-proxy disabled",
+      '    server s1 10.0.0.1:80 "disabled"',
+      "    server s1 10.0.0.1:80 ${STATE}",
+      "    server s1 10.0.0.1:80 dis\\abled",
+    ]
+  ) {
+    assert.equal(SLOT_LINE.exec(line), null, line);
+  }
+  // such a line's address is structure; a backend with it grows no more
+  const section = (first: string) =>
+    ["backend be_a", "    balance roundrobin", first, "    server s2 10.0.0.2:80 send-proxy", ""].join("\n");
+  assert.notEqual(
+    skeleton(section("    server s1 10.0.0.1:80 send-proxy disabled")),
+    skeleton(section("    server s1 10.0.0.3:80 send-proxy disabled")),
+  );
+  assert.equal(growableSection(section("    server s1 10.0.0.1:80 send-proxy")), true);
+  assert.equal(growableSection(section("    server s1 10.0.0.1:80 send-proxy disabled")), false);
+  assert.equal(growableSection(section("    server other 10.0.0.1:80 send-proxy")), false, "a server of another name");
+  assert.equal(growableSection(section("    server-template s 1-2 10.0.0.1:80")), false);
 });
