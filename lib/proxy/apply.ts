@@ -9,7 +9,8 @@
  *   (lib/proxy/runtime_changes.ts), and the live servers of backends the configuration dropped go
  *   to maintenance (HAProxy keeps those backends, unused, until its next reload); then the files are
  *   written so that a later reload agrees (HAProxy 2.6 forgets runtime changes on reload). If the
- *   Runtime API refuses, a reload;
+ *   Runtime API refuses, a reload; if that fails too, HAProxy runs part of the change, and the next
+ *   apply reloads whatever it asks for (a revert included);
  * - reload: the files are staged and checked with `haproxy -c` (real environment, the staged cert
  *   dir), then written atomically (certificates first, config last) and HAProxy is reloaded through
  *   the master socket and the reload verified (or started, when nothing runs). A failing check or
@@ -148,6 +149,9 @@ export class Applier {
       case "reload":
         return { ...await this.#reload(next, plan.lines), reason: plan.reason };
       case "runtime": {
+        // Until the change completes, or a reload replaces it, HAProxy runs neither state: should
+        // both fail, the next plan reloads (a revert to the state applied is not "none").
+        this.#applied = { ...this.#applied!, unsettled: true };
         const failure = await this.#runtime(plan.changes, next);
         if (!failure) return await this.#runtimeDone(plan.changes, next, plan.lines);
         applyFailures.inc({ stage: "runtime" });

@@ -4,8 +4,11 @@
  * state applied, with the checked lines of its map files) and the next one. The plan is
  * - refused: the next state cannot be used (a PEM file name, an unknown map file, a map line that is
  *   not `<key> <backend>`): nothing is applied;
+ * - reload, whatever the next state, after a Runtime API change that did not complete and whose
+ *   reload failed (`Running.unsettled`): what HAProxy runs is then known to no one;
  * - none: both ask for the same files;
- * - runtime: the configurations have the same skeleton (lib/proxy/slots.ts), or the next one's is the
+ * - runtime: the configurations are plain (HAProxy cuts their sections where the proxy does:
+ *   lib/render/slots.ts's `plainSections`) and have the same skeleton (lib/proxy/slots.ts), or the next one's is the
  *   running one's minus whole backends that nothing in the next state names
  *   (lib/render/dropped_backends.ts: the running HAProxy keeps them, unused, until its next reload),
  *   the same userlists and CA files, and crt-lists of plain `<file> [<sni>…]` lines, one per
@@ -24,11 +27,13 @@ import type { ReadPart } from "../transport/parts.ts";
 import { CA_FILE, isPemFile, PEM_FILE } from "./files.ts";
 import { CheckedMap, type MapDiff } from "./map_state.ts";
 import { alignSections, namedIn, sameSkeleton, sectionList } from "../render/dropped_backends.ts";
+import { plainSections } from "../render/slots.ts";
 import {
   type ExtraServers,
   growableBackends,
   parseSlots,
   retireCommands,
+  setsServerState,
   type Slot,
   type SlotCommand,
   slotCommands,
@@ -70,6 +75,11 @@ export interface Running {
    * Absent: none (after a start or a reload).
    */
   readonly extra?: ExtraServers;
+  /**
+   * A Runtime API change from `state` did not complete, and no reload replaced what it changed:
+   * HAProxy runs part of it, which neither state describes. The next plan reloads, whatever it is.
+   */
+  readonly unsettled?: boolean;
 }
 
 /** Why a state is applied with a (verified) reload, or a first start. */
@@ -78,7 +88,8 @@ export type ReloadReason =
   | "not running"
   /**
    * haproxy.cfg differs beyond the addresses of its server slots (its skeleton) and beyond
-   * backends dropped that nothing names.
+   * backends dropped that nothing names, or one of the two is not plain (its sections are not cut
+   * where HAProxy cuts them).
    */
   | "structure"
   /** The users of htpasswd Secrets are read with the configuration. */
@@ -88,7 +99,9 @@ export type ReloadReason =
   /** A crt-list with per-line options (client certificate checks), or not one plain line per certificate file. */
   | "crt-list"
   /** A server line the Runtime API cannot change (a name, an unexpected form, other slots). */
-  | "servers";
+  | "servers"
+  /** A Runtime API change did not complete and its reload failed (`Running.unsettled`): a reload restores a known state. */
+  | "runtime incomplete";
 
 export type Plan =
   | { readonly kind: "refused"; readonly error: string }
@@ -163,6 +176,7 @@ export function planApply(running: Running | null, next: DesiredState): Plan {
   const lines = mapFileLines(next, running);
   if (typeof lines === "string") return { kind: "refused", error: lines };
   if (!running) return { kind: "reload", reason: "not running", lines };
+  if (running.unsettled) return { kind: "reload", reason: "runtime incomplete", lines };
   if (sameState(running.state, next)) return { kind: "none" };
   const changes = runtimeChanges(running, next, lines);
   return typeof changes === "string" ? { kind: "reload", reason: changes, lines } : { kind: "runtime", changes, lines };
@@ -262,20 +276,38 @@ function configChanges(
   const [from, to] = [sectionList(last.config), sectionList(next.config)];
   const aligned = alignSections(from, to, sameSkeleton);
   if (!aligned) return "structure";
+  // Sections, slots and growable backends are read as HAProxy reads them only in a plain
+  // configuration. `next`'s sections are `last`'s but the changed and the dropped ones: only the
+  // changed ones are read again (`last` was most often `next` of the plan before).
+  if (!knownPlain(last.config) || aligned.changed.some(([, j]) => !plainSections(to.keys[j]))) return "structure";
+  plainKnown = { config: next.config, plain: true };
   const dropped = aligned.dropped.map((i) => from.backend(i)!);
   const texts = () => [next.config, next.userlists ?? "", ...MAP_FILES.map((f) => mapText(next, f))];
   if (dropped.length > 0 && namedIn(dropped, texts())) return "structure";
+  // A defaults section's `default-server` that sets the servers' state: slot lines do not say it.
+  const defaults = defaultsOf(to);
+  if (setsServerState(defaults)) return "servers";
   const slotsOf = (list: typeof from, indexes: readonly number[]) =>
     parseSlots(indexes.map((i) => list.keys[i]).join("\n"));
   const before = withExtra(slotsOf(from, aligned.changed.map(([i]) => i)), extra);
   const changedNext = aligned.changed.map(([, j]) => to.keys[j]).join("\n");
   const after = parseSlots(changedNext);
   const gone = slotsOf(from, aligned.dropped);
-  const servers = before && after
-    ? slotCommands(before, after, growableBackends(changedNext, serverDefaults(to)))
-    : null;
+  const servers = before && after ? slotCommands(before, after, growableBackends(changedNext, defaults)) : null;
   if (!servers || !gone) return "servers";
   return { servers, dropped: { backends: dropped, commands: retireCommands(gone, new Set(dropped)) } };
+}
+
+/**
+ * The configuration last found plain or not (lib/render/slots.ts's `plainSections`): most often the
+ * running one, which a change then does not read whole again.
+ */
+let plainKnown: { readonly config: string; readonly plain: boolean } | null = null;
+
+/** `plainSections(config)`, read again only for another configuration than the one last known. */
+function knownPlain(config: string): boolean {
+  if (plainKnown?.config !== config) plainKnown = { config, plain: plainSections(config) };
+  return plainKnown.plain;
 }
 
 /** `slots` and the servers beyond them of its backends. */
@@ -287,9 +319,9 @@ function withExtra(slots: Map<string, Slot> | null, extra: ExtraServers): Map<st
   return slots;
 }
 
-/** True when a `defaults` section of `config` has a `default-server` line (an added server would not take it). */
-function serverDefaults(config: { readonly keys: readonly string[] }): boolean {
-  return config.keys.some((k) => k.startsWith("defaults") && /^[ \t]+default-server\b/m.test(k));
+/** The `defaults` sections of a (plain) configuration, joined: what its backends may take from them. */
+function defaultsOf(config: { readonly keys: readonly string[] }): string {
+  return config.keys.filter((k) => k.startsWith("defaults")).join("\n");
 }
 
 /**

@@ -11,8 +11,16 @@
 
 // The slot-line shape and the skeleton are defined once, beside the renderer that writes them
 // (lib/render/slots.ts has no imports, so the proxy loads nothing else with it).
-import { growableSection, skeleton, SLOT_LINE, UNUSED_SLOT_ADDRESS } from "../render/slots.ts";
-import { CA_FILE } from "../render/patterns.ts";
+import {
+  growableDefaults,
+  growableSection,
+  plainSections,
+  SECTION_START,
+  skeleton,
+  SLOT_LINE,
+  UNUSED_SLOT_ADDRESS,
+} from "../render/slots.ts";
+import { CA_FILE, isIPv4, isIPv6 } from "../render/patterns.ts";
 export { skeleton, SLOT_LINE };
 
 /** One slot as rendered. `address` is a bare IP (IPv6 without brackets). */
@@ -27,17 +35,18 @@ export interface Slot {
 /** Proxy and server names that may be put into a Runtime API command line. */
 const PROXY_NAME = /^[A-Za-z0-9_.:-]+$/;
 const SERVER_NAME = /^s[1-9][0-9]*$/;
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const IPV6 = /^[0-9a-fA-F:.]+$/;
-/** Section keywords start at column 0 (`backend foo`); everything inside a section is indented. */
+/** In a plain configuration, section keywords start at column 0 (`backend foo`) and everything inside a section is indented. */
 const SECTION = /^[^\s#]/;
 
 /**
  * The slots of every `backend`/`listen` section, keyed `backend/server`. Returns null when a
- * slot line cannot be applied through the Runtime API (unexpected name or address form): such a
- * config is always applied with a reload.
+ * slot line cannot be applied through the Runtime API (unexpected name or address form), when
+ * HAProxy may cut the text into other sections (not lib/render/slots.ts's `plainSections`), or when
+ * a `default-server` line sets the servers' state ({@link setsServerState}): such a config is
+ * always applied with a reload.
  */
 export function parseSlots(config: string): Map<string, Slot> | null {
+  if (!plainSections(config) || setsServerState(config)) return null;
   const slots = new Map<string, Slot>();
   let proxy: string | null = null;
   for (const line of config.split("\n")) {
@@ -58,7 +67,22 @@ export function parseSlots(config: string): Map<string, Slot> | null {
   return slots;
 }
 
-/** `1.2.3.4:80` or `[fd00::1]:80` → address and port; null for anything else. */
+/**
+ * A `default-server` line that sets the state of the servers after it (`disabled`, `enabled`), or may
+ * (a quote, an escape or a variable): their slot lines then do not say which are in maintenance.
+ */
+const DEFAULT_SERVER_STATE = /^[ \t]+default-server\b[^\n]*?(?:[ \t](?:disabled|enabled)(?:[ \t#]|$)|["'\\$])/m;
+
+/** True when a `default-server` line of `text` sets its servers' state, or may. */
+export function setsServerState(text: string): boolean {
+  return DEFAULT_SERVER_STATE.test(text);
+}
+
+/**
+ * `1.2.3.4:80` or `[fd00::1]:80` → address and port; null for anything else: the address is a
+ * strict IPv4 or IPv6 literal (lib/render/patterns.ts: eight groups, or fewer with one `::`, no
+ * zone), as `set server … addr` and a reload both take it.
+ */
 export function parseTarget(text: string): { address: string; port: number } | null {
   let address: string;
   let portText: string;
@@ -67,13 +91,13 @@ export function parseTarget(text: string): { address: string; port: number } | n
     if (end < 0) return null;
     address = text.slice(1, end);
     portText = text.slice(end + 2);
-    if (!IPV6.test(address) || !address.includes(":")) return null;
+    if (!isIPv6(address)) return null;
   } else {
     const colon = text.lastIndexOf(":");
     if (colon < 0) return null;
     address = text.slice(0, colon);
     portText = text.slice(colon + 1);
-    if (!IPV4.test(address)) return null;
+    if (!isIPv4(address)) return null;
   }
   if (!/^[1-9]\d{0,4}$/.test(portText)) return null;
   const port = Number(portText);
@@ -124,15 +148,19 @@ export function addOptions(params: string): string[] | null {
 
 /**
  * The growable backends (lib/render/slots.ts's `growableSection`) of `config` (whole, or some of
- * its sections) and the options a server added to each needs, or null when it cannot be added: an
+ * its sections; none when it is not `plainSections`) and the options a server added to each needs, or null when it cannot be added: an
  * added server does not take a `default-server` line's settings, so they are the section's
  * `default-server` options followed by those of its first slot line, every one checked
- * ({@link addOptions}). `defaultsServer`: a `defaults` section has a `default-server` line (its
- * settings are not read here): nothing is added then.
+ * ({@link addOptions}). `defaults`: the configuration's `defaults` sections. None is growable when
+ * they are not `growableDefaults` (cookie persistence, a hash or a static `balance` there); and
+ * nothing is added when one has a `default-server` line (its settings are not read here).
  */
-export function growableBackends(config: string, defaultsServer = false): Map<string, string | null> {
+export function growableBackends(config: string, defaults = ""): Map<string, string | null> {
   const out = new Map<string, string | null>();
-  for (const section of config.split(/\n(?=[^\s#])/)) {
+  // Sections HAProxy may cut otherwise: none is known to be growable.
+  if (!plainSections(config) || !growableDefaults(defaults)) return out;
+  const defaultsServer = /^[ \t]+default-server\b/m.test(defaults);
+  for (const section of config.split(SECTION_START)) {
     if (!growableSection(section)) continue;
     const name = SECTION_HEADER.exec(section)?.[2];
     if (name === undefined || !PROXY_NAME.test(name)) continue;

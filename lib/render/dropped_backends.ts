@@ -8,14 +8,15 @@
  * A configuration is cut into sections: a line at column 0 that is not a comment (`global`,
  * `frontend x`, `backend x`, …) and the lines after it up to the next such line. `next` is `last`
  * minus backends when its sections are those of `last` in the same order, the missing ones all
- * `backend` sections; and nothing names them when no name of a missing backend occurs as a token
+ * `backend` sections that HAProxy reads as such (lib/render/slots.ts's `plainSections`: no section
+ * or conditional block hidden in them); and nothing names them when no name of a missing backend occurs as a token
  * (between characters a proxy name cannot hold) in `next`'s configuration or map files. So no
  * `use_backend`, `default_backend`, `track`, map value or any other line of `next` can reach them,
  * and the sections `next` keeps are as they were when `last` was accepted, up to the addresses of
  * their server slots. Only the sections that differ need a closer look (their slots), which keeps a
  * change of a 10,000-backend configuration at the cost of what changed.
  */
-import { skeleton } from "./slots.ts";
+import { plainSections, SECTION_START, skeleton } from "./slots.ts";
 
 /** A configuration's sections (module header): `keys[i]` is section i's text. */
 export interface SectionList {
@@ -24,8 +25,6 @@ export interface SectionList {
   backend(i: number): string | null;
 }
 
-/** A section header starts at column 0 and is neither blank nor a comment. */
-const SECTION_START = /\n(?=[^\s#])/;
 const BACKEND_HEADER = /^backend[ \t]+([^\s#]+)/;
 /** What a proxy name may hold (HAProxy: letters, digits, `-`, `_`, `.`, `:`). */
 const NAME_CHAR = /[A-Za-z0-9_.:-]/;
@@ -63,7 +62,7 @@ export interface Alignment {
 
 /**
  * How `next`'s sections line up with `last`'s when they are those of `last` in the same order
- * (each `same` as its counterpart) without some `backend` sections; null when `next` differs
+ * (each `same` as its counterpart) without some `backend` sections (each plain); null when `next` differs
  * otherwise (a section added, changed, moved, or a section other than a backend left out).
  */
 export function alignSections(
@@ -81,7 +80,7 @@ export function alignSections(
       j++;
     } else if (j < n && same(last.keys[i], next.keys[j])) {
       changed.push([i, j++]);
-    } else if (last.backend(i) !== null) {
+    } else if (last.backend(i) !== null && plainSections(last.keys[i])) {
       dropped.push(i);
     } else {
       return null;

@@ -36,8 +36,14 @@ export function slotCount(endpoints: number, grows = false): number {
   return n;
 }
 
-/** A slot line as fixed by the contract: group 2 is the address, group 3 the `disabled` flag. */
-export const SLOT_LINE = /^(\s+server\s+s\d+\s+)(\S+?)(\s+disabled)?(\s.*)?$/;
+/**
+ * A slot line as fixed by the contract: group 2 is the address, group 3 the `disabled` flag, group 4
+ * the options after them. A line with `disabled` or `enabled` among its options (HAProxy reads them
+ * wherever they stand), or with a quote, an escape or a variable in them (HAProxy could read one
+ * there), is no slot line: its changes are structure.
+ */
+export const SLOT_LINE =
+  /^(\s+server\s+s\d+\s+)(\S+?)(\s+disabled)?((?:\s+(?!(?:disabled|enabled)(?:[\s#]|$))[^\s"'\\$]+)*\s*)$/;
 
 /** The unused-slot target: never reached, always written with `disabled`. */
 export const UNUSED_SLOT_ADDRESS = "127.0.0.1:1";
@@ -45,11 +51,12 @@ export const UNUSED_SLOT_ADDRESS = "127.0.0.1:1";
 /**
  * The slot lines of one backend (4 spaces indent, no newline): endpoints fill s1…sK in the
  * given (already sorted) order, the rest are `127.0.0.1:1 disabled`. `params` is appended to
- * every line and must be the same for all of them (it never contains `disabled`). `grows`: the
+ * every line and must be the same for all of them (it never contains `disabled`, `enabled`, a quote,
+ * an escape or a variable: the line would be no SLOT_LINE). `grows`: the
  * backend is growable ({@link growable}), one slot per endpoint.
  */
 export function slotLines(servers: readonly { address: string; port: number }[], params = "", grows = false): string[] {
-  if (/\bdisabled\b/.test(params) || /[\r\n]/.test(params)) throw new Error(`invalid server params ${params}`);
+  if (/\b(?:disabled|enabled)\b|["'\\$\r\n]/.test(params)) throw new Error(`invalid server params ${params}`);
   const tail = params ? ` ${params}` : "";
   const n = slotCount(servers.length, grows);
   // Sized up front: a pushed array keeps room for 16 more, and a render keeps one per backend.
@@ -76,7 +83,8 @@ function unusedSlotLine(slot: number, tail: string): string {
 
 /**
  * The form of a configuration `haproxy -c` checks (the built-in templates'; custom templates may
- * name slots and backends anywhere: their configurations are checked whole):
+ * name slots and backends anywhere: their configurations are checked whole, as is any that is not
+ * {@link plainSections}):
  * - each backend keeps its first slot line and leaves out the others. Those differ from the first
  *   only in their slot number and address (`slotLines`: one `params` for every line, addresses of
  *   validated IPs; the built-in templates never name a slot), neither of which can make the check
@@ -89,6 +97,8 @@ function unusedSlotLine(slot: number, tail: string): string {
  *   backends in 2.7 s and 1.2 GB of memory, and parses a few now (0.13 s, 44 MB).
  */
 export function checkedForm(config: string): string {
+  // Sections as HAProxy reads them, or the configuration whole.
+  if (!plainSections(config)) return config;
   const sections = config.split(SECTION_START);
   const names = sections.map(backendName);
   const forms = sections.map(firstSlotsOnly);
@@ -170,20 +180,121 @@ function firstSlotsOnly(section: string): string {
   return kept.join("\n");
 }
 
-/** A section starts at a line at column 0 that is neither blank nor a comment. */
-const SECTION_START = /\n(?=[^\s#])/;
+/**
+ * A section starts at a line at column 0 that is neither blank nor a comment: where the proxy and
+ * the controller cut a configuration, and where HAProxy does too in a configuration of
+ * {@link plainSections}.
+ */
+export const SECTION_START = /\n(?=[^\s#])/;
+
+/**
+ * The section keywords of HAProxy 2.6 (those its parser registers): a line whose first word is one
+ * starts a section, however it is indented; any other line belongs to the section before it.
+ */
+export const SECTION_KEYWORDS: readonly string[] = [
+  "global",
+  "defaults",
+  "frontend",
+  "backend",
+  "listen",
+  "peers",
+  "resolvers",
+  "userlist",
+  "mailers",
+  "program",
+  "http-errors",
+  "ring",
+  "log-forward",
+  "cache",
+  "fcgi-app",
+  "namespace_list",
+];
+/** A section keyword as a line's first word (a word ends at a space, a tab, a `#` or the line's end). */
+const KEYWORD = `(?:${SECTION_KEYWORDS.join("|")})(?:[ \\t#]|$)`;
+/** A line HAProxy does not read as {@link plainSections} says, or a control character. */
+const NOT_PLAIN = new RegExp(
+  [
+    `^(?![ \\t#]|$)(?!${KEYWORD})`, // at column 0, not a section keyword: part of the section before
+    `^[ \\t]+${KEYWORD}`, // a section keyword indented: a section of its own
+    `^[ \\t]*[^\\s#"'\\\\$]*["'\\\\$]`, // a first word with a quote, an escape or a variable
+    `^[ \\t]*\\.`, // a conditional block or a diagnostic (.if, .endif, .diag, …)
+    `[\\0-\\x08\\x0b-\\x1f\\x7f]`, // a control character (a carriage return included)
+  ].join("|"),
+  "m",
+);
+
+/**
+ * True when HAProxy 2.6 cuts `config` into sections where {@link SECTION_START} does: every line at
+ * column 0 (not blank, not a comment) has a section keyword as its first word, no indented one
+ * has, and no first word is one HAProxy rewrites (quotes, `\`, an environment variable) or a
+ * conditional block (`.if`, which can leave lines out). Only then are its sections, slots and
+ * growable backends read here as HAProxy reads them: any other configuration is its own skeleton
+ * and checked whole, and the proxy reloads for any change of it.
+ */
+export function plainSections(config: string): boolean {
+  return !NOT_PLAIN.test(config);
+}
 const GROWABLE_BALANCE_LINE = /^[ \t]+balance[ \t]+(roundrobin|leastconn)[ \t]*$/m;
-/** Lines that make a backend's servers unfit to be added at run time (cookie persistence, a hash). */
-const NOT_GROWABLE_LINE = /^[ \t]+(cookie|dynamic-cookie-key|hash-type)\b/m;
+/**
+ * Lines that make a backend's servers unfit to be added at run time: cookie persistence, a hash, a
+ * `balance` other than `roundrobin` or `leastconn` (HAProxy takes a section's last one).
+ */
+const NOT_GROWABLE_LINE =
+  /^[ \t]+(cookie|dynamic-cookie-key|hash-type|balance(?![ \t]+(roundrobin|leastconn)[ \t]*$))\b/m;
 
 /**
  * True when the section `text` is a growable backend as written: `backend`, `balance roundrobin`
- * or `leastconn`, no cookie and no hash type. The proxy reads this from the text (an older
- * controller's backend with 4 slots is growable too); the renderer decides the slot count from
- * the same facts ({@link growable}).
+ * or `leastconn` (no other), no cookie and no hash type, no server line but slot lines, the same
+ * options on every slot line and no `default-server` line after the first; and in a configuration
+ * whose `defaults`
+ * sections are {@link growableDefaults}. The proxy reads this from the text (an older controller's
+ * backend with 4 slots is growable too); the renderer decides the slot count from the same facts
+ * ({@link growable}).
  */
 export function growableSection(text: string): boolean {
+  if (!growsAsWritten(text)) return false;
+  const lines = text.split("\n");
+  return slotsAsAdded(lines, lines.map((l) => SLOT_LINE.exec(l)));
+}
+
+/** The lines of a section that {@link growableSection} reads first. */
+function growsAsWritten(text: string): boolean {
   return text.startsWith("backend ") && GROWABLE_BALANCE_LINE.test(text) && !NOT_GROWABLE_LINE.test(text);
+}
+
+/** A `default-server` line: HAProxy gives its settings to the server lines after it only. */
+const DEFAULT_SERVER_LINE = /^[ \t]+default-server\b/;
+/** A server line (or a template of them). */
+const SERVER_LINE = /^[ \t]+server(?:-template)?[ \t]/;
+
+/**
+ * True when a server added to the section of `lines` (`slots`: the SLOT_LINE match of each) gets
+ * what a reload gives its slot lines: every server line is a slot line (no other server's name or
+ * state to run into), every slot line carries the same options (an added or a parked server could
+ * be given any of them), and no `default-server` line follows the first slot line (a reload gives
+ * its settings to no slot, the proxy would to an added server).
+ */
+function slotsAsAdded(lines: readonly string[], slots: readonly (RegExpExecArray | null)[]): boolean {
+  let options: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    const m = slots[i];
+    if (m) {
+      options ??= m[4] ?? "";
+      if ((m[4] ?? "") !== options) return false;
+    } else if (SERVER_LINE.test(lines[i])) return false;
+    else if (options !== null && DEFAULT_SERVER_LINE.test(lines[i])) return false;
+  }
+  return true;
+}
+
+/**
+ * True when the `defaults` sections `text` (all those of a configuration: which one a backend
+ * takes is not read) leave its backends growable: in none of them cookie persistence, a hash or a
+ * `balance` other than `roundrobin` or `leastconn`, which a backend without such a line of its own
+ * takes. The renderer writes none of them there.
+ */
+export function growableDefaults(text: string): boolean {
+  return !NOT_GROWABLE_LINE.test(text);
 }
 
 /**
@@ -194,11 +305,13 @@ export function growableSection(text: string): boolean {
  */
 export function skeleton(config: string): string {
   return config.split(SECTION_START).map((section) => {
-    const grows = growableSection(section);
+    const lines = section.split("\n");
+    const slots = lines.map((l) => SLOT_LINE.exec(l));
+    const grows = growsAsWritten(section) && slotsAsAdded(lines, slots);
     let last: string | null = null;
     const out: string[] = [];
-    for (const line of section.split("\n")) {
-      const m = SLOT_LINE.exec(line);
+    for (let i = 0; i < lines.length; i++) {
+      const [line, m] = [lines[i], slots[i]];
       if (!m) {
         out.push(line);
         last = null;

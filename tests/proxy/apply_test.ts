@@ -583,6 +583,37 @@ Deno.test("when the Runtime API fails, the endpoint change is applied with a rel
   }
 });
 
+Deno.test("a Runtime API change refused half-way whose reload is refused too: the next apply reloads, a revert to the state applied included", async () => {
+  const [one, two] = await backends("one", "two");
+  await using p = await proxyUnderTest();
+  try {
+    const cert = await testCertificate("web.test");
+    const other = await testCertificate("other.test");
+    const state = (b: Backend, pem: string) => ({
+      config: buildConfig({ backends: [{ name: "web", endpoints: [ep(b)] }], tls: true }),
+      crtList: "ns_web-tls.pem web.test\n",
+      pems: new Map([["ns_web-tls.pem", pem]]),
+    });
+    const good = state(one, cert.certPem + cert.keyPem);
+    assert.ok((await p.applier.apply(good)).ok);
+    assert.equal((await get(p.url, "web.test")).name, "one");
+    // The endpoint moves (slots go first), then `set ssl cert` refuses a key that is not the
+    // certificate's, and so does the reload's check: HAProxy runs the new endpoint, not the state applied.
+    const bad = await p.applier.apply(state(two, cert.certPem + other.keyPem));
+    assert.deepEqual([bad.kind, bad.ok, bad.stage, bad.reason], ["reload", false, "check", "runtime failed"]);
+    assert.equal((await get(p.url, "web.test")).name, "two");
+    // Back to the state applied: not "none", a reload puts HAProxy on it.
+    const back = await p.applier.apply(good);
+    assert.deepEqual([back.kind, back.ok, back.reason], ["reload", true, "runtime incomplete"], back.error ?? "");
+    for (let i = 0; i < 4; i++) assert.equal((await get(p.url, "web.test")).name, "one");
+    // Trusted again: the same state is nothing to do.
+    assert.deepEqual([(await p.applier.apply(good)).kind], ["none"]);
+  } finally {
+    await p.close();
+    await Promise.all([one.close(), two.close()]);
+  }
+});
+
 Deno.test("a haproxy left running on the work dir by an earlier run is stopped before the new one starts", async () => {
   const [web] = await backends("web");
   await using p = await proxyUnderTest();

@@ -98,6 +98,16 @@ Deno.test("planApply: identical states plan nothing; files that came in parts ar
   assert.equal(changes(inParts, moved).servers.changed, 1);
 });
 
+Deno.test("planApply: after a Runtime API change that did not complete (its reload failed too), any next state reloads", () => {
+  const a = plain(web());
+  const unsettled = { ...running(a), unsettled: true };
+  // HAProxy runs part of a change from `a`: a revert to `a` is not "none", an endpoint change not "runtime"
+  assert.deepEqual(planApply(unsettled, a), { kind: "reload", reason: "runtime incomplete", lines: unsettled.lines });
+  assert.equal((planApply(unsettled, plain(web(two))) as { reason?: string }).reason, "runtime incomplete");
+  // input that cannot be used is still refused
+  assert.equal(planApply(unsettled, { ...a, pems: new Map([["../x.pem", "x"]]) }).kind, "refused");
+});
+
 Deno.test("endpointOnly: runtime commands only when skeleton, crt-list and certificates are equal", () => {
   const a = plain(web());
   const b = plain(web(two));
@@ -394,4 +404,144 @@ Deno.test("planApply: a growable backend's endpoints outnumbering its slots are 
     }));
   assert.equal(reloadReason(checked(1), checked(2)), "servers");
   assert.equal(changes(checked(2), checked(1)).servers.changed, 1);
+});
+
+Deno.test("planApply: a configuration whose sections HAProxy cuts elsewhere than at column 0 reloads for any change", () => {
+  const head = "global\n    maxconn 100\n\nfrontend f\n    bind :8080\n    use_backend a\n";
+  const cfg = (extra: string, indent = "    ") =>
+    plain(
+      head + "backend a\n    balance roundrobin\n    server s1 10.0.0.1:80\n" +
+        `${indent}backend b\n    balance roundrobin\n    server s2 10.0.0.2:80\n` + extra,
+    );
+  // b's new endpoint is no server of a (`add server a/s3`): the change reloads
+  assert.equal(reloadReason(cfg(""), cfg("    server s3 10.0.0.3:80\n")), "structure");
+  assert.equal(reloadReason(cfg("", ""), cfg("    server s3 10.0.0.3:80\n")), "structure");
+  assert.equal(reloadReason(cfg(""), cfg("", "")), "structure");
+  // the same text at column 0: the endpoint is added to b
+  assert.deepEqual(
+    changes(cfg("", ""), cfg("    server s3 10.0.0.3:80\n", "")).servers.commands.map((c) => c.command),
+    ["add server b/s3 10.0.0.3:80", "set server b/s3 state ready"],
+  );
+  // an indented `defaults` with a `default-server` line (which an added server would not take)
+  const defaults = (n: number) =>
+    plain(
+      head.replace("global", "global\n  defaults\n    default-server ssl verify none\n\nglobal") +
+        "backend a\n    balance roundrobin\n" +
+        Array.from({ length: n }, (_, i) => `    server s${i + 1} 10.0.0.${i + 1}:80\n`).join(""),
+    );
+  assert.equal(reloadReason(defaults(1), defaults(2)), "structure");
+  // a conditional block, unchanged, elsewhere than the change: all the same
+  const block = (address: string) =>
+    plain(web().replace("global", ".if 1\n.endif\nglobal").replace("10.0.0.1", address));
+  assert.equal(reloadReason(block("10.0.0.1"), block("10.0.0.2")), "structure");
+  // a plain configuration keeps its Runtime API changes, also after one that is not
+  assert.equal(changes(plain(web()), plain(web(two))).servers.changed, 1);
+  assert.equal(changes(plain(web(two)), plain(web())).servers.changed, 1);
+});
+
+Deno.test("planApply: a backend takes cookie persistence from a defaults section: its endpoints past its slots reload", () => {
+  const cfg = (n: number, defaults: string) =>
+    plain(
+      buildConfig({
+        backends: [{
+          name: "web",
+          endpoints: Array.from({ length: n }, (_, i) => ({ address: `10.0.5.${i + 1}`, port: 80 })),
+          grows: true,
+        }],
+      }).replace("defaults\n    mode http\n", `defaults\n    mode http\n${defaults}`),
+    );
+  const cookie = "    cookie SRV insert indirect nocache dynamic\n    dynamic-cookie-key secret\n";
+  // an added server would get no dynamic cookie
+  assert.equal(reloadReason(cfg(1, cookie), cfg(2, cookie)), "servers");
+  assert.equal(reloadReason(cfg(2, cookie), cfg(1, cookie)), "servers");
+  assert.equal(reloadReason(cfg(1, "    hash-type consistent\n"), cfg(2, "    hash-type consistent\n")), "servers");
+  // the endpoints of its slots still change through the Runtime API
+  const moved = cfg(1, cookie).config.replace("10.0.5.1:80", "10.0.5.9:80");
+  assert.equal(changes(cfg(1, cookie), plain(moved)).servers.changed, 1);
+  // without such defaults it grows
+  assert.equal(changes(cfg(1, ""), cfg(2, "")).servers.commands[0].command, "add server web/s2 10.0.5.2:80");
+});
+
+Deno.test("planApply: a default-server line after the slot lines, which HAProxy gives to no slot, is given to no added server: a reload", () => {
+  const cfg = (n: number, after: string) =>
+    plain(
+      buildConfig({
+        backends: [{
+          name: "web",
+          endpoints: Array.from({ length: n }, (_, i) => ({ address: `10.0.6.${i + 1}`, port: 80 })),
+          grows: true,
+        }],
+      }).replace("\n\nbackend default-backend", `\n${after}\nbackend default-backend`),
+    );
+  assert.equal(
+    reloadReason(cfg(1, "    default-server ssl verify none\n"), cfg(2, "    default-server ssl verify none\n")),
+    "structure",
+  );
+  // before the slot lines, it is an added server's too
+  const before = (n: number) =>
+    plain(cfg(n, "").config.replace("    server s1", "    default-server ssl verify none\n    server s1"));
+  assert.deepEqual(
+    changes(before(1), before(2)).servers.commands[0].command,
+    "add server web/s2 10.0.6.2:80 ssl verify none",
+  );
+});
+
+Deno.test("planApply: slot lines of a growable-looking backend with other options each: any count change reloads", () => {
+  const cfg = (...options: string[]) =>
+    plain(
+      buildConfig({ backends: [{ name: "web", endpoints: [], grows: true }] }).replace(
+        "    server s1 127.0.0.1:1 disabled\n",
+        options.map((o, i) => `    server s${i + 1} 10.0.7.${i + 1}:80${o}\n`).join(""),
+      ),
+    );
+  const [a, b] = [" send-proxy", ""];
+  // s2 gains send-proxy, and s4 would be added with s1's options
+  assert.equal(reloadReason(cfg(a, b, b), cfg(a, a, b, b)), "structure");
+  assert.equal(reloadReason(cfg(a, b, b), cfg(a, a, b)), "structure");
+  assert.equal(reloadReason(cfg(a, b), cfg(a, b, b)), "structure");
+  // their addresses still change through the Runtime API
+  const moved = cfg(a, b).config.replace("10.0.7.2:80", "10.0.7.9:80");
+  assert.equal(changes(cfg(a, b), plain(moved)).servers.changed, 1);
+  // the same options on every line: it grows
+  assert.equal(
+    changes(cfg(a, a), cfg(a, a, a)).servers.commands[0].command,
+    "add server web/s3 10.0.7.3:80 send-proxy",
+  );
+});
+
+Deno.test("planApply: a server HAProxy keeps in maintenance by a disabled the slot lines do not carry first is never set ready", () => {
+  const head = "global\n    maxconn 100\n\nfrontend f\n    bind :8080\n    use_backend a\n";
+  const cfg = (ip: string, line = `send-proxy disabled`) =>
+    plain(
+      head + "backend a\n    balance source\n" +
+        `    server s1 ${ip}:80 ${line}\n    server s2 127.0.0.1:1 disabled send-proxy\n` +
+        "    server s3 127.0.0.1:1 disabled send-proxy\n    server s4 127.0.0.1:1 disabled send-proxy\n",
+    );
+  assert.equal(reloadReason(cfg("10.0.0.1"), cfg("10.0.0.2")), "structure");
+  assert.equal(reloadReason(cfg("10.0.0.1", "send-proxy"), cfg("10.0.0.1")), "structure");
+  assert.equal(changes(cfg("10.0.0.1", "send-proxy"), cfg("10.0.0.2", "send-proxy")).servers.changed, 1);
+  // a default-server line that disables (or enables) the servers, in the backend or in defaults
+  const server = (ip: string, line: string) =>
+    plain(web().replace("10.0.0.1", ip).replace("    balance roundrobin\n", `    balance roundrobin\n${line}`));
+  assert.equal(
+    reloadReason(
+      server("10.0.0.1", "    default-server disabled\n"),
+      server("10.0.0.2", "    default-server disabled\n"),
+    ),
+    "servers",
+  );
+  const defaults = (ip: string, line: string) =>
+    plain(web().replace("10.0.0.1", ip).replace("defaults\n    mode http\n", `defaults\n    mode http\n${line}`));
+  assert.equal(
+    reloadReason(
+      defaults("10.0.0.1", "    default-server disabled\n"),
+      defaults("10.0.0.2", "    default-server disabled\n"),
+    ),
+    "servers",
+  );
+  assert.equal(
+    changes(defaults("10.0.0.1", "    default-server check\n"), defaults("10.0.0.2", "    default-server check\n"))
+      .servers.changed,
+    1,
+  );
 });

@@ -58,6 +58,9 @@ Deno.test("parseSlots reads every slot with its backend; unsafe forms make it nu
     disabled: true,
   });
   assert.equal(slots.get("api/s4")?.disabled, true);
+  // `disabled` after other options is no slot of ours: its line is structure
+  const later = parseSlots("backend b\n    server s1 1.2.3.4:80 send-proxy disabled\n    server s2 1.2.3.5:80\n")!;
+  assert.deepEqual([...later.keys()], ["b/s2"]);
   assert.equal(parseSlots("backend b\n    server s1 [fd00::1]:80\n")?.get("b/s1")?.address, "fd00::1");
   for (
     const bad of [
@@ -68,6 +71,13 @@ Deno.test("parseSlots reads every slot with its backend; unsafe forms make it nu
       "backend b\n    server s1 1.2.3.4:0\n",
       "backend b\n    server s1 1.2.3.4:65536\n",
       "backend b\n    server s1 1.2.3.256:80\n",
+      // HAProxy starts backend c at its indented header: s2 is c's, not b's
+      "backend b\n    server s1 1.2.3.4:80\n    backend c\n    server s2 1.2.3.5:80\n",
+      ".if 0\nbackend b\n    server s1 1.2.3.4:80\n.endif\n", // HAProxy reads no backend b
+      // a default-server line that sets the servers' state: the slot lines do not say it
+      "backend b\n    default-server check disabled\n    server s1 1.2.3.4:80\n",
+      "backend b\n    default-server enabled\n    server s1 1.2.3.4:80\n",
+      'backend b\n    default-server "disabled"\n    server s1 1.2.3.4:80\n',
     ]
   ) assert.equal(parseSlots(bad), null, bad);
 });
@@ -75,8 +85,26 @@ Deno.test("parseSlots reads every slot with its backend; unsafe forms make it nu
 Deno.test("parseTarget accepts IPv4 and bracketed IPv6 literals with a port only", () => {
   assert.deepEqual(parseTarget("10.1.2.3:443"), { address: "10.1.2.3", port: 443 });
   assert.deepEqual(parseTarget("[fd00::a:1]:8080"), { address: "fd00::a:1", port: 8080 });
+  assert.deepEqual(parseTarget("[::ffff:10.1.2.3]:80"), { address: "::ffff:10.1.2.3", port: 80 });
+  assert.deepEqual(parseTarget("[1:2:3:4:5:6:7:8]:80"), { address: "1:2:3:4:5:6:7:8", port: 80 });
   for (
-    const bad of ["10.1.2.3", "fd00::1:80", "[fd00::1]", "[x]:80", "1.2.3.4:08", "01.2.3.4:80", "a:80", "1.2.3.4:80;x"]
+    const bad of [
+      "10.1.2.3",
+      "fd00::1:80",
+      "[fd00::1]",
+      "[x]:80",
+      "1.2.3.4:08",
+      "01.2.3.4:80",
+      "a:80",
+      "1.2.3.4:80;x",
+      // not IPv6 literals, though of its characters: HAProxy refuses them in a configuration
+      "[1:2:3]:80",
+      "[1::2::3]:80",
+      "[::1:]:80",
+      "[1:2:3:4:5:6:7:8:9]:80",
+      "[1.2.3.4]:80",
+      "[fe80::1%eth0]:80", // a zone
+    ]
   ) {
     assert.equal(parseTarget(bad), null, bad);
   }
@@ -178,13 +206,27 @@ Deno.test("growableBackends: the options an added server needs, from default-ser
       bad,
     );
   }
-  assert.deepEqual(growableBackends(grown(1), true), new Map([["web", null]]), "a defaults default-server is not read");
+  const defaults = (line: string) => `defaults\n    mode http\n    ${line}\n`;
+  assert.deepEqual(
+    growableBackends(grown(1), defaults("default-server check")),
+    new Map([["web", null]]),
+    "a defaults default-server is not read",
+  );
+  assert.deepEqual(growableBackends(grown(1), defaults("balance leastconn")), new Map([["web", ""]]));
+  // cookie persistence, a hash or a static balance in a defaults section: no backend is growable
+  for (const line of ["cookie SRV insert indirect nocache dynamic", "dynamic-cookie-key k", "hash-type consistent"]) {
+    assert.deepEqual(growableBackends(grown(1), defaults(line)), new Map(), line);
+  }
+  assert.deepEqual(growableBackends(grown(1), defaults("balance source")), new Map());
   // not growable: not listed
   assert.deepEqual(
     growableBackends(buildConfig({ backends: [{ name: "web", endpoints: one, balance: "source" }] })),
     new Map(),
   );
   assert.deepEqual(addOptions("proto  h2 "), ["proto", "h2"]);
+  // sections HAProxy cuts otherwise than at column 0: no backend is known to grow
+  assert.deepEqual(growableBackends(grown(1).replace("backend web", "backend web\n    defaults x")), new Map());
+  assert.deepEqual(growableBackends(grown(1).replace("\ndefaults", "\n  defaults")), new Map());
 });
 
 Deno.test("slotCommands: a growable backend adds servers past its slots, parks them when endpoints shrink, reuses them", () => {

@@ -75,6 +75,16 @@ Deno.test("droppedSections: the backends left out, in order; anything else is nu
   );
 });
 
+Deno.test("droppedSections: a backend whose text HAProxy reads as more than that backend is not dropped", () => {
+  // `    backend hidden` starts a backend for HAProxy, which `next` would drop unseen with b
+  const hidden = config("a", "b", "c").replace("backend b\n", "backend b\n    backend hidden\n");
+  assert.equal(droppedSections(sectionList(hidden), sectionList(config("a", "c"))), null);
+  // a conditional block opened in it and closed elsewhere
+  const block = config("a", "b", "c").replace("backend b\n", "backend b\n    .if 1\n");
+  assert.equal(droppedSections(sectionList(block), sectionList(config("a", "c"))), null);
+  assert.deepEqual(droppedSections(sectionList(config("a", "b", "c")), sectionList(config("a", "c"))), ["b"]);
+});
+
 Deno.test("namesToken: the name between characters a proxy name cannot hold", () => {
   assert.ok(namesToken("use_backend api if x", "api"));
   assert.ok(namesToken("a.test api\n", "api"));

@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import {
   checkedForm,
   growable,
+  growableDefaults,
   growableSection,
+  plainSections,
+  SECTION_KEYWORDS,
   skeleton,
   SLOT_LINE,
   slotCount,
@@ -27,6 +30,66 @@ Deno.test("growable: a dynamic balance algorithm (HAProxy 2.6's add server) and 
   assert.equal(growableSection(section("balance roundrobin", "hash-type consistent", "server s1 a:1")), false);
   assert.equal(growableSection(section("server s1 10.0.0.1:80")), false, "no balance line: not known");
   assert.equal(growableSection("frontend f\n    balance roundrobin\n"), false);
+  // HAProxy takes the last balance line
+  assert.equal(growableSection(section("balance roundrobin", "balance source", "server s1 10.0.0.1:80")), false);
+  assert.equal(growableSection(section("balance source", "balance roundrobin", "server s1 10.0.0.1:80")), false);
+});
+
+Deno.test("growableSection: a default-server line after the first slot line (given to no slot) leaves the backend fixed", () => {
+  const section = (...lines: string[]) => ["backend be_a", ...lines.map((l) => `    ${l}`), ""].join("\n");
+  const slots = (n: number) => Array.from({ length: n }, (_, i) => `server s${i + 1} 10.0.0.${i + 1}:80`);
+  assert.equal(growableSection(section("balance roundrobin", "default-server ssl verify none", ...slots(2))), true);
+  assert.equal(growableSection(section("balance roundrobin", ...slots(2), "default-server ssl verify none")), false);
+  assert.equal(growableSection(section("balance roundrobin", ...slots(1), "default-server check", ...slots(2))), false);
+  // then its slot count is structure
+  assert.notEqual(
+    skeleton(section("balance roundrobin", ...slots(1), "default-server ssl")),
+    skeleton(section("balance roundrobin", ...slots(2), "default-server ssl")),
+  );
+  assert.equal(
+    skeleton(section("balance roundrobin", "default-server ssl", ...slots(1))),
+    skeleton(section("balance roundrobin", "default-server ssl", ...slots(2))),
+  );
+});
+
+Deno.test("growableSection: slot lines with other options each leave the backend fixed, every line its own structure", () => {
+  const section = (...options: string[]) =>
+    [
+      "backend be_a",
+      "    balance roundrobin",
+      ...options.map((o, i) => `    server s${i + 1} 10.0.0.${i + 1}:80${o}`),
+      "",
+    ]
+      .join("\n");
+  const [a, b] = [" send-proxy", ""];
+  assert.equal(growableSection(section(a, a, a)), true);
+  assert.equal(growableSection(section(a, a, b)), false);
+  assert.equal(growableSection(section(a, b, b)), false);
+  assert.equal(growableSection(section(a + " ", a)), false, "another spacing is another text");
+  // [A,B,B] and [A,A,B] were one skeleton: the plan gave an added or parked server the wrong options
+  assert.notEqual(skeleton(section(a, b, b)), skeleton(section(a, a, b)));
+  assert.notEqual(skeleton(section(a, b)), skeleton(section(a, b, b)));
+  // a disabled slot carries the same options after its flag
+  assert.equal(growableSection(section(a, a).replace("10.0.0.2:80", "127.0.0.1:1 disabled")), true);
+});
+
+Deno.test("growableDefaults: cookie persistence, a hash or a static balance in a defaults section", () => {
+  const defaults = (...lines: string[]) => ["defaults", ...lines.map((l) => `    ${l}`), ""].join("\n");
+  assert.equal(growableDefaults(""), true);
+  assert.equal(growableDefaults(defaults("mode http", "timeout connect 5s", "balance roundrobin")), true);
+  assert.equal(growableDefaults(defaults("balance leastconn", "default-server check")), true);
+  for (
+    const line of [
+      "cookie SRV insert indirect nocache dynamic",
+      "dynamic-cookie-key secret",
+      "hash-type consistent",
+      "balance source",
+      "balance uri",
+      "balance roundrobin # then a comment",
+    ]
+  ) {
+    assert.equal(growableDefaults(defaults("mode http", line)), false, line);
+  }
 });
 
 Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 disabled", () => {
@@ -51,6 +114,9 @@ Deno.test("slot lines have the contract's shape; unused slots are 127.0.0.1:1 di
     ],
   );
   assert.throws(() => slotLines([], "disabled"), /^Error: invalid server params disabled$/);
+  for (const params of ["check enabled", 'sni "x"', "sni ${X}", "weight 1\\ "]) {
+    assert.throws(() => slotLines([], params));
+  }
   for (const line of slotLines([{ address: "10.0.0.1", port: 80 }], "weight 1")) assert.match(line, SLOT_LINE);
 });
 
@@ -171,4 +237,98 @@ Deno.test("checkedForm: a backend the same as one before up to its name and addr
     checkedForm(odd.join("\n")).split("\n").filter((l) => l.startsWith("backend ")),
     ["backend be$x", "backend be$y", 'backend be"z'],
   );
+});
+
+Deno.test("plainSections: HAProxy cuts the sections where a line at column 0 starts one, and nowhere else", () => {
+  const plain = [
+    "# generated",
+    "global",
+    '    crt-base "${IC_CERT_DIR}"',
+    "    # a comment's quote",
+    "# a comment at column 0",
+    "",
+    "backend be_a",
+    "\tbalance roundrobin",
+    "    server s1 10.0.0.1:80",
+    "backend#x",
+    "",
+  ].join("\n");
+  assert.equal(plainSections(plain), true);
+  assert.equal(plainSections(""), true);
+  for (const keyword of SECTION_KEYWORDS) {
+    assert.equal(plainSections(`${keyword} x\n    maxconn 1\n`), true, keyword);
+    // indented, a section keyword starts a section all the same (HAProxy 2.6 reads a line's first word)
+    assert.equal(plainSections(`backend a\n    server s1 10.0.0.1:80\n    ${keyword} x\n`), false, keyword);
+    assert.equal(plainSections(`backend a\n\t${keyword}\n`), false, keyword);
+    assert.equal(plainSections(`backend a\n  ${keyword}#x\n`), false, keyword);
+  }
+  for (
+    const odd of [
+      "backend a\nbalance roundrobin\n", // at column 0, not a section keyword: in backend a for HAProxy
+      "Backend a\n", // keywords are case-sensitive
+      'backend a\n    "backend" b\n', // HAProxy unquotes the word: a section
+      "backend a\n    ${KEYWORD} b\n", // an environment variable
+      "backend a\n    back\\end b\n", // an escape
+      ".if 0\nbackend a\n    server s1 10.0.0.1:80\n.endif\n", // a conditional block
+      "backend a\n    .if 0\n    server s1 10.0.0.1:80\n    .endif\n",
+      "backend a\r\n    server s1 10.0.0.1:80\r\n", // a carriage return
+      "backend a\n \vserver s1 10.0.0.1:80\n",
+    ]
+  ) {
+    assert.equal(plainSections(odd), false, JSON.stringify(odd));
+  }
+  // a word that only begins as a keyword is none
+  assert.equal(plainSections("backend a\n    backends b\n    cache-use x\n"), true);
+});
+
+Deno.test("checkedForm: a configuration that is not plain is checked whole", () => {
+  const backend = (
+    name: string,
+    indent = "",
+  ) => [`${indent}backend ${name}`, "    balance roundrobin", "    server s1 10.0.0.1:80", "    server s2 10.0.0.2:80"];
+  const config = ["global", "    maxconn 100", "", ...backend("be_a"), ...backend("be_b", "    "), ""].join("\n");
+  assert.equal(checkedForm(config), config);
+  assert.notEqual(
+    checkedForm(config.replace("    backend be_b", "backend be_b")),
+    config.replace("    backend be_b", "backend be_b"),
+  );
+});
+
+Deno.test("SLOT_LINE: disabled or enabled among the options, or a quote, an escape or a variable there, is no slot line", () => {
+  const slot = (line: string) => {
+    const m = SLOT_LINE.exec(line);
+    return m && [m[2], m[3] !== undefined, m[4]];
+  };
+  assert.deepEqual(slot("    server s1 10.0.0.1:80"), ["10.0.0.1:80", false, ""]);
+  assert.deepEqual(slot("    server s1 127.0.0.1:1 disabled send-proxy"), ["127.0.0.1:1", true, " send-proxy"]);
+  assert.deepEqual(slot("    server s2 [fd00::1]:80   check inter 2s "), ["[fd00::1]:80", false, "   check inter 2s "]);
+  assert.deepEqual(slot("    server s1 10.0.0.1:80 sni str(disabled.example)"), [
+    "10.0.0.1:80",
+    false,
+    " sni str(disabled.example)",
+  ]);
+  for (
+    const line of [
+      "    server s1 10.0.0.1:80 send-proxy disabled", // HAProxy keeps it in maintenance
+      "    server s1 10.0.0.1:80 send-proxy disabled#x",
+      "    server s1 127.0.0.1:1 disabled enabled", // and this one out of it
+      "    server s1 127.0.0.1:1 disabled send-proxy disabled",
+      '    server s1 10.0.0.1:80 "disabled"',
+      "    server s1 10.0.0.1:80 ${STATE}",
+      "    server s1 10.0.0.1:80 dis\\abled",
+    ]
+  ) {
+    assert.equal(SLOT_LINE.exec(line), null, line);
+  }
+  // such a line's address is structure; a backend with it grows no more
+  const section = (first: string) =>
+    ["backend be_a", "    balance roundrobin", first, "    server s2 10.0.0.2:80 send-proxy", ""].join("\n");
+  assert.notEqual(
+    skeleton(section("    server s1 10.0.0.1:80 send-proxy disabled")),
+    skeleton(section("    server s1 10.0.0.3:80 send-proxy disabled")),
+  );
+  assert.equal(growableSection(section("    server s1 10.0.0.1:80 send-proxy")), true);
+  assert.equal(growableSection(section("    server s1 10.0.0.1:80 send-proxy disabled")), false);
+  assert.equal(growableSection(section("    server other 10.0.0.1:80 send-proxy")), false, "a server of another name");
+  assert.equal(growableSection(section("    server-template s 1-2 10.0.0.1:80")), false);
 });
