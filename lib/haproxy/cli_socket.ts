@@ -25,11 +25,28 @@ export interface CliOptions {
   readonly payload?: string;
 }
 
+/**
+ * The most a command with its payload may take. HAProxy 2.6 gathers a payload in its CLI buffer
+ * (tune.bufsize, 16,384 bytes): a larger one is refused, and one of exactly 16,383 bytes makes its
+ * CLI loop until the process aborts itself (every connection of the proxy dropped). A command above
+ * this limit is not sent: the caller's change goes through a reload, which reads the files instead.
+ */
+export const CLI_REQUEST_LIMIT = 12 * 1024;
+
 /** Sends one command line and returns HAProxy's whole answer. */
 export async function cliCommand(path: string, command: string, o: CliOptions = {}): Promise<string> {
   if (/[\r\n]/.test(command)) throw new Error(`a CLI command must be one line: ${JSON.stringify(command)}`);
   if (o.payload !== undefined && (o.payload === "" || /\r|\n\n|^\n|\n$/.test(o.payload))) {
     throw new Error(`a CLI payload must be non-empty lines: ${JSON.stringify(o.payload.slice(0, 60))}`);
+  }
+  const request = new TextEncoder().encode(
+    o.payload === undefined ? `${command}\n` : `${command} <<\n${o.payload}\n\n`,
+  );
+  if (request.length > CLI_REQUEST_LIMIT) {
+    throw new Error(
+      `"${command.slice(0, 80)}" with its payload is ${request.length} bytes, more than HAProxy's command buffer ` +
+        `takes safely (${CLI_REQUEST_LIMIT}): not sent`,
+    );
   }
   const timeoutMs = o.timeoutMs ?? 10_000;
   o.signal?.throwIfAborted();
@@ -46,9 +63,6 @@ export async function cliCommand(path: string, command: string, o: CliOptions = 
   stop.addEventListener("abort", onAbort, { once: true });
   try {
     conn = await connect(path, o.connectRetryMs ?? 0, stop);
-    const request = new TextEncoder().encode(
-      o.payload === undefined ? `${command}\n` : `${command} <<\n${o.payload}\n\n`,
-    );
     for (let done = 0; done < request.length;) done += await conn.write(request.subarray(done));
     await conn.closeWrite();
     const chunks: Uint8Array[] = [];
