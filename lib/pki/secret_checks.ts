@@ -104,6 +104,10 @@ export function caBundle(secret: SecretData): { text: string } | { problem: stri
 
 /** Why `text` is not a CA bundle (one or more PEM certificates that all parse, and nothing else), or null. */
 export function caBundleProblem(text: string): string | null {
+  return unthrown("ca.crt", () => caBundleCheck(text));
+}
+
+function caBundleCheck(text: string): string | null {
   if (text.length > MAX_PEM) return "ca.crt is larger than 1 MiB";
   if (!CA_BUNDLE.test(text)) return "ca.crt holds something else than PEM certificates";
   const blocks = pemBlocks(text, "ca.crt");
@@ -121,6 +125,23 @@ export function caBundleProblem(text: string): string | null {
  * security level 2, the key is unencrypted, of a type TLS clients accept, and the leaf's.
  */
 export function tlsPairProblem(crt: string, key: string): string | null {
+  return unthrown("tls.crt or tls.key", () => tlsPairCheck(crt, key));
+}
+
+/**
+ * `check`'s verdict, or, should reading a certificate throw where no check expected it (Deno's
+ * X509Certificate throws on some names OpenSSL reads, e.g. a T61String with a Latin-1 byte), a
+ * problem: one Secret is then left out, never the reason a whole configuration or cache fails.
+ */
+function unthrown(what: string, check: () => string | null): string | null {
+  try {
+    return check();
+  } catch (err) {
+    return `${what} holds a certificate this check cannot read (${detail(err)})`;
+  }
+}
+
+function tlsPairCheck(crt: string, key: string): string | null {
   const certBlocks = pemBlocks(crt, "tls.crt");
   if (typeof certBlocks === "string") return certBlocks;
   if (certBlocks.length === 0) return "tls.crt holds no PEM certificate";

@@ -279,9 +279,18 @@ const VERDICTS = { tls: tlsVerdict, ca: caVerdict, "configmap-ca": configMapCaVe
 function pemOf(ref: SecretRef, secret: TlsSecretLike): PemVerdict {
   const kind = ref.kind === "htpasswd" ? "tls" : ref.kind;
   const known = pems.get(secret) ?? {};
-  const verdict = known[kind] ?? VERDICTS[kind](secret);
+  const verdict = known[kind] ?? verdictOf(kind, secret);
   pems.set(secret, { ...known, [kind]: verdict });
   return verdict;
+}
+
+/** The verdict of `kind` on `secret`: a check that throws leaves this Secret out, never the whole configuration. */
+function verdictOf(kind: keyof typeof VERDICTS, secret: TlsSecretLike): PemVerdict {
+  try {
+    return VERDICTS[kind](secret);
+  } catch (err) {
+    return { problem: `its content cannot be checked (${(err as Error).message.replace(/\s+/g, " ").slice(0, 120)})` };
+  }
 }
 
 /** A listed Secret or ConfigMap as the proxy knows it: the object, `null` when it is known not to exist, `undefined` when not known yet. */

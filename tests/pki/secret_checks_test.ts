@@ -110,3 +110,19 @@ Deno.test("CA verdict: every certificate parses, nothing but certificates", asyn
   assert.deepEqual(caBundle({ data: {} }), { problem: "there is no ca.crt" });
   assert.deepEqual(caBundle({ data: { "ca.crt": btoa(ca.certPem) } }), { text: ca.certPem });
 });
+
+Deno.test("a certificate whose subject node:crypto cannot read is a problem, never a throw", () => {
+  // SHA-1 signed (so the weak-signature check reads its names), its subject a T61String with a Latin-1 byte
+  // (valid DER: OpenSSL prints "café.example.com"); Deno's X509Certificate#subject throws on it.
+  const read = (f: string) => Deno.readTextFileSync(new URL(`./data/${f}`, import.meta.url));
+  const crt = read("t61_subject.crt.pem");
+  const key = read("t61_subject.key.pem");
+  const problem = tlsPairProblem(crt, key);
+  assert.ok(problem !== null);
+  assert.match(problem, /cannot read/);
+  const secret = {
+    type: "kubernetes.io/tls",
+    data: { "tls.crt": btoa(crt), "tls.key": btoa(key), "ca.crt": btoa(crt) },
+  };
+  assert.ok("problem" in tlsPair(secret));
+});
