@@ -11,7 +11,14 @@
 import { basename, dirname, join } from "node:path";
 // lib/render/patterns.ts imports nothing, so the proxy loads no renderer with its name patterns.
 import { CA_FILE, CONFIGMAP_CA_FILE, isDns1123Label, isDns1123Subdomain, PEM_FILE } from "../render/patterns.ts";
-import { type Htpasswd, parseHtpasswd, userlistName, userlistSection } from "../render/secret_content.ts";
+import {
+  type Htpasswd,
+  parseHtpasswd,
+  PASSWORD_COST_LIMITS,
+  userlistName,
+  userlistSection,
+  usersCheckMs,
+} from "../render/secret_content.ts";
 import { asciiField, caBundle, caBundleProblem, tlsPair } from "../pki/secret_checks.ts";
 
 /**
@@ -293,6 +300,52 @@ function verdictOf(kind: keyof typeof VERDICTS, secret: TlsSecretLike): PemVerdi
   }
 }
 
+/**
+ * Empties the userlists past the budgets of PASSWORD_COST_LIMITS (docs/password-hash-costs.md):
+ * HAProxy checks every line's hash whenever it loads its configuration, so userlists of many
+ * Secrets could hold its check, start and reload past their time limits, for every tenant. In each
+ * namespace, the Secrets (in list order) past `namespaceCheckMs`; then, while the proxy's total is
+ * past `proxyCheckMs`, every Secret of the namespace costing most. An emptied userlist denies
+ * everyone (never open), and each is passed to `warn`.
+ */
+function withinBudgets(
+  userlists: { ref: SecretRef; users: Htpasswd["users"]; ms: number }[],
+  warn: (secret: string, reason: string) => void,
+): void {
+  const limits = PASSWORD_COST_LIMITS;
+  const empty = (u: (typeof userlists)[number], why: string) => {
+    warn(`${u.ref.namespace}/${u.ref.name}`, `${why}: its userlist denies everyone`);
+    u.users = [];
+    u.ms = 0;
+  };
+  const byNs = new Map<string, number>();
+  for (const u of userlists) {
+    const total = (byNs.get(u.ref.namespace) ?? 0) + u.ms;
+    if (u.ms > 0 && total > limits.namespaceCheckMs) {
+      empty(
+        u,
+        `the htpasswd Secrets of namespace ${u.ref.namespace} on this proxy would take HAProxy more than ` +
+          `${limits.namespaceCheckMs} ms of password checks at each load`,
+      );
+    } else byNs.set(u.ref.namespace, total);
+  }
+  let total = [...byNs.values()].reduce((a, b) => a + b, 0);
+  const costliest = [...byNs].sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  for (const [ns, ms] of costliest) {
+    if (total <= limits.proxyCheckMs) break;
+    for (const u of userlists) {
+      if (u.ref.namespace === ns && u.ms > 0) {
+        empty(
+          u,
+          `the htpasswd Secrets of this proxy would take HAProxy more than ${limits.proxyCheckMs} ms of ` +
+            `password checks at each load, and namespace ${ns}'s cost the most`,
+        );
+      }
+    }
+    total -= ms;
+  }
+}
+
 /** A listed Secret or ConfigMap as the proxy knows it: the object, `null` when it is known not to exist, `undefined` when not known yet. */
 export type SecretLookup = (ref: SecretRef) => TlsSecretLike | null | undefined;
 
@@ -324,7 +377,7 @@ export function secretContents(
   warn: (secret: string, reason: string) => void,
 ): SecretContents | { waiting: SecretRef } {
   const pems = new Map<string, string>();
-  const userlists: string[] = [];
+  const userlists: { ref: SecretRef; users: Htpasswd["users"]; ms: number }[] = [];
   const leftOut: LeftOut[] = [];
   for (const ref of refs) {
     const secret = lookup(ref);
@@ -349,7 +402,12 @@ export function secretContents(
         warn(id, `${(err as Error).message}: its userlist denies everyone`);
       }
     }
-    userlists.push(userlistSection(userlistName(ref.namespace, ref.name), users));
+    userlists.push({ ref, users, ms: usersCheckMs(users) });
   }
-  return { pems, userlists: userlists.join(""), leftOut };
+  withinBudgets(userlists, warn);
+  return {
+    pems,
+    userlists: userlists.map((u) => userlistSection(userlistName(u.ref.namespace, u.ref.name), u.users)).join(""),
+    leftOut,
+  };
 }

@@ -41,7 +41,18 @@ export const PASSWORD_COST_LIMITS = {
   shaCryptRounds: 30_000,
   /** The estimated check time (ms, reference machine) of all the usable lines of one Secret. */
   secretCheckMs: 500,
+  /** ... of the userlists of one namespace on a proxy (the proxy empties those past it: they deny everyone). */
+  namespaceCheckMs: 1_000,
+  /** ... of all the userlists of a proxy (past it, the namespaces costing most are emptied first). */
+  proxyCheckMs: 5_000,
 } as const;
+
+/** The estimated check time (ms, reference machine) of `users`, whose hashes are of accepted shapes. */
+export function usersCheckMs(users: readonly HtpasswdUser[]): number {
+  let ms = 0;
+  for (const u of users) ms += hashCost(u.hash)?.ms ?? 0;
+  return ms;
+}
 
 /** The estimated time of one check (ms, reference machine) and, when above the limits, why it is refused. */
 export interface HashCost {

@@ -368,3 +368,47 @@ Deno.test("configmap-ca entries: a ConfigMap's ca.crt (plain text) as <ns>_<name
   ]);
   assert.match(reason(cm(`${certPem}${GARBAGE_CERT}`))[0], /^configmap-ca certificate 2 of ca\.crt cannot be parsed/);
 });
+
+Deno.test("secretContents: userlists past a namespace's or the proxy's check budget deny everyone, the costliest first", () => {
+  // 78 bcrypt lines of cost 7: 499 ms of checks each time HAProxy loads its configuration, the most one Secret may hold.
+  const auth = Array.from({ length: 78 }, (_, i) => `u${i}:$2y$07$${"a".repeat(53)}`).join("\n");
+  const secret = { type: "Opaque", data: { auth: btoa(auth) } };
+  const contents = (refs: { namespace: string; name: string }[]) => {
+    const warnings: string[] = [];
+    const parsed = parseSecretRefs(JSON.stringify(refs.map((r) => ({ kind: "htpasswd", ...r }))));
+    const out = secretContents(parsed, () => secret, (id, why) => warnings.push(`${id}: ${why}`));
+    assert.ok(!("waiting" in out));
+    const kept = [...out.userlists.matchAll(/^userlist ul_(\S+)\n {4}user/gm)].map((m) => m[1]);
+    return { kept, warnings };
+  };
+  // One namespace: two Secrets fit its 1,000 ms, the third denies everyone.
+  const one = contents(["a", "b", "c"].map((name) => ({ namespace: "team", name })));
+  assert.deepEqual(one.kept, ["team_a", "team_b"]);
+  assert.equal(one.warnings.length, 1);
+  assert.match(one.warnings[0], /^team\/c: the htpasswd Secrets of namespace team .* denies everyone$/);
+  // Six namespaces of two each: 6 s for the proxy, over its 5 s; one namespace (the costliest, then by name) goes.
+  const six = contents(
+    Array.from({ length: 6 }, (_, i) => [{ namespace: `ns${i}`, name: "a" }, { namespace: `ns${i}`, name: "b" }])
+      .flat(),
+  );
+  assert.deepEqual(six.kept, [
+    "ns1_a",
+    "ns1_b",
+    "ns2_a",
+    "ns2_b",
+    "ns3_a",
+    "ns3_b",
+    "ns4_a",
+    "ns4_b",
+    "ns5_a",
+    "ns5_b",
+  ]);
+  assert.deepEqual(six.warnings.map((w) => w.split(":")[0]), ["ns0/a", "ns0/b"]);
+  // A namespace that spends more than another goes first.
+  const uneven = contents([
+    ...Array.from({ length: 5 }, (_, i) => [{ namespace: `ns${i}`, name: "a" }, { namespace: `ns${i}`, name: "b" }])
+      .flat(),
+    { namespace: "zz", name: "a" },
+  ]);
+  assert.deepEqual(uneven.warnings.map((w) => w.split(":")[0]), ["ns0/a", "ns0/b"]);
+});
