@@ -227,6 +227,8 @@ function conditions(e: RouteEntry): string[] {
 }
 
 function valueMatch(type: string, value: string): string {
+  // HAProxy ends an inline condition at a word `}`, quoted or not: an exact `}` is matched as a regex.
+  if (type === "Exact" && value === "}") return `-m reg -- ${word("^\\}$")}`;
   return type === "Exact" ? `-m str -- ${word(value)}` : `-m reg -- ${word(`^(?:${value})$`)}`;
 }
 
