@@ -469,6 +469,12 @@ export function pathRegexProblem(re: string): string | null {
 
 /** The index after the class starting at `start` (`[`), or why it is refused. */
 function classEnd(re: string, start: number): number | string {
+  // PCRE2 reads `[:…:]`, `[.….]` and `[=…=]` as POSIX bracket expressions (and refuses them outside a
+  // class), where JavaScript reads a class: refused, since HAProxy would refuse the configuration.
+  const t = re[start + 1];
+  if ((t === ":" || t === "." || t === "=") && posixBracketEnds(re, start + 2, t)) {
+    return `has a POSIX bracket expression [${t}…${t}] at ${start}, which is not allowed`;
+  }
   let i = start + 1;
   if (re[i] === "^") i++;
   /** The previous member when it is a literal (a range may start there). */
@@ -496,6 +502,16 @@ function classEnd(re: string, start: number): number | string {
   if (i >= re.length) return `has an unclosed [ at ${start}`;
   if (members === 0) return `has an empty class at ${start}`;
   return i + 1;
+}
+
+/** Whether PCRE2 finds the end `t]` of a POSIX bracket expression from `from` (its check_posix_syntax). */
+function posixBracketEnds(re: string, from: number, t: string): boolean {
+  for (let p = from; p < re.length; p++) {
+    if (re[p] === "\\" && (re[p + 1] === "]" || re[p + 1] === "\\")) p++;
+    else if (re[p] === "]" || (re[p] === "[" && re[p + 1] === t)) return false;
+    else if (re[p] === t && re[p + 1] === "]") return true;
+  }
+  return false;
 }
 
 /**
