@@ -24,6 +24,7 @@ import {
 import type { FrontendValidation } from "./client_validation.ts";
 import { condition, Reason, Type } from "./conditions.ts";
 import { referenceAllowed } from "./references.ts";
+import { containerPort, containerPortClashes } from "./ports.ts";
 import { isDns1123Label, isDns1123Subdomain, isGatewayHostname, isPortNumber } from "./validate.ts";
 
 export const HTTPROUTE_KIND: RouteGroupKind = { group: GROUP, kind: "HTTPRoute" };
@@ -280,6 +281,18 @@ function frontendValidation(port: number, ctx: ListenerContext, verdict: Verdict
 function markConflicts(views: ListenerView[]): void {
   const byPort = new Map<number, ListenerView[]>();
   for (const v of views) if (v.accepted) byPort.set(v.port, [...(byPort.get(v.port) ?? []), v]);
+  // Two ports the proxy would bind as one container port (81 and 10081, lib/gateway/ports.ts): the
+  // higher one's listeners are refused, the lower one's served.
+  for (const [lower, higher] of containerPortClashes(byPort.keys())) {
+    for (const v of byPort.get(higher)!) {
+      conflict(
+        v,
+        Reason.PortUnavailable,
+        `port ${higher} would take the proxy's container port ${containerPort(higher)}, which port ${lower} has`,
+      );
+    }
+    byPort.delete(higher);
+  }
   for (const [port, group] of byPort) {
     const protocols = new Set(group.map((v) => v.protocol));
     if (protocols.size > 1) {
