@@ -38,7 +38,9 @@ export function canaryLines(rules: readonly CanaryRule[]): string[] {
     const on = `{ var(txn.route) -m str ${r.main} }`;
     if (r.header) {
       out.push(`use_backend ${r.main} if ${on} { req.hdr(${r.header}) -m str never }`);
-      out.push(`use_backend ${r.canary} if ${on} { req.hdr(${r.header}) -m str ${quoted(r.headerValue)} }`);
+      // HAProxy ends an inline condition at a word `}`, quoted or not: that value is matched as a regex.
+      const match = r.headerValue === "}" ? "-m reg '^\\}$'" : `-m str ${quoted(r.headerValue)}`;
+      out.push(`use_backend ${r.canary} if ${on} { req.hdr(${r.header}) ${match} }`);
     }
     if (r.cookie) {
       out.push(`use_backend ${r.main} if ${on} { req.cook(${r.cookie}) -m str never }`);

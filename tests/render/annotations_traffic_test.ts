@@ -605,6 +605,44 @@ Deno.test("canary: weight within ±5% over 2,000 requests, header and cookie ove
   });
 });
 
+Deno.test("canary: a header value of } (the word that ends HAProxy's inline conditions) routes as any other", async () => {
+  await using main = await startBackend({ name: "main" });
+  await using next = await startBackend({ name: "next" });
+  const route = (name: string, svc: string, annotations: Record<string, string> = {}) =>
+    ingress({
+      name,
+      annotations,
+      rules: [{ host: "shop.example.com", paths: [{ path: "/", service: svc, port: 80 }] }],
+    });
+  const objs = {
+    ingresses: [
+      route("main", "main"),
+      route("canary", "next", {
+        [`${A}canary`]: "true",
+        [`${A}canary-header`]: "X-Canary",
+        [`${A}canary-header-value`]: "}",
+      }),
+    ],
+    lookup: lookupFromLists({
+      services: [service("main", [{ port: 80 }]), service("next", [{ port: 80 }])],
+      endpointSlices: [
+        endpointSlice("main", [{ name: "", port: main.port }], [{ address: "127.0.0.1" }]),
+        endpointSlice("next", [{ name: "", port: next.port }], [{ address: "127.0.0.1" }]),
+      ],
+    }),
+  };
+  await withProxy(objs, {}, async ({ http: port }) => {
+    const { get, close } = backendNames("127.0.0.1", port);
+    try {
+      assert.equal(await get("shop.example.com", { "x-canary": "}" }), "next");
+      assert.equal(await get("shop.example.com", { "x-canary": "}}" }), "main");
+      assert.equal(await get("shop.example.com"), "main");
+    } finally {
+      close();
+    }
+  });
+});
+
 Deno.test("canary without a main route, or a second canary of a route: a problem, ignored", () => {
   const objs = objects([8080], { "a.example.com": {} });
   const lone = ingress({
