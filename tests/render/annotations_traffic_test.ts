@@ -562,6 +562,17 @@ Deno.test("two Ingresses sharing a Service with different settings get two backe
   assert.equal(model.backends.length, 3);
 });
 
+/** Services `main` and `next`, each with one endpoint on loopback at its port. */
+function mainAndNext(mainPort: number, nextPort: number) {
+  return lookupFromLists({
+    services: [service("main", [{ port: 80 }]), service("next", [{ port: 80 }])],
+    endpointSlices: [
+      endpointSlice("main", [{ name: "", port: mainPort }], [{ address: "127.0.0.1" }]),
+      endpointSlice("next", [{ name: "", port: nextPort }], [{ address: "127.0.0.1" }]),
+    ],
+  });
+}
+
 Deno.test("canary: weight within ±5% over 2,000 requests, header and cookie override it, other routes untouched", async () => {
   await using main = await startBackend({ name: "main" });
   await using next = await startBackend({ name: "next" });
@@ -578,13 +589,7 @@ Deno.test("canary: weight within ±5% over 2,000 requests, header and cookie ove
       }),
       route("other", "other.example.com", "main"), // same Service, no canary
     ],
-    lookup: lookupFromLists({
-      services: [service("main", [{ port: 80 }]), service("next", [{ port: 80 }])],
-      endpointSlices: [
-        endpointSlice("main", [{ name: "", port: main.port }], [{ address: "127.0.0.1" }]),
-        endpointSlice("next", [{ name: "", port: next.port }], [{ address: "127.0.0.1" }]),
-      ],
-    }),
+    lookup: mainAndNext(main.port, next.port),
   };
   await withProxy(objs, {}, async ({ http: port }) => {
     const { get, close } = backendNames("127.0.0.1", port);
@@ -623,13 +628,7 @@ Deno.test("canary: a header value of } (the word that ends HAProxy's inline cond
         [`${A}canary-header-value`]: "}",
       }),
     ],
-    lookup: lookupFromLists({
-      services: [service("main", [{ port: 80 }]), service("next", [{ port: 80 }])],
-      endpointSlices: [
-        endpointSlice("main", [{ name: "", port: main.port }], [{ address: "127.0.0.1" }]),
-        endpointSlice("next", [{ name: "", port: next.port }], [{ address: "127.0.0.1" }]),
-      ],
-    }),
+    lookup: mainAndNext(main.port, next.port),
   };
   await withProxy(objs, {}, async ({ http: port }) => {
     const { get, close } = backendNames("127.0.0.1", port);
