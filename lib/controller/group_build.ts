@@ -96,9 +96,20 @@ export class GroupBuild {
     return this.source.keyOf(member);
   }
 
-  /** The model of `members` (all of the group, or some of them). */
+  /**
+   * The model of `members` (all of the group, or some of them) that may be published: the group's
+   * next build starts from it, and its host owners are kept (sticky) from then on.
+   */
   model(members: readonly KubeObject[]): BuildResult {
     return buildModel(this.#input(members));
+  }
+
+  /**
+   * The model of some members only to check them (a member alone, half of a group): the group's
+   * last build and host owners are left as they were (ModelInput.trial).
+   */
+  trialModel(members: readonly KubeObject[]): BuildResult {
+    return buildModel({ ...this.#input(members), trial: true });
   }
 
   /**

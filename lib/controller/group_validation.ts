@@ -105,7 +105,7 @@ export class GroupValidator {
           : `haproxy -c refused the rendered configuration; the last good one keeps serving: ${problem.message}`,
       );
     const alone = (m: KubeObject): Rendered | null => {
-      const model = build.model([m]);
+      const model = build.trialModel([m]);
       return model.servable ? build.render(model.model) : null;
     };
     let { members, built, rendered } = config;
@@ -154,7 +154,7 @@ export class GroupValidator {
       }
       // A large part's model and render hold the loop: timers (the leader's renewal) run first.
       await new Promise((r) => setTimeout(r, 0));
-      const model = build.model(part);
+      const model = build.trialModel(part);
       if (model.servable) {
         const r = build.render(model.model);
         this.counts.validations++;

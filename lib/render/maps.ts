@@ -164,6 +164,19 @@ function sortedTables(routes: readonly MapRoute[]): Tables {
 }
 
 /**
+ * routes-regex.map as sortedTables writes it: in match order, the first route of each key only (two
+ * routes of one host, Prefix and ImplementationSpecific `/x`, have one key; a second line would be dead).
+ */
+function regexText(routes: readonly MapRoute[]): string {
+  const lines = new Map<string, string>();
+  for (const r of routes) {
+    const e = entryOf(r);
+    if (e.table === "regex" && !lines.has(e.key)) lines.set(e.key, e.line);
+  }
+  return [...lines.values()].join("");
+}
+
+/**
  * The tables of `routes` as a change of `last`, or null (sort them again) when many routes
  * changed or a changed key is claimed by more than one route (which one wins is a matter of order).
  * A model delta notes what it took out and put in (route_changes.ts); otherwise both route lists
@@ -226,7 +239,7 @@ function changedTables(last: Tables, routes: readonly MapRoute[], memo: MapsMemo
     if (out.length + into.length > 0) texts[table] = lineEdits(texts[table], last.lines[table], out, into);
   }
   if (gone.some((e) => e.table === "regex") || come.some((e) => e.table === "regex")) {
-    texts.regex = routes.map(entryOf).filter((e) => e.table === "regex").map((e) => e.line).join("");
+    texts.regex = regexText(routes);
   }
   return { routes, claims, lines: last.lines, texts };
 }

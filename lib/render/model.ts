@@ -99,6 +99,13 @@ export interface ModelInput {
    * whose Ingresses and lookup objects are replaced, never changed in place (the controller's caches).
    */
   memo?: ModelMemo;
+  /**
+   * A build only to check some of the proxy's Ingresses (validation isolating a refused one): the
+   * memo's fragments are read and kept, but its last build and owners are neither started from by
+   * a delta nor replaced. The hosts stay with the owners the last published build decided (sticky),
+   * which a build of one member alone would otherwise hand to that member's namespace.
+   */
+  trial?: boolean;
 }
 
 /** The `passthrough.map` value of a host whose TLS connections are terminated, not passed through. */
@@ -248,12 +255,14 @@ export function buildModel(input: ModelInput): BuildResult {
     owners: null,
   };
   const memo = input.memo;
-  // Ingresses gone are dropped from the memo's latest objects now and then, not on every build.
-  if (memo && memo.latest.size > 2 * input.ingresses.length + 64) {
+  const trial = input.trial === true;
+  // Ingresses gone are dropped from the memo's latest objects now and then, not on every build
+  // (nor on a trial of a few of them: the others are still there).
+  if (memo && !trial && memo.latest.size > 2 * input.ingresses.length + 64) {
     const ids = new Set(input.ingresses.map(idOf));
     for (const id of memo.latest.keys()) if (!ids.has(id)) memo.latest.delete(id);
   }
-  if (memo?.merge?.env === env) {
+  if (!trial && memo?.merge?.env === env) {
     const delta = memo.merge.apply(
       input.ingresses,
       (i) => fragmentOf(ctx, i, env, namespace, memo),
@@ -267,7 +276,7 @@ export function buildModel(input: ModelInput): BuildResult {
     }
   }
   // With a memo, the replay is recorded, so that the next change may be a delta (model_delta.ts).
-  const record = memo ? new MergeRecord() : null;
+  const record = memo && !trial ? new MergeRecord() : null;
   const replayed: { fragment: IngressFragment; key: IngressKey; accepted: boolean }[] = [];
   const unserved: string[] = [];
   const read = oldestFirst(input.ingresses, memo);
@@ -339,7 +348,7 @@ export function buildModel(input: ModelInput): BuildResult {
     }
   }
   const unique = new Map(ctx.problems.map((p) => [JSON.stringify(p), p]));
-  if (memo) {
+  if (memo && !trial) {
     // What the passes after the replay looked at: a delta must leave it alone (model_delta.ts).
     const after: AfterReplay = {
       keys: new Set(m.canaryPaths.map((c) => c.key)),

@@ -13,8 +13,11 @@
  * Ingresses) is built again from all fragments. Under a Strict host ownership policy
  * (render/host_ownership.ts) a delta may also add a host no one owns and drop a host its owner's
  * last Ingress names when no other namespace names it; anything that would move a host between
- * namespaces, refuse a claim, or touch a wildcard or the catch-all's owner is built in full.
- * tests/render/model_delta_test.ts compares both ways through random changes.
+ * namespaces, refuse a claim, or touch a wildcard or the catch-all's owner is built in full, and so
+ * is a new or dropped owner of a host a canary's TLS names, of a `www` twin, passthrough or regex
+ * host (or one under such a wildcard), and a dropped owner of a host under another namespace's
+ * wildcard (the wildcard's certificate stops excluding it).
+ * tests/render/model_delta_test.ts and model_delta_property_test.ts compare both ways through random changes.
  */
 import type { Backend, BuildResult, IngressFragment, Model, Problem, Resolved, Route } from "./model_types.ts";
 import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, stopKey, wildcardOf } from "./host_ownership.ts";
@@ -134,6 +137,12 @@ export class KeptMerge {
    */
   readonly #ownClaims = new Map<string, number>();
   readonly #otherClaims = new Map<string, number>();
+  /**
+   * Strict policy: host → TLS steps of kept Ingresses that name it without claiming it (canaries
+   * claim nothing): whether they serve a certificate for it depends on its owner, so a delta that
+   * gives the host an owner or takes it away is built in full.
+   */
+  readonly #unclaimedTls = new Map<string, number>();
   /** The model's stops (copied before a change). */
   #stops: { host: string; stop: Stop }[];
   /**
@@ -168,7 +177,10 @@ export class KeptMerge {
       this.byId.set(fragment.id, { fragment, key, seen: 0 });
       if (accepted) this.accepted.push(key);
       if (record.problems.has(fragment.id)) this.troubled.push(key);
-      if (owners) this.#count(fragment, 1);
+      if (owners) {
+        this.#count(fragment, 1);
+        this.#countUnclaimedTls(fragment, 1);
+      }
     }
     this.#stops = model.stops ?? [];
     for (const r of routeByKey.values()) inc(this.routeUses, r.backend);
@@ -408,9 +420,33 @@ export class KeptMerge {
     }
   }
 
+  /** Adds `by` to the counts of the hosts `f`'s TLS steps name and its claims do not (a canary's). */
+  #countUnclaimedTls(f: IngressFragment, by: number): void {
+    for (const s of f.steps) {
+      if (s.step !== "tls") continue;
+      for (const h of s.hosts) {
+        if (f.claims.includes(h)) continue;
+        if (by > 0) inc(this.#unclaimedTls, h);
+        else dec(this.#unclaimedTls, h);
+      }
+    }
+  }
+
+  /**
+   * Whether a change of `claim`'s decided owner changes more than its stop, which a delta cannot
+   * follow: a TLS step that claims nothing (a canary's) serves the host by its owner; the `www`
+   * twins, passthrough and regex hosts (and those under them) were decided after the replay.
+   */
+  #ownerWatched(claim: string): boolean {
+    if (this.#unclaimedTls.has(claim) || this.after.hosts.has(claim)) return true;
+    const w = wildcardOf(claim);
+    return w !== null && this.after.hosts.has(w);
+  }
+
   /**
    * The owners' changes of a delta (module header), or null when it would move, refuse or touch
-   * more than new and dropped exact hosts. Changes nothing.
+   * more than new and dropped exact hosts, or when the host's owner decides more than its stop
+   * (#ownerWatched). Changes nothing.
    */
   #ownership(
     removed: readonly KeptFragment[],
@@ -437,7 +473,7 @@ export class KeptMerge {
         // No one claims it now: one namespace may take a new exact host (its stop is its own).
         const adding = [...per].filter(([, by]) => by > 0);
         if (adding.length === 0) continue;
-        if (adding.length > 1 || wide) return null;
+        if (adding.length > 1 || wide || this.#ownerWatched(claim)) return null;
         out.push({ claim, ns: adding[0][0] });
         continue;
       }
@@ -452,11 +488,16 @@ export class KeptMerge {
       if ((per.get(owner) ?? 0) > 0 && decided === undefined && owners.pinned(claim) === null) {
         // Owned through its wildcard: decided now, as the full build does; the Warnings of other
         // namespaces' claims on it would then read otherwise.
-        if (others > 0) return null;
+        if (others > 0 || this.#ownerWatched(claim)) return null;
         out.push({ claim, ns: owner });
       } else if (decided === owner && own <= 0) {
         // The owner's last claim goes: it moves to another namespace (a full build), or no one has it.
-        if (others > 0 || wide) return null;
+        if (others > 0 || wide || this.#ownerWatched(claim)) return null;
+        // Under another namespace's wildcard the host becomes that namespace's: the wildcard's
+        // certificate no longer excludes it (model.ts excludeOwnedHosts), a full build.
+        const w = wildcardOf(claim);
+        const cover = w === null ? null : owners.ownerOf(w);
+        if (cover !== null && cover !== owner) return null;
         out.push({ claim, ns: null });
       }
     }
@@ -529,6 +570,7 @@ export class KeptMerge {
       this.#problems = null;
     }
     for (const s of f.secrets) this.#unref(this.record.secrets, "secrets", s);
+    if (this.owners) this.#countUnclaimedTls(f, -1);
     for (const s of f.steps) {
       if (s.step !== "route") continue;
       const route = this.routeByKey.get(s.key);
@@ -555,6 +597,7 @@ export class KeptMerge {
     this.byId.set(f.id, { fragment: f, key, seen: epoch });
     if (f.accepted && !staying.has(f.id)) this.#accept(key);
     for (const s of f.secrets) this.#ref(this.record.secrets, "secrets", s);
+    if (this.owners) this.#countUnclaimedTls(f, 1);
     const problems: Problem[] = [];
     for (const s of f.steps) {
       if (s.step === "problem") {

@@ -7,6 +7,7 @@
  * passed is not checked again.
  */
 import assert from "node:assert/strict";
+import type { V1Ingress } from "@kubernetes/client-node";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
 import { defaultClassParams } from "../../lib/controller/class_params.ts";
 import { EventRecorder } from "../../lib/controller/events.ts";
@@ -19,7 +20,7 @@ import type { WorkCounts } from "../../lib/controller/metrics.ts";
 import type { RouteSource } from "../../lib/controller/route_source.ts";
 import { ingressObj, serviceObj } from "../../lib/dev/localenv/harness.ts";
 import { DEFAULT_OWNERSHIP } from "../../lib/render/host_ownership.ts";
-import { loadTemplates, lookupFromLists } from "../../lib/render/mod.ts";
+import { buildModel, loadTemplates, lookupFromLists } from "../../lib/render/mod.ts";
 import { DEFAULT_PROXY_OPTIONS } from "../../lib/render/proxy_options.ts";
 
 const okWriter: Writer = { request: <T>() => Promise.resolve(undefined as T) };
@@ -31,10 +32,10 @@ const member = (name: string, service: string, minute: number): KubeObject => {
   return ing;
 };
 
-async function setup() {
+async function setup(namespaces = ["shop"]) {
   const counts: WorkCounts = { reconciles: 0, renders: 0, writes: 0, validations: 0 };
   const events = new EventRecorder(okWriter);
-  const services = ["web", "api", "refused-svc"].map((s) => serviceObj("shop", s));
+  const services = namespaces.flatMap((ns) => ["web", "api", "refused-svc"].map((s) => serviceObj(ns, s)));
   const builder = new GroupBuilder({
     templates: await loadTemplates(null),
     lookup: lookupFromLists({ services: services as any }),
@@ -66,7 +67,7 @@ async function setup() {
     const built = build.model(members);
     return { members, built, rendered: build.render(built.model) };
   };
-  return { build, validator, counts, events, configOf };
+  return { build, validator, counts, events, configOf, lookup: builder.deps.lookup };
 }
 
 Deno.test("group validation: a member refused alone is left out, and left out again without a check", async () => {
@@ -121,4 +122,28 @@ Deno.test("group validation: a group whose only member is refused has nothing to
   const { build, validator, events, configOf } = await setup();
   assert.equal(await validator.check(build, configOf([member("bad", "refused-svc", 2)])), null);
   assert.deepEqual(events.recent.map((e) => e.reason), ["ValidationFailed"]);
+});
+
+Deno.test("validation's builds of a member alone or of halves keep a sticky host with its owner", async () => {
+  const { build, validator, lookup } = await setup(["t1", "t2", "t3"]);
+  const named = (ns: string, name: string, host: string, service: string, minute: number): KubeObject => {
+    const ing = ingressObj(ns, name, [{ host, service }]);
+    ing.metadata.uid = `uid-${ns}-${name}`;
+    ing.metadata.creationTimestamp = `2026-01-01T00:0${minute}:00Z`;
+    return ing;
+  };
+  // t2 names shop.example first and owns it; t1's Ingress naming it too is older (created earlier).
+  const t2 = named("t2", "shop", "shop.example", "web", 5);
+  const t1 = named("t1", "shop", "shop.example", "web", 1);
+  assert.equal(build.model([t2]).owners?.get("shop.example"), "t2");
+  assert.equal(build.model([t2, t1]).owners?.get("shop.example"), "t2", "sticky");
+  // A third namespace's member that haproxy -c refuses arrives: each member is checked alone.
+  const bad = named("t3", "bad", "bad.example", "refused-svc", 7);
+  const built = build.model([t2, t1, bad]);
+  assert.equal(built.owners?.get("shop.example"), "t2", "sticky before validation");
+  const checked = await validator.check(build, { members: [t2, t1, bad], built, rendered: build.render(built.model) });
+  assert.deepEqual(checked?.members.map((m) => m.metadata.namespace), ["t2", "t1"]);
+  const want = buildModel({ ingresses: [t2, t1] as unknown as V1Ingress[], lookup, previousOwners: built.owners });
+  assert.equal(want.owners?.get("shop.example"), "t2");
+  assert.equal(checked!.built.owners?.get("shop.example"), "t2", "the host moved to t1 after validation");
 });
