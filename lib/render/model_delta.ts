@@ -16,11 +16,13 @@
  * namespaces, refuse a claim, or touch a wildcard or the catch-all's owner is built in full, and so
  * is a new or dropped owner of a host a canary's TLS names, of a `www` twin, passthrough or regex
  * host (or one under such a wildcard), and a dropped owner of a host under another namespace's
- * wildcard (the wildcard's certificate stops excluding it).
+ * wildcard (the wildcard's certificate stops excluding it): lib/render/delta_owners.ts.
  * tests/render/model_delta_test.ts and model_delta_property_test.ts compare both ways through random changes.
  */
 import type { Backend, BuildResult, IngressFragment, Model, Problem, Resolved, Route } from "./model_types.ts";
-import { CATCH_ALL, type HostOwners, type OwnershipPolicy, type Stop, stopKey, wildcardOf } from "./host_ownership.ts";
+import { type HostOwners, type OwnershipPolicy, type Stop, stopKey, wildcardOf } from "./host_ownership.ts";
+import { ClaimCounts, type OwnerChange } from "./delta_owners.ts";
+import { dec, inc } from "./counts.ts";
 import { compareRoutes } from "./route_order.ts";
 import { insertAt, insertSorted, lowerBound, removeAt, removeSorted, roomyCopy } from "./sorted.ts";
 import { cmp } from "./show.ts";
@@ -40,20 +42,6 @@ export function compareKeys(a: IngressKey, b: IngressKey): number {
 export const DELTA_LIMIT = 256;
 
 const byName = (a: Backend, b: Backend) => cmp(a.name, b.name);
-
-function inc(m: Map<string, number>, k: string): number {
-  const n = (m.get(k) ?? 0) + 1;
-  m.set(k, n);
-  return n;
-}
-
-/** Decrements; deletes at zero. Returns the count left. */
-function dec(m: Map<string, number>, k: string): number {
-  const n = (m.get(k) ?? 0) - 1;
-  if (n <= 0) m.delete(k);
-  else m.set(k, n);
-  return n;
-}
 
 /** What the full build counts while it replays (see the module header). */
 export class MergeRecord {
@@ -131,18 +119,8 @@ export class KeptMerge {
    * backends array, and the render finds its views unchanged without a walk over them.
    */
   readonly #shared = new Set<Shared>(["routes", "backends", "services", "secrets", "ids"]);
-  /**
-   * Strict policy: claim → how many kept Ingresses of its owner's namespace make it, and how many of
-   * other namespaces (refused). Two flat counts, not one per namespace: 10,000 hosts stay 10,000 entries.
-   */
-  readonly #ownClaims = new Map<string, number>();
-  readonly #otherClaims = new Map<string, number>();
-  /**
-   * Strict policy: host → TLS steps of kept Ingresses that name it without claiming it (canaries
-   * claim nothing): whether they serve a certificate for it depends on its owner, so a delta that
-   * gives the host an owner or takes it away is built in full.
-   */
-  readonly #unclaimedTls = new Map<string, number>();
+  /** Strict policy: the claims of the kept Ingresses counted against the owners (lib/render/delta_owners.ts). */
+  readonly #claims: ClaimCounts | null;
   /** The model's stops (copied before a change). */
   #stops: { host: string; stop: Stop }[];
   /**
@@ -173,14 +151,13 @@ export class KeptMerge {
     readonly owners: HostOwners | null = null,
     readonly policy: OwnershipPolicy | null = null,
   ) {
+    this.#claims = owners ? new ClaimCounts(owners, after.hosts) : null;
     for (const { fragment, key, accepted } of fragments) {
       this.byId.set(fragment.id, { fragment, key, seen: 0 });
       if (accepted) this.accepted.push(key);
       if (record.problems.has(fragment.id)) this.troubled.push(key);
-      if (owners) {
-        this.#count(fragment, 1);
-        this.#countUnclaimedTls(fragment, 1);
-      }
+      this.#claims?.count(fragment, 1);
+      this.#claims?.countUnclaimedTls(fragment, 1);
     }
     this.#stops = model.stops ?? [];
     for (const r of routeByKey.values()) inc(this.routeUses, r.backend);
@@ -284,7 +261,9 @@ export class KeptMerge {
       return this.#result(false);
     }
     if (!this.#appliable(removed, added)) return null;
-    const ownership = this.owners ? this.#ownership(removed, added) : [];
+    const ownership = this.#claims
+      ? this.#claims.changes(removed.map((k) => k.fragment), added.map((a) => a.fragment))
+      : [];
     if (ownership === null) return null;
     const routesBefore = this.routes;
     this.#routesOut = [];
@@ -305,11 +284,11 @@ export class KeptMerge {
     for (const a of added) this.#add(a.fragment, a.key, epoch, touched, staying);
     for (const n of touched) this.#place(n);
     this.#settle();
-    if (this.owners) {
+    if (this.#claims) {
       // Counted against the owners before the change (removed) and after it (added).
-      for (const k of removed) this.#count(k.fragment, -1);
+      for (const k of removed) this.#claims.count(k.fragment, -1);
       this.#ownHosts(ownership);
-      for (const a of added) this.#count(a.fragment, 1);
+      for (const a of added) this.#claims.count(a.fragment, 1);
     }
     if (this.routeByKey.size === 0 && this.model.defaultBackend === null) return null;
     remember();
@@ -409,103 +388,8 @@ export class KeptMerge {
     return entries;
   }
 
-  /** Adds `by` to the counts of `f`'s claims, each as its owner's or another namespace's as the owners are now. */
-  #count(f: IngressFragment, by: number): void {
-    if (!f.accepted) return;
-    for (const c of f.claims) {
-      const counts = this.owners!.ownerOf(c) === f.ns ? this.#ownClaims : this.#otherClaims;
-      const n = (counts.get(c) ?? 0) + by;
-      if (n > 0) counts.set(c, n);
-      else counts.delete(c);
-    }
-  }
-
-  /** Adds `by` to the counts of the hosts `f`'s TLS steps name and its claims do not (a canary's). */
-  #countUnclaimedTls(f: IngressFragment, by: number): void {
-    for (const s of f.steps) {
-      if (s.step !== "tls") continue;
-      for (const h of s.hosts) {
-        if (f.claims.includes(h)) continue;
-        if (by > 0) inc(this.#unclaimedTls, h);
-        else dec(this.#unclaimedTls, h);
-      }
-    }
-  }
-
-  /**
-   * Whether a change of `claim`'s decided owner changes more than its stop, which a delta cannot
-   * follow: a TLS step that claims nothing (a canary's) serves the host by its owner; the `www`
-   * twins, passthrough and regex hosts (and those under them) were decided after the replay.
-   */
-  #ownerWatched(claim: string): boolean {
-    if (this.#unclaimedTls.has(claim) || this.after.hosts.has(claim)) return true;
-    const w = wildcardOf(claim);
-    return w !== null && this.after.hosts.has(w);
-  }
-
-  /**
-   * The owners' changes of a delta (module header), or null when it would move, refuse or touch
-   * more than new and dropped exact hosts, or when the host's owner decides more than its stop
-   * (#ownerWatched). Changes nothing.
-   */
-  #ownership(
-    removed: readonly KeptFragment[],
-    added: readonly { fragment: IngressFragment }[],
-  ): { claim: string; ns: string | null }[] | null {
-    const owners = this.owners!;
-    /** Claim → namespace → the change of its count. */
-    const change = new Map<string, Map<string, number>>();
-    const note = (f: IngressFragment, by: number) => {
-      if (!f.accepted) return;
-      for (const c of f.claims) {
-        let per = change.get(c);
-        if (!per) change.set(c, per = new Map());
-        per.set(f.ns, (per.get(f.ns) ?? 0) + by);
-      }
-    };
-    for (const k of removed) note(k.fragment, -1);
-    for (const a of added) note(a.fragment, 1);
-    const out: { claim: string; ns: string | null }[] = [];
-    for (const [claim, per] of change) {
-      const wide = claim === CATCH_ALL || claim.startsWith("*.");
-      const owner = owners.ownerOf(claim);
-      if (owner === null) {
-        // No one claims it now: one namespace may take a new exact host (its stop is its own).
-        const adding = [...per].filter(([, by]) => by > 0);
-        if (adding.length === 0) continue;
-        if (adding.length > 1 || wide || this.#ownerWatched(claim)) return null;
-        out.push({ claim, ns: adding[0][0] });
-        continue;
-      }
-      let others = this.#otherClaims.get(claim) ?? 0;
-      for (const [ns, by] of per) {
-        // A claim another namespace owns is refused: the full build reports it.
-        if (ns !== owner && by > 0) return null;
-        if (ns !== owner) others += by;
-      }
-      const own = (this.#ownClaims.get(claim) ?? 0) + (per.get(owner) ?? 0);
-      const decided = owners.owners.get(claim);
-      if ((per.get(owner) ?? 0) > 0 && decided === undefined && owners.pinned(claim) === null) {
-        // Owned through its wildcard: decided now, as the full build does; the Warnings of other
-        // namespaces' claims on it would then read otherwise.
-        if (others > 0 || this.#ownerWatched(claim)) return null;
-        out.push({ claim, ns: owner });
-      } else if (decided === owner && own <= 0) {
-        // The owner's last claim goes: it moves to another namespace (a full build), or no one has it.
-        if (others > 0 || wide || this.#ownerWatched(claim)) return null;
-        // Under another namespace's wildcard the host becomes that namespace's: the wildcard's
-        // certificate no longer excludes it (model.ts excludeOwnedHosts), a full build.
-        const w = wildcardOf(claim);
-        const cover = w === null ? null : owners.ownerOf(w);
-        if (cover !== null && cover !== owner) return null;
-        out.push({ claim, ns: null });
-      }
-    }
-    return out;
-  }
-
-  /** Applies `#ownership`'s changes: the decided owners and the stops of those hosts. */
-  #ownHosts(changes: readonly { claim: string; ns: string | null }[]): void {
+  /** Applies the owners' changes (ClaimCounts.changes): the decided owners and the stops of those hosts. */
+  #ownHosts(changes: readonly OwnerChange[]): void {
     const owners = this.owners!;
     let stops: { host: string; stop: Stop }[] | null = null;
     for (const { claim, ns } of changes) {
@@ -570,7 +454,7 @@ export class KeptMerge {
       this.#problems = null;
     }
     for (const s of f.secrets) this.#unref(this.record.secrets, "secrets", s);
-    if (this.owners) this.#countUnclaimedTls(f, -1);
+    this.#claims?.countUnclaimedTls(f, -1);
     for (const s of f.steps) {
       if (s.step !== "route") continue;
       const route = this.routeByKey.get(s.key);
@@ -597,7 +481,7 @@ export class KeptMerge {
     this.byId.set(f.id, { fragment: f, key, seen: epoch });
     if (f.accepted && !staying.has(f.id)) this.#accept(key);
     for (const s of f.secrets) this.#ref(this.record.secrets, "secrets", s);
-    if (this.owners) this.#countUnclaimedTls(f, 1);
+    this.#claims?.countUnclaimedTls(f, 1);
     const problems: Problem[] = [];
     for (const s of f.steps) {
       if (s.step === "problem") {
