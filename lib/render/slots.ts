@@ -246,8 +246,7 @@ const NOT_GROWABLE_LINE =
  * True when the section `text` is a growable backend as written: `backend`, `balance roundrobin`
  * or `leastconn` (no other), no cookie and no hash type, no server line but slot lines, the same
  * options on every slot line and no `default-server` line after the first; and in a configuration
- * whose `defaults`
- * sections are {@link growableDefaults}. The proxy reads this from the text (an older controller's
+ * whose `defaults` sections are {@link growableDefaults}. The proxy reads this from the text (an older controller's
  * backend with 4 slots is growable too); the renderer decides the slot count from the same facts
  * ({@link growable}).
  */
