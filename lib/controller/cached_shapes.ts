@@ -109,7 +109,7 @@ function keptMetadata(o: KubeObject): KubeObject["metadata"] {
  */
 export function ownedShape(o: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences } = compactMetadata(o).metadata;
-  const { apiVersion, kind, metadata: _m, status, data, binaryData: _b, ...body } = o;
+  const { apiVersion, kind, metadata: _m, status, data, binaryData, ...body } = o;
   // Only Deployments have it (list items may lack `kind`).
   const availableReplicas = status?.availableReplicas;
   return {
@@ -117,7 +117,7 @@ export function ownedShape(o: KubeObject): KubeObject {
     kind,
     metadata: { name, namespace, uid, resourceVersion, labels, annotations, ownerReferences },
     ...body,
-    ...(kind === "ConfigMap" ? { [CARRIED_FIELD]: carriedDigests(data) } : {}),
+    ...(kind === "ConfigMap" ? { [CARRIED_FIELD]: carriedDigests(data, binaryData) } : {}),
     ...(availableReplicas !== undefined ? { status: { availableReplicas } } : {}),
   };
 }

@@ -74,9 +74,11 @@ export function driftOf(desired: KubeObject, live: KubeObject, unkept: Unkept = 
   }
   for (const [field, value] of Object.entries(desired)) {
     if (NOT_SET.has(field)) continue;
-    if (kind === "ConfigMap" && field === "data") {
-      const digests: CarriedDigests = live[CARRIED_FIELD] ?? carriedDigests(live.data);
-      if (!carriesDesired(m.annotations, digests)) return "data";
+    // A ConfigMap's data and binaryData are compared by their digests, once.
+    if (kind === "ConfigMap" && (field === "data" || field === "binaryData")) {
+      if (field === "binaryData" && "data" in desired) continue;
+      const digests: CarriedDigests = live[CARRIED_FIELD] ?? carriedDigests(live.data, live.binaryData);
+      if (!carriesDesired(m.annotations, digests)) return field;
       continue;
     }
     const d = compare(value, live[field], field);

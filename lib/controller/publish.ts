@@ -439,9 +439,11 @@ export class Publisher {
    * data is exactly what the controller wrote (its digest, which the proxy checks, covers all of it).
    */
   async #dropForeignData(desired: KubeObject, result: KubeObject): Promise<KubeObject> {
-    const extra = Object.keys(result.data ?? {}).filter((k) => !(k in (desired.data ?? {})));
+    const foreign = (field: "data" | "binaryData") =>
+      Object.keys(result[field] ?? {}).filter((k) => !(k in (desired[field] ?? {}))).map((k) => [field, k]);
+    const extra = [...foreign("data"), ...foreign("binaryData")];
     if (extra.length === 0) return result;
-    const pointer = (k: string) => `/data/${k.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    const pointer = ([field, k]: string[]) => `/${field}/${k.replaceAll("~", "~0").replaceAll("/", "~1")}`;
     const patched: KubeObject = await this.deps.writer.request(
       "PATCH",
       objectPath(resources.configMaps, result.metadata.namespace, result.metadata.name),

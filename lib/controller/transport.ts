@@ -8,6 +8,7 @@
  * write order (parts before the head) and the read access a proxy needs to them.
  */
 import { resources, type ResourceType } from "../cluster/resources.ts";
+import { PART_DEFLATE_KEY, storedPartText } from "../transport/part_encoding.ts";
 import {
   CONFIG_SHA_ANNOTATION,
   configDigest,
@@ -49,11 +50,13 @@ export function configObjects(
   limits: SplitLimits = DEFAULT_LIMITS,
   namespace = "",
 ): TransportObject[] {
-  const { head, parts } = splitConfig(name, data, previous, limits, namespace);
+  const { head, headBinary, parts } = splitConfig(name, data, previous, limits, namespace);
   const part = (p: Part): TransportObject => ({
     resource: resources.configMaps,
     name: p.name,
-    body: { data: { [PART_DATA_KEY]: p.content } },
+    body: p.deflated !== null
+      ? { binaryData: { [PART_DEFLATE_KEY]: p.deflated } }
+      : { data: { [PART_DATA_KEY]: p.content } },
     annotations: { [PART_SHA_ANNOTATION]: p.sha256 },
     labels: { [partOfLabel]: name },
   });
@@ -63,8 +66,8 @@ export function configObjects(
     {
       resource: resources.configMaps,
       name,
-      body: { data: head },
-      annotations: { [CONFIG_SHA_ANNOTATION]: configDigest(head) },
+      body: Object.keys(headBinary).length > 0 ? { data: head, binaryData: headBinary } : { data: head },
+      annotations: { [CONFIG_SHA_ANNOTATION]: configDigest(head, headBinary) },
     },
     ...parts.filter((p) => p.carried).map(part),
   ];
@@ -101,21 +104,21 @@ export function configReadRules(name: string, objects: readonly TransportObject[
 }
 
 /**
- * The digests of a ConfigMap's `data` as it is in the cluster: of the whole data (a head), and of
- * the content under `part` when that is its only key (a part). The owned ConfigMaps' cache keeps
- * these instead of the data (lib/controller/cached_shapes.ts).
+ * The digests of a ConfigMap's `data` and `binaryData` as they are in the cluster: of the whole (a
+ * head), and of the text of a part (`part` in `data` or `part.deflate` in `binaryData` as its only
+ * key). The owned ConfigMaps' cache keeps these instead of the data (lib/controller/cached_shapes.ts).
  */
 export interface CarriedDigests {
   config: string;
   part: string | null;
 }
 
-export function carriedDigests(data: Readonly<Record<string, unknown>> | null | undefined): CarriedDigests {
-  const keys = Object.keys(data ?? {});
-  const part = keys.length === 1 && keys[0] === PART_DATA_KEY && typeof data![PART_DATA_KEY] === "string"
-    ? sha256Hex(data![PART_DATA_KEY] as string)
-    : null;
-  return { config: configDigest(data), part };
+export function carriedDigests(
+  data: Readonly<Record<string, unknown>> | null | undefined,
+  binaryData?: Readonly<Record<string, unknown>> | null,
+): CarriedDigests {
+  const text = storedPartText(data, binaryData);
+  return { config: configDigest(data, binaryData), part: text === null ? null : sha256Hex(text) };
 }
 
 /**

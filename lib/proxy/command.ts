@@ -512,7 +512,11 @@ class ProxyRuntime {
       let assembled;
       try {
         const [fetched, t0] = [this.#parts.fetched, performance.now()];
-        assembled = await this.#parts.assemble(data as Record<string, string>, cm.metadata.resourceVersion);
+        assembled = await this.#parts.assemble(
+          data as Record<string, string>,
+          cm.metadata.resourceVersion,
+          (cm.binaryData ?? {}) as Record<string, string>,
+        );
         // A start or a large change: how long its reads took (a route change reads none or one).
         const read = this.#parts.fetched - fetched;
         if (read >= 16) log.info("configuration parts read", { parts: read, ms: Math.round(performance.now() - t0) });
@@ -607,7 +611,7 @@ class ProxyRuntime {
   #written(cm: KubeObject): boolean {
     const version = `${cm.metadata.uid}/${cm.metadata.resourceVersion}`;
     if (this.#verified === version) return true;
-    const ok = cm.metadata.annotations?.[CONFIG_SHA_ANNOTATION] === configDigest(cm.data);
+    const ok = cm.metadata.annotations?.[CONFIG_SHA_ANNOTATION] === configDigest(cm.data, cm.binaryData);
     if (ok) this.#verified = version;
     return ok;
   }

@@ -81,10 +81,23 @@ export class CheckedMap {
         net.set(piece.sha256!, entry);
       }
     }
-    const delta = new Map<string, number>();
+    // The lines of the parts gone and come, in file order; the lines both start and end with cancel
+    // out, so that a one-line change of a 64 KiB part counts a line or two, not both parts' lines.
+    const gone: string[] = [];
+    const came: string[] = [];
     for (const { piece, n } of net.values()) {
-      if (n !== 0) { for (const l of piece.lines) delta.set(l, (delta.get(l) ?? 0) + n); }
+      for (let k = 0; k < Math.abs(n); k++) for (const l of piece.lines) (n < 0 ? gone : came).push(l);
     }
+    let head = 0;
+    while (head < gone.length && head < came.length && gone[head] === came[head]) head++;
+    let tail = 0;
+    while (
+      tail < gone.length - head && tail < came.length - head &&
+      gone[gone.length - 1 - tail] === came[came.length - 1 - tail]
+    ) tail++;
+    const delta = new Map<string, number>();
+    for (let i = head; i < gone.length - tail; i++) delta.set(gone[i], (delta.get(gone[i]) ?? 0) - 1);
+    for (let i = head; i < came.length - tail; i++) delta.set(came[i], (delta.get(came[i]) ?? 0) + 1);
     const counts = this.#counts ?? countLines(this.#pieces);
     // EMPTY stands for every empty map: counts started from it belong to the one map they describe
     if (this !== CheckedMap.EMPTY) this.#counts = counts;

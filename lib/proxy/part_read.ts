@@ -10,7 +10,7 @@
  */
 import { type ClusterClient, isStatus } from "../cluster/client.ts";
 import { type KubeObject, objectPath, resources } from "../cluster/resources.ts";
-import { PART_DATA_KEY } from "../transport/parts.ts";
+import { storedPartText } from "../transport/part_encoding.ts";
 
 export interface PartRead {
   /** A read made again for the same digest (a retry) waits for the client's rate limit; a first does not. */
@@ -35,8 +35,8 @@ export async function readPartContent(
       if (isStatus(err, 404, 403)) throw err;
       return get();
     });
-    const part = (cm.data as Record<string, unknown> | undefined)?.[PART_DATA_KEY];
-    return typeof part === "string" ? part : null;
+    // Its text, in `data` or deflated in `binaryData`; anything else is content the head does not name.
+    return storedPartText(cm.data as Record<string, unknown> | undefined, cm.binaryData as Record<string, unknown>);
   } catch (err) {
     // 404: deleted by a newer configuration; 403: its Role is being widened. Both pass.
     if (isStatus(err, 404, 403)) return null;

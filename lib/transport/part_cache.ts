@@ -10,6 +10,7 @@
  * read again for the same digest (it was missing, or held other content, and the proxy retries) waits for it.
  */
 import { forEachLimit } from "../runtime/concurrency.ts";
+import { DEFLATE_SUFFIX, inflatedText } from "./part_encoding.ts";
 import {
   assembleConfig,
   type AssembledConfig,
@@ -53,9 +54,14 @@ export class PartCache {
 
   /**
    * The head's files with their parts joined, or the parts that are missing or hold other content.
-   * `headVersion`: the head ConfigMap's resourceVersion.
+   * `headVersion`: the head ConfigMap's resourceVersion; `headBinary`: its `binaryData` (carried
+   * parts that travel deflated).
    */
-  async assemble(head: Readonly<Record<string, string>>, headVersion?: string): Promise<Assembled> {
+  async assemble(
+    head: Readonly<Record<string, string>>,
+    headVersion?: string,
+    headBinary: Readonly<Record<string, string>> = {},
+  ): Promise<Assembled> {
     const refs = [...partRefs(this.#proxy, head).values()].flat();
     const wanted = new Map(refs.map((r) => [r.name, r.sha256]));
     for (const name of [...this.#parts.keys()]) if (!wanted.has(name)) this.#parts.delete(name);
@@ -64,7 +70,7 @@ export class PartCache {
     for (const [name, sha] of wanted) {
       if (this.#parts.get(name)?.sha256 === sha) continue;
       // Carried by the head (a change's new part): nothing to read.
-      const carried = head[carriedKey(sha)];
+      const carried = head[carriedKey(sha)] ?? inflatedOrUndefined(headBinary[carriedKey(sha) + DEFLATE_SUFFIX]);
       if (carried !== undefined) this.#parts.set(name, readPart(carried));
       else stale.push([name, sha]);
     }
@@ -77,5 +83,15 @@ export class PartCache {
       else this.#parts.set(name, readPart(content));
     });
     return assembleConfig(this.#proxy, head, this.#parts);
+  }
+}
+
+/** A carried part's text, or undefined when there is none or it does not inflate (the part is read instead). */
+function inflatedOrUndefined(stored: string | undefined): string | undefined {
+  if (stored === undefined) return undefined;
+  try {
+    return inflatedText(stored);
+  } catch {
+    return undefined;
   }
 }

@@ -16,25 +16,29 @@
  *   array item per line). Parts are joined back byte for byte.
  */
 import { createHash } from "node:crypto";
+import { DEFLATE_SUFFIX, deflatedForm, MAX_PART_BYTES, PART_DATA_KEY } from "./part_encoding.ts";
+
+export { MAX_PART_BYTES, PART_DATA_KEY };
 
 /** All files together up to this size stay inline in the head. */
 export const INLINE_LIMIT = 512 * 1024;
 /** Above INLINE_LIMIT, files up to this size still stay inline. */
 export const FILE_INLINE_LIMIT = 32 * 1024;
 /**
- * Mean part size the boundaries aim at. Small enough that the part a change rewrites, and carries
- * in the head, is a cheap write (the API server spends about 3 ms on a small ConfigMap, 10-20 on
- * one of 64 KiB); large enough that 10,000 Ingresses make about a hundred parts.
+ * Mean part size the boundaries aim at, in characters of text. Parts are stored deflated
+ * (lib/transport/part_encoding.ts): 64 KiB of map lines or backends are 6-16 KiB stored, so the
+ * part a change rewrites, and carries in the head, stays a cheap write (the API server spends
+ * about 3 ms on a small ConfigMap, 10-20 on one of 64 KiB), and the proxy checks the map lines
+ * of one such part again; 10,000 Ingresses make about 15 parts.
  */
-export const TARGET_PART_BYTES = 16 * 1024;
+export const TARGET_PART_BYTES = 64 * 1024;
 /**
- * A file of more than this many targets is cut into parts of twice the target (and goes back to
- * the target below LARGE_FILE_DOWN of them): a first publish of 100,000 Ingresses made 671 parts of
- * 16 KiB, and each creation cost the API server about 7 ms of CPU at that size. A change rewrites
- * one part of 32 KiB there; below 4 MiB a file (10,000 Ingresses make about 1 MB) is cut as before.
+ * A file of more than this many targets (4 MiB) is cut into parts of twice the target (and goes
+ * back to the target below LARGE_FILE_DOWN of them, 3 MiB): each creation costs the API server
+ * about the same whatever its size, and a first publish of 100,000 Ingresses creates every part.
  */
-export const LARGE_FILE_TARGETS = 256;
-export const LARGE_FILE_DOWN = 192;
+export const LARGE_FILE_TARGETS = 64;
+export const LARGE_FILE_DOWN = 48;
 
 /**
  * The part size a file of `size` characters is cut at, for the target `base`: `2 * base` above
@@ -48,12 +52,8 @@ export function partTargetOf(size: number, base: number, last?: number): number 
   return base;
 }
 
-/** No part is larger (a unit larger than this is cut at a line; a line at this size). */
-export const MAX_PART_BYTES = 512 * 1024;
 /** Head key listing the parts of each split file. */
 export const PARTS_KEY = "parts.json";
-/** Key of the content in a part ConfigMap. */
-export const PART_DATA_KEY = "part";
 /** Annotation on a part ConfigMap: the sha256 (hex) of its content. */
 export const PART_SHA_ANNOTATION = "ingress-controller.io/part-sha256";
 
@@ -72,6 +72,8 @@ export interface PartRef {
 
 export interface Part extends PartRef {
   content: string;
+  /** The content deflated, base64 (lib/transport/part_encoding.ts), when that is smaller: stored in `binaryData`. */
+  deflated: string | null;
   /** The head carries this content itself (`carried.<sha256>`): the part is written after the head. */
   carried?: boolean;
 }
@@ -79,6 +81,8 @@ export interface Part extends PartRef {
 export interface SplitResult {
   /** `data` of the head ConfigMap. */
   head: Record<string, string>;
+  /** `binaryData` of the head ConfigMap: the carried parts that travel deflated (`carried.<sha256>.deflate`). */
+  headBinary: Record<string, string>;
   /** The parts the head refers to, each once (a part shared by two files is stored once). */
   parts: Part[];
 }
@@ -88,13 +92,20 @@ export function sha256Hex(s: string): string {
 }
 
 /**
- * The digest of a head's `data`: sha256 (hex) of the JSON array of its `[key, value]` pairs in key
- * order (JSON: no two different contents give the same text). A value that is not a string counts
- * as JSON too, so anything but the controller's own data fails to match.
+ * The digest of a head's `data` and `binaryData`: sha256 (hex) of the JSON array of the `[key,
+ * value]` pairs of its `data` in key order, or, when it has `binaryData`, of the array of both such
+ * arrays (JSON: no two different contents give the same text, and an array of pairs is never an
+ * array of two arrays of pairs). A value that is not a string counts as JSON too, so anything but
+ * the controller's own data fails to match.
  */
-export function configDigest(data: Readonly<Record<string, unknown>> | null | undefined): string {
-  const entries = Object.keys(data ?? {}).sort().map((k) => [k, data![k]]);
-  return sha256Hex(JSON.stringify(entries));
+export function configDigest(
+  data: Readonly<Record<string, unknown>> | null | undefined,
+  binaryData?: Readonly<Record<string, unknown>> | null,
+): string {
+  const entries = (d: Readonly<Record<string, unknown>> | null | undefined) =>
+    Object.keys(d ?? {}).sort().map((k) => [k, d![k]]);
+  const binary = entries(binaryData);
+  return sha256Hex(JSON.stringify(binary.length === 0 ? entries(data) : [entries(data), binary]));
 }
 
 /** Name of part slot `slot` of proxy `proxy` (a ConfigMap name: `proxy` is a DNS-1035 label). */
@@ -131,6 +142,11 @@ function* unitsFrom(text: string, start: number): Generator<string> {
   }
 }
 
+/** The length of the unit of `text` that starts at `start`. */
+function firstUnitLength(text: string, start: number): number {
+  return unitsFrom(text, start).next().value?.length ?? 0;
+}
+
 /** The sizes that decide when and how a configuration is split. */
 export interface SplitLimits {
   inline: number;
@@ -150,10 +166,10 @@ export const DEFAULT_LIMITS: SplitLimits = Object.freeze({
  * A change's new parts ride in the head when they are this small in all (docs/config-transport.md):
  * the head is then the one write a change waits for, and the proxy reads nothing else.
  */
-export const CARRY_LIMIT = 128 * 1024;
+export const CARRY_LIMIT = 128 * 1024; // stored characters: deflated, base64, where that is smaller
 /** ... and at most this many (a first publish, with every part new, writes its parts first). */
 export const CARRY_PARTS = 2;
-/** Head key prefix of carried part content: `carried.<sha256>`. */
+/** Head key prefix of carried part content: `carried.<sha256>` in `data`, `carried.<sha256>.deflate` in `binaryData`. */
 export const CARRIED_PREFIX = "carried.";
 
 export function carriedKey(sha256: string): string {
@@ -233,7 +249,31 @@ function mayBePiece(c: ChunkOf): boolean {
 const chunkMemo = new Map<string, { text: string; target: number; chunks: readonly ChunkOf[] }>();
 const CHUNK_MEMO_FILES = 64;
 
-type ChunkOf = Omit<Part, "name">;
+interface ChunkOf {
+  content: string;
+  sha256: string;
+}
+
+/**
+ * Per proxy (`<namespace>/<proxy>`, the last DEFLATE_MEMO_PROXIES of them): the deflated form of
+ * each part of its last split, by sha256, so that a change deflates its new parts only.
+ */
+const deflateMemo = new Map<string, Map<string, string | null>>();
+const DEFLATE_MEMO_PROXIES = 64;
+
+/** Sets each part's deflated form, from the last split of proxy `key` where it had the part. */
+function deflateParts(key: string, parts: Part[]): void {
+  const known = deflateMemo.get(key);
+  const forms = new Map<string, string | null>();
+  for (const p of parts) {
+    const form = known?.has(p.sha256) ? known.get(p.sha256)! : deflatedForm(p.content);
+    forms.set(p.sha256, form);
+    p.deflated = form;
+  }
+  deflateMemo.delete(key);
+  deflateMemo.set(key, forms);
+  if (deflateMemo.size > DEFLATE_MEMO_PROXIES) deflateMemo.delete(deflateMemo.keys().next().value!);
+}
 
 function hashedChunks(key: string, text: string, base: number, known: ReadonlyMap<string, string>): readonly ChunkOf[] {
   const hit = chunkMemo.get(key);
@@ -322,8 +362,10 @@ export function rechunk(
     start += old[i].content.length;
     i++;
   }
-  // The cut after the last kept chunk was decided by the unit after it, which may have changed.
-  if (i > 0) {
+  // The cut after the last kept chunk was decided by the unit after it (its hash, and the size
+  // rule): the chunk is cut again unless that unit, to the first character of the line after it
+  // (which ends it), lies before the first difference, and so is the same unit.
+  if (i > 0 && !(i < old.length && start + firstUnitLength(before, start) < first)) {
     start -= out.pop()!.content.length;
     i--;
   }
@@ -389,7 +431,8 @@ export function splitConfig(
   const memoKey = `${namespace}/${proxy}`;
   if (byteSize(files) <= limits.inline) {
     forgetChunks(memoKey, new Set());
-    return { head: { ...files }, parts: [] };
+    deflateMemo.delete(memoKey);
+    return { head: { ...files }, headBinary: {}, parts: [] };
   }
   forgetChunks(memoKey, new Set(Object.keys(files).filter((f) => files[f].length > limits.fileInline)));
   const bySha = new Map<string, string>();
@@ -431,20 +474,23 @@ export function splitConfig(
     const name = names.get(p.sha256)!;
     if (stored.has(name)) continue;
     stored.add(name);
-    parts.push({ name, sha256: p.sha256, content: p.content });
+    parts.push({ name, sha256: p.sha256, content: p.content, deflated: null });
   }
+  deflateParts(memoKey, parts);
   for (const refs of Object.values(index)) for (const r of refs) r.name = names.get(r.sha256)!;
   head[PARTS_KEY] = JSON.stringify(index);
   // A change's few new parts ride in the head, written once; the parts follow for the next heads.
   const fresh = parts.filter((p) => previous.get(p.name) !== p.sha256);
-  const freshBytes = fresh.reduce((n, p) => n + p.content.length, 0);
+  const freshBytes = fresh.reduce((n, p) => n + (p.deflated ?? p.content).length, 0);
+  const headBinary: Record<string, string> = {};
   if (fresh.length > 0 && fresh.length <= CARRY_PARTS && freshBytes <= (limits.carry ?? CARRY_LIMIT)) {
     for (const p of fresh) {
-      head[carriedKey(p.sha256)] = p.content;
+      if (p.deflated !== null) headBinary[carriedKey(p.sha256) + DEFLATE_SUFFIX] = p.deflated;
+      else head[carriedKey(p.sha256)] = p.content;
       p.carried = true;
     }
   }
-  return { head, parts: parts.sort((a, b) => slotOf(proxy, a.name)! - slotOf(proxy, b.name)!) };
+  return { head, headBinary, parts: parts.sort((a, b) => slotOf(proxy, a.name)! - slotOf(proxy, b.name)!) };
 }
 
 /** The part list of a head, validated; throws on a malformed `parts.json`. */

@@ -6,6 +6,7 @@ import { defaultSettings } from "../../lib/controller/settings.ts";
 import { defaultClassParams } from "../../lib/controller/class_params.ts";
 import { defaultPlatform } from "../../lib/controller/platform.ts";
 import type { KubeObject } from "../../lib/cluster/resources.ts";
+import { PART_SHA_ANNOTATION } from "../../lib/transport/parts.ts";
 
 const data = { "haproxy.cfg": "global\n", "crt-list": "", "secrets.json": "[]" };
 const secrets = [{ namespace: "team-a", name: "web-tls" }];
@@ -98,6 +99,41 @@ Deno.test("drift: a ConfigMap's data must be exactly what was written, a key mor
   assert.equal(driftOf(cm, extra), "data");
   const cached = ownedShape(served(cm));
   assert.equal(cached.data, undefined, "no data in the cache");
+});
+
+Deno.test("drift: a deflated part and a head carrying one are compared by digest, binaryData and data alike", () => {
+  const target = sharedTarget("web", undefined, "ops");
+  const big = (n: number) =>
+    Array.from({ length: n }, (_, i) => `backend be_${i}\n    server s1 10.0.0.1:80\n\n`).join("");
+  const settings = { ...defaultSettings, configSplit: { inline: 2048, fileInline: 256, targetPart: 512 } };
+  const objects = (cfg: string, previous: Map<string, string>) =>
+    proxyObjects(target, { ...data, "haproxy.cfg": cfg }, [], settings, defaultPlatform, defaultClassParams, previous)
+      .map((d) => d.object).filter((o) => o.kind === "ConfigMap");
+  const first = objects(big(100), new Map());
+  const part = first.find((o) => o.binaryData)!;
+  assert.ok(part && !part.data, "a part of backends is stored deflated");
+  for (const o of first) {
+    assert.equal(driftOf(o, served(o)), null, o.metadata.name);
+    assert.equal(driftOf(o, ownedShape(served(o))), null, `${o.metadata.name}, cached`);
+  }
+  const extra = served(part);
+  extra.data = { part: "backend evil\n" };
+  assert.equal(driftOf(part, ownedShape(extra)), "binaryData", "a key more");
+  const other = served(part);
+  other.binaryData = first.find((o) => o.binaryData && o !== part)!.binaryData;
+  assert.equal(driftOf(part, ownedShape(other)), "binaryData", "another part's content");
+  // A one-backend change: the head carries its new part deflated in binaryData.
+  const previous = new Map(
+    first.filter((o) => o.metadata.annotations?.[PART_SHA_ANNOTATION])
+      .map((o) => [o.metadata.name, o.metadata.annotations![PART_SHA_ANNOTATION]]),
+  );
+  const head = objects(big(100).replace("be_50\n", "be_50\n    balance leastconn\n"), previous)
+    .find((o) => o.metadata.name === target.name)!;
+  assert.ok(head.binaryData && Object.keys(head.binaryData).length >= 1, "carried deflated");
+  assert.equal(driftOf(head, ownedShape(served(head))), null);
+  const dropped = served(head);
+  delete dropped.binaryData;
+  assert.equal(driftOf(head, ownedShape(dropped)), "data", "the carried part removed");
 });
 
 Deno.test("drift: Deployment and Service fields the controller sets; items others add to keyed lists are left", () => {

@@ -25,7 +25,8 @@ import { defaultSettings } from "../../lib/controller/settings.ts";
 import { type ControlPlane, startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import type { Rendered } from "../../lib/render/mod.ts";
 import { PartCache } from "../../lib/transport/part_cache.ts";
-import { PART_DATA_KEY, PARTS_KEY } from "../../lib/transport/parts.ts";
+import { PARTS_KEY } from "../../lib/transport/parts.ts";
+import { storedPartText } from "../../lib/transport/part_encoding.ts";
 
 const NS = "ops";
 const settings = { ...defaultSettings, operatorNamespace: NS };
@@ -126,9 +127,9 @@ for (const n of [10, 20_000]) {
         assert.ok(PARTS_KEY in head.data, "split into parts");
         const parts = new PartCache(target.name, async (name) => {
           const cm = await client.request("GET", `${collectionPath(resources.configMaps, NS)}/${name}`);
-          return cm.data[PART_DATA_KEY];
+          return storedPartText(cm.data, cm.binaryData);
         });
-        const joined = await parts.assemble(head.data);
+        const joined = await parts.assemble(head.data, undefined, head.binaryData);
         assert.ok(!("missing" in joined), "the head names parts that hold other content");
         config = joined.files["haproxy.cfg"];
       }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { deflatedForm } from "../../lib/transport/part_encoding.ts";
 import {
   carriedDigests,
   carriesDesired,
@@ -55,11 +56,21 @@ Deno.test("the proxy's Role names the head and the part slots in use, rounded up
 
 Deno.test("a carrier in the cluster carries what the controller wrote only with exactly its data", () => {
   const objects = configObjects("p", { "haproxy.cfg": cfg(200), "crt-list": "" }, new Map(), small);
+  assert.ok(objects.some((o) => o.body.binaryData), "parts of backends are stored deflated");
   for (const o of objects) {
-    const data = o.body.data as Record<string, string>;
-    assert.ok(carriesDesired(o.annotations, carriedDigests(data)), o.name);
-    assert.ok(!carriesDesired(o.annotations, carriedDigests({ ...data, extra: "" })), `${o.name} with a key more`);
-    const [key] = Object.keys(data);
-    assert.ok(!carriesDesired(o.annotations, carriedDigests({ ...data, [key]: `${data[key]}#` })), `${o.name} edited`);
+    const data = o.body.data as Record<string, string> | undefined;
+    const binary = o.body.binaryData as Record<string, string> | undefined;
+    assert.ok(carriesDesired(o.annotations, carriedDigests(data, binary)), o.name);
+    assert.ok(!carriesDesired(o.annotations, carriedDigests({ ...data, extra: "" }, binary)), `${o.name} + a key`);
+    assert.ok(
+      !carriesDesired(o.annotations, carriedDigests(data, { ...binary, extra: "" })),
+      `${o.name} + a binary key`,
+    );
+    const [field, values] = data ? ["data", data] : ["binaryData", binary!];
+    const [key] = Object.keys(values);
+    // An edit: a character more in the text, or other deflated content (another part's).
+    const edited = field === "data" ? `${values[key]}#` : deflatedForm(cfg(3))!;
+    const body = { data, binaryData: binary, [field]: { ...values, [key]: edited } };
+    assert.ok(!carriesDesired(o.annotations, carriedDigests(body.data, body.binaryData)), `${o.name} edited`);
   }
 });

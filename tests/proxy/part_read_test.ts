@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { ClusterClient } from "../../lib/cluster/client.ts";
 import { startControlPlane } from "../../lib/dev/localenv/control_plane.ts";
 import { readPartContent } from "../../lib/proxy/part_read.ts";
-import { PART_DATA_KEY } from "../../lib/transport/parts.ts";
+import { deflatedForm, PART_DATA_KEY, PART_DEFLATE_KEY } from "../../lib/transport/part_encoding.ts";
 import { adminPost, roleUser } from "./fixtures.ts";
 
 const NS = "part-read";
@@ -21,7 +21,12 @@ Deno.test("readPartContent: a read not older than the head comes from the watch 
     metadata: { name: "p-part-1", namespace: NS },
     data: { [PART_DATA_KEY]: content },
   });
-  // The head, written after its part.
+  // The same content deflated, as the controller stores a part that compresses.
+  await adminPost(cp, `/api/v1/namespaces/${NS}/configmaps`, {
+    metadata: { name: "p-part-3", namespace: NS },
+    binaryData: { [PART_DEFLATE_KEY]: deflatedForm(content) },
+  });
+  // The head, written after its parts.
   const head = await cp.adminFetch(`/api/v1/namespaces/${NS}/configmaps`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -31,7 +36,7 @@ Deno.test("readPartContent: a read not older than the head comes from the watch 
   const kubeconfig = await roleUser(cp, NS, [{
     apiGroups: [""],
     resources: ["configmaps"],
-    resourceNames: ["p", "p-part-1", "p-part-2"],
+    resourceNames: ["p", "p-part-1", "p-part-2", "p-part-3"],
     verbs: ["get", "list", "watch"],
   }]);
   const client = await ClusterClient.create({ kubeconfig, qps: 50, burst: 100 });
@@ -47,6 +52,7 @@ Deno.test("readPartContent: a read not older than the head comes from the watch 
       assert.equal(await readPartContent(client, NS, "p-part-1", { first: true, notOlderThan: headVersion }), content);
     }
     assert.equal(await etcdGets(), before, "no read from etcd");
+    assert.equal(await readPartContent(client, NS, "p-part-3", { first: true, notOlderThan: headVersion }), content);
     // Without the head's version, each read goes to etcd (what makes the figure above mean something).
     assert.equal(await readPartContent(client, NS, "p-part-1", { first: true }), content);
     assert.equal(await etcdGets(), before + 1);
