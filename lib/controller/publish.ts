@@ -103,14 +103,21 @@ export class Publisher {
    * thrown; a failed creation is thrown after a check that passed.
    */
   async whileChecking<T>(group: GroupKey, plan: Plan, members: readonly KubeObject[], check: () => Promise<T>) {
-    const creating = this.#createNewParts(group, plan.desired, plan.found, members);
+    // Settled into a value at once: a creation refused while the check still runs (the end of a
+    // leader's term) is a rejection nobody would handle until then, which ends the process.
+    const creating = this.#createNewParts(group, plan.desired, plan.found, members).then(
+      (early) => ({ early }),
+      (err: unknown) => ({ err }),
+    );
     let checked: T;
     try {
       checked = await check();
     } finally {
-      await creating.catch(() => {});
+      await creating;
     }
-    plan.early = await creating;
+    const created = await creating;
+    if ("err" in created) throw created.err;
+    plan.early = created.early;
     return checked;
   }
 

@@ -70,6 +70,8 @@ function rendered(n: number, balance: string): Rendered {
 
 /** The writes made so far (`METHOD path`), in order. */
 const writes: string[] = [];
+/** While set, writes are refused as at the end of a leader's term (lib/controller/leader.ts). */
+let termEnded = false;
 
 /**
  * A namespace for the proxy, lagging caches and a publisher of the shared proxy of class `web`
@@ -85,6 +87,7 @@ async function setUp(cp: ControlPlane, rbac = false) {
   const caches = laggingCaches(client);
   const writer = {
     request: (method: string, path: string, opts?: Record<string, unknown>) => {
+      if (termEnded && method !== "GET") return Promise.reject(new Error(`not the leader: ${method} ${path} refused`));
       if (method !== "GET") writes.push(`${method} ${path}`);
       return client.request(method, path, opts);
     },
@@ -106,8 +109,24 @@ async function setUp(cp: ControlPlane, rbac = false) {
     assert.equal(publisher.conflicts(target.group, plan, current, []), null);
     await publisher.publish(target.group, plan, current, []);
   };
-  return { client, caches, target, publish };
+  return { client, caches, target, publish, publisher };
 }
+
+Deno.test("publish: a part creation refused while haproxy -c still runs fails the publish, not the process", async () => {
+  await using cp = await startControlPlane();
+  const { client, target, publisher } = await setUp(cp);
+  try {
+    termEnded = true;
+    const plan = publisher.plan(target.group, target, rendered(20_000, "roundrobin"), defaultClassParams);
+    // The creations are refused at once; the check answers later. A rejection nobody handled until
+    // then would end the controller's process (and this test) with "Uncaught (in promise)".
+    const check = () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 300));
+    await assert.rejects(publisher.whileChecking(target.group, plan, [], check), /not the leader/);
+  } finally {
+    termEnded = false;
+    client.close();
+  }
+});
 
 for (const n of [10, 20_000]) {
   Deno.test(`publish: a change reverted before the caches show it is written (${n} backends)`, async () => {
