@@ -2,7 +2,7 @@
  * @module bench/part_reads_bench
  * `deno task bench part_reads`: how fast a proxy reads the part ConfigMaps of a configuration it
  * starts with (docs/config-transport.md), and what the reads cost the API server and etcd.
- * BENCH_PARTS (default 443, the parts of 100,000 Ingresses) ConfigMaps of BENCH_PART_KB (default
+ * BENCH_PARTS (default 443) ConfigMaps of BENCH_PART_KB (default
  * 32) KiB each are created, then read by name, 8 at a time as lib/transport/part_cache.ts reads
  * them, in alternating rounds (BENCH_ROUNDS, default 4) of two ways: `quorum`, a plain GET (read
  * from etcd), and `cache`, a GET not older than the head's resourceVersion (served from the API

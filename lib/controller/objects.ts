@@ -110,8 +110,9 @@ let hashMemoChars = 0;
 /** Adds the hash annotation computed over everything else. */
 export function withHash(obj: KubeObject, hashedBody?: Omit<KubeObject, "metadata">): KubeObject {
   // A part ConfigMap's content is named by its sha256 annotation already: hashing that instead of
-  // up to 512 KiB of text (per part, per reconcile) identifies the object as well.
-  const hashed = hashedBody ? { ...obj, ...hashedBody } : obj;
+  // up to 512 KiB of text (per part, per reconcile) identifies the object as well. `hashedBody`
+  // stands for all of it, `data` and `binaryData` (a deflated part's content) alike.
+  const hashed = hashedBody ? { ...obj, binaryData: undefined, ...hashedBody } : obj;
   const plain = JSON.stringify(hashed);
   let hash = hashMemo.get(plain);
   if (hash === undefined) {

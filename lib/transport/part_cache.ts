@@ -6,7 +6,7 @@
  * {@link CONCURRENCY} at a time, each asking for a version not older than the head's: the parts a head names
  * are written before it, so the API server's watch cache holds them once it has the head, and answers
  * without a read from etcd. Each read says whether it is the first for that part's digest: a start reads every
- * part once (1,358 at 100,000 Ingresses), which the proxy lets through without its client's rate limit, while a part
+ * part once (about 93 at 100,000 Ingresses), which the proxy lets through without its client's rate limit, while a part
  * read again for the same digest (it was missing, or held other content, and the proxy retries) waits for it.
  */
 import { forEachLimit } from "../runtime/concurrency.ts";

@@ -10,9 +10,12 @@ import {
   proxyName,
   proxyObjects,
   proxyOf,
+  sharedTarget,
   statsPort,
   statsServiceName,
+  withHash,
 } from "../../lib/controller/objects.ts";
+import type { KubeObject } from "../../lib/cluster/resources.ts";
 import { defaultPlatform } from "../../lib/controller/platform.ts";
 import { defaultSettings } from "../../lib/controller/settings.ts";
 
@@ -126,6 +129,22 @@ Deno.test("objects: the hash changes with the content and only then", () => {
     .annotations![hashAnnotation];
   assert.equal(a, b);
   assert.notEqual(a, c);
+});
+
+Deno.test("objects: a part's hash covers its sha256 annotation, not its content, stored as text or deflated", () => {
+  const cfg = Array.from({ length: 100 }, (_, i) => `backend be_${i}\n    server s1 10.0.0.1:80\n\n`).join("");
+  const settings = { ...defaultSettings, configSplit: { inline: 2048, fileInline: 256, targetPart: 512 } };
+  const parts = proxyObjects(sharedTarget("web", undefined, "ops"), { ...data, "haproxy.cfg": cfg }, [], settings)
+    .map((d) => d.object).filter((o) => o.binaryData);
+  assert.ok(parts.length > 1, "parts of backends are stored deflated");
+  const hashOf = (o: KubeObject) => o.metadata.annotations![hashAnnotation];
+  for (const p of parts) {
+    const { [hashAnnotation]: _, ...annotations } = p.metadata.annotations!;
+    // The same part with other content as text: hashed without reading either (a reconcile hashes every part).
+    const asText = { ...p, binaryData: undefined, data: { part: "other" }, metadata: { ...p.metadata, annotations } };
+    assert.equal(hashOf(withHash(asText, { data: {} })), hashOf(p));
+  }
+  assert.equal(new Set(parts.map(hashOf)).size, parts.length, "each part's hash is its own");
 });
 
 Deno.test("objects: names are valid service names whatever the ingress name", () => {
