@@ -19,6 +19,8 @@ import {
   splitConfig,
   type SplitLimits,
   type SplitResult,
+  TARGET_PART_BYTES,
+  TARGET_SCALES,
   units,
 } from "../../lib/transport/parts.ts";
 import { inflatedText } from "../../lib/transport/part_encoding.ts";
@@ -59,6 +61,20 @@ Deno.test("units and chunks keep every byte", () => {
     for (const c of chunks(text)) assert.ok(c.length <= MAX_PART_BYTES);
   }
   assert.deepEqual(units("backend a\n    x\n\nbackend b\n  y\n"), ["backend a\n    x\n\n", "backend b\n  y\n"]);
+});
+
+Deno.test("haproxy.cfg is cut at TARGET_SCALES times the target, a map file (what a route change rewrites) at the target", () => {
+  const map = Array.from({ length: 40_000 }, (_, i) => `h${i}.example/ be_apps_s${i}_80\n`).join("");
+  const r = splitConfig("scales", { "haproxy.cfg": backends(10_000), "routes-prefix.map": map });
+  const refs = partRefs("scales", r.head);
+  const mean = (file: string) => {
+    const names = new Set(refs.get(file)!.map((ref) => ref.name));
+    const parts = r.parts.filter((p) => names.has(p.name));
+    return parts.reduce((n, p) => n + p.content.length, 0) / parts.length;
+  };
+  assert.equal(TARGET_SCALES["haproxy.cfg"], 8);
+  assert.ok(mean("haproxy.cfg") > 4 * TARGET_PART_BYTES, `haproxy.cfg parts of ${mean("haproxy.cfg")}`);
+  assert.ok(mean("routes-prefix.map") < 2 * TARGET_PART_BYTES, `map parts of ${mean("routes-prefix.map")}`);
 });
 
 Deno.test("a small configuration stays inline, as contracts §4 describes", () => {
@@ -333,16 +349,16 @@ Deno.test("a file between the two part sizes with no memo of its last cut keeps 
     Array.from({ length: n }, (_, i) => `backend be_${i}\n${i === edited ? "    balance leastconn\n" : ""}    x\n\n`)
       .join("");
   // Cut at twice the target above LARGE_FILE_TARGETS targets, then shrunk into the band: still twice.
-  const one = splitConfig("band", { "haproxy.cfg": text(900) }, new Map(), limits, "ns");
-  const two = splitConfig("band", { "haproxy.cfg": text(700) }, previousOf(one), limits, "ns");
+  const one = splitConfig("band", { "haproxy.cfg": text(3300) }, new Map(), limits, "ns");
+  const two = splitConfig("band", { "haproxy.cfg": text(2600) }, previousOf(one), limits, "ns");
   const mean = (r: SplitResult) => r.parts.reduce((n, p) => n + p.content.length, 0) / r.parts.length;
-  assert.ok(text(900).length > LARGE_FILE_TARGETS * 256 && text(700).length < LARGE_FILE_TARGETS * 256);
-  assert.ok(text(700).length > LARGE_FILE_DOWN * 256);
+  assert.ok(text(3300).length > LARGE_FILE_TARGETS * 256 && text(2600).length < LARGE_FILE_TARGETS * 256);
+  assert.ok(text(2600).length > LARGE_FILE_DOWN * 256);
   assert.ok(mean(two) > 400, `parts of ${mean(two)} characters: cut at the larger size`);
   // The memo moves on (other proxies' files, or a restart of the controller).
   for (let i = 0; i < 70; i++) splitConfig(`other${i}`, { "haproxy.cfg": text(120) }, new Map(), limits, "ns");
   assert.ok(!memoizedSplits().some((k) => k.startsWith("ns/band\0")));
-  const three = splitConfig("band", { "haproxy.cfg": text(700, 300) }, previousOf(two), limits, "ns");
+  const three = splitConfig("band", { "haproxy.cfg": text(2600, 900) }, previousOf(two), limits, "ns");
   const rewritten = three.parts.filter((p) => previousOf(two).get(p.name) !== p.sha256).length;
   assert.ok(rewritten <= 2, `${rewritten} of ${three.parts.length} parts rewritten for a one-line edit`);
 });
