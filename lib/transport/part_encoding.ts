@@ -39,6 +39,16 @@ export function inflatedText(base64: string): string {
   return utf8.decode(inflateRawSync(Buffer.from(base64, "base64"), { maxOutputLength: MAX_INFLATED_BYTES }));
 }
 
+/** The text of a deflated form, or null when it is not a string or does not inflate (see inflatedText). */
+export function inflatedOrNull(stored: unknown): string | null {
+  if (typeof stored !== "string") return null;
+  try {
+    return inflatedText(stored);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The content of a stored part (a part ConfigMap's `data` and `binaryData`): `part` in `data`, or
  * `part.deflate` in `binaryData`, as the only key; null for anything else or a form that does not inflate.
@@ -47,17 +57,9 @@ export function storedPartText(
   data: Readonly<Record<string, unknown>> | null | undefined,
   binaryData: Readonly<Record<string, unknown>> | null | undefined,
 ): string | null {
-  const keys = [...Object.keys(data ?? {}), ...Object.keys(binaryData ?? {}).map((k) => `binary:${k}`)];
-  if (keys.length !== 1) return null;
-  if (keys[0] === "binary:" + PART_DEFLATE_KEY) {
-    const stored = binaryData![PART_DEFLATE_KEY];
-    if (typeof stored !== "string") return null;
-    try {
-      return inflatedText(stored);
-    } catch {
-      return null;
-    }
-  }
+  const [textKeys, binaryKeys] = [Object.keys(data ?? {}), Object.keys(binaryData ?? {})];
+  if (textKeys.length + binaryKeys.length !== 1) return null;
+  if (binaryKeys[0] === PART_DEFLATE_KEY) return inflatedOrNull(binaryData![PART_DEFLATE_KEY]);
   const text = data?.[PART_DATA_KEY];
-  return keys[0] === PART_DATA_KEY && typeof text === "string" ? text : null;
+  return textKeys[0] === PART_DATA_KEY && typeof text === "string" ? text : null;
 }

@@ -63,3 +63,34 @@ Deno.test("part cache: each read asks for a version not older than the head it s
   assert.ok(!("missing" in await cache.assemble(one.head, "4711")));
   assert.deepEqual([...versions], ["4711"]);
 });
+
+Deno.test("part cache: a carried part that does not inflate is read as a part instead; one that does is not read", async () => {
+  const store = new Map<string, string>();
+  const reads: string[] = [];
+  const fetch = (name: string) => {
+    reads.push(name);
+    return Promise.resolve(store.get(name) ?? null);
+  };
+  const limits = { ...LIMITS, carry: undefined };
+  const one = splitConfig("p", { "haproxy.cfg": backends(200) }, new Map(), limits);
+  for (const p of one.parts) store.set(p.name, p.content);
+  // Two proxies that hold the first configuration.
+  const [a, b] = [new PartCache("p", fetch), new PartCache("p", fetch)];
+  for (const cache of [a, b]) await cache.assemble(one.head, undefined, one.headBinary);
+  const data = { "haproxy.cfg": backends(200, 150) };
+  const two = splitConfig("p", data, previousOf(one), limits);
+  const carried = two.parts.filter((p) => p.carried);
+  assert.ok(carried.length === 1 && carried[0].deflated !== null, "one part carried deflated");
+  for (const p of two.parts) store.set(p.name, p.content);
+  // A corrupted carried form: that part alone is read from its ConfigMap, and the files are right.
+  reads.length = 0;
+  const key = Object.keys(two.headBinary)[0];
+  const bad = await a.assemble(two.head, undefined, { [key]: "bm90IGRlZmxhdGU=" });
+  assert.ok("files" in bad && bad.files["haproxy.cfg"] === data["haproxy.cfg"]);
+  assert.deepEqual(reads, [carried[0].name]);
+  // The carried form as written: nothing read.
+  reads.length = 0;
+  const good = await b.assemble(two.head, undefined, two.headBinary);
+  assert.ok("files" in good && good.files["haproxy.cfg"] === data["haproxy.cfg"]);
+  assert.deepEqual(reads, []);
+});
