@@ -18,7 +18,8 @@
  *   endpoint answers; with the proxy's reloads while they grow and shrink back to 1;
  * - `scale.haproxy_rss_mb`, `scale.haproxy_cpu_s`: HAProxy's processes (master and workers) once
  *   settled: their RSS, and the CPU they used so far (most of it parsing the configuration).
- * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes;
+ * BENCH_PROFILE=1 prints the controller's functions with the most self time during the route changes
+ * (BENCH_PROFILE_FILE=<file> also writes that CPU profile, which Chrome's DevTools read);
  * BENCH_HEAP_SNAPSHOT=<file> writes the controller's heap at the end (bench/memory/heap_summary.ts reads it).
  * Prints a JSON array of {name, unit, value} as its last stdout line.
  */

@@ -108,7 +108,10 @@ for await (const chunk of lines) {
       continue;
     }
     if (command === "profile-stop") {
-      console.error(topSelfTime(await profiler.post("Profiler.stop")));
+      const result = await profiler.post("Profiler.stop");
+      const file = Deno.env.get("BENCH_PROFILE_FILE");
+      if (file) await Deno.writeTextFile(file, JSON.stringify(result.profile));
+      console.error(topSelfTime(result));
       profiler.disconnect();
       console.log("{}");
       continue;

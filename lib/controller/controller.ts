@@ -81,6 +81,8 @@ export interface ControllerHandle {
 export interface ControllerStats extends WorkCounts {
   /** Times the C heap was trimmed after work (lib/runtime/malloc_trim.ts). */
   mallocTrims: number;
+  /** Builds queued once idle because status writes had come back since the group's last build. */
+  catchUps: number;
   watchStarts: Record<string, number>;
   lists: Record<string, number>;
   requestsSent: number;
@@ -186,6 +188,14 @@ class Controller {
    * work until something changes".
    */
   readonly #rechecks = new Map<string, { backoff: Backoff; timer?: ReturnType<typeof setTimeout> }>();
+  /**
+   * Groups whose members' status writes came back since their last build. A model delta finds its
+   * changes by comparing the member objects with those of the last build (lib/render/model_delta.ts),
+   * so a build right after 10,000 status writes walks 10,000 replaced objects: each such group is
+   * built once more when the controller is idle, and the next real change starts from the cache.
+   */
+  readonly #adopted = new Set<GroupKey>();
+  #catchUps = 0;
   /** Groups to look at again at a set time (a handover's grace period ends, a paced restore is due). */
   readonly #timers = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #workers: Promise<void>[] = [];
@@ -224,7 +234,10 @@ class Controller {
       filed: (key, before, group) => this.#filed(key, before, group),
       statusChanged: (source, member) => {
         const group = source.buildOwn ? null : source.groupOf(source.keyOf(member));
-        if (group !== null) this.#builder.adopt(group, member);
+        if (group !== null && this.#builder.adopt(group, member)) {
+          this.#adopted.add(group);
+          this.#notifyIdle(); // a write that came back after the work ended
+        }
         this.#status.changedByOthers(source, member);
       },
       stopped,
@@ -300,6 +313,7 @@ class Controller {
    * validate → publish → their status. Returns the result counted in `reconciles_total`.
    */
   async #reconcile(group: GroupKey): Promise<string> {
+    this.#adopted.delete(group); // whatever this finds, it is the group's next look (see #adopted)
     // Watch: the members the group serves (those moving away included) as its source files them.
     const source = this.#sources.of(group);
     const { members, leaving } = this.#handovers.serving(group, source);
@@ -382,8 +396,11 @@ class Controller {
         ingresses: config.members.length,
         objectsWritten: written,
         config: `${plan.target.namespace}/${plan.target.name}`,
+        model: build.modelKind,
         ...phases.laps,
       });
+    } else {
+      log.v(2)?.info("proxy configuration unchanged", { group, model: build.modelKind, ...phases.laps });
     }
     return written > 0 ? "published" : "unchanged";
   }
@@ -549,6 +566,12 @@ class Controller {
     if (this.#workers.length === 0 || this.#queue.length > 0 || this.#queue.processing > 0) return;
     this.#firstService.close(); // the first publishes are done
     if (!this.#status.lane.idle) return;
+    if (this.#adopted.size > 0 && !this.#stopped) {
+      for (const group of this.#adopted) this.#queue.add(group);
+      this.#catchUps += this.#adopted.size;
+      this.#adopted.clear();
+      return;
+    }
     this.#trimmer.idle(); // nothing once stopped
     for (const w of this.#idleWaiters.splice(0)) w();
   }
@@ -562,6 +585,7 @@ class Controller {
     return {
       ...this.#counts,
       mallocTrims: this.#trimmer.trims,
+      catchUps: this.#catchUps,
       watchStarts: per((i) => i.watchStarts),
       lists: per((i) => i.lists),
       requestsSent: this.client.requestsSent,

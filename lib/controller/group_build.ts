@@ -69,9 +69,14 @@ export class GroupBuilder {
     });
   }
 
-  /** `member` of `group` replaced its last object with only its status changed (ModelMemo.adopt). */
-  adopt(group: GroupKey, member: KubeObject): void {
-    this.#memos.get(group)?.adopt(member as V1Ingress);
+  /**
+   * `member` of `group` replaced its last object with only its status changed (ModelMemo.adopt):
+   * true when the group has a model the next build may start from.
+   */
+  adopt(group: GroupKey, member: KubeObject): boolean {
+    const memo = this.#memos.get(group);
+    memo?.adopt(member as V1Ingress);
+    return memo?.merge != null;
   }
 
   /** The group is gone: nothing is kept for it. */
@@ -101,8 +106,15 @@ export class GroupBuild {
    * next build starts from it, and its host owners are kept (sticky) from then on.
    */
   model(members: readonly KubeObject[]): BuildResult {
-    return buildModel(this.#input(members));
+    const memo = this.modelMemo();
+    const [deltas, inPlace] = [memo.deltas, memo.inPlaceDeltas];
+    const built = buildModel(this.#input(members));
+    this.modelKind = memo.inPlaceDeltas > inPlace ? "in place" : memo.deltas > deltas ? "delta" : "full";
+    return built;
   }
+
+  /** How the last `model` was built: from all members, or as a change of the last model (lib/render/model_delta.ts). */
+  modelKind: "full" | "delta" | "in place" | null = null;
 
   /**
    * The model of some members only to check them (a member alone, half of a group): the group's

@@ -371,6 +371,8 @@ class ProxyRuntime {
             this.#scheduleRetry("reconcile failed");
           }
         }
+        // Nothing waits now (synchronous: an event meanwhile would find this loop still set).
+        if (!this.#stopped) this.applier.prepare();
       } finally {
         this.#loop = null;
       }

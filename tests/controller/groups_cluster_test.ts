@@ -140,6 +140,22 @@ Deno.test("proxy groups against a real API server", async (t) => {
         }
       });
 
+      await t.step("once idle after the status writes, the class is built once more, and only once", async () => {
+        // The status writes replaced every member object: the next change's model must start from
+        // the objects the cache holds now (lib/render/model_delta.ts compares objects).
+        await ctl.idle();
+        const caught = ctl.stats();
+        assert.ok(caught.catchUps >= 1, `${caught.catchUps} catch-up builds`);
+        await ctl.idle();
+        await new Promise((r) => setTimeout(r, 300));
+        await ctl.idle();
+        assert.deepEqual(
+          [ctl.stats().catchUps, ctl.stats().reconciles, ctl.stats().writes],
+          [caught.catchUps, caught.reconciles, caught.writes],
+          "no more builds and no writes while nothing changes",
+        );
+      });
+
       await t.step("a status someone else changed is written back, the others are left alone", async () => {
         const svc = (await cluster.get(resources.services, ops, shared))!;
         const before = (await cluster.get(resources.ingresses, a, "one"))!.metadata.resourceVersion;

@@ -42,7 +42,7 @@ function random(seed: number): () => number {
   };
 }
 
-Deno.test("a map in parts: the changed lines are those of a whole-text comparison, committed or not", () => {
+Deno.test("a map in parts: the changed lines are those of a whole-text comparison, committed or not, counted ahead or not", () => {
   const rnd = random(12345);
   const entries = new Map(Array.from({ length: 400 }, (_, i) => [`h${i}.example/`, `be_${i % 9}`]));
   const linesOf = () => [...entries].map(([k, v]) => `${k} ${v}`);
@@ -55,6 +55,7 @@ Deno.test("a map in parts: the changed lines are those of a whole-text compariso
     previous = first.previous;
   }
   let committed = 0;
+  let prepared = 0;
   for (let step = 0; step < 150; step++) {
     // a few routes added, removed or moved to another backend
     for (let n = 1 + Math.floor(rnd() * 3); n > 0; n--) {
@@ -82,8 +83,15 @@ Deno.test("a map in parts: the changed lines are those of a whole-text compariso
       committed++;
       running = { lines: want, map };
       previous = next.previous;
+      if (rnd() < 0.2) {
+        // As after a reload: the same lines read anew, counted while idle (prepare) or by the next diff.
+        running.map = CheckedMap.of(FILE, next.files[FILE], next.parts.get(FILE), null);
+        if (rnd() < 0.5) running.map.prepare();
+        prepared++;
+      }
     }
   }
+  assert.ok(prepared > 5, `${prepared} maps read anew`);
   assert.ok(committed > 50 && committed < 150, `${committed} commits`);
 });
 
