@@ -189,12 +189,13 @@ class Controller {
    */
   readonly #rechecks = new Map<string, { backoff: Backoff; timer?: ReturnType<typeof setTimeout> }>();
   /**
-   * Groups whose members' status writes came back since their last build. A model delta finds its
-   * changes by comparing the member objects with those of the last build (lib/render/model_delta.ts),
-   * so a build right after 10,000 status writes walks 10,000 replaced objects: each such group is
-   * built once more when the controller is idle, and the next real change starts from the cache.
+   * Per group, the status writes of its members that came back since its last build. A model delta
+   * finds its changes by comparing the member objects with those of the last build
+   * (lib/render/model_delta.ts), so a build right after 10,000 status writes walks 10,000 replaced
+   * objects: a group with at least `catchUpMinimum` of them is built once more when the controller
+   * is idle, and the next real change starts from the cache.
    */
-  readonly #adopted = new Set<GroupKey>();
+  readonly #adopted = new Map<GroupKey, number>();
   #catchUps = 0;
   /** Groups to look at again at a set time (a handover's grace period ends, a paced restore is due). */
   readonly #timers = new Map<string, ReturnType<typeof setTimeout>>();
@@ -235,8 +236,9 @@ class Controller {
       statusChanged: (source, member) => {
         const group = source.buildOwn ? null : source.groupOf(source.keyOf(member));
         if (group !== null && this.#builder.adopt(group, member)) {
-          this.#adopted.add(group);
-          this.#notifyIdle(); // a write that came back after the work ended
+          const n = (this.#adopted.get(group) ?? 0) + 1;
+          this.#adopted.set(group, n);
+          if (n === settings.catchUpMinimum) this.#notifyIdle(); // writes may come back after the work ended
         }
         this.#status.changedByOthers(source, member);
       },
@@ -566,10 +568,10 @@ class Controller {
     if (this.#workers.length === 0 || this.#queue.length > 0 || this.#queue.processing > 0) return;
     this.#firstService.close(); // the first publishes are done
     if (!this.#status.lane.idle) return;
-    if (this.#adopted.size > 0 && !this.#stopped) {
-      for (const group of this.#adopted) this.#queue.add(group);
-      this.#catchUps += this.#adopted.size;
-      this.#adopted.clear();
+    const due = [...this.#adopted].filter(([, n]) => n >= this.settings.catchUpMinimum);
+    if (due.length > 0 && !this.#stopped) {
+      for (const [group] of due) this.#queue.add(group); // each build takes its group out of #adopted
+      this.#catchUps += due.length;
       return;
     }
     this.#trimmer.idle(); // nothing once stopped

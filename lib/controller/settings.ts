@@ -54,6 +54,13 @@ export interface ControllerSettings {
    * other sizes than lib/transport/parts.ts's defaults, to see parts without 10,000 ingresses.
    */
   configSplit: SplitLimits;
+  /**
+   * A group is built once more when the controller is idle after at least this many of its members'
+   * status writes came back since its last build (lib/controller/controller.ts, `#adopted`): below
+   * it, the next change compares those few objects on its way (about a microsecond each). No option
+   * sets it (tests lower it).
+   */
+  catchUpMinimum: number;
   /** Label value that marks the objects of this controller (several controllers may share a cluster). */
   controllerId: string;
   /** `--cloud-provider` (lib/cloud/providers.ts); null: unset. */
@@ -99,6 +106,7 @@ export const defaultSettings: ControllerSettings = {
   coalesceMs: 10,
   handoverGraceMs: 10_000,
   configSplit: DEFAULT_LIMITS,
+  catchUpMinimum: 1_000,
   controllerId: "default",
   cloudProvider: null,
   cloudConfig: null,

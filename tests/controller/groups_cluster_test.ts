@@ -67,6 +67,7 @@ Deno.test("proxy groups against a real API server", async (t) => {
       operatorNamespace: ops,
       validateProxyConfig: true,
       handoverGraceMs: 300,
+      catchUpMinimum: 2,
     });
     const shared = sharedProxyName("edge");
     // Routes live in the map files, backends in haproxy.cfg: look at every file.
