@@ -152,6 +152,11 @@ export class StatusPass {
     const wanted = `${JSON.stringify(want)}\0${unserved.join(",")}`;
     const seen = this.#seen.get(group);
     if (!seen || narrowed || seen.wanted !== wanted) {
+      log.v(2)?.info("status pass over every member", {
+        group,
+        members: members.length,
+        why: !seen ? "first" : narrowed ? "narrowed" : `wanted ${JSON.stringify(seen.wanted)} → ${JSON.stringify(wanted)}`,
+      });
       // A validation that left members out makes the next pass whole again. The changes noted
       // stay noted: this pass looks at the objects as they were when the reconcile began.
       if (seen) {
