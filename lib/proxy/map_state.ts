@@ -25,7 +25,7 @@ export interface MapDiff {
 export class CheckedMap {
   static readonly EMPTY = new CheckedMap([]);
   readonly #pieces: readonly Piece[];
-  /** How often each line occurs: built on the first diff from this map, then handed to the next. */
+  /** How often each line occurs: built by `prepare` or the first diff from this map, then handed to the next. */
   #counts: Map<string, number> | null = null;
 
   private constructor(pieces: readonly Piece[]) {
