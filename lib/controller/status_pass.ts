@@ -155,7 +155,9 @@ export class StatusPass {
       log.v(2)?.info("status pass over every member", {
         group,
         members: members.length,
-        why: !seen ? "first" : narrowed ? "narrowed" : `wanted ${JSON.stringify(seen.wanted)} → ${JSON.stringify(wanted)}`,
+        // the addresses only: `wanted` also names every unserved member (100,000 keys in a large class)
+        why: !seen ? "first" : narrowed ? "narrowed" : "the wanted status changed",
+        want: JSON.stringify(want),
       });
       // A validation that left members out makes the next pass whole again. The changes noted
       // stay noted: this pass looks at the objects as they were when the reconcile began.
